@@ -1,0 +1,82 @@
+# scprof build. `make` builds ./scprof; `make run` installs what is missing,
+# builds and demonstrates; `make test` runs every test; `make bench` the
+# overhead benchmark. V=1 shows the commands.
+.DELETE_ON_ERROR:
+.SUFFIXES:
+
+VERSION := 0.1.0
+OUTPUT := .output
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+# clang for target bpf has been seen to run away with memory: cap it (KiB).
+BPF_MEM_LIMIT ?= 4000000
+
+ifeq ($(V),1)
+Q :=
+msg :=
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
+	-Werror=undef
+CFLAGS ?= -g -O2
+USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
+	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
+LDLIBS := -lbpf -lelf -lz -ljson-c -lm
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude \
+	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
+
+USER_SRCS := $(wildcard user/*.c)
+USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
+	$(OUTPUT)/user/syscall_names.o $(OUTPUT)/user/errno_names.o
+# Everything but main: what the unit tests link against.
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+
+.PHONY: all
+all: scprof
+
+scprof: $(USER_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/scprof.bpf.o: bpf/scprof.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/scprof.skel.h: $(OUTPUT)/scprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name scprof_bpf > $@
+
+$(OUTPUT)/user/syscall_names.c $(OUTPUT)/user/errno_names.c: $(OUTPUT)/user/%_names.c: user/gen_names.sh | $(OUTPUT)/user
+	$(call msg,GEN,$@)
+	$(Q)sh user/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
+
+# The skeleton is generated before any userspace object is compiled.
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/user/%.o: $(OUTPUT)/user/%.c | $(OUTPUT)/user
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+
+.PHONY: vmlinux
+vmlinux:
+	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
+	$(Q)mkdir -p vmlinux/$(ARCH)
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > vmlinux/$(ARCH)/vmlinux.h.tmp
+	$(Q)mv vmlinux/$(ARCH)/vmlinux.h.tmp vmlinux/$(ARCH)/vmlinux.h
+
+.PHONY: clean
+clean:
+	$(call msg,CLEAN)
+	$(Q)rm -rf $(OUTPUT) scprof
+
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Data shared by the BPF programs (bpf/) and the userspace loader (user/):
+ * map keys and values, limits and enums. One definition for both sides.
+ */
+#ifndef SCPROF_H
+#define SCPROF_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+#include "scprof_hist.h"
+
+#define SC_COMM_LEN 16
+
+/* Highest syscall number (exclusive) with a per-number flag entry. */
+#define SC_NR_MAX 1024
+
+/* Largest pid the target bitmap can hold: the kernel's PID_MAX_LIMIT. */
+#define SC_PID_LIMIT (1U << 22)
+#define SC_TARGET_WORDS (SC_PID_LIMIT / 32)
+
+/* Syscall ABIs, i.e. which number table a syscall number belongs to. */
+enum sc_abi {
+	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */
+	SC_ABI_COMPAT = 1, /* x86_64: i386 binaries, the 32-bit table */
+	SC_ABI_X32 = 2,    /* x86_64: x32 binaries */
+	SC_ABI_COUNT,
+};
+
+/* x32 syscalls carry this bit in their number. */
+#define SC_X32_SYSCALL_BIT 0x40000000U
+
+/* Per syscall number flags, filled in by userspace into rodata. */
+enum sc_nr_flags {
+	SC_NR_IO = 1 << 0,       /* positive return is a byte count */
+	SC_NR_NORETURN = 1 << 1, /* never returns on success: counted at entry */
+};
+
+/* How the BPF side chooses whose syscalls to record. */
+enum sc_filter_mode {
+	SC_FILTER_ALL = 0,    /* every process but scprof itself */
+	SC_FILTER_TGID = 1,   /* tgids in the target bitmap */
+	SC_FILTER_CGROUP = 2, /* tasks under the cgroup in cgroup_map[0] */
+};
+
+/* Reasons a record could not be kept; indexes of the drops array. */
+enum sc_drop {
+	SC_DROP_STATS_FULL = 0, /* stats map full: a whole call was lost */
+	SC_DROP_TASK_STORAGE,   /* no task storage: a call was not timed */
+	SC_DROP_PROCS_FULL,     /* procs map full: comm/exit not recorded */
+	SC_DROP_ERRNO_FULL,     /* errno map full: errno breakdown incomplete */
+	SC_DROP_COUNT,
+};
+
+/* A process, as opposed to a pid: pids are reused, start times are not. */
+struct sc_proc_key {
+	__u32 tgid;
+	__u32 pad;
+	__u64 start_ns; /* group leader's start_boottime, ns since boot */
+};
+
+struct sc_proc_info {
+	char comm[SC_COMM_LEN];
+	__u32 ppid;
+	__u32 exited; /* the last thread has exited: data is final */
+	__s32 exit_code;
+	__u32 pad;
+};
+
+/* One (process, ABI, syscall number) cell of the stats map. */
+struct sc_stats_key {
+	struct sc_proc_key proc;
+	__u32 nr;
+	__u32 abi;
+};
+
+struct sc_stats {
+	__u64 calls;
+	__u64 errors;      /* return value in [-4095, -1] */
+	__u64 interrupted; /* return value in [-516, -512]: ERESTART* codes */
+	__u64 total_ns;    /* wall time inside the calls that returned */
+	__u64 min_ns;      /* 0: no timed call yet */
+	__u64 max_ns;
+	__u64 bytes; /* sum of positive returns of SC_NR_IO calls */
+	__u64 hist[SC_HIST_BUCKETS];
+};
+
+/* Error breakdown, aggregated over all processes. */
+struct sc_errno_key {
+	__u32 nr;
+	__u16 abi;
+	__u16 err; /* positive errno */
+};
+
+#endif /* SCPROF_H */

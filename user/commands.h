@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Subcommands; each takes its own argv (argv[0] is the command name) and
+ * returns the process exit status.
+ */
+#ifndef SCPROF_COMMANDS_H
+#define SCPROF_COMMANDS_H
+
+int cmd_profile(int argc, char **argv);
+
+#endif

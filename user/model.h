@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The record model: what was collected, per process and syscall, with the
+ * aggregate over all processes. Built by the collector, read by renderers.
+ */
+#ifndef SCPROF_MODEL_H
+#define SCPROF_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scprof.h"
+
+/* One syscall's figures, in one process or summed over all. */
+struct sc_row {
+	uint32_t nr;
+	uint32_t abi;
+	struct sc_stats st;
+};
+
+struct sc_proc {
+	uint32_t pid;
+	uint64_t start_ns; /* identity beside the pid: pids are reused */
+	uint32_t ppid;
+	char comm[SC_COMM_LEN]; /* raw bytes from the kernel: escape to print */
+	bool exited;
+	int exit_code; /* kernel encoding, as wait(2) reports it */
+	struct sc_row *rows;
+	size_t nrows, cap;
+};
+
+struct sc_errno_row {
+	uint32_t nr;
+	uint32_t abi;
+	uint32_t err;
+	uint64_t count;
+};
+
+struct sc_model {
+	struct sc_proc *procs;
+	size_t nprocs, procs_cap;
+	size_t *index; /* open addressing over procs; index_cap slots */
+	size_t index_cap;
+
+	/* Filled in by model_finalize(): sums over procs, by (abi, nr). */
+	struct sc_row *total;
+	size_t ntotal;
+
+	struct sc_errno_row *errnos;
+	size_t nerrnos, errnos_cap;
+
+	uint64_t drops[SC_DROP_COUNT];
+	uint64_t duration_ns;
+};
+
+struct sc_model *model_new(void);
+void model_free(struct sc_model *m);
+/* Deep copy; NULL on allocation failure. */
+struct sc_model *model_clone(const struct sc_model *m);
+
+/* Find or create the process (pid, start_ns). NULL on allocation failure. */
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid,
+			   uint64_t start_ns);
+/* The process (pid, start_ns) if the model has it, else NULL. */
+struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
+				uint64_t start_ns);
+/* Add a stats cell to a process. 0 or -ENOMEM. */
+int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
+		   const struct sc_stats *st);
+/* Merge all rows of src into dst (both of one process). 0 or -ENOMEM. */
+int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src);
+int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr,
+		    uint32_t err, uint64_t count);
+
+/* Sum two stats cells into dst. */
+void stats_add(struct sc_stats *dst, const struct sc_stats *src);
+
+/* Compute the totals over all processes. 0 or -ENOMEM. */
+int model_finalize(struct sc_model *m);
+
+/* Total calls in rows of an ABI (to decide which tables to print). */
+uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi);
+
+#endif

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Where a report goes: a stream, or a file written to a temporary name in
+ * the same directory and renamed into place on success, so that a failed
+ * or interrupted run never leaves a partial file behind.
+ */
+#ifndef SCPROF_OUTPUT_H
+#define SCPROF_OUTPUT_H
+
+#include <stdio.h>
+
+struct output {
+	FILE *f;
+	char *path; /* NULL: writing to a stream we do not own */
+	char *tmp;
+};
+
+/* path NULL: use stream. 0 or -errno, reported in one line. */
+int output_open(struct output *o, const char *path, FILE *stream);
+/* Flush and, for a file, move it into place. 0 or -errno, reported. */
+int output_commit(struct output *o);
+/* Drop a file that was not committed. Safe after commit. */
+void output_abort(struct output *o);
+
+#endif
