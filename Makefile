@@ -67,6 +67,62 @@ $(OUTPUT)/user/%.o: $(OUTPUT)/user/%.c | $(OUTPUT)/user
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
+# ---- workloads, tests, demo ------------------------------------------
+PYTHON ?= /usr/bin/python3
+WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
+WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+
+$(OUTPUT)/workloads:
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/tests
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+
+$(OUTPUT)/tests/test_%: $(OUTPUT)/tests/test_%.o $(LIB_OBJS)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
+
+.PHONY: deps
+deps:
+	$(Q).ci/install-deps
+
+.PHONY: workloads
+workloads: $(WORKLOADS)
+
+# The demo: scprof on a program that does what the seed articles measure.
+.PHONY: run
+run: deps
+	$(Q)$(MAKE) --no-print-directory scprof workloads
+	@echo
+	@echo '$$ sudo ./scprof -f -- .output/workloads/demo'
+	$(Q)./scprof -f -- $(OUTPUT)/workloads/demo
+	@echo
+	@echo 'Per-call latency percentiles and bytes moved (-U ... -S calls):'
+	@echo '$$ sudo ./scprof -f -U calls,avg-time,p50,p99,bytes,name -S calls -- .output/workloads/demo'
+	$(Q)./scprof -f -U calls,avg-time,p50,p99,bytes,name -S calls -- $(OUTPUT)/workloads/demo
+
+.PHONY: unit
+unit: $(UNIT_TESTS)
+	$(Q)set -e; for t in $(UNIT_TESTS); do echo "  UNIT     $$t"; $$t; done
+
+.PHONY: e2e
+e2e: scprof $(WORKLOADS)
+	$(Q)SCPROF=$(CURDIR)/scprof WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+		$(PYTHON) -m pytest -q tests/e2e $(PYTEST_ARGS)
+
+.PHONY: test
+test: deps
+	$(Q)$(MAKE) --no-print-directory scprof $(WORKLOADS) $(UNIT_TESTS)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory e2e
+
 .PHONY: vmlinux
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
@@ -80,3 +136,5 @@ clean:
 	$(Q)rm -rf $(OUTPUT) scprof
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+
+.SECONDARY:
