@@ -357,7 +357,7 @@ static void histogram(FILE *f, const struct sc_model *m,
 	}
 	if (first < 0)
 		return;
-	fprintf(f, "%18s%-8s : count     distribution\n", "nsecs", "");
+	fprintf(f, "%20s%12s: count     distribution\n", "nsecs", "");
 	for (int k = first; k <= last; k++) {
 		uint64_t lo = k ? 1ULL << (k - 1) : 0;
 		uint64_t hi = k ? (1ULL << k) - 1 : 0;
