@@ -123,6 +123,39 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
 
+# ---- benchmark: `make bench`, never part of `make test` -------------
+# BENCH_ARGS is passed to bench/bench.py (see bench/bench.py --help), e.g.
+# make bench BENCH_ARGS='--reps 3 --json bench.json'.
+BENCH_OUT := $(OUTPUT)/bench
+BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
+BENCH_DEPS := $(shell sed -e 's/\#.*//' bench/deps)
+
+$(BENCH_OUT):
+	$(Q)mkdir -p $@
+
+$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_OUT)
+	$(call msg,BPF,$@)
+	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
+
+$(BENCH_OUT)/sysloop: bench/sysloop.c | $(BENCH_OUT)
+	$(call msg,CC,$@)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@
+
+.PHONY: bench
+bench: deps
+	$(Q).ci/install-deps $(BENCH_DEPS)
+	$(Q)$(MAKE) --no-print-directory scprof $(BENCH_BINS)
+	$(Q)$(PYTHON) bench/bench.py --scprof $(CURDIR)/scprof \
+		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
+
 .PHONY: vmlinux
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
@@ -135,6 +168,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) scprof
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d \
+	$(OUTPUT)/bench/*.d)
 
 .SECONDARY:

@@ -1,0 +1,812 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""scprof overhead benchmark (`make bench`).
+
+What a syscall costs a process while a probe watches it, measured from the
+inside by pinned C loops (bench/sysloop.c: getppid, 1-byte read of
+/dev/zero, 1-byte write to /dev/null), bare and under each probe:
+
+  floor     empty BPF programs on raw_syscalls (bench/floor.bpf.c): the price
+            of being on those tracepoints at all
+  scprof    count-only, full, and -p of another process (the loop then pays
+            what a non-target pays)
+  syscount  libbpf-tools, with and without -L, both -p LOOP
+  bpftrace  a count one-liner and a latency histogram script (system-wide,
+            as they are usually typed)
+  strace -c -f -p LOOP, perf trace -s -p LOOP
+
+Method: each repetition runs every configuration once, each one right after
+a bare run, and a bare run closes the repetition (bare, A, bare, B, ...,
+bare); the order of the configurations rotates between repetitions. A
+probe is started, then detected as attached (its BPF programs have run, with
+bpf_stats enabled only while waiting; strace's TracerPid; perf's ring
+buffers), and only then is the loop told to start. Afterwards the probe is
+stopped by its pid and its own report must count at least every call the
+loop made, so a probe that was not attached for the whole timed window is
+an error, not a result. The added cost of a run is its ns/call minus the
+mean of the bare runs just before and after it; the table gives the median
+over repetitions with min-max.
+
+Also measured: scprof startup (exec until it says it is attached),
+`scprof -- /bin/true` end to end, per-program BPF run time (bpf_stats) and,
+when `scprof daemon` exists, the daemon's CPU and memory at a busy rate.
+
+Only ratios within one run are comparable: the machine is shared and noisy.
+"""
+import argparse
+import ctypes
+import json
+import os
+import platform
+import pty
+import re
+import select
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+KINDS = ("getppid", "read", "write")
+# Syscall numbers, for the bpftrace maps that are keyed by number.
+NRS = {
+    "x86_64": {"getppid": 110, "read": 0, "write": 1},
+    "aarch64": {"getppid": 173, "read": 63, "write": 64},
+}
+BPF_PROG_TYPES = {"tracing", "tracepoint", "raw_tracepoint",
+                  "raw_tracepoint_writable"}
+
+BPFTRACE_COUNT = "tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }"
+BPFTRACE_HIST = """
+tracepoint:raw_syscalls:sys_enter { @start[tid] = nsecs; }
+tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
+	@ns[args->id] = hist(nsecs - @start[tid]);
+	delete(@start[tid]);
+}
+"""
+
+
+class BenchError(Exception):
+    pass
+
+
+def log(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---- bpf_stats: enabled only while we wait for programs to run ---------
+
+class BpfStats:
+    """bpf(BPF_ENABLE_STATS): run_time_ns/run_cnt counted while the fd is
+    open. Refcounted in the kernel, so it does not clobber anyone else's."""
+    BPF_ENABLE_STATS = 32
+    NR_BPF = {"x86_64": 321, "aarch64": 280}
+
+    def __init__(self):
+        self.fd = -1
+
+    def __enter__(self):
+        libc = ctypes.CDLL(None, use_errno=True)
+        attr = ctypes.create_string_buffer(16)  # enable_stats.type = 0
+        nr = self.NR_BPF.get(platform.machine())
+        if nr is None:
+            raise BenchError("bpf syscall number unknown on this arch")
+        fd = libc.syscall(nr, self.BPF_ENABLE_STATS, attr, 16)
+        if fd < 0:
+            raise BenchError("BPF_ENABLE_STATS: %s" %
+                             os.strerror(ctypes.get_errno()))
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc):
+        os.close(self.fd)
+        self.fd = -1
+
+
+def prog_ids_of(pid):
+    """BPF program ids held by a process (prog fds and link fds)."""
+    ids = set()
+    try:
+        fds = os.listdir("/proc/%d/fdinfo" % pid)
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
+                for line in f:
+                    if line.startswith("prog_id:"):
+                        ids.add(int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+    return ids
+
+
+def progs_info():
+    out = subprocess.run(["bpftool", "-j", "prog", "show"],
+                         capture_output=True, text=True, check=False).stdout
+    try:
+        return {p["id"]: p for p in json.loads(out or "[]")}
+    except ValueError:
+        return {}
+
+
+def tracing_progs(pid, info=None):
+    info = progs_info() if info is None else info
+    return {i: info[i] for i in prog_ids_of(pid)
+            if i in info and info[i].get("type") in BPF_PROG_TYPES}
+
+
+def foreign_probes(own_pids):
+    """Attached tracing links that are not ours: other people's probes
+    slow every syscall, the bare runs' included. (Probes attached without
+    a BPF link, as bpftrace does, are not seen.)"""
+    own = set()
+    for pid in own_pids:
+        own |= prog_ids_of(pid)
+    out = subprocess.run(["bpftool", "-j", "link", "show"],
+                         capture_output=True, text=True, check=False).stdout
+    try:
+        links = json.loads(out or "[]")
+    except ValueError:
+        return 0
+    return sum(1 for ln in links
+               if ln.get("type") in ("raw_tracepoint", "tracing", "perf_event")
+               and ln.get("prog_id") not in own)
+
+
+# ---- the probes --------------------------------------------------------
+
+class Config:
+    """One probe configuration: how to start it, how to tell it is
+    attached, how to read what it counted."""
+
+    def __init__(self, name, argv, attach, parse=None, min_progs=1,
+                 out_arg=None, note=""):
+        self.name = name
+        self.argv = argv  # fn(loop_pid, outfile) -> list, or None (bare)
+        self.attach = attach  # "bpf", "line", "ptrace", "perf", None
+        self.parse = parse  # fn(text, loop pid) -> {kind: count}, or None
+        self.min_progs = min_progs
+        self.note = note
+
+
+def parse_strace_table(text, _pid=None):
+    """scprof's and strace's -c table: calls is the 4th column."""
+    counts = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) >= 5 and tok[-1] in KINDS and tok[3].isdigit():
+            counts[tok[-1]] = counts.get(tok[-1], 0) + int(tok[3])
+    return counts
+
+
+def parse_scprof_csv(text, pid):
+    """scprof --format csv: the loop's own rows."""
+    counts = {}
+    lines = [l for l in text.splitlines() if l.startswith(("pid,", "%d," % pid))]
+    if not lines or not lines[0].startswith("pid,"):
+        return counts
+    head = lines[0].split(",")
+    ip, isc, ic = head.index("pid"), head.index("syscall"), head.index("calls")
+    for line in lines[1:]:
+        f = line.split(",")
+        if len(f) == len(head) and f[ip] == str(pid) and f[isc] in KINDS:
+            counts[f[isc]] = counts.get(f[isc], 0) + int(f[ic])
+    return counts
+
+
+def parse_syscount(text, _pid=None):
+    counts = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) >= 2 and tok[0] in KINDS and tok[1].isdigit():
+            counts[tok[0]] = counts.get(tok[0], 0) + int(tok[1])
+    return counts
+
+
+def parse_bpftrace_count(text, _pid=None):
+    nrs = NRS.get(platform.machine(), {})
+    by_nr = {int(m.group(1)): int(m.group(2))
+             for m in re.finditer(r"^@\[(\d+)\]: (\d+)$", text, re.M)}
+    return {k: by_nr.get(nr, 0) for k, nr in nrs.items()}
+
+
+def parse_bpftrace_hist(text, _pid=None):
+    nrs = NRS.get(platform.machine(), {})
+    by_nr, cur = {}, None
+    for line in text.splitlines():
+        m = re.match(r"^@ns\[(\d+)\]:", line)
+        if m:
+            cur = int(m.group(1))
+            by_nr[cur] = 0
+            continue
+        m = re.match(r"^[\[(].*?[\])]\s+(\d+)\s*\|", line)
+        if m and cur is not None:
+            by_nr[cur] += int(m.group(1))
+    return {k: by_nr.get(nr, 0) for k, nr in nrs.items()}
+
+
+def parse_perf_trace(text, _pid=None):
+    counts = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) >= 3 and tok[0] in KINDS and tok[1].isdigit():
+            counts[tok[0]] = counts.get(tok[0], 0) + int(tok[1])
+    return counts
+
+
+def scprof_has(scprof, opt):
+    out = subprocess.run([scprof, "--help"], capture_output=True,
+                         text=True, check=False).stdout
+    return opt in out
+
+
+def make_configs(a, other_pid):
+    S, B = a.scprof, a.bin
+    cfgs = [
+        Config("floor: empty sys_enter", lambda p, o: [B + "/floor"],
+               "bpf", min_progs=1),
+        Config("floor: empty sys_enter+exit",
+               lambda p, o: [B + "/floor", "--both"], "bpf", min_progs=2),
+    ]
+    if scprof_has(S, "--count-only"):
+        cfgs.append(Config(
+            "scprof --count-only",
+            lambda p, o: [S, "-q", "--count-only", "--format", "csv",
+                          "-o", o, "-p", str(p)],
+            "bpf", parse_scprof_csv, min_progs=1))
+    cfgs += [
+        Config("scprof (full)",
+               lambda p, o: [S, "-q", "--format", "csv", "-o", o,
+                             "-p", str(p)],
+               "bpf", parse_scprof_csv, min_progs=2),
+        Config("scprof -p other (non-target)",
+               lambda p, o: [S, "-q", "--format", "csv", "-o", o,
+                             "-p", str(other_pid)],
+               "bpf", None, min_progs=2,
+               note="the loop is not a target"),
+        Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
+               "bpf", parse_syscount, min_progs=1),
+        Config("syscount -L -p",
+               lambda p, o: ["syscount", "-L", "-p", str(p)],
+               "bpf", parse_syscount, min_progs=2),
+        Config("bpftrace count (all)",
+               lambda p, o: ["bpftrace", "-e", BPFTRACE_COUNT],
+               "bpf", parse_bpftrace_count, min_progs=1),
+        Config("bpftrace latency hist (all)",
+               lambda p, o: ["bpftrace", "-e", BPFTRACE_HIST],
+               "bpf", parse_bpftrace_hist, min_progs=2),
+        Config("strace -c -f -p",
+               lambda p, o: ["strace", "-c", "-f", "-o", o, "-p", str(p)],
+               "ptrace", parse_strace_table),
+        Config("perf trace -s -p",
+               lambda p, o: ["perf", "trace", "-s", "-o", o, "-p", str(p)],
+               "perf", parse_perf_trace),
+    ]
+    return [c for c in cfgs if not a.only or
+            any(s in c.name for s in a.only)]
+
+
+# ---- running one configuration -----------------------------------------
+
+def wait_attached(cfg, tracer, loop_pid, timeout):
+    """Return once the probe is attached, or raise."""
+    deadline = time.monotonic() + timeout
+    if cfg.attach == "bpf":
+        with BpfStats():
+            while time.monotonic() < deadline:
+                if tracer.poll() is not None:
+                    raise BenchError("%s exited before attaching" % cfg.name)
+                # A program that has run is attached (some tools load
+                # programs they do not attach: syscount without -L).
+                ran = [p for p in tracing_progs(tracer.pid).values()
+                       if p.get("run_cnt", 0) > 0]
+                if len(ran) >= cfg.min_progs:
+                    return
+                # Make a fork, an exec and an exit for sched_* programs.
+                subprocess.run(["/bin/true"], check=False)
+                time.sleep(0.02)
+    elif cfg.attach == "ptrace":
+        while time.monotonic() < deadline:
+            if tracer.poll() is not None:
+                raise BenchError("%s exited before attaching" % cfg.name)
+            with open("/proc/%d/status" % loop_pid) as f:
+                m = re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M)
+            if m and int(m.group(1)) == tracer.pid:
+                time.sleep(0.2)  # seized; let it set up syscall stops
+                return
+            time.sleep(0.01)
+    elif cfg.attach == "perf":
+        # Ring buffers are mapped after the events are opened, right
+        # before they are enabled.
+        while time.monotonic() < deadline:
+            if tracer.poll() is not None:
+                raise BenchError("%s exited before attaching" % cfg.name)
+            try:
+                with open("/proc/%d/maps" % tracer.pid) as f:
+                    if "perf_event" in f.read():
+                        time.sleep(0.5)
+                        return
+            except OSError:
+                pass
+            time.sleep(0.02)
+    else:
+        return
+    raise BenchError("%s: not attached after %gs" % (cfg.name, timeout))
+
+
+def stop(proc, timeout=20):
+    if proc.poll() is None:
+        try:
+            os.kill(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise BenchError("pid %d did not stop on SIGINT" % proc.pid)
+
+
+def run_once(a, cfg, tmpdir):
+    """One loop run, bare (cfg None) or under a probe: {kind: result}."""
+    loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu), str(a.seconds),
+                             ",".join(a.kinds)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    tracer, out, results = None, os.path.join(tmpdir, "out.txt"), {}
+    try:
+        if loop.stdout.readline().strip() != "ready":
+            raise BenchError("sysloop did not start")
+        if cfg is not None:
+            if os.path.exists(out):
+                os.unlink(out)
+            tracer = subprocess.Popen(cfg.argv(loop.pid, out),
+                                      stdin=subprocess.DEVNULL,
+                                      stdout=subprocess.PIPE,
+                                      stderr=subprocess.PIPE, text=True,
+                                      start_new_session=True)
+            wait_attached(cfg, tracer, loop.pid, a.attach_timeout)
+        foreign = foreign_probes({tracer.pid} if tracer else set())
+        loop.stdin.write("go\n")
+        loop.stdin.flush()
+        for _ in a.kinds:
+            tok = loop.stdout.readline().split()
+            if len(tok) != 4:
+                raise BenchError("sysloop: bad result line %r" % tok)
+            results[tok[0]] = {"ns": float(tok[1]), "timed": int(tok[2]),
+                               "total": int(tok[3])}
+        if tracer is not None:
+            stop(tracer)
+            text = tracer.stdout.read() + tracer.stderr.read()
+            if os.path.exists(out):
+                with open(out, errors="replace") as f:
+                    text += f.read()
+            if cfg.parse is not None:
+                seen = cfg.parse(text, loop.pid)
+                for k, r in results.items():
+                    if seen.get(k, 0) < r["total"]:
+                        raise BenchError(
+                            "%s saw %d %s calls of the loop's %d: it was "
+                            "not attached for the whole run\n%s" %
+                            (cfg.name, seen.get(k, 0), k, r["total"],
+                             text[-2000:]))
+                    r["seen"] = seen.get(k, 0)
+        for r in results.values():
+            r["foreign_probes"] = foreign
+        return results
+    finally:
+        if tracer is not None and tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+        loop.stdin.close()
+        loop.wait()
+
+
+def run_matrix(a, cfgs, tmpdir):
+    """{config name: [ {kind: result} per rep ]}, bare under "bare"."""
+    res = {"bare": []}
+    added = {c.name: {k: [] for k in a.kinds} for c in cfgs}
+    for c in cfgs:
+        res[c.name] = []
+    for rep in range(a.reps):
+        order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
+        before = run_once(a, None, tmpdir)
+        res["bare"].append(before)
+        for c in order:
+            log("  rep %d/%d: %s" % (rep + 1, a.reps, c.name))
+            r = run_once(a, c, tmpdir)
+            after = run_once(a, None, tmpdir)
+            res[c.name].append(r)
+            res["bare"].append(after)
+            for k in a.kinds:
+                added[c.name][k].append(
+                    r[k]["ns"] - (before[k]["ns"] + after[k]["ns"]) / 2)
+            before = after
+    return res, added
+
+
+# ---- scprof startup, -- /bin/true, daemon ---------------------------------
+
+def scprof_startup(a, other_pid):
+    """Seconds from exec to scprof saying it is attached (on a tty it
+    says "profiling ..." right after attaching)."""
+    times = []
+    for _ in range(a.reps * 2):
+        master, slave = pty.openpty()
+        t0 = time.monotonic()
+        p = subprocess.Popen([a.scprof, "-p", str(other_pid), "-o",
+                              os.devnull], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=slave,
+                             start_new_session=True)
+        os.close(slave)
+        buf, t1 = b"", None
+        deadline = t0 + 10
+        while time.monotonic() < deadline:
+            r, _, _ = select.select([master], [], [], 0.5)
+            if r:
+                try:
+                    chunk = os.read(master, 4096)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                buf += chunk
+                if b"profiling" in buf:
+                    t1 = time.monotonic()
+                    break
+        stop(p)
+        os.close(master)
+        if t1 is None:
+            raise BenchError("scprof never said it was attached: %r" % buf)
+        times.append(t1 - t0)
+    return times
+
+
+def scprof_true(a):
+    times = []
+    for _ in range(a.reps * 2):
+        t0 = time.monotonic()
+        rc = subprocess.run([a.scprof, "--", "/bin/true"],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL).returncode
+        times.append(time.monotonic() - t0)
+        if rc != 0:
+            raise BenchError("scprof -- /bin/true exited %d" % rc)
+    return times
+
+
+def proc_cpu_s(pid):
+    with open("/proc/%d/stat" % pid) as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    tck = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / tck  # utime + stime
+
+
+def proc_mem_kb(pid):
+    out = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            if line.startswith(("VmRSS:", "VmHWM:")):
+                out[line.split(":")[0]] = int(line.split()[1])
+    return out
+
+
+def daemon_row(a):
+    """CPU and memory of `scprof daemon` while a loop makes syscalls."""
+    h = subprocess.run([a.scprof, "daemon", "--help"], capture_output=True,
+                       text=True, check=False)
+    if h.returncode != 0:
+        return {"skipped": "this scprof has no daemon subcommand"}
+    argv = [a.scprof, "daemon"] + a.daemon_args.split()
+    d = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    time.sleep(2)
+    if d.poll() is not None:
+        return {"skipped": "`%s` exited with %d: %s" %
+                (" ".join(argv), d.returncode, d.stderr.read().strip()[:200])}
+    loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu),
+                             str(a.daemon_seconds), "getppid"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        loop.stdout.readline()
+        c0, t0 = proc_cpu_s(d.pid), time.monotonic()
+        loop.stdin.write("go\n")
+        loop.stdin.flush()
+        tok = loop.stdout.readline().split()
+        c1, t1 = proc_cpu_s(d.pid), time.monotonic()
+        mem = proc_mem_kb(d.pid)
+    finally:
+        loop.stdin.close()
+        loop.wait()
+        try:
+            stop(d)
+        except BenchError:
+            pass
+    calls = int(tok[3])
+    return {"argv": argv, "seconds": t1 - t0,
+            "calls_per_s": calls / (t1 - t0),
+            "cpu_percent": 100 * (c1 - c0) / (t1 - t0),
+            "rss_kb": mem.get("VmRSS"), "peak_rss_kb": mem.get("VmHWM")}
+
+
+# ---- per-program cost (bpf_stats) ---------------------------------------
+
+def prog_stats(a, cfgs, tmpdir):
+    """Average ns per BPF program run, all CPUs, during a getppid loop."""
+    out = {}
+    for c in cfgs:
+        if c.attach != "bpf":
+            continue
+        loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu),
+                                 str(a.seconds), "getppid"],
+                                stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+        tracer = None
+        try:
+            loop.stdout.readline()
+            tracer = subprocess.Popen(
+                c.argv(loop.pid, os.path.join(tmpdir, "ps.txt")),
+                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, start_new_session=True)
+            wait_attached(c, tracer, loop.pid, a.attach_timeout)
+            with BpfStats():
+                p0 = tracing_progs(tracer.pid)
+                loop.stdin.write("go\n")
+                loop.stdin.flush()
+                loop.stdout.readline()
+                p1 = tracing_progs(tracer.pid)
+            rows = []
+            for i, p in sorted(p1.items()):
+                q = p0.get(i, {})
+                n = p.get("run_cnt", 0) - q.get("run_cnt", 0)
+                t = p.get("run_time_ns", 0) - q.get("run_time_ns", 0)
+                rows.append({"prog": p.get("name", str(i)), "runs": n,
+                             "ns_per_run": t / n if n else None})
+            out[c.name] = rows
+        finally:
+            if tracer is not None:
+                try:
+                    stop(tracer)
+                except BenchError:
+                    pass
+            loop.stdin.close()
+            loop.wait()
+    return out
+
+
+# ---- report ------------------------------------------------------------
+
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def summarize(a, cfgs, res, added):
+    bare = {k: med([r[k]["ns"] for r in res["bare"]]) for k in a.kinds}
+    rows = [{"config": "bare", "kind": k, "median_ns": bare[k],
+             "added_ns": 0.0, "added_min": 0.0, "added_max": 0.0,
+             "ratio_bare": 1.0, "ratio_syscount_L": None}
+            for k in a.kinds]
+    ref = "syscount -L -p"
+    for c in cfgs:
+        for k in a.kinds:
+            ad = added[c.name][k]
+            rows.append({
+                "config": c.name, "kind": k,
+                "median_ns": med([r[k]["ns"] for r in res[c.name]]),
+                "added_ns": med(ad), "added_min": min(ad),
+                "added_max": max(ad),
+                "ratio_bare": med([r[k]["ns"] for r in res[c.name]]) /
+                bare[k],
+                "ratio_syscount_L": None})
+    for r in rows:
+        refs = [x for x in rows if x["config"] == ref and
+                x["kind"] == r["kind"]]
+        if refs and refs[0]["added_ns"] > 0 and r["config"] != "bare":
+            r["ratio_syscount_L"] = r["added_ns"] / refs[0]["added_ns"]
+    return rows
+
+
+def fmt_ns(v):
+    if v >= 10000:
+        return "%.1fk" % (v / 1000)
+    return "%.0f" % v
+
+
+def print_table(rows, kinds):
+    print("%-30s %-7s %9s %24s %8s %10s" % (
+        "config", "syscall", "ns/call", "added ns (min..max)", "x bare",
+        "x sc -L"))
+    print("-" * 92)
+    for k in kinds:
+        for r in rows:
+            if r["kind"] != k:
+                continue
+            rng = "" if r["config"] == "bare" else "%s (%s..%s)" % (
+                fmt_ns(r["added_ns"]), fmt_ns(r["added_min"]),
+                fmt_ns(r["added_max"]))
+            print("%-30s %-7s %9s %24s %8.2f %10s" % (
+                r["config"], k, fmt_ns(r["median_ns"]), rng,
+                r["ratio_bare"],
+                "" if r["ratio_syscount_L"] is None else
+                "%.2f" % r["ratio_syscount_L"]))
+        print()
+
+
+def check_targets(rows, kinds):
+    """The issue's targets, on every syscall kind measured."""
+    def get(cfg, k):
+        for r in rows:
+            if r["config"] == cfg and r["kind"] == k:
+                return r["added_ns"]
+        return None
+    out = []
+    for k in kinds:
+        floor = get("floor: empty sys_enter", k)
+        full, cnt = get("scprof (full)", k), get("scprof --count-only", k)
+        other, scl = get("scprof -p other (non-target)", k), \
+            get("syscount -L -p", k)
+        if None in (floor, full, scl):
+            continue
+        out.append(("%s: full <= syscount -L / 2" % k, full, scl / 2))
+        out.append(("%s: full <= floor + 100" % k, full, floor + 100))
+        if cnt is not None:
+            out.append(("%s: count-only <= floor + 15" % k, cnt, floor + 15))
+        if other is not None:
+            out.append(("%s: non-target <= floor + 10" % k, other,
+                        floor + 10))
+    return out
+
+
+def host_desc():
+    cpu = "?"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    return {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release(),
+            "virt": subprocess.run(["systemd-detect-virt"],
+                                   capture_output=True, text=True,
+                                   check=False).stdout.strip()
+            if shutil.which("systemd-detect-virt") else ""}
+
+
+def ensure_tracefs():
+    """syscount, bpftrace and perf need the tracepoints' ids from tracefs."""
+    if os.path.exists("/sys/kernel/tracing/events/raw_syscalls"):
+        return
+    subprocess.run(["mount", "-t", "tracefs", "tracefs",
+                    "/sys/kernel/tracing"], check=False)
+    if not os.path.exists("/sys/kernel/tracing/events/raw_syscalls"):
+        raise BenchError("tracefs is not mounted on /sys/kernel/tracing "
+                         "and cannot be: syscount, bpftrace and perf need it")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--scprof", required=True, help="scprof binary")
+    ap.add_argument("--bin", required=True,
+                    help="folder with the floor and sysloop binaries")
+    ap.add_argument("--reps", type=int, default=5,
+                    help="repetitions of the whole matrix (default 5)")
+    ap.add_argument("--seconds", type=float, default=0.3,
+                    help="timed seconds per syscall kind and run (0.3)")
+    ap.add_argument("--cpu", type=int, default=os.cpu_count() - 1,
+                    help="CPU the loop is pinned to (default: the last)")
+    ap.add_argument("--kinds", default=",".join(KINDS),
+                    help="syscall loops, comma-separated (%s)" %
+                    ",".join(KINDS))
+    ap.add_argument("--only", action="append",
+                    help="only configurations whose name contains this "
+                    "(repeatable)")
+    ap.add_argument("--json", help="also write the results to this file")
+    ap.add_argument("--attach-timeout", type=float, default=60)
+    ap.add_argument("--no-startup", action="store_true",
+                    help="skip scprof startup and -- /bin/true")
+    ap.add_argument("--no-prog-stats", action="store_true",
+                    help="skip the per-program bpf_stats pass")
+    ap.add_argument("--daemon-args", default="",
+                    help="arguments for `scprof daemon` in the daemon row")
+    ap.add_argument("--daemon-seconds", type=float, default=60)
+    a = ap.parse_args()
+    a.kinds = a.kinds.split(",")
+    if any(k not in KINDS for k in a.kinds) or a.reps < 1 or \
+            a.seconds <= 0:
+        ap.error("bad --kinds, --reps or --seconds")
+    if os.geteuid() != 0:
+        print("bench: needs root (BPF, ptrace, perf)", file=sys.stderr)
+        return 1
+    try:
+        ensure_tracefs()
+        return bench(a)
+    except BenchError as e:
+        print("bench: %s" % e, file=sys.stderr)
+        return 1
+
+
+def bench(a):
+    host = host_desc()
+    other = subprocess.Popen(["sleep", "100000"])
+    try:
+        with tempfile.TemporaryDirectory(prefix="scprof-bench.") as tmp:
+            cfgs = make_configs(a, other.pid)
+            log("bench: %d configurations x %d repetitions, %gs per loop"
+                % (len(cfgs), a.reps, a.seconds))
+            res, added = run_matrix(a, cfgs, tmp)
+            rows = summarize(a, cfgs, res, added)
+            startup = true_e2e = None
+            if not a.no_startup:
+                log("bench: scprof startup and -- /bin/true")
+                startup = scprof_startup(a, other.pid)
+                true_e2e = scprof_true(a)
+            pstats = None if a.no_prog_stats else prog_stats(a, cfgs, tmp)
+            log("bench: daemon")
+            daemon = daemon_row(a)
+    finally:
+        other.kill()
+        other.wait()
+
+    foreign = max(r[k]["foreign_probes"] for v in res.values() for r in v
+                  for k in a.kinds)
+    print("scprof overhead benchmark: %s, %d CPUs, %s, kernel %s" %
+          (host["cpu"], host["cpus"], host["virt"] or "bare metal?",
+           host["kernel"]))
+    print("loops pinned to CPU %d, %gs per loop, %d repetitions, "
+          "interleaved with bare runs\n" % (a.cpu, a.seconds, a.reps))
+    print_table(rows, a.kinds)
+    if foreign:
+        print("warning: up to %d BPF tracing programs of other processes "
+              "were loaded during runs: bare is not bare\n" % foreign)
+    targets = check_targets(rows, a.kinds)
+    if targets:
+        print("Targets (added ns, median):")
+        for name, val, lim in targets:
+            print("  %-36s %7.0f <= %7.0f  %s" % (
+                name, val, lim, "ok" if val <= lim else "MISSED"))
+        print()
+    if startup:
+        print("scprof startup, exec -> attached: median %.1f ms (%.1f..%.1f)"
+              % (med(startup) * 1e3, min(startup) * 1e3, max(startup) * 1e3))
+        print("scprof -- /bin/true, end to end: median %.1f ms (%.1f..%.1f)"
+              % (med(true_e2e) * 1e3, min(true_e2e) * 1e3,
+                 max(true_e2e) * 1e3))
+    if "skipped" in daemon:
+        print("scprof daemon: skipped (%s)" % daemon["skipped"])
+    else:
+        print("scprof daemon at %.0f calls/s for %.0fs: %.2f%% of a CPU, "
+              "RSS %s KiB (peak %s KiB)" % (
+                  daemon["calls_per_s"], daemon["seconds"],
+                  daemon["cpu_percent"], daemon["rss_kb"],
+                  daemon["peak_rss_kb"]))
+    if pstats:
+        print("\nBPF run time per program run (bpf_stats, all CPUs, "
+              "getppid loop; stats cost included):")
+        for name, progs in pstats.items():
+            for p in progs:
+                print("  %-30s %-16s %10d runs %8s ns/run" % (
+                    name, p["prog"], p["runs"],
+                    "-" if p["ns_per_run"] is None else
+                    "%.1f" % p["ns_per_run"]))
+    if a.json:
+        doc = {"host": host, "reps": a.reps, "seconds": a.seconds,
+               "cpu": a.cpu, "rows": rows, "raw": res, "added": added,
+               "targets": [{"target": n, "value": v, "limit": l,
+                            "ok": v <= l} for n, v, l in targets],
+               "startup_s": startup, "true_e2e_s": true_e2e,
+               "daemon": daemon, "prog_stats": pstats,
+               "foreign_probes": foreign}
+        tmpf = a.json + ".tmp"
+        with open(tmpf, "w") as f:
+            json.dump(doc, f, indent=1)
+        os.replace(tmpf, a.json)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

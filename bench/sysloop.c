@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The benchmark's victim: tight syscall loops pinned to one CPU, timed from
+ * the inside.
+ *
+ *   sysloop CPU SECONDS KIND[,KIND...]     KIND: getppid, read, write
+ *
+ * Pins itself to CPU, opens /dev/zero and /dev/null, prints "ready" and
+ * waits for one line on stdin (the driver attaches its tracer meanwhile).
+ * Then, for each KIND in turn, it warms up for a tenth of SECONDS and makes
+ * that syscall for SECONDS, reading the clock every BATCH calls, and prints
+ *
+ *   KIND NS_PER_CALL TIMED_CALLS TOTAL_CALLS
+ *
+ * where TOTAL_CALLS counts the warm-up too: a tracer attached before the
+ * start must have seen at least that many. Last it waits for EOF on stdin,
+ * so the driver stops its tracer while the loop is still alive.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define BATCH 256
+
+enum kind { K_GETPPID, K_READ, K_WRITE };
+
+static int fd_zero, fd_null;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* BATCH calls of one kind; raw syscall(2) so libc caches nothing. */
+static void batch(enum kind k)
+{
+	char c = 'x';
+
+	for (int i = 0; i < BATCH; i++) {
+		switch (k) {
+		case K_GETPPID:
+			syscall(SYS_getppid);
+			break;
+		case K_READ:
+			syscall(SYS_read, fd_zero, &c, 1);
+			break;
+		case K_WRITE:
+			syscall(SYS_write, fd_null, &c, 1);
+			break;
+		}
+	}
+}
+
+/* Run batches for secs; returns the number of calls, *elapsed their time. */
+static long run_for(enum kind k, double secs, double *elapsed)
+{
+	double t0 = now_s(), t;
+	long n = 0;
+
+	do {
+		batch(k);
+		n += BATCH;
+		t = now_s();
+	} while (t - t0 < secs);
+	*elapsed = t - t0;
+	return n;
+}
+
+static int parse_kind(const char *s, size_t len, enum kind *k)
+{
+	static const char *const names[] = { "getppid", "read", "write" };
+
+	for (int i = 0; i < 3; i++) {
+		if (strlen(names[i]) == len && !strncmp(s, names[i], len)) {
+			*k = (enum kind)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	enum kind kinds[16];
+	int nkinds = 0, cpu;
+	char line[64], *end;
+	double secs;
+	cpu_set_t set;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: sysloop CPU SECONDS KIND[,KIND...]\n");
+		return 2;
+	}
+	cpu = (int)strtol(argv[1], &end, 10);
+	if (*end || cpu < 0 || cpu >= CPU_SETSIZE) {
+		fprintf(stderr, "sysloop: bad CPU '%s'\n", argv[1]);
+		return 2;
+	}
+	secs = strtod(argv[2], &end);
+	if (*end || !(secs > 0 && secs < 3600)) {
+		fprintf(stderr, "sysloop: bad SECONDS '%s'\n", argv[2]);
+		return 2;
+	}
+	for (const char *p = argv[3];;) {
+		size_t len = strcspn(p, ",");
+
+		if (nkinds == 16 || parse_kind(p, len, &kinds[nkinds++])) {
+			fprintf(stderr, "sysloop: bad KIND list '%s'\n", argv[3]);
+			return 2;
+		}
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set)) {
+		fprintf(stderr, "sysloop: cannot pin to CPU %d: %s\n", cpu,
+			strerror(errno));
+		return 1;
+	}
+	fd_zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	fd_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (fd_zero < 0 || fd_null < 0) {
+		fprintf(stderr, "sysloop: cannot open /dev/zero or /dev/null\n");
+		return 1;
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("ready\n");
+	if (!fgets(line, sizeof(line), stdin))
+		return 1;
+
+	for (int i = 0; i < nkinds; i++) {
+		static const char *const names[] = { "getppid", "read", "write" };
+		double el, warm_el;
+		long warm = run_for(kinds[i], secs / 10, &warm_el);
+		long n = run_for(kinds[i], secs, &el);
+
+		printf("%s %.2f %ld %ld\n", names[kinds[i]], el * 1e9 / (double)n,
+		       n, n + warm);
+	}
+	/* Stay alive until the driver has stopped its tracer. */
+	while (fgets(line, sizeof(line), stdin))
+		;
+	return 0;
+}
