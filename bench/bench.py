@@ -163,7 +163,7 @@ class Config:
     attached, how to read what it counted."""
 
     def __init__(self, name, argv, attach, parse=None, min_progs=1,
-                 out_arg=None, note=""):
+                 note=""):
         self.name = name
         self.argv = argv  # fn(loop_pid, outfile) -> list, or None (bare)
         self.attach = attach  # "bpf", "line", "ptrace", "perf", None
@@ -285,6 +285,11 @@ def make_configs(a, other_pid):
                lambda p, o: ["perf", "trace", "-s", "-o", o, "-p", str(p)],
                "perf", parse_perf_trace),
     ]
+    for spec in a.probe or []:
+        name, _, cmd = spec.partition("=")
+        cfgs.append(Config(name, lambda p, o, cmd=cmd: [
+            w.replace("{pid}", str(p)).replace("{out}", o)
+            for w in cmd.replace("|", " ").split()], "bpf", min_progs=1))
     return [c for c in cfgs if not a.only or
             any(s in c.name for s in a.only)]
 
@@ -705,6 +710,9 @@ def main():
     ap.add_argument("--only", action="append",
                     help="only configurations whose name contains this "
                     "(repeatable)")
+    ap.add_argument("--probe", action="append", metavar="NAME=CMD",
+                    help="an extra BPF probe to measure: CMD is split on "
+                    "spaces, {pid} is the loop's pid, {out} a scratch file")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--attach-timeout", type=float, default=60)
     ap.add_argument("--no-startup", action="store_true",
