@@ -101,6 +101,14 @@ bool names_is_noreturn(const char *name)
 	return name && in_list(nr, name);
 }
 
+bool names_is_fork(const char *name)
+{
+	static const char *const f[] = { "fork", "vfork", "clone", "clone3",
+					 NULL };
+
+	return name && in_list(f, name);
+}
+
 const char *names_errno(int err)
 {
 	if (err <= 0 || (unsigned int)err >= sc_errno_names_len)

@@ -26,6 +26,8 @@ const char *names_abi_title(unsigned int abi);
 bool names_is_io(const char *name);
 /* Syscall that does not return when it succeeds (exit, exit_group). */
 bool names_is_noreturn(const char *name);
+/* Creates a task that returns from it too (with 0): fork, clone... */
+bool names_is_fork(const char *name);
 
 /* Symbolic name of a positive errno ("ENOENT"), or NULL. */
 const char *names_errno(int err);
