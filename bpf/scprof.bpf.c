@@ -3,12 +3,22 @@
  * scprof kernel side: count, time and size every syscall of the selected
  * processes, per process and syscall, on the raw_syscalls tracepoints.
  *
- * Enter stores a start stamp in task local storage; exit pairs with it and
- * makes the one map update of the call. A call is counted when it returns,
- * except exit/exit_group, which never return and are counted at entry. An
- * exit without a matching enter (a new task's first return from clone, a
- * call already running at attach time) is ignored, so nothing is counted
- * twice.
+ * Full mode: enter stores a start stamp in task local storage; exit pairs
+ * with it and makes the one cell update of the call. A call is counted when
+ * it returns, except exit/exit_group, which never return and are counted at
+ * entry. An exit without a matching enter (a new task's first return from
+ * clone, a call already running at attach time) is ignored, so nothing is
+ * counted twice.
+ *
+ * Count-only mode (--count-only): one program, on sys_exit, counts calls,
+ * errors and bytes; no stamps, no task storage, no clock. exit/exit_group
+ * are counted when the thread exits (sched_process_exit).
+ *
+ * Every syscall of every task on the machine runs these programs, so the
+ * hot path is short: the filter comes first and costs one helper call; a
+ * single target process ("solo": -p PID or a command, without -f) has its
+ * cells in arrays indexed by syscall number instead of a hash map.
+ * bench/ measures what each step costs (make bench).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -24,6 +34,7 @@
 const volatile __u32 filter_mode = SC_FILTER_ALL;
 const volatile __u32 self_tgid = 0;
 const volatile bool follow_forks = false;
+const volatile bool count_only = false;
 const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
@@ -33,13 +44,22 @@ __s64 live_targets = 0;
 /* What could not be recorded, by enum sc_drop. */
 __u64 drops[SC_DROP_COUNT] = {};
 
+/*
+ * The single target process, when there is exactly one and forks are not
+ * followed (set by userspace before attach, cleared when it exits): its
+ * cells live in solo_stats / solo_counts. solo_start_ns is its identity
+ * beside the pid, written here at its first recorded call.
+ */
+__u32 solo_tgid = 0;
+__u32 solo_ready = 0;
+__u64 solo_start_ns = 0;
+
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
 
-/* Per-thread state: the syscall in flight and the process it belongs to. */
+/* Per-thread state of full mode: the syscall in flight. */
 struct sc_task {
 	__u64 start_ns; /* 0: no enter seen for the current call */
-	struct sc_proc_key proc;
 	__u32 nr;
 	__u32 abi;
 };
@@ -58,6 +78,25 @@ struct {
 	__type(key, struct sc_stats_key);
 	__type(value, struct sc_stats);
 } stats SEC(".maps");
+
+/* Full mode, solo: native syscalls by number (others go to stats). Sized
+ * to one entry by userspace when there can be no solo target.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* userspace reads it in place */
+	__uint(max_entries, SC_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct sc_stats);
+} solo_stats SEC(".maps");
+
+/* Count-only mode, solo: by ABI * SC_NR_MAX + number, per CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SC_ABI_COUNT * SC_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct sc_counts);
+} solo_counts SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -123,22 +162,39 @@ static __always_inline void clear_target(__u32 tgid)
 	__sync_fetch_and_add(&live_targets, -1);
 }
 
-/* Is the current task one whose syscalls we record? Runs before any map. */
-static __always_inline bool wanted(__u32 tgid)
+enum want { WANT_NO = 0, WANT_YES, WANT_SOLO };
+
+/* Is the current task one whose syscalls we record, and is it the solo
+ * target? Runs before any map access.
+ */
+static __always_inline enum want wanted(struct task_struct *task)
 {
-	if (filter_mode == SC_FILTER_TGID)
-		return is_target(tgid);
+	__u32 tgid = task->tgid;
+
+	if (filter_mode == SC_FILTER_TGID) {
+		__u32 solo = solo_tgid;
+
+		if (solo)
+			return tgid == solo ? WANT_SOLO : WANT_NO;
+		return is_target(tgid) ? WANT_YES : WANT_NO;
+	}
 	if (filter_mode == SC_FILTER_CGROUP)
-		return bpf_current_task_under_cgroup(&cgroup_map, 0) == 1;
-	return tgid != self_tgid;
+		return bpf_current_task_under_cgroup(&cgroup_map, 0) == 1 ?
+			       WANT_YES :
+			       WANT_NO;
+	return tgid != self_tgid ? WANT_YES : WANT_NO;
 }
 
+/* Direct loads from the BTF pointer: BPF_CORE_READ would be a helper call
+ * (bpf_probe_read_kernel), several times dearer, and this is on the hot
+ * path of the hash cells.
+ */
 static __always_inline void proc_key_of(struct task_struct *task,
 					struct sc_proc_key *key)
 {
-	key->tgid = BPF_CORE_READ(task, tgid);
+	key->tgid = task->tgid;
 	key->pad = 0;
-	key->start_ns = BPF_CORE_READ(task, group_leader, start_boottime);
+	key->start_ns = task->group_leader->start_boottime;
 }
 
 static __always_inline void read_leader_comm(struct task_struct *task,
@@ -149,19 +205,31 @@ static __always_inline void read_leader_comm(struct task_struct *task,
 	bpf_probe_read_kernel_str(comm, SC_COMM_LEN, &leader->comm);
 }
 
-/* First syscall of a thread: remember its process, make the process known. */
-static __always_inline void task_init(struct sc_task *ts,
-				      struct task_struct *task)
+/* Make the process known (name, parent); once per process and cell
+ * creation, never on the hot path.
+ */
+static __always_inline void proc_init(struct task_struct *task,
+				      const struct sc_proc_key *key)
 {
 	struct sc_proc_info info = {};
 	long err;
 
-	proc_key_of(task, &ts->proc);
 	read_leader_comm(task, info.comm);
 	info.ppid = BPF_CORE_READ(task, real_parent, tgid);
-	err = bpf_map_update_elem(&procs, &ts->proc, &info, BPF_NOEXIST);
+	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
 	if (err && err != -17 /* EEXIST: another thread got there first */)
 		count_drop(SC_DROP_PROCS_FULL);
+}
+
+/* The solo target's first recorded call: its identity and its name. */
+static __always_inline void solo_init(struct task_struct *task)
+{
+	struct sc_proc_key key;
+
+	proc_key_of(task, &key);
+	solo_start_ns = key.start_ns;
+	proc_init(task, &key);
+	solo_ready = 1;
 }
 
 static __always_inline void count_errno(__u32 nr, __u32 abi, long ret)
@@ -185,36 +253,92 @@ static __always_inline __u8 flags_of(__u32 nr, __u32 abi)
 {
 	if (nr >= SC_NR_MAX || abi >= SC_ABI_COUNT)
 		return 0;
-	return nr_flags[abi][nr];
+	/* The mask only proves the bound to the verifier, which can lose
+	 * the check above when clang merges paths.
+	 */
+	barrier_var(nr);
+	return nr_flags[abi][nr & (SC_NR_MAX - 1)];
 }
 
-/* The one map update of a call. delta_ns == 0: the call was not timed. */
-static __always_inline void record(const struct sc_task *ts, long ret,
-				   __u64 delta_ns, bool timed)
+static __always_inline bool is_error(long ret)
+{
+	return ret < 0 && ret >= -4095;
+}
+
+static __always_inline bool is_interrupted(long ret)
+{
+	return ret <= -512 && ret >= -516; /* ERESTART* */
+}
+
+/* The syscall number and ABI of the call the task is in. */
+static __always_inline void nr_abi_of(struct task_struct *task, long id,
+				      __u32 *nr, __u32 *abi)
+{
+	*nr = (__u32)id;
+	*abi = SC_ABI_NATIVE;
+#if defined(__TARGET_ARCH_x86)
+	if (task->thread_info.status & X86_TS_COMPAT) {
+		*abi = SC_ABI_COMPAT;
+	} else if (*nr & SC_X32_SYSCALL_BIT) {
+		*abi = SC_ABI_X32;
+		*nr &= ~SC_X32_SYSCALL_BIT;
+	}
+#endif
+}
+
+/* The general cell of (process, abi, nr), created on first use. */
+static __always_inline struct sc_stats *
+stats_cell(struct task_struct *task, __u32 nr, __u32 abi)
 {
 	struct sc_stats_key key = {
-		.proc = ts->proc,
-		.nr = ts->nr,
-		.abi = ts->abi,
+		.nr = nr,
+		.abi = abi,
 	};
 	struct sc_stats *st;
+	long err;
+
+	proc_key_of(task, &key.proc);
+	st = bpf_map_lookup_elem(&stats, &key);
+	if (st)
+		return st;
+	/* A new cell: the first call of this syscall by this process. */
+	proc_init(task, &key.proc);
+	err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU won the race */) {
+		count_drop(SC_DROP_STATS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&stats, &key);
+}
+
+/* Full mode: the one cell update of a call. timed: delta_ns is valid. */
+static __always_inline void record(struct task_struct *task, enum want w,
+				   __u32 nr, __u32 abi, long ret,
+				   __u64 delta_ns, bool timed)
+{
+	struct sc_stats *st = NULL;
 	__u32 idx;
 
-	st = lookup_or_init(&stats, &key, &zero_stats);
+	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX) {
+		if (!solo_ready)
+			solo_init(task);
+		st = bpf_map_lookup_elem(&solo_stats, &nr);
+	}
 	if (!st) {
-		count_drop(SC_DROP_STATS_FULL);
-		return;
+		st = stats_cell(task, nr, abi);
+		if (!st)
+			return;
 	}
 	__sync_fetch_and_add(&st->calls, 1);
 	if (!timed)
 		return;
 
-	if (ret < 0 && ret >= -4095) {
+	if (is_error(ret)) {
 		__sync_fetch_and_add(&st->errors, 1);
-		if (ret <= -512 && ret >= -516)
+		if (is_interrupted(ret))
 			__sync_fetch_and_add(&st->interrupted, 1);
-		count_errno(key.nr, key.abi, ret);
-	} else if (ret > 0 && (flags_of(key.nr, key.abi) & SC_NR_IO)) {
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
 		__sync_fetch_and_add(&st->bytes, ret);
 	}
 
@@ -233,80 +357,137 @@ static __always_inline void record(const struct sc_task *ts, long ret,
 	__sync_fetch_and_add(&st->hist[idx], 1);
 }
 
-static __always_inline int on_enter(long id)
+/* Count-only mode: calls, errors, bytes of one returned (or exiting) call. */
+static __always_inline void count_call(struct task_struct *task, enum want w,
+				       __u32 nr, __u32 abi, long ret)
 {
-	struct task_struct *task;
+	struct sc_stats *st;
+
+	if (w == WANT_SOLO && abi < SC_ABI_COUNT && nr < SC_NR_MAX) {
+		__u32 idx = abi * SC_NR_MAX + nr;
+		struct sc_counts *c;
+
+		if (!solo_ready)
+			solo_init(task);
+		/* Per CPU: plain adds, no atomics. */
+		c = bpf_map_lookup_elem(&solo_counts, &idx);
+		if (!c)
+			return;
+		c->calls++;
+		if (is_error(ret)) {
+			c->errors++;
+			if (is_interrupted(ret))
+				c->interrupted++;
+			count_errno(nr, abi, ret);
+		} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+			c->bytes += ret;
+		}
+		return;
+	}
+	st = stats_cell(task, nr, abi);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->calls, 1);
+	if (is_error(ret)) {
+		__sync_fetch_and_add(&st->errors, 1);
+		if (is_interrupted(ret))
+			__sync_fetch_and_add(&st->interrupted, 1);
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		__sync_fetch_and_add(&st->bytes, ret);
+	}
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	enum want w = wanted(task);
 	struct sc_task *ts;
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
-	__u32 abi = SC_ABI_NATIVE;
-	__u32 nr;
+	__u32 nr, abi;
 
-	if (!wanted(tgid) || id < 0)
+	if (w == WANT_NO || id < 0)
 		return 0;
-
-	task = bpf_get_current_task_btf();
 	ts = bpf_task_storage_get(&tstore, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		count_drop(SC_DROP_TASK_STORAGE);
 		return 0;
 	}
-	if (!ts->proc.tgid)
-		task_init(ts, task);
-
-	nr = (__u32)id;
-#if defined(__TARGET_ARCH_x86)
-	if (task->thread_info.status & X86_TS_COMPAT) {
-		abi = SC_ABI_COMPAT;
-	} else if (nr & SC_X32_SYSCALL_BIT) {
-		abi = SC_ABI_X32;
-		nr &= ~SC_X32_SYSCALL_BIT;
-	}
-#endif
-	ts->nr = nr;
-	ts->abi = abi;
-
+	nr_abi_of(task, id, &nr, &abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
 		ts->start_ns = 0;
-		record(ts, 0, 0, false);
+		record(task, w, nr, abi, 0, 0, false);
 		return 0;
 	}
+	ts->nr = nr;
+	ts->abi = abi;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 	return 0;
 }
 
-static __always_inline int on_exit(long ret)
-{
-	struct sc_task *ts;
-	__u64 now, start;
-
-	if (filter_mode == SC_FILTER_TGID &&
-	    !is_target(bpf_get_current_pid_tgid() >> 32))
-		return 0;
-
-	ts = bpf_task_storage_get(&tstore, bpf_get_current_task_btf(), 0, 0);
-	if (!ts)
-		return 0;
-	now = bpf_ktime_get_ns();
-	start = ts->start_ns;
-	if (!start)
-		return 0;
-	ts->start_ns = 0;
-	record(ts, ret, now - start, true);
-	return 0;
-}
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
-{
-	return on_enter(id);
-}
-
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 {
-	return on_exit(ret);
+	struct task_struct *task = bpf_get_current_task_btf();
+	enum want w = WANT_YES;
+	struct sc_task *ts;
+	__u64 now, start;
+
+	/* Only the pid filter is cheap enough to repeat here; otherwise a
+	 * task is recorded at exit when it was at entry.
+	 */
+	if (filter_mode == SC_FILTER_TGID) {
+		w = wanted(task);
+		if (w == WANT_NO)
+			return 0;
+	}
+	ts = bpf_task_storage_get(&tstore, task, 0, 0);
+	if (!ts)
+		return 0;
+	start = ts->start_ns;
+	if (!start)
+		return 0;
+	now = bpf_ktime_get_ns();
+	ts->start_ns = 0;
+	record(task, w, ts->nr, ts->abi, ret, now - start, true);
+	return 0;
+}
+
+/* The syscall number a task is in, from its saved registers. */
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return (long)regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return (long)regs->syscallno;
+#else
+#error "scprof: syscall number register unknown for this architecture"
+#endif
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	enum want w = wanted(task);
+	long id;
+	__u32 nr, abi;
+
+	if (w == WANT_NO)
+		return 0;
+	id = syscall_nr(regs);
+	if (id < 0)
+		return 0;
+	nr_abi_of(task, id, &nr, &abi);
+	/* A new task's first return, from the fork or clone that made it,
+	 * is not a call it made (full mode sees no enter for it).
+	 */
+	if (ret == 0 && (flags_of(nr, abi) & SC_NR_FORK))
+		return 0;
+	count_call(task, w, nr, abi, ret);
+	return 0;
 }
 
 SEC("tp_btf/sched_process_fork")
@@ -334,18 +515,54 @@ int BPF_PROG(sc_exec, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * Count-only mode: a thread leaving through exit or exit_group never
+ * reaches sys_exit, so it is counted here: the syscall it is in is still in
+ * its registers, and a thread killed by a signal has the signal in the low
+ * bits of its exit code (one leaving through exit_group has 0 there).
+ */
+static __always_inline void count_noreturn(struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	enum want w;
+	long id;
+	__u32 nr, abi;
+
+	if (task != p || (p->exit_code & 0x7f))
+		return;
+	w = wanted(task);
+	if (w == WANT_NO)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	id = syscall_nr(regs);
+	if (id < 0)
+		return;
+	nr_abi_of(task, id, &nr, &abi);
+	if (flags_of(nr, abi) & SC_NR_NORETURN)
+		count_call(task, w, nr, abi, 0);
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sc_exit, struct task_struct *p)
 {
 	struct sc_proc_key key;
 	struct sc_proc_info *info;
 
+	if (count_only)
+		count_noreturn(p);
+
 	/* Only the last thread of the group closes the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 
-	if (filter_mode == SC_FILTER_TGID)
+	if (filter_mode == SC_FILTER_TGID) {
 		clear_target(p->tgid);
+		if (solo_tgid == p->tgid)
+			solo_tgid = 0;
+	}
 
 	proc_key_of(p, &key);
 	info = bpf_map_lookup_elem(&procs, &key);

@@ -36,6 +36,7 @@ enum sc_abi {
 enum sc_nr_flags {
 	SC_NR_IO = 1 << 0,       /* positive return is a byte count */
 	SC_NR_NORETURN = 1 << 1, /* never returns on success: counted at entry */
+	SC_NR_FORK = 1 << 2,     /* the new task returns from it too, with 0 */
 };
 
 /* How the BPF side chooses whose syscalls to record. */
@@ -85,6 +86,17 @@ struct sc_stats {
 	__u64 max_ns;
 	__u64 bytes; /* sum of positive returns of SC_NR_IO calls */
 	__u64 hist[SC_HIST_BUCKETS];
+};
+
+/*
+ * What --count-only keeps per (ABI, syscall) of a single target process, in
+ * a per-CPU array: no times, so no histogram, and no atomics.
+ */
+struct sc_counts {
+	__u64 calls;
+	__u64 errors;
+	__u64 interrupted;
+	__u64 bytes;
 };
 
 /* Error breakdown, aggregated over all processes. */

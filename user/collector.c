@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <linux/capability.h>
 #include <linux/magic.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <bpf/bpf.h>
@@ -32,7 +33,22 @@ struct collector {
 	struct collector_opts opts;
 	struct sc_model *folded; /* processes that exited, out of the maps */
 	int cgroup_fd;
+	size_t ntargets;    /* distinct tgids added before attach */
+	pid_t first_target;
+	/* The single target process, when there is one and forks are not
+	 * followed: its cells are in the solo arrays, not in stats.
+	 */
+	pid_t solo;
+	bool solo_folded; /* it exited: its cells moved to folded */
+	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
+	size_t solo_stats_len;
 };
+
+/* Can this run have a solo target? Decided before load, to size maps. */
+static bool solo_capable(const struct collector_opts *o)
+{
+	return o->mode == SC_FILTER_TGID && !o->follow;
+}
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
 {
@@ -91,6 +107,8 @@ static void set_nr_flags(struct scprof_bpf *skel)
 				fl |= SC_NR_IO;
 			if (names_is_noreturn(name))
 				fl |= SC_NR_NORETURN;
+			if (names_is_fork(name))
+				fl |= SC_NR_FORK;
 			skel->rodata->nr_flags[abi][nr] = fl;
 		}
 	}
@@ -162,6 +180,18 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 						   DEFAULT_MAX_PROCS);
 	if (!opts->follow)
 		bpf_program__set_autoload(c->skel->progs.sc_fork, false);
+	/* Full mode: enter and exit; count-only: one program on exit. */
+	c->skel->rodata->count_only = opts->count_only;
+	bpf_program__set_autoload(c->skel->progs.sc_sys_enter,
+				  !opts->count_only);
+	bpf_program__set_autoload(c->skel->progs.sc_sys_exit,
+				  !opts->count_only);
+	bpf_program__set_autoload(c->skel->progs.sc_count_exit,
+				  opts->count_only);
+	if (!solo_capable(opts) || opts->count_only)
+		bpf_map__set_max_entries(c->skel->maps.solo_stats, 1);
+	if (!solo_capable(opts) || !opts->count_only)
+		bpf_map__set_max_entries(c->skel->maps.solo_counts, 1);
 
 	err = scprof_bpf__load(c->skel);
 	if (err) {
@@ -173,6 +203,22 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 			       "for the verifier's log)",
 			       strerror(-err));
 		goto err;
+	}
+	if (solo_capable(opts) && !opts->count_only) {
+		const struct bpf_map *m = c->skel->maps.solo_stats;
+		void *p;
+
+		c->solo_stats_len = (size_t)bpf_map__max_entries(m) *
+				    bpf_map__value_size(m);
+		p = mmap(NULL, c->solo_stats_len, PROT_READ, MAP_SHARED,
+			 bpf_map__fd(m), 0);
+		if (p == MAP_FAILED) {
+			err = -errno;
+			pr_err("cannot map the solo stats array: %s",
+			       strerror(errno));
+			goto err;
+		}
+		c->solo_stats = p;
 	}
 	if (c->cgroup_fd >= 0 &&
 	    bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_map), &zero,
@@ -200,13 +246,21 @@ int collector__add_target(struct collector *c, pid_t tgid)
 	if (!(*w & (1U << (t % 32)))) {
 		*w |= 1U << (t % 32);
 		c->skel->bss->live_targets++;
+		if (!c->ntargets++)
+			c->first_target = tgid;
 	}
 	return 0;
 }
 
 int collector__attach(struct collector *c)
 {
-	int err = scprof_bpf__attach(c->skel);
+	int err;
+
+	if (solo_capable(&c->opts) && c->ntargets == 1) {
+		c->solo = c->first_target;
+		c->skel->bss->solo_tgid = (__u32)c->solo;
+	}
+	err = scprof_bpf__attach(c->skel);
 
 	if (err)
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
@@ -255,6 +309,97 @@ static void proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
 	p->ppid = info->ppid;
 	p->exited = info->exited;
 	p->exit_code = info->exit_code;
+}
+
+/* Count-only: sum the per-CPU solo counts into p, one row per syscall. */
+static int solo_add_counts(struct collector *c, struct sc_proc *p)
+{
+	int fd = bpf_map__fd(c->skel->maps.solo_counts);
+	__u32 n = bpf_map__max_entries(c->skel->maps.solo_counts), count = n;
+	int ncpus = libbpf_num_possible_cpus();
+	struct sc_counts *vals = NULL;
+	__u32 *keys = NULL, out_batch;
+	int err;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc((size_t)n * (size_t)ncpus, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, vals, &count,
+				   NULL);
+	if (err == -ENOENT) /* the whole array in one go */
+		err = 0;
+	if (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP) {
+		/* No batch operations: one lookup per key. */
+		for (count = 0; count < n; count++) {
+			keys[count] = count;
+			err = bpf_map_lookup_elem(fd, &count,
+						  &vals[(size_t)count * ncpus]);
+			if (err)
+				goto out;
+		}
+	}
+	if (err)
+		goto out;
+	for (__u32 i = 0; i < count; i++) {
+		struct sc_stats st = {};
+
+		for (int cpu = 0; cpu < ncpus; cpu++) {
+			const struct sc_counts *v = &vals[(size_t)i * ncpus + cpu];
+
+			st.calls += v->calls;
+			st.errors += v->errors;
+			st.interrupted += v->interrupted;
+			st.bytes += v->bytes;
+		}
+		if (!st.calls)
+			continue;
+		err = model_proc_add(p, keys[i] / SC_NR_MAX, keys[i] % SC_NR_MAX,
+				     &st);
+		if (err)
+			goto out;
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Add the solo target's cells to p (its process in some model). */
+static int solo_add(struct collector *c, struct sc_proc *p)
+{
+	if (c->opts.count_only)
+		return solo_add_counts(c, p);
+	for (__u32 nr = 0; c->solo_stats && nr < SC_NR_MAX; nr++) {
+		const struct sc_stats *cell = &c->solo_stats[nr];
+		struct sc_stats st;
+
+		if (!__atomic_load_n(&cell->calls, __ATOMIC_RELAXED))
+			continue;
+		/* Racing with the programs is fine: every field is a
+		 * naturally aligned counter.
+		 */
+		memcpy(&st, cell, sizeof(st));
+		if (model_proc_add(p, SC_ABI_NATIVE, nr, &st))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The solo target's process key, once the programs have seen it. */
+static bool solo_key(const struct collector *c, struct sc_proc_key *k)
+{
+	if (!c->solo || c->solo_folded ||
+	    !__atomic_load_n(&c->skel->bss->solo_ready, __ATOMIC_ACQUIRE))
+		return false;
+	k->tgid = (__u32)c->solo;
+	k->pad = 0;
+	k->start_ns = c->skel->bss->solo_start_ns;
+	return true;
 }
 
 struct harvest_ctx {
@@ -321,6 +466,26 @@ int collector__harvest(struct collector *c)
 		return -ENOMEM;
 	err = map_walk(procs_fd, sizeof(struct sc_proc_key),
 		       sizeof(struct sc_proc_info), collect_exited, &h);
+	if (!err && h.exited->nprocs) {
+		struct sc_proc_key k;
+		struct sc_proc *src, *dst;
+
+		/* The solo target ended: its cells are final, keep them. */
+		src = solo_key(c, &k) ?
+			      model_find_proc(h.exited, k.tgid, k.start_ns) :
+			      NULL;
+		if (src) {
+			dst = model_proc(c->folded, k.tgid, k.start_ns);
+			err = dst ? solo_add(c, dst) : -ENOMEM;
+			if (!err) {
+				memcpy(dst->comm, src->comm, sizeof(dst->comm));
+				dst->ppid = src->ppid;
+				dst->exited = true;
+				dst->exit_code = src->exit_code;
+				c->solo_folded = true;
+			}
+		}
+	}
 	if (!err && h.exited->nprocs)
 		err = map_walk(stats_fd, sizeof(struct sc_stats_key),
 			       sizeof(struct sc_stats), fold_stats, &h);
@@ -382,9 +547,19 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 	*out = NULL;
 	if (!m)
 		return -ENOMEM;
+	m->count_only = c->opts.count_only;
 	err = map_walk(bpf_map__fd(c->skel->maps.stats),
 		       sizeof(struct sc_stats_key), sizeof(struct sc_stats),
 		       add_live_stats, m);
+	if (!err) {
+		struct sc_proc_key k;
+		struct sc_proc *p;
+
+		if (solo_key(c, &k)) {
+			p = model_proc(m, k.tgid, k.start_ns);
+			err = p ? solo_add(c, p) : -ENOMEM;
+		}
+	}
 	if (!err)
 		err = map_walk(bpf_map__fd(c->skel->maps.procs),
 			       sizeof(struct sc_proc_key),
@@ -410,6 +585,8 @@ void collector__destroy(struct collector *c)
 {
 	if (!c)
 		return;
+	if (c->solo_stats)
+		munmap(c->solo_stats, c->solo_stats_len);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

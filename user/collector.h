@@ -20,6 +20,7 @@ struct collector_opts {
 	bool follow;             /* SC_FILTER_TGID: add children on fork */
 	uint32_t max_stats;      /* stats map entries, 0: default */
 	uint32_t max_procs;      /* procs map entries, 0: default */
+	bool count_only;         /* calls, errors and bytes; no times */
 };
 
 struct collector;

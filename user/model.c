@@ -38,6 +38,7 @@ struct sc_model *model_clone(const struct sc_model *m)
 		return NULL;
 	memcpy(c->drops, m->drops, sizeof(c->drops));
 	c->duration_ns = m->duration_ns;
+	c->count_only = m->count_only;
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *src = &m->procs[i];
 		struct sc_proc *p = model_proc(c, src->pid, src->start_ns);

@@ -52,6 +52,10 @@ struct sc_model {
 
 	uint64_t drops[SC_DROP_COUNT];
 	uint64_t duration_ns;
+	/* Collected with --count-only: calls, errors and bytes are real,
+	 * every time field (and so the histograms) is zero.
+	 */
+	bool count_only;
 };
 
 struct sc_model *model_new(void);
