@@ -105,6 +105,14 @@ void cli_usage_profile(FILE *f)
 "                        (default 16384); what does not fit is counted and\n"
 "                        reported as dropped\n"
 "      --max-procs N     process map size (default 8192)\n"
+"  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
+"                        measure no time. One BPF program instead of two, no\n"
+"                        per-thread state, no clock. Leaves out every time\n"
+"                        column, percentile and histogram (-H); the table\n"
+"                        shows calls, errors and names, sorted by calls.\n"
+"                        exit and exit_group are counted when the thread\n"
+"                        exits; a call already running at the start is\n"
+"                        counted when it returns\n"
 "\n"
 "Report:\n"
 "  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
@@ -179,6 +187,7 @@ static const struct option long_opts[] = {
 	{ "histograms", no_argument, NULL, 'H' },
 	{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
 	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
+	{ "count-only", no_argument, NULL, 'C' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
 	{ "help", no_argument, NULL, 'h' },
@@ -194,8 +203,53 @@ static int set_kind(struct profile_opts *o, enum target_kind k)
 	return 0;
 }
 
+/* Does a column (or sort key) need measured times? */
+static bool col_is_timed(enum report_col c)
+{
+	switch (c) {
+	case COL_TIME_PCT:
+	case COL_TIME_TOTAL:
+	case COL_TIME_AVG:
+	case COL_TIME_MIN:
+	case COL_TIME_MAX:
+	case COL_P50:
+	case COL_P90:
+	case COL_P99:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* --count-only: no time columns; by default calls, errors, name by calls. */
+static int count_only_report(struct report_opts *r, bool cols_set,
+			     bool sort_set)
+{
+	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS,
+						COL_NAME, COL_NONE };
+
+	if (r->histograms)
+		return usage_err("-H needs latencies, which --count-only "
+				 "does not measure");
+	if (sort_set && col_is_timed(r->sort))
+		return usage_err("--count-only measures no time: sort by "
+				 "calls, errors, name, bytes or nothing");
+	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
+		if (col_is_timed(r->cols[i]))
+			return usage_err("--count-only measures no time: -U "
+					 "takes calls, errors, name and bytes");
+	if (!sort_set)
+		r->sort = COL_CALLS;
+	if (!cols_set) {
+		memset(r->cols, 0, sizeof(r->cols));
+		memcpy(r->cols, cols, sizeof(cols));
+	}
+	return 0;
+}
+
 int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 {
+	bool cols_set = false, sort_set = false;
 	const char *bad;
 	uint64_t v;
 	int c, err;
@@ -206,7 +260,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command to run */
-	while ((c = getopt_long(argc, argv, "+:p:afd:o:S:U:PHcwvqhV", long_opts,
+	while ((c = getopt_long(argc, argv, "+:p:afd:o:S:U:PHCcwvqhV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -257,6 +311,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		case 'S':
 			if (report_parse_sort(optarg, &o->report.sort))
 				return usage_err("invalid sort key '%s'", optarg);
+			sort_set = true;
 			break;
 		case 'U':
 			if (report_parse_cols(optarg, o->report.cols, &bad))
@@ -264,12 +319,16 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 						 "'%.*s' in -U %s",
 						 (int)strcspn(bad, ","), bad,
 						 optarg);
+			cols_set = true;
 			break;
 		case 'P':
 			o->report.per_process = true;
 			break;
 		case 'H':
 			o->report.histograms = true;
+			break;
+		case 'C':
+			o->count_only = true;
 			break;
 		case OPT_MAX_ENTRIES:
 		case OPT_MAX_PROCS:
@@ -319,6 +378,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--cgroup PATH or -a");
 	if (o->follow && (o->kind == TARGET_ALL || o->kind == TARGET_CGROUP))
 		return usage_err("-f applies to a command or -p targets only");
+	if (o->count_only)
+		return count_only_report(&o->report, cols_set, sort_set);
 	return 0;
 }
 

@@ -36,6 +36,7 @@ struct profile_opts {
 	int verbosity; /* log level, LOG_WARN by default */
 	uint32_t max_stats;
 	uint32_t max_procs;
+	bool count_only; /* -C: calls, errors and bytes only; no times */
 };
 
 /* Parse a whole decimal number in [min, max]; "10abc", "", "-1" (when min

@@ -299,6 +299,7 @@ int cmd_profile(int argc, char **argv)
 	copts.follow = o.follow;
 	copts.max_stats = o.max_stats;
 	copts.max_procs = o.max_procs;
+	copts.count_only = o.count_only;
 	if (collector__open(&r.col, &copts))
 		goto out;
 	if (o.kind == TARGET_CMD)

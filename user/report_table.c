@@ -417,6 +417,10 @@ int report_table(FILE *f, const struct sc_model *m,
 		if (err)
 			return err;
 	}
+	if (m->count_only)
+		fputs("(--count-only: calls, errors and bytes; no times were "
+		      "measured)\n",
+		      f);
 	if (o->histograms)
 		return histograms(f, m, o);
 	return 0;
