@@ -248,6 +248,8 @@ def make_configs(a, other_pid):
     cfgs = [
         Config("floor: empty sys_enter", lambda p, o: [B + "/floor"],
                "bpf", min_progs=1),
+        Config("floor: empty sys_exit", lambda p, o: [B + "/floor", "--exit"],
+               "bpf", min_progs=1),
         Config("floor: empty sys_enter+exit",
                lambda p, o: [B + "/floor", "--both"], "bpf", min_progs=2),
     ]
@@ -267,6 +269,12 @@ def make_configs(a, other_pid):
                              "-p", str(other_pid)],
                "bpf", None, min_progs=2,
                note="the loop is not a target"),
+        Config("scprof -C -p other (non-target)",
+               lambda p, o: [S, "-q", "--count-only", "--format", "csv",
+                             "-o", o, "-p", str(other_pid)],
+               "bpf", None, min_progs=1,
+               note="the loop is not a target") if scprof_has(
+                   S, "--count-only") else None,
         Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
                "bpf", parse_syscount, min_progs=1),
         Config("syscount -L -p",
@@ -282,9 +290,11 @@ def make_configs(a, other_pid):
                lambda p, o: ["strace", "-c", "-f", "-o", o, "-p", str(p)],
                "ptrace", parse_strace_table),
         Config("perf trace -s -p",
-               lambda p, o: ["perf", "trace", "-s", "-o", o, "-p", str(p)],
+               lambda p, o: ["perf", "trace", "-s", "-m", "1024", "-o", o,
+                             "-p", str(p)],
                "perf", parse_perf_trace),
     ]
+    cfgs = [c for c in cfgs if c is not None]
     for spec in a.probe or []:
         name, _, cmd = spec.partition("=")
         cfgs.append(Config(name, lambda p, o, cmd=cmd: [
@@ -385,6 +395,8 @@ def run_once(a, cfg, tmpdir):
             results[tok[0]] = {"ns": float(tok[1]), "timed": int(tok[2]),
                                "total": int(tok[3])}
         if tracer is not None:
+            if cfg.attach == "perf":
+                time.sleep(1)  # perf reads its ring buffers behind
             stop(tracer)
             text = tracer.stdout.read() + tracer.stderr.read()
             if os.path.exists(out):
@@ -542,46 +554,77 @@ def daemon_row(a):
 
 # ---- per-program cost (bpf_stats) ---------------------------------------
 
+def prog_stats_once(a, c, tmpdir):
+    """One getppid loop under c with bpf_stats on: {prog: (runs, ns)} and
+    the loop's call count."""
+    loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu), str(a.seconds),
+                             "getppid"], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True)
+    tracer = None
+    try:
+        loop.stdout.readline()
+        tracer = subprocess.Popen(
+            c.argv(loop.pid, os.path.join(tmpdir, "ps.txt")),
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL, start_new_session=True)
+        wait_attached(c, tracer, loop.pid, a.attach_timeout)
+        with BpfStats():
+            p0 = tracing_progs(tracer.pid)
+            loop.stdin.write("go\n")
+            loop.stdin.flush()
+            tok = loop.stdout.readline().split()
+            p1 = tracing_progs(tracer.pid)
+        out = {}
+        for i, p in p1.items():
+            q = p0.get(i, {})
+            out[p.get("name", str(i))] = (
+                p.get("run_cnt", 0) - q.get("run_cnt", 0),
+                p.get("run_time_ns", 0) - q.get("run_time_ns", 0))
+        return out, int(tok[3])
+    finally:
+        if tracer is not None:
+            try:
+                stop(tracer)
+            except BenchError:
+                pass
+        loop.stdin.close()
+        loop.wait()
+
+
 def prog_stats(a, cfgs, tmpdir):
-    """Average ns per BPF program run, all CPUs, during a getppid loop."""
+    """Nanoseconds per BPF program run (bpf_stats), median over
+    repetitions. The stats' own clock reads are in every figure: the empty
+    floor program shows how much, and "above empty" takes it out. Only
+    programs run about once per loop call (the syscall ones) count in a
+    configuration's work per call."""
+    samples = {}
+    for rep in range(a.reps):
+        for c in cfgs:
+            if c.attach != "bpf":
+                continue
+            log("  bpf_stats %d/%d: %s" % (rep + 1, a.reps, c.name))
+            progs, calls = prog_stats_once(a, c, tmpdir)
+            for name, (n, t) in progs.items():
+                samples.setdefault(c.name, {}).setdefault(name, []).append(
+                    (n, t, calls))
+    empty = None
+    for name, ss in samples.get("floor: empty sys_enter", {}).items():
+        empty = med([t / n for n, t, _ in ss if n])
     out = {}
-    for c in cfgs:
-        if c.attach != "bpf":
-            continue
-        loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu),
-                                 str(a.seconds), "getppid"],
-                                stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, text=True)
-        tracer = None
-        try:
-            loop.stdout.readline()
-            tracer = subprocess.Popen(
-                c.argv(loop.pid, os.path.join(tmpdir, "ps.txt")),
-                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL, start_new_session=True)
-            wait_attached(c, tracer, loop.pid, a.attach_timeout)
-            with BpfStats():
-                p0 = tracing_progs(tracer.pid)
-                loop.stdin.write("go\n")
-                loop.stdin.flush()
-                loop.stdout.readline()
-                p1 = tracing_progs(tracer.pid)
-            rows = []
-            for i, p in sorted(p1.items()):
-                q = p0.get(i, {})
-                n = p.get("run_cnt", 0) - q.get("run_cnt", 0)
-                t = p.get("run_time_ns", 0) - q.get("run_time_ns", 0)
-                rows.append({"prog": p.get("name", str(i)), "runs": n,
-                             "ns_per_run": t / n if n else None})
-            out[c.name] = rows
-        finally:
-            if tracer is not None:
-                try:
-                    stop(tracer)
-                except BenchError:
-                    pass
-            loop.stdin.close()
-            loop.wait()
+    for cname, progs in samples.items():
+        rows, work = [], 0.0
+        for pname, ss in sorted(progs.items()):
+            per_run = [t / n for n, t, _ in ss if n]
+            share = med([n / calls for n, _, calls in ss])
+            ns = med(per_run) if per_run else None
+            above = ns - empty if ns is not None and empty is not None \
+                else None
+            rows.append({"prog": pname, "runs_per_loop_call": share,
+                         "ns_per_run": ns, "above_empty_ns": above})
+            if above is not None and 0.5 <= share <= 2:
+                work += above
+        out[cname] = {"progs": rows, "work_per_call_ns": work,
+                      "empty_ns_per_run": empty}
     return out
 
 
@@ -793,14 +836,25 @@ def bench(a):
                   daemon["cpu_percent"], daemon["rss_kb"],
                   daemon["peak_rss_kb"]))
     if pstats:
-        print("\nBPF run time per program run (bpf_stats, all CPUs, "
-              "getppid loop; stats cost included):")
-        for name, progs in pstats.items():
-            for p in progs:
-                print("  %-30s %-16s %10d runs %8s ns/run" % (
-                    name, p["prog"], p["runs"],
+        empty = next(iter(pstats.values()))["empty_ns_per_run"]
+        print("\nBPF programs, ns per run (bpf_stats, median of %d; getppid "
+              "loop; the stats' own cost, %s ns, is what the empty program "
+              "shows):" % (a.reps, "?" if empty is None else "%.1f" % empty))
+        print("  %-32s %-15s %9s %8s %12s" % ("config", "program",
+                                             "runs/call", "ns/run",
+                                             "above empty"))
+        for name, v in pstats.items():
+            for p in v["progs"]:
+                print("  %-32s %-15s %9.2f %8s %12s" % (
+                    name, p["prog"], p["runs_per_loop_call"],
                     "-" if p["ns_per_run"] is None else
-                    "%.1f" % p["ns_per_run"]))
+                    "%.1f" % p["ns_per_run"],
+                    "-" if p["above_empty_ns"] is None else
+                    "%.1f" % p["above_empty_ns"]))
+        print("  work per loop call above empty programs (syscall programs "
+              "only):")
+        for name, v in pstats.items():
+            print("    %-32s %6.1f ns" % (name, v["work_per_call_ns"]))
     if a.json:
         doc = {"host": host, "reps": a.reps, "seconds": a.seconds,
                "cpu": a.cpu, "rows": rows, "raw": res, "added": added,
