@@ -88,7 +88,8 @@ def scprof_report(args, cmd=None, fmt="json", **kw):
         if cmd is not None:
             full += ["--"] + list(cmd)
         proc = run_scprof(full, **kw)
-        assert_not_crashed(proc)
+        # (>= 128 may be a command's status, passed on: callers check)
+        assert proc.returncode >= 0, f"scprof killed by signal {-proc.returncode}"
         text = None
         if os.path.exists(out):
             with open(out, "rb") as f:
@@ -166,6 +167,41 @@ def parse_strace_summary(text):
                               float(f[2]))
     assert res, f"no rows in strace's summary:\n{text}"
     return res
+
+
+# ---- strace -c style tables -------------------------------------------------
+
+def parse_tables(text):
+    """The strace -c style tables in text: a list of (title, header, rows,
+    total). title is the line above the header ("" if none); rows and total
+    are dicts keyed by the header's column names, cells as stripped strings.
+    Column spans come from the dashed rule, so blank cells are kept.
+    """
+    lines = text.splitlines()
+    tables = []
+    i = 0
+    while i < len(lines):
+        if i + 1 < len(lines) and re.fullmatch(r"-+( -+)*", lines[i + 1]) \
+                and not re.fullmatch(r"-+( -+)*", lines[i]):
+            spans = [m.span() for m in re.finditer(r"-+", lines[i + 1])]
+
+            def cells(line):
+                return [line[a:b].strip() if k < len(spans) - 1 else
+                        line[a:].strip() for k, (a, b) in enumerate(spans)]
+            header = cells(lines[i])
+            title = lines[i - 1] if i > 0 else ""
+            rows = []
+            j = i + 2
+            while j < len(lines) and not re.fullmatch(r"-+( -+)*", lines[j]):
+                rows.append(dict(zip(header, cells(lines[j]))))
+                j += 1
+            assert j + 1 < len(lines), f"table without a total:\n{text}"
+            total = dict(zip(header, cells(lines[j + 1])))
+            tables.append((title, header, rows, total))
+            i = j + 2
+        else:
+            i += 1
+    return tables
 
 
 # ---- cgroups --------------------------------------------------------------
@@ -277,6 +313,13 @@ class Trigger:
     def calls_and_ack(self):
         """Make the calls; return once they all returned and it sleeps again."""
         self.send(b"c")
+        ack = self.proc.stdout.read(1)
+        assert ack == b"k", f"trigger acknowledged {ack!r}"
+        self.wait_idle()
+
+    def fork_and_ack(self):
+        """A child makes the calls; return once it was reaped."""
+        self.send(b"f")
         ack = self.proc.stdout.read(1)
         assert ack == b"k", f"trigger acknowledged {ack!r}"
         self.wait_idle()

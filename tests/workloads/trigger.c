@@ -6,6 +6,8 @@
  * opens FIFO (read-write, so it never sees end of file), writes "ready\n"
  * to stdout and then reads one command byte at a time from the FIFO:
  *   'c'  make the calls, then write "k" to stdout (the acknowledgement)
+ *   'f'  fork(2) a child that makes the calls and exits, wait4 for it,
+ *        then write "k"
  *   'x'  make the calls, then exit_group(0)
  *   'q'  exit_group(0)
  * With FIFO "-" it makes the calls once and exits: the same workload run as
@@ -26,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 
 #define MAX_THREADS 5
 
@@ -83,6 +86,22 @@ static void make_calls(void)
 		pthread_join(jobs[t].tid, NULL);
 }
 
+/* The child makes raw syscalls only: nothing of libc's after a raw fork. */
+static void fork_calls(void)
+{
+	long pid = syscall(SYS_fork);
+	int status;
+
+	if (pid < 0)
+		syscall(SYS_exit_group, 1);
+	if (pid == 0) {
+		for (long i = 0; i < n_calls; i++)
+			syscall(SYS_getppid);
+		syscall(SYS_exit_group, 0);
+	}
+	syscall(SYS_wait4, pid, &status, 0, NULL);
+}
+
 static void put(const char *s)
 {
 	size_t len = strlen(s);
@@ -120,6 +139,10 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'c':
 			make_calls();
+			put("k");
+			break;
+		case 'f':
+			fork_calls();
 			put("k");
 			break;
 		case 'x':
