@@ -132,18 +132,23 @@ def process(report, pid):
 
 # ---- strace ---------------------------------------------------------------
 
-def strace_summary(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL):
+STRACE = ["strace", "-c", "-f", "-w", "-U", "name,calls,total-time,errors"]
+
+
+def strace_summary(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL,
+                   status=0):
     """Run cmd under `strace -c -f -w`; return {name: (calls, errors, seconds)}.
 
+    strace exits with the command's status, which must be status.
     32-bit mode tables, if any, are keyed "32:name".
     """
     with tempfile.TemporaryDirectory(prefix="scprof-e2e-strace-") as d:
         out = os.path.join(d, "summary")
-        proc = run(["strace", "-c", "-f", "-w", "-U",
-                    "name,calls,total-time,errors", "-o", out, "--"] + list(cmd),
+        proc = run(STRACE + ["-o", out, "--"] + list(cmd),
                    env=env, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
-        assert proc.returncode == 0, \
-            f"strace {cmd} failed: {proc.stderr.decode(errors='replace')}"
+        assert proc.returncode == status, \
+            f"strace {cmd}: exit {proc.returncode}: " \
+            f"{proc.stderr.decode(errors='replace')}"
         with open(out) as f:
             text = f.read()
     return parse_strace_summary(text)
@@ -167,6 +172,39 @@ def parse_strace_summary(text):
                               float(f[2]))
     assert res, f"no rows in strace's summary:\n{text}"
     return res
+
+
+def children(pid):
+    """Pids of the children of process pid (its main thread's)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except FileNotFoundError:
+        return []
+
+
+def comm_of(pid):
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().rstrip("\n")
+    except FileNotFoundError:
+        return None
+
+
+def wait_child(pid, comm, timeout=TIMEOUT):
+    """Wait for a child of pid named comm (after its exec); return its pid."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for c in children(pid):
+            if comm_of(c) == comm:
+                return c
+        time.sleep(0.005)
+    raise AssertionError(f"no child {comm} of {pid} appeared")
+
+
+def proc_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
 
 
 # ---- strace -c style tables -------------------------------------------------

@@ -9,12 +9,17 @@ openat, mmap, ...), so besides the absolute counts of what startup never
 calls (getppid, nanosleep, ENOENT from openat), two runs with different
 parameters must differ by exactly the parameter deltas.
 """
+import json
+import os
+import signal
 import subprocess
+import time
 
 import pytest
 
-from conftest import (CLEAN_ENV, by_name, counts, process, scprof_json,
-                      strace_summary, run_scprof, workload)
+from conftest import (CLEAN_ENV, SCPROF, TIMEOUT, by_name, counts,
+                      proc_state, run_scprof, scprof_json, strace_summary,
+                      wait_blocked_in, wait_child, workload)
 
 A = dict(n=1000, m=10, k=100, s=3, c=50)
 B = dict(n=3000, m=25, k=350, s=5, c=120)
@@ -156,3 +161,42 @@ def test_getppid_latency_far_below_strace():
     assert sc["avg_ns"] * 4 < strace_avg_ns, \
         f"scprof {sc['avg_ns']} ns/call, strace {strace_avg_ns:.0f} ns/call"
     assert sc["min_ns"] <= sc["avg_ns"] <= sc["max_ns"]
+
+
+SYS_CLOCK_NANOSLEEP = 230
+
+
+def test_stopped_sleep_is_interrupted_and_restarted(tmp_path):
+    """`sleep 0.5` stopped and continued mid-sleep: clock_nanosleep returns
+    ERESTART_RESTARTBLOCK (an error, as strace -c counts it, split out as
+    interrupted) and the sleep resumes in restart_syscall.
+
+    (strace -c shows the same, 1 call 1 error and 1 restart_syscall, but a
+    tracer re-injects the SIGSTOP itself, so a SIGCONT sent too early races
+    with it: no live comparison here.)
+    """
+    out = tmp_path / "r.json"
+    proc = subprocess.Popen([SCPROF, "--format", "json", "-o", str(out), "--",
+                             "sleep", "0.5"], env=CLEAN_ENV,
+                            stderr=subprocess.PIPE)
+    try:
+        pid = wait_child(proc.pid, "sleep")
+        wait_blocked_in(pid, SYS_CLOCK_NANOSLEEP)
+        os.kill(pid, signal.SIGSTOP)
+        deadline = time.monotonic() + TIMEOUT
+        while proc_state(pid) != "T":
+            assert time.monotonic() < deadline, "sleep did not stop"
+            time.sleep(0.005)
+        os.kill(pid, signal.SIGCONT)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0, err
+    sc = by_name(json.loads(out.read_text())["syscalls"])
+    cns = sc["clock_nanosleep"]
+    assert (cns["calls"], cns["errors"], cns["interrupted"]) == (1, 1, 1)
+    assert cns["errnos"] == {"ERESTART_RESTARTBLOCK": 1}
+    assert (sc["restart_syscall"]["calls"],
+            sc["restart_syscall"]["errors"]) == (1, 0)

@@ -17,11 +17,13 @@ import time
 
 import pytest
 
-from conftest import (ATTACHED, CLEAN_ENV, SCPROF, TIMEOUT, wait_attached, by_name, cgroup2_mount,
+from conftest import (ATTACHED, CLEAN_ENV, SCPROF, TIMEOUT, wait_attached,
+                      wait_blocked_in, wait_child, by_name, cgroup2_mount,
                       counts, parse_tables, process, run_scprof, scprof_json,
                       scprof_report, stderr_lines, workload)
 
 N = 1000
+SYS_CLOCK_NANOSLEEP = 230
 GT = dict(n=2000, m=7, k=30, s=2, c=40)
 
 
@@ -360,21 +362,8 @@ def test_command_sigterm_is_passed_on(tmp_path):
     proc = subprocess.Popen([SCPROF, "--format", "json", "-o", str(out), "--",
                              "sleep", "60"], stderr=subprocess.PIPE)
     try:
-        # the command runs (it was released) once sleep is in nanosleep
-        deadline = time.monotonic() + TIMEOUT
-        child = None
-        while time.monotonic() < deadline and child is None:
-            with open(f"/proc/{proc.pid}/task/{proc.pid}/children") as f:
-                kids = f.read().split()
-            for k in kids:
-                try:
-                    with open(f"/proc/{k}/comm") as f:
-                        if f.read().strip() == "sleep":
-                            child = int(k)
-                except FileNotFoundError:
-                    pass
-            time.sleep(0.01)
-        assert child, "the command did not start"
+        # the command was released: it runs as sleep, in its nanosleep
+        wait_blocked_in(wait_child(proc.pid, "sleep"), SYS_CLOCK_NANOSLEEP)
         proc.send_signal(signal.SIGTERM)
         _, err = proc.communicate(timeout=TIMEOUT)
     finally:
