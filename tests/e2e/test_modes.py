@@ -11,7 +11,9 @@ import csv
 import io
 import json
 import os
+import select
 import signal
+import stat
 import subprocess
 import time
 
@@ -99,6 +101,76 @@ def test_output_file_replaces_atomically(tmp_path):
     assert proc.returncode == 0
     json.loads(out.read_text())
     assert os.listdir(tmp_path) == ["r.json"]
+
+
+def test_output_device_is_written_not_replaced(tmp_path):
+    """-o /dev/null must not turn /dev/null into a file (a private node
+    here, so a failure harms nothing)."""
+    null = tmp_path / "null"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    proc = run_scprof(["-o", str(null), "--", "true"])
+    assert proc.returncode == 0, proc.stderr
+    assert stat.S_ISCHR(os.lstat(null).st_mode), "the device was replaced"
+    assert os.listdir(tmp_path) == ["null"]
+
+
+def test_output_fifo_and_stdout_link(tmp_path):
+    """A FIFO, or a link to /proc/self/fd/1 (what /dev/stdout is), is
+    written through, not renamed over."""
+    link = tmp_path / "stdout"
+    os.symlink("/proc/self/fd/1", link)
+    proc = run_scprof(["-o", str(link), "--format", "json", "--", "true"])
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["exit_status"] == 0
+    assert os.readlink(link) == "/proc/self/fd/1"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    # read-write: neither side's open blocks, and a broken scprof that
+    # never writes here cannot hang the test
+    fd = os.open(fifo, os.O_RDWR | os.O_NONBLOCK)
+    chunks = []
+    try:
+        proc = subprocess.Popen([SCPROF, "-o", str(fifo), "--format", "json",
+                                 "--", "true"], stderr=subprocess.PIPE)
+        deadline = time.monotonic() + TIMEOUT
+        while time.monotonic() < deadline:
+            done = proc.poll() is not None
+            if select.select([fd], [], [], 0.05)[0]:
+                chunks.append(os.read(fd, 65536))
+            elif done:
+                break
+        proc.communicate(timeout=TIMEOUT)
+    finally:
+        os.close(fd)
+    text = b"".join(chunks)
+    assert proc.returncode == 0
+    assert json.loads(text)["exit_status"] == 0
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert sorted(os.listdir(tmp_path)) == ["fifo", "stdout"]
+
+
+def test_output_through_symlink(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    link = tmp_path / "link.json"
+    os.symlink("real.json", link)
+    proc = run_scprof(["-o", str(link), "--format", "json", "--", "true"])
+    assert proc.returncode == 0, proc.stderr
+    assert os.readlink(link) == "real.json", "the link was replaced"
+    assert json.loads(real.read_text())["exit_status"] == 0
+    assert sorted(os.listdir(tmp_path)) == ["link.json", "real.json"]
+
+
+def test_output_directory_fails_before_running(tmp_path):
+    marker = tmp_path / "ran"
+    proc = run_scprof(["-o", str(tmp_path), "--", "sh", "-c",
+                       f"touch {marker}"])
+    assert proc.returncode == 1
+    lines = stderr_lines(proc)
+    assert len(lines) == 1 and "Is a directory" in lines[0], lines
+    assert not marker.exists(), "the command ran though the report cannot " \
+        "be written"
+    assert os.listdir(tmp_path) == []
 
 
 # ---- -f ------------------------------------------------------------------------
