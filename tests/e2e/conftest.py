@@ -325,6 +325,14 @@ def wait_blocked_in(pid, nr, timeout=TIMEOUT):
 SYS_READ = 0
 
 
+def thread_calls(threads, calls):
+    """{syscall: calls} of the trigger workload's calls (all threads)."""
+    if not threads:
+        return {"getppid": calls}
+    names = ["getppid", "getuid", "getgid", "geteuid", "getegid"]
+    return {names[i]: (i + 1) * calls for i in range(threads)}
+
+
 class Trigger:
     """The trigger workload: blocks on a FIFO until told to make its calls."""
 
@@ -365,13 +373,6 @@ class Trigger:
     def calls_and_exit(self):
         self.send(b"x")
         assert self.proc.wait(timeout=TIMEOUT) == 0
-
-    def expected(self):
-        """{syscall: calls} the calls make, in the calling threads."""
-        if not self.threads:
-            return {"getppid": self.calls}
-        names = ["getppid", "getuid", "getgid", "geteuid", "getegid"]
-        return {names[i]: (i + 1) * self.calls for i in range(self.threads)}
 
     def close(self):
         if self.proc.poll() is None:
