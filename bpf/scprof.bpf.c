@@ -106,6 +106,16 @@ struct {
 	__type(value, struct sc_proc_info);
 } procs SEC(".maps");
 
+/* Processes that found procs full: their drop is counted once, not once
+ * per cell. LRU: never full itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sc_proc_key);
+	__type(value, __u8);
+} nameless SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -212,12 +222,14 @@ static __always_inline void proc_init(struct task_struct *task,
 				      const struct sc_proc_key *key)
 {
 	struct sc_proc_info info = {};
+	static const __u8 one = 1;
 	long err;
 
 	read_leader_comm(task, info.comm);
-	info.ppid = BPF_CORE_READ(task, real_parent, tgid);
+	info.ppid = task->real_parent->tgid;
 	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: another thread got there first */)
+	if (err && err != -17 /* EEXIST: another thread got there first */ &&
+	    !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
 		count_drop(SC_DROP_PROCS_FULL);
 }
 

@@ -191,9 +191,12 @@ int report_json(FILE *f, const struct sc_model *m,
 	err = err ?: add(root, "target",
 			 jstr(meta->target, strlen(meta->target)));
 	err = err ?: add_u64(root, "duration_ns", meta->duration_ns);
-	/* --count-only: every time field below is 0, not measured */
-	err = err ?: add(root, "count_only",
-			 json_object_new_boolean(m->count_only));
+	/* Only with --count-only: every time field below is 0, not
+	 * measured.
+	 */
+	if (m->count_only)
+		err = err ?: add(root, "count_only",
+				 json_object_new_boolean(true));
 	err = err ?: add(root, "targets_exited",
 			 json_object_new_boolean(meta->targets_exited));
 	if (meta->exit_status >= 0)
