@@ -36,6 +36,11 @@ const volatile __u32 self_tgid = 0;
 const volatile bool follow_forks = false;
 const volatile bool count_only = false;
 const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
+/* Non-target cache on (SC_FILTER_TGID, kernel has bpf_task_pt_regs), and
+ * how many of its slots are in use (one per CPU, at most SC_NT_SLOTS).
+ */
+const volatile bool nt_cache_on = false;
+const volatile __u32 nt_slots = SC_NT_SLOTS;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -53,6 +58,17 @@ __u64 drops[SC_DROP_COUNT] = {};
 __u32 solo_tgid = 0;
 __u32 solo_ready = 0;
 __u64 solo_start_ns = 0;
+
+/*
+ * Non-target cache, one slot per CPU (its own cache line): the saved
+ * registers address of the last task on that CPU found not to be a target.
+ * That address is the top of the task's kernel stack, unique to the task
+ * while it lives, and comes with the tracepoint: a hit rejects the call
+ * without a helper call. Only the pid filter uses it (a process's
+ * membership changes at fork and exit only, unlike a cgroup's); every task
+ * exit removes its address, before its stack can be reused.
+ */
+struct sc_nt_slot nt_cache[SC_NT_SLOTS] = {};
 
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
@@ -199,6 +215,35 @@ static __always_inline enum want wanted(struct task_struct *task)
  * (bpf_probe_read_kernel), several times dearer, and this is on the hot
  * path of the hash cells.
  */
+/* The cache slot of this CPU; true when regs is a known non-target. */
+static __always_inline bool nt_known(const struct pt_regs *regs, __u32 *slot)
+{
+	if (!nt_cache_on)
+		return false;
+	*slot = bpf_get_smp_processor_id() & (SC_NT_SLOTS - 1);
+	return nt_cache[*slot].regs == (__u64)regs;
+}
+
+static __always_inline void nt_remember(const struct pt_regs *regs,
+					__u32 slot)
+{
+	if (nt_cache_on)
+		nt_cache[slot & (SC_NT_SLOTS - 1)].regs = (__u64)regs;
+}
+
+/* A task exits: its stack may go to a target next. */
+static __always_inline void nt_forget(struct task_struct *p)
+{
+	__u64 regs;
+
+	if (!nt_cache_on)
+		return;
+	regs = (__u64)bpf_task_pt_regs(p);
+	for (__u32 i = 0; i < SC_NT_SLOTS && i < nt_slots; i++)
+		if (nt_cache[i].regs == regs)
+			nt_cache[i].regs = 0;
+}
+
 static __always_inline void proc_key_of(struct task_struct *task,
 					struct sc_proc_key *key)
 {
@@ -413,12 +458,20 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	enum want w = wanted(task);
+	struct task_struct *task;
 	struct sc_task *ts;
-	__u32 nr, abi;
+	__u32 nr, abi, slot = 0;
+	enum want w;
 
-	if (w == WANT_NO || id < 0)
+	if (nt_known(regs, &slot))
+		return 0;
+	task = bpf_get_current_task_btf();
+	w = wanted(task);
+	if (w == WANT_NO) {
+		nt_remember(regs, slot);
+		return 0;
+	}
+	if (id < 0)
 		return 0;
 	ts = bpf_task_storage_get(&tstore, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -442,18 +495,24 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task;
 	enum want w = WANT_YES;
 	struct sc_task *ts;
 	__u64 now, start;
+	__u32 slot = 0;
 
+	if (nt_known(regs, &slot))
+		return 0;
+	task = bpf_get_current_task_btf();
 	/* Only the pid filter is cheap enough to repeat here; otherwise a
 	 * task is recorded at exit when it was at entry.
 	 */
 	if (filter_mode == SC_FILTER_TGID) {
 		w = wanted(task);
-		if (w == WANT_NO)
+		if (w == WANT_NO) {
+			nt_remember(regs, slot);
 			return 0;
+		}
 	}
 	ts = bpf_task_storage_get(&tstore, task, 0, 0);
 	if (!ts)
@@ -482,13 +541,19 @@ static __always_inline long syscall_nr(struct pt_regs *regs)
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	enum want w = wanted(task);
+	struct task_struct *task;
+	__u32 nr, abi, slot = 0;
+	enum want w;
 	long id;
-	__u32 nr, abi;
 
-	if (w == WANT_NO)
+	if (nt_known(regs, &slot))
 		return 0;
+	task = bpf_get_current_task_btf();
+	w = wanted(task);
+	if (w == WANT_NO) {
+		nt_remember(regs, slot);
+		return 0;
+	}
 	id = syscall_nr(regs);
 	if (id < 0)
 		return 0;
@@ -563,6 +628,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	struct sc_proc_key key;
 	struct sc_proc_info *info;
 
+	nt_forget(p);
 	if (count_only)
 		count_noreturn(p);
 

@@ -21,6 +21,15 @@
 #define SC_PID_LIMIT (1U << 22)
 #define SC_TARGET_WORDS (SC_PID_LIMIT / 32)
 
+/* Slots of the BPF side's non-target cache: one per CPU, CPUs beyond share. */
+#define SC_NT_SLOTS 256
+
+/* One slot: a cache line of its own, written only by its CPU. */
+struct sc_nt_slot {
+	__u64 regs; /* saved registers address of a non-target task, 0: none */
+	__u64 pad[7];
+};
+
 /* Syscall ABIs, i.e. which number table a syscall number belongs to. */
 enum sc_abi {
 	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */

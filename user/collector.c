@@ -40,6 +40,7 @@ struct collector {
 	 */
 	pid_t solo;
 	bool solo_folded; /* it exited: its cells moved to folded */
+	bool attached;
 	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
 	size_t solo_stats_len;
 };
@@ -136,8 +137,9 @@ static int open_cgroup(const char *path)
 int collector__open(struct collector **out, const struct collector_opts *opts)
 {
 	struct collector *c;
+	bool has_pt_regs;
 	__u32 zero = 0;
-	int err;
+	int err, ncpus;
 
 	*out = NULL;
 	err = preflight();
@@ -180,6 +182,23 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 						   DEFAULT_MAX_PROCS);
 	if (!opts->follow)
 		bpf_program__set_autoload(c->skel->progs.sc_fork, false);
+	/* The non-target cache needs bpf_task_pt_regs (5.15) to forget
+	 * exited tasks; count-only needs it to count exit/exit_group.
+	 */
+	has_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
+					      BPF_FUNC_task_pt_regs, NULL) == 1;
+	if (opts->count_only && !has_pt_regs) {
+		err = -ENOTSUP;
+		pr_err("--count-only needs a kernel with bpf_task_pt_regs "
+		       "(Linux 5.15 or later)");
+		goto err;
+	}
+	ncpus = libbpf_num_possible_cpus();
+	c->skel->rodata->nt_cache_on = opts->mode == SC_FILTER_TGID &&
+				       has_pt_regs;
+	c->skel->rodata->nt_slots = ncpus > 0 && ncpus < SC_NT_SLOTS ?
+					    (__u32)ncpus :
+					    SC_NT_SLOTS;
 	/* Full mode: enter and exit; count-only: one program on exit. */
 	c->skel->rodata->count_only = opts->count_only;
 	bpf_program__set_autoload(c->skel->progs.sc_sys_enter,
@@ -248,6 +267,12 @@ int collector__add_target(struct collector *c, pid_t tgid)
 		c->skel->bss->live_targets++;
 		if (!c->ntargets++)
 			c->first_target = tgid;
+		/* Targets belong before attach; after it, at least forget
+		 * tasks already found not to be targets.
+		 */
+		if (c->attached)
+			memset(c->skel->bss->nt_cache, 0,
+			       sizeof(c->skel->bss->nt_cache));
 	}
 	return 0;
 }
@@ -261,6 +286,7 @@ int collector__attach(struct collector *c)
 		c->skel->bss->solo_tgid = (__u32)c->solo;
 	}
 	err = scprof_bpf__attach(c->skel);
+	c->attached = !err;
 
 	if (err)
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
