@@ -390,10 +390,12 @@ def run_once(a, cfg, tmpdir):
         loop.stdin.flush()
         for _ in a.kinds:
             tok = loop.stdout.readline().split()
-            if len(tok) != 4:
+            if len(tok) != 5:
                 raise BenchError("sysloop: bad result line %r" % tok)
-            results[tok[0]] = {"ns": float(tok[1]), "timed": int(tok[2]),
-                               "total": int(tok[3])}
+            results[tok[0]] = {"mean_ns": float(tok[1]),
+                               "batch_median_ns": float(tok[2]),
+                               "timed": int(tok[3]), "total": int(tok[4])}
+            results[tok[0]]["ns"] = results[tok[0]][a.stat]
         if tracer is not None:
             if cfg.attach == "perf":
                 time.sleep(1)  # perf reads its ring buffers behind
@@ -545,7 +547,7 @@ def daemon_row(a):
             stop(d)
         except BenchError:
             pass
-    calls = int(tok[3])
+    calls = int(tok[4])
     return {"argv": argv, "seconds": t1 - t0,
             "calls_per_s": calls / (t1 - t0),
             "cpu_percent": 100 * (c1 - c0) / (t1 - t0),
@@ -580,7 +582,7 @@ def prog_stats_once(a, c, tmpdir):
             out[p.get("name", str(i))] = (
                 p.get("run_cnt", 0) - q.get("run_cnt", 0),
                 p.get("run_time_ns", 0) - q.get("run_time_ns", 0))
-        return out, int(tok[3])
+        return out, int(tok[4])
     finally:
         if tracer is not None:
             try:
@@ -756,6 +758,11 @@ def main():
     ap.add_argument("--probe", action="append", metavar="NAME=CMD",
                     help="an extra BPF probe to measure: CMD is split on "
                     "spaces, {pid} is the loop's pid, {out} a scratch file")
+    ap.add_argument("--stat", choices=("batch_median_ns", "mean_ns"),
+                    default="batch_median_ns",
+                    help="per-run figure: the median over batches of 256 "
+                    "calls (default: robust to bursts of noise) or the "
+                    "mean over the run")
     ap.add_argument("--json", help="also write the results to this file")
     ap.add_argument("--attach-timeout", type=float, default=60)
     ap.add_argument("--no-startup", action="store_true",
@@ -809,7 +816,10 @@ def bench(a):
           (host["cpu"], host["cpus"], host["virt"] or "bare metal?",
            host["kernel"]))
     print("loops pinned to CPU %d, %gs per loop, %d repetitions, "
-          "interleaved with bare runs\n" % (a.cpu, a.seconds, a.reps))
+          "interleaved with bare runs; ns/call: %s\n" % (
+              a.cpu, a.seconds, a.reps,
+              "median over batches of 256 calls" if
+              a.stat == "batch_median_ns" else "mean over the run"))
     print_table(rows, a.kinds)
     if foreign:
         print("warning: up to %d BPF tracing programs of other processes "

@@ -10,10 +10,12 @@
  * Then, for each KIND in turn, it warms up for a tenth of SECONDS and makes
  * that syscall for SECONDS, reading the clock every BATCH calls, and prints
  *
- *   KIND NS_PER_CALL TIMED_CALLS TOTAL_CALLS
+ *   KIND NS_PER_CALL MEDIAN_BATCH_NS TIMED_CALLS TOTAL_CALLS
  *
- * where TOTAL_CALLS counts the warm-up too: a tracer attached before the
- * start must have seen at least that many. Last it waits for EOF on stdin,
+ * NS_PER_CALL is the mean over the whole run; MEDIAN_BATCH_NS the median
+ * of the per-call time of each batch, which interrupts, other tasks and
+ * other probes' bursts move much less. TOTAL_CALLS counts the warm-up too:
+ * a tracer attached before the start must have seen at least that many. Last it waits for EOF on stdin,
  * so the driver stops its tracer while the loop is still alive.
  */
 #include <errno.h>
@@ -27,10 +29,12 @@
 #include <sys/syscall.h>
 
 #define BATCH 256
+#define MAX_BATCHES (1 << 22)
 
 enum kind { K_GETPPID, K_READ, K_WRITE };
 
 static int fd_zero, fd_null;
+static double *batch_ns; /* per-call ns of each timed batch */
 
 static double now_s(void)
 {
@@ -60,19 +64,34 @@ static void batch(enum kind k)
 	}
 }
 
-/* Run batches for secs; returns the number of calls, *elapsed their time. */
-static long run_for(enum kind k, double secs, double *elapsed)
+/* Run batches for secs; returns the number of calls, *elapsed their time.
+ * With times, the per-call ns of each batch go there (*nb of them).
+ */
+static long run_for(enum kind k, double secs, double *elapsed, double *times,
+		    long *nb)
 {
-	double t0 = now_s(), t;
-	long n = 0;
+	double t0 = now_s(), t, prev = t0;
+	long n = 0, b = 0;
 
 	do {
 		batch(k);
 		n += BATCH;
 		t = now_s();
+		if (times && b < MAX_BATCHES)
+			times[b++] = (t - prev) * 1e9 / BATCH;
+		prev = t;
 	} while (t - t0 < secs);
 	*elapsed = t - t0;
+	if (nb)
+		*nb = b;
 	return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
 }
 
 static int parse_kind(const char *s, size_t len, enum kind *k)
@@ -135,6 +154,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sysloop: cannot open /dev/zero or /dev/null\n");
 		return 1;
 	}
+	batch_ns = malloc(MAX_BATCHES * sizeof(*batch_ns));
+	if (!batch_ns)
+		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	if (!fgets(line, sizeof(line), stdin))
@@ -143,11 +165,12 @@ int main(int argc, char **argv)
 	for (int i = 0; i < nkinds; i++) {
 		static const char *const names[] = { "getppid", "read", "write" };
 		double el, warm_el;
-		long warm = run_for(kinds[i], secs / 10, &warm_el);
-		long n = run_for(kinds[i], secs, &el);
+		long nb, warm = run_for(kinds[i], secs / 10, &warm_el, NULL, NULL);
+		long n = run_for(kinds[i], secs, &el, batch_ns, &nb);
 
-		printf("%s %.2f %ld %ld\n", names[kinds[i]], el * 1e9 / (double)n,
-		       n, n + warm);
+		qsort(batch_ns, (size_t)nb, sizeof(*batch_ns), cmp_double);
+		printf("%s %.2f %.2f %ld %ld\n", names[kinds[i]],
+		       el * 1e9 / (double)n, batch_ns[nb / 2], n, n + warm);
 	}
 	/* Stay alive until the driver has stopped its tracer. */
 	while (fgets(line, sizeof(line), stdin))
