@@ -277,6 +277,39 @@ int collector__add_target(struct collector *c, pid_t tgid)
 	return 0;
 }
 
+/*
+ * Attach the process-lifetime programs before the syscall ones: from the
+ * first syscall recorded on, every task exit must forget what the syscall
+ * programs remembered about the task (its stack address goes to the next
+ * task). The links go where the skeleton's destroy detaches them.
+ */
+static int attach_ordered(struct scprof_bpf *skel)
+{
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} order[] = {
+		{ skel->progs.sc_exit, &skel->links.sc_exit },
+		{ skel->progs.sc_exec, &skel->links.sc_exec },
+		{ skel->progs.sc_fork, &skel->links.sc_fork },
+		{ skel->progs.sc_sys_exit, &skel->links.sc_sys_exit },
+		{ skel->progs.sc_count_exit, &skel->links.sc_count_exit },
+		{ skel->progs.sc_sys_enter, &skel->links.sc_sys_enter },
+	};
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		struct bpf_link *l;
+
+		if (!bpf_program__autoload(order[i].prog))
+			continue;
+		l = bpf_program__attach(order[i].prog);
+		if (!l)
+			return -errno;
+		*order[i].link = l;
+	}
+	return 0;
+}
+
 int collector__attach(struct collector *c)
 {
 	int err;
@@ -285,7 +318,7 @@ int collector__attach(struct collector *c)
 		c->solo = c->first_target;
 		c->skel->bss->solo_tgid = (__u32)c->solo;
 	}
-	err = scprof_bpf__attach(c->skel);
+	err = attach_ordered(c->skel);
 	c->attached = !err;
 
 	if (err)
