@@ -30,7 +30,7 @@ CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
 LDLIBS := -lbpf -lelf -lz -ljson-c -lm
-BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude \
+BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
 USER_SRCS := $(wildcard user/*.c)

@@ -41,6 +41,8 @@ const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
  */
 const volatile bool nt_cache_on = false;
 const volatile __u32 nt_slots = SC_NT_SLOTS;
+/* Full mode stamps calls in flights[] (kernel has bpf_task_pt_regs). */
+const volatile bool flight_on = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -69,6 +71,42 @@ __u64 solo_start_ns = 0;
  * exit removes its address, before its stack can be reused.
  */
 struct sc_nt_slot nt_cache[SC_NT_SLOTS] = {};
+
+struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
+
+/*
+ * A pointer cannot be shifted or masked in BPF, but it can be stored in a
+ * map value and read back as a number. One scratch word per program kind
+ * and CPU: a program is never nested in itself on one CPU.
+ */
+enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_COUNT };
+
+struct sc_scratch {
+	__u64 v[SCR_COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sc_scratch);
+} scratch SEC(".maps");
+
+static __always_inline __u64 addr_of(const void *ptr, int which)
+{
+	__u32 zero = 0;
+	struct sc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s || which < 0 || which >= SCR_COUNT)
+		return 0;
+	*(volatile __u64 *)&s->v[which] = (__u64)ptr;
+	return *(volatile __u64 *)&s->v[which];
+}
+
+static __always_inline struct sc_flight *flight_of(__u64 addr)
+{
+	return &flights[(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1)];
+}
 
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
@@ -231,17 +269,29 @@ static __always_inline void nt_remember(const struct pt_regs *regs,
 		nt_cache[slot & (SC_NT_SLOTS - 1)].regs = (__u64)regs;
 }
 
-/* A task exits: its stack may go to a target next. */
-static __always_inline void nt_forget(struct task_struct *p)
+/* A task exits: its stack may go to a target next. Forget it in the
+ * non-target cache, and free a flight slot it left taken (a call that
+ * never returned: the task was killed in it).
+ */
+static __always_inline void stack_forget(struct task_struct *p)
 {
-	__u64 regs;
+	struct pt_regs *regs;
+	struct sc_flight *f;
+	__u64 addr;
 
-	if (!nt_cache_on)
+	if (!nt_cache_on && !flight_on)
 		return;
-	regs = (__u64)bpf_task_pt_regs(p);
-	for (__u32 i = 0; i < SC_NT_SLOTS && i < nt_slots; i++)
-		if (nt_cache[i].regs == regs)
-			nt_cache[i].regs = 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	if (nt_cache_on)
+		for (__u32 i = 0; i < SC_NT_SLOTS && i < nt_slots; i++)
+			if (nt_cache[i].regs == (__u64)regs)
+				nt_cache[i].regs = 0;
+	if (flight_on) {
+		addr = addr_of(regs, SCR_TASK_EXIT);
+		f = flight_of(addr);
+		if (addr && f->owner == addr)
+			f->owner = 0;
+	}
 }
 
 static __always_inline void proc_key_of(struct task_struct *task,
@@ -376,12 +426,18 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	struct sc_stats *st = NULL;
 	__u32 idx;
 
+	/* task may be NULL: fetched only when needed (a helper call). */
 	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX) {
-		if (!solo_ready)
+		if (!solo_ready) {
+			if (!task)
+				task = bpf_get_current_task_btf();
 			solo_init(task);
+		}
 		st = bpf_map_lookup_elem(&solo_stats, &nr);
 	}
 	if (!st) {
+		if (!task)
+			task = bpf_get_current_task_btf();
 		st = stats_cell(task, nr, abi);
 		if (!st)
 			return;
@@ -473,16 +529,34 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	}
 	if (id < 0)
 		return 0;
+	nr_abi_of(task, id, &nr, &abi);
+	if (flags_of(nr, abi) & SC_NR_NORETURN) {
+		/* The task ends in this call: nothing to stamp. */
+		record(task, w, nr, abi, 0, 0, false);
+		return 0;
+	}
+	if (flight_on) {
+		__u64 addr = addr_of(regs, SCR_ENTER);
+		struct sc_flight *f = flight_of(addr);
+		__u64 owner = f->owner;
+
+		/* Take the slot (or keep it: an entry of ours that never
+		 * saw its exit, at attach time).
+		 */
+		if (addr && (owner == addr ||
+			     (!owner && __sync_val_compare_and_swap(
+						&f->owner, 0, addr) == 0))) {
+			f->nr = nr;
+			f->abi = (__u16)abi;
+			f->want = (__u16)w;
+			f->start_ns = bpf_ktime_get_ns();
+			return 0;
+		}
+	}
 	ts = bpf_task_storage_get(&tstore, task, 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts) {
 		count_drop(SC_DROP_TASK_STORAGE);
-		return 0;
-	}
-	nr_abi_of(task, id, &nr, &abi);
-	if (flags_of(nr, abi) & SC_NR_NORETURN) {
-		ts->start_ns = 0;
-		record(task, w, nr, abi, 0, 0, false);
 		return 0;
 	}
 	ts->nr = nr;
@@ -503,6 +577,22 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 
 	if (nt_known(regs, &slot))
 		return 0;
+	if (flight_on) {
+		__u64 addr = addr_of(regs, SCR_EXIT);
+		struct sc_flight *f = flight_of(addr);
+
+		if (addr && f->owner == addr) {
+			/* Our call: recorded at entry, so recorded now. */
+			__u32 nr = f->nr, abi = f->abi;
+
+			now = bpf_ktime_get_ns();
+			start = f->start_ns;
+			w = f->want;
+			f->owner = 0;
+			record(NULL, w, nr, abi, ret, now - start, true);
+			return 0;
+		}
+	}
 	task = bpf_get_current_task_btf();
 	/* Only the pid filter is cheap enough to repeat here; otherwise a
 	 * task is recorded at exit when it was at entry.
@@ -628,7 +718,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	struct sc_proc_key key;
 	struct sc_proc_info *info;
 
-	nt_forget(p);
+	stack_forget(p);
 	if (count_only)
 		count_noreturn(p);
 

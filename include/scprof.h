@@ -30,6 +30,23 @@ struct sc_nt_slot {
 	__u64 pad[7];
 };
 
+/*
+ * Full mode's table of calls in flight, indexed by the caller's kernel
+ * stack (its saved-registers address): the stamp of most calls lives here,
+ * reached without a helper call; a call whose slot is taken falls back to
+ * task storage.
+ */
+#define SC_FLIGHT_SLOTS 4096
+#define SC_FLIGHT_SHIFT 14 /* kernel stacks are 16 KiB apart at least */
+
+struct sc_flight {
+	__u64 owner;    /* saved-registers address of the caller, 0: free */
+	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
+	__u32 nr;
+	__u16 abi;
+	__u16 want; /* the BPF side's filter verdict at entry */
+};
+
 /* Syscall ABIs, i.e. which number table a syscall number belongs to. */
 enum sc_abi {
 	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */

@@ -196,6 +196,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	ncpus = libbpf_num_possible_cpus();
 	c->skel->rodata->nt_cache_on = opts->mode == SC_FILTER_TGID &&
 				       has_pt_regs;
+	c->skel->rodata->flight_on = !opts->count_only && has_pt_regs;
 	c->skel->rodata->nt_slots = ncpus > 0 && ncpus < SC_NT_SLOTS ?
 					    (__u32)ncpus :
 					    SC_NT_SLOTS;
