@@ -163,13 +163,17 @@ class Config:
     attached, how to read what it counted."""
 
     def __init__(self, name, argv, attach, parse=None, min_progs=1,
-                 note=""):
+                 note="", min_seen=1.0):
         self.name = name
         self.argv = argv  # fn(loop_pid, outfile) -> list, or None (bare)
         self.attach = attach  # "bpf", "line", "ptrace", "perf", None
         self.parse = parse  # fn(text, loop pid) -> {kind: count}, or None
         self.min_progs = min_progs
         self.note = note
+        # Share of the loop's calls the probe must report. perf trace
+        # reads its ring buffers from userspace and may lose a few events
+        # on a loaded machine after attaching: that is not detachment.
+        self.min_seen = min_seen
 
 
 def parse_strace_table(text, _pid=None):
@@ -292,7 +296,7 @@ def make_configs(a, other_pid):
         Config("perf trace -s -p",
                lambda p, o: ["perf", "trace", "-s", "-m", "1024", "-o", o,
                              "-p", str(p)],
-               "perf", parse_perf_trace),
+               "perf", parse_perf_trace, min_seen=0.99),
     ]
     cfgs = [c for c in cfgs if c is not None]
     for spec in a.probe or []:
@@ -411,7 +415,7 @@ def run_once(a, cfg, tmpdir):
             if cfg.parse is not None:
                 seen = cfg.parse(text, loop.pid)
                 for k, r in results.items():
-                    if seen.get(k, 0) < r["total"]:
+                    if seen.get(k, 0) < r["total"] * cfg.min_seen:
                         raise BenchError(
                             "%s saw %d %s calls of the loop's %d: it was "
                             "not attached for the whole run\n%s" %
@@ -443,7 +447,15 @@ def run_matrix(a, cfgs, tmpdir):
         res["bare"].append(before)
         for c in order:
             log("  rep %d/%d: %s" % (rep + 1, a.reps, c.name))
-            r = run_once(a, c, tmpdir)
+            for tries in range(3):
+                try:
+                    r = run_once(a, c, tmpdir)
+                    break
+                except BenchError as e:
+                    if tries == 2:
+                        raise
+                    log("  retrying %s: %s" % (c.name,
+                                               str(e).splitlines()[0]))
             after = run_once(a, None, tmpdir)
             res[c.name].append(r)
             res["bare"].append(after)
