@@ -133,8 +133,9 @@ struct {
 	__type(value, struct sc_stats);
 } stats SEC(".maps");
 
-/* Full mode, solo: native syscalls by number (others go to stats). Sized
- * to one entry by userspace when there can be no solo target.
+/* Full mode, solo: native syscalls by number (others go to stats), for
+ * the histogram, min and max; the counters are in solo_counts. Sized to
+ * one entry by userspace when there can be no solo target.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -144,7 +145,9 @@ struct {
 	__type(value, struct sc_stats);
 } solo_stats SEC(".maps");
 
-/* Count-only mode, solo: by ABI * SC_NR_MAX + number, per CPU. */
+/* Solo counters, by ABI * SC_NR_MAX + number, per CPU (the full mode uses
+ * the native ABI's only).
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SC_ABI_COUNT * SC_NR_MAX);
@@ -418,13 +421,53 @@ stats_cell(struct task_struct *task, __u32 nr, __u32 abi)
 	return bpf_map_lookup_elem(&stats, &key);
 }
 
+/* The latency part of a cell: min, max and histogram. */
+static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns)
+{
+	__u32 idx;
+
+	/* min and max race only between threads of one process making the
+	 * same syscall at the same instant; a lost update there is benign.
+	 */
+	if (delta_ns > st->max_ns)
+		st->max_ns = delta_ns;
+	if (!st->min_ns || delta_ns < st->min_ns)
+		st->min_ns = delta_ns;
+	idx = sc_hist_bucket(delta_ns);
+	barrier_var(idx);
+	if (idx >= SC_HIST_BUCKETS)
+		idx = SC_HIST_BUCKETS - 1;
+	__sync_fetch_and_add(&st->hist[idx], 1);
+}
+
+/* Full mode, solo target: counters per CPU (plain adds), latency shared. */
+static __always_inline void record_solo(struct sc_counts *c,
+					struct sc_stats *st, __u32 nr,
+					__u32 abi, long ret, __u64 delta_ns,
+					bool timed)
+{
+	c->calls++;
+	if (!timed)
+		return;
+	if (is_error(ret)) {
+		c->errors++;
+		if (is_interrupted(ret))
+			c->interrupted++;
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		c->bytes += ret;
+	}
+	c->total_ns += delta_ns;
+	add_latency(st, delta_ns);
+}
+
 /* Full mode: the one cell update of a call. timed: delta_ns is valid. */
 static __always_inline void record(struct task_struct *task, enum want w,
 				   __u32 nr, __u32 abi, long ret,
 				   __u64 delta_ns, bool timed)
 {
+	struct sc_counts *c = NULL;
 	struct sc_stats *st = NULL;
-	__u32 idx;
 
 	/* task may be NULL: fetched only when needed (a helper call). */
 	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX) {
@@ -433,7 +476,13 @@ static __always_inline void record(struct task_struct *task, enum want w,
 				task = bpf_get_current_task_btf();
 			solo_init(task);
 		}
+		c = bpf_map_lookup_elem(&solo_counts, &nr);
 		st = bpf_map_lookup_elem(&solo_stats, &nr);
+		if (c && st) {
+			record_solo(c, st, nr, abi, ret, delta_ns, timed);
+			return;
+		}
+		st = NULL;
 	}
 	if (!st) {
 		if (!task)
@@ -456,18 +505,7 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	}
 
 	__sync_fetch_and_add(&st->total_ns, delta_ns);
-	/* min and max race only between threads of one process making the
-	 * same syscall at the same instant; a lost update there is benign.
-	 */
-	if (delta_ns > st->max_ns)
-		st->max_ns = delta_ns;
-	if (!st->min_ns || delta_ns < st->min_ns)
-		st->min_ns = delta_ns;
-	idx = sc_hist_bucket(delta_ns);
-	barrier_var(idx);
-	if (idx >= SC_HIST_BUCKETS)
-		idx = SC_HIST_BUCKETS - 1;
-	__sync_fetch_and_add(&st->hist[idx], 1);
+	add_latency(st, delta_ns);
 }
 
 /* Count-only mode: calls, errors, bytes of one returned (or exiting) call. */

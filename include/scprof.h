@@ -115,14 +115,16 @@ struct sc_stats {
 };
 
 /*
- * What --count-only keeps per (ABI, syscall) of a single target process, in
- * a per-CPU array: no times, so no histogram, and no atomics.
+ * The counters of a single target process, per (ABI, syscall) and per CPU,
+ * added without atomics. --count-only keeps nothing else; the full mode
+ * keeps the histogram, min and max beside them, in a shared array.
  */
 struct sc_counts {
 	__u64 calls;
 	__u64 errors;
 	__u64 interrupted;
 	__u64 bytes;
+	__u64 total_ns; /* full mode only */
 };
 
 /* Error breakdown, aggregated over all processes. */

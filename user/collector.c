@@ -210,7 +210,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 				  opts->count_only);
 	if (!solo_capable(opts) || opts->count_only)
 		bpf_map__set_max_entries(c->skel->maps.solo_stats, 1);
-	if (!solo_capable(opts) || !opts->count_only)
+	if (!solo_capable(opts))
 		bpf_map__set_max_entries(c->skel->maps.solo_counts, 1);
 
 	err = scprof_bpf__load(c->skel);
@@ -371,8 +371,8 @@ static void proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
 	p->exit_code = info->exit_code;
 }
 
-/* Count-only: sum the per-CPU solo counts into p, one row per syscall. */
-static int solo_add_counts(struct collector *c, struct sc_proc *p)
+/* Sum the per-CPU solo counters: sums[ABI * SC_NR_MAX + nr]. */
+static int solo_sum_counts(struct collector *c, struct sc_counts *sums)
 {
 	int fd = bpf_map__fd(c->skel->maps.solo_counts);
 	__u32 n = bpf_map__max_entries(c->skel->maps.solo_counts), count = n;
@@ -406,22 +406,20 @@ static int solo_add_counts(struct collector *c, struct sc_proc *p)
 	if (err)
 		goto out;
 	for (__u32 i = 0; i < count; i++) {
-		struct sc_stats st = {};
+		struct sc_counts *s;
 
+		if (keys[i] >= SC_ABI_COUNT * SC_NR_MAX)
+			continue;
+		s = &sums[keys[i]];
 		for (int cpu = 0; cpu < ncpus; cpu++) {
 			const struct sc_counts *v = &vals[(size_t)i * ncpus + cpu];
 
-			st.calls += v->calls;
-			st.errors += v->errors;
-			st.interrupted += v->interrupted;
-			st.bytes += v->bytes;
+			s->calls += v->calls;
+			s->errors += v->errors;
+			s->interrupted += v->interrupted;
+			s->bytes += v->bytes;
+			s->total_ns += v->total_ns;
 		}
-		if (!st.calls)
-			continue;
-		err = model_proc_add(p, keys[i] / SC_NR_MAX, keys[i] % SC_NR_MAX,
-				     &st);
-		if (err)
-			goto out;
 	}
 out:
 	free(keys);
@@ -429,25 +427,39 @@ out:
 	return err;
 }
 
-/* Add the solo target's cells to p (its process in some model). */
+/* Add the solo target's cells to p (its process in some model): the
+ * summed counters and, in full mode, the shared latency cells.
+ */
 static int solo_add(struct collector *c, struct sc_proc *p)
 {
-	if (c->opts.count_only)
-		return solo_add_counts(c, p);
-	for (__u32 nr = 0; c->solo_stats && nr < SC_NR_MAX; nr++) {
-		const struct sc_stats *cell = &c->solo_stats[nr];
-		struct sc_stats st;
+	struct sc_counts *sums = calloc(SC_ABI_COUNT * SC_NR_MAX,
+					sizeof(*sums));
+	int err;
 
-		if (!__atomic_load_n(&cell->calls, __ATOMIC_RELAXED))
+	if (!sums)
+		return -ENOMEM;
+	err = solo_sum_counts(c, sums);
+	for (__u32 i = 0; !err && i < SC_ABI_COUNT * SC_NR_MAX; i++) {
+		__u32 abi = i / SC_NR_MAX, nr = i % SC_NR_MAX;
+		struct sc_stats st = {};
+
+		if (!sums[i].calls)
 			continue;
 		/* Racing with the programs is fine: every field is a
 		 * naturally aligned counter.
 		 */
-		memcpy(&st, cell, sizeof(st));
-		if (model_proc_add(p, SC_ABI_NATIVE, nr, &st))
-			return -ENOMEM;
+		if (!c->opts.count_only && c->solo_stats && abi == SC_ABI_NATIVE)
+			memcpy(&st, &c->solo_stats[nr], sizeof(st));
+		st.calls = sums[i].calls;
+		st.errors = sums[i].errors;
+		st.interrupted = sums[i].interrupted;
+		st.bytes = sums[i].bytes;
+		st.total_ns = sums[i].total_ns;
+		if (model_proc_add(p, abi, nr, &st))
+			err = -ENOMEM;
 	}
-	return 0;
+	free(sums);
+	return err;
 }
 
 /* The solo target's process key, once the programs have seen it. */
