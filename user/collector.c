@@ -32,6 +32,7 @@ struct collector {
 	struct collector_opts opts;
 	struct sc_model *folded; /* processes that exited, out of the maps */
 	int cgroup_fd;
+	uint64_t procs_folded;
 };
 
 static bool has_cap(const struct __user_cap_data_struct *d, int cap)
@@ -260,6 +261,7 @@ static void proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
 struct harvest_ctx {
 	struct collector *c;
 	struct sc_model *exited; /* exited processes, as a lookup set */
+	struct sc_model *out;    /* the caller's copy, or NULL */
 	struct sc_stats_key *dead; /* stats keys to delete */
 	size_t ndead, cap;
 };
@@ -277,7 +279,37 @@ static int collect_exited(void *ctx, const void *key, const void *val)
 	if (!p)
 		return -ENOMEM;
 	proc_set_info(p, info);
+	if (h->out) {
+		p = model_proc(h->out, k->tgid, k->start_ns);
+		if (!p)
+			return -ENOMEM;
+		proc_set_info(p, info);
+	}
 	return 0;
+}
+
+/* Where the cells of an exited process go: its own entry, or the one
+ * aggregate of COLLECTOR_FOLD_TOTAL.
+ */
+static struct sc_proc *fold_target(struct collector *c,
+				   const struct sc_proc *src)
+{
+	struct sc_proc *dst;
+
+	if (c->opts.fold == COLLECTOR_FOLD_TOTAL) {
+		dst = model_proc(c->folded, 0, 0);
+		if (dst)
+			dst->exited = true;
+		return dst;
+	}
+	dst = model_proc(c->folded, src->pid, src->start_ns);
+	if (!dst)
+		return NULL;
+	memcpy(dst->comm, src->comm, sizeof(dst->comm));
+	dst->ppid = src->ppid;
+	dst->exited = true;
+	dst->exit_code = src->exit_code;
+	return dst;
 }
 
 static int fold_stats(void *ctx, const void *key, const void *val)
@@ -289,13 +321,14 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	src = model_find_proc(h->exited, k->proc.tgid, k->proc.start_ns);
 	if (!src)
 		return 0;
-	dst = model_proc(h->c->folded, k->proc.tgid, k->proc.start_ns);
+	dst = fold_target(h->c, src);
 	if (!dst || model_proc_add(dst, k->abi, k->nr, val))
 		return -ENOMEM;
-	memcpy(dst->comm, src->comm, sizeof(dst->comm));
-	dst->ppid = src->ppid;
-	dst->exited = true;
-	dst->exit_code = src->exit_code;
+	if (h->out) {
+		dst = model_find_proc(h->out, k->proc.tgid, k->proc.start_ns);
+		if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+			return -ENOMEM;
+	}
 	if (h->ndead == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;
 		struct sc_stats_key *tmp = realloc(h->dead, cap * sizeof(*tmp));
@@ -311,7 +344,12 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 
 int collector__harvest(struct collector *c)
 {
-	struct harvest_ctx h = { .c = c };
+	return collector__harvest_exited(c, NULL);
+}
+
+int collector__harvest_exited(struct collector *c, struct sc_model *exited)
+{
+	struct harvest_ctx h = { .c = c, .out = exited };
 	int procs_fd = bpf_map__fd(c->skel->maps.procs);
 	int stats_fd = bpf_map__fd(c->skel->maps.stats);
 	int err;
@@ -338,6 +376,7 @@ int collector__harvest(struct collector *c)
 
 			bpf_map_delete_elem(procs_fd, &k);
 		}
+		c->procs_folded += h.exited->nprocs;
 	}
 	free(h.dead);
 	model_free(h.exited);
@@ -403,6 +442,64 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 		return err;
 	}
 	*out = m;
+	return 0;
+}
+
+static uint32_t map_count(int fd, size_t ksz)
+{
+	void *key = malloc(ksz), *next = malloc(ksz);
+	uint32_t n = 0;
+
+	if (!key || !next)
+		goto out;
+	while (!bpf_map_get_next_key(fd, n ? key : NULL, next)) {
+		memcpy(key, next, ksz);
+		n++;
+	}
+out:
+	free(key);
+	free(next);
+	return n;
+}
+
+/* Kernel memory charged to a map, from its fdinfo; 0 if unknown. */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	}
+	fclose(f);
+	return v;
+}
+
+int collector__info(struct collector *c, struct collector_info *out)
+{
+	const struct bpf_object_skeleton *s = c->skel->skeleton;
+	struct bpf_map *map;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < s->prog_cnt; i++) {
+		if (*s->progs[i].link)
+			out->progs_attached++;
+	}
+	out->stats_max = bpf_map__max_entries(c->skel->maps.stats);
+	out->procs_max = bpf_map__max_entries(c->skel->maps.procs);
+	out->stats_entries = map_count(bpf_map__fd(c->skel->maps.stats),
+				       sizeof(struct sc_stats_key));
+	out->procs_entries = map_count(bpf_map__fd(c->skel->maps.procs),
+				       sizeof(struct sc_proc_key));
+	bpf_object__for_each_map(map, c->skel->obj)
+		out->map_bytes += map_memlock(bpf_map__fd(map));
+	out->procs_folded = c->procs_folded;
 	return 0;
 }
 

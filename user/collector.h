@@ -14,12 +14,31 @@
 
 #include "model.h"
 
+/* What happens to the figures of a process once it has exited. */
+enum collector_fold {
+	COLLECTOR_FOLD_PROCS = 0, /* keep each exited process (default) */
+	COLLECTOR_FOLD_TOTAL,     /* merge them all into one aggregate process
+				   * (pid 0, start 0, empty comm): memory stays
+				   * bounded however many processes come and go
+				   */
+};
+
 struct collector_opts {
 	enum sc_filter_mode mode;
 	const char *cgroup_path; /* SC_FILTER_CGROUP: a cgroup v2 directory */
 	bool follow;             /* SC_FILTER_TGID: add children on fork */
 	uint32_t max_stats;      /* stats map entries, 0: default */
 	uint32_t max_procs;      /* procs map entries, 0: default */
+	enum collector_fold fold;
+};
+
+/* The collector's own state, for self-monitoring. */
+struct collector_info {
+	unsigned int progs_attached; /* BPF links held */
+	uint32_t stats_entries, stats_max; /* (process, syscall) cells */
+	uint32_t procs_entries, procs_max;
+	uint64_t map_bytes;    /* kernel memory of the maps (fdinfo memlock) */
+	uint64_t procs_folded; /* exited processes folded out of the maps */
 };
 
 struct collector;
@@ -33,8 +52,14 @@ int collector__add_target(struct collector *c, pid_t tgid);
 int collector__attach(struct collector *c);
 /* Move what exited processes left in the maps into userspace. */
 int collector__harvest(struct collector *c);
+/* Like collector__harvest; when exited is not NULL, also add to it each
+ * process folded now, with its final rows, comm and exit code.
+ */
+int collector__harvest_exited(struct collector *c, struct sc_model *exited);
 /* Everything seen so far (folded and live), finalized. Caller frees. */
 int collector__snapshot(struct collector *c, struct sc_model **out);
+/* Fill in the collector's own figures (walks map keys, not values). */
+int collector__info(struct collector *c, struct collector_info *out);
 /* Target processes still alive (SC_FILTER_TGID). */
 long collector__live_targets(const struct collector *c);
 /* Detach and free; safe on NULL. */
