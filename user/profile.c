@@ -17,6 +17,7 @@
 #include "log.h"
 #include "output.h"
 #include "report.h"
+#include "target.h"
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
 
@@ -26,27 +27,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* The process a pid or thread id belongs to, or -errno. */
-static int tgid_of(pid_t pid)
-{
-	char path[64], line[256];
-	int tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = atoi(line + 5);
-			break;
-		}
-	}
-	fclose(f);
-	return tgid > 0 ? tgid : -ESRCH;
 }
 
 /* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
@@ -98,34 +78,6 @@ static const char *mode_name(enum target_kind k)
 	default:
 		return "all";
 	}
-}
-
-/* Turn -p arguments into distinct live process ids. */
-static int resolve_pids(struct profile_opts *o)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < o->npids; i++) {
-		int tgid = tgid_of(o->pids[i]);
-		bool dup = false;
-
-		if (tgid < 0) {
-			pr_err("cannot profile pid %d: %s", o->pids[i],
-			       tgid == -ESRCH ? "no such process" :
-						strerror(-tgid));
-			return tgid;
-		}
-		if (tgid != o->pids[i])
-			pr_info("pid %d is a thread of process %d: profiling "
-				"the whole process",
-				o->pids[i], tgid);
-		for (size_t j = 0; j < n; j++)
-			dup |= o->pids[j] == tgid;
-		if (!dup)
-			o->pids[n++] = tgid;
-	}
-	o->npids = n;
-	return 0;
 }
 
 struct run {
@@ -240,19 +192,6 @@ static int write_report(struct run *r, struct output *out)
 	return err;
 }
 
-static enum sc_filter_mode filter_of(enum target_kind k)
-{
-	switch (k) {
-	case TARGET_CMD:
-	case TARGET_PIDS:
-		return SC_FILTER_TGID;
-	case TARGET_CGROUP:
-		return SC_FILTER_CGROUP;
-	default:
-		return SC_FILTER_ALL;
-	}
-}
-
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_opts o;
@@ -272,7 +211,7 @@ int cmd_profile(int argc, char **argv)
 	log_init(&lctx);
 	libbpf_set_print(log_libbpf);
 
-	if (o.kind == TARGET_PIDS && resolve_pids(&o))
+	if (o.kind == TARGET_PIDS && target_resolve_pids(o.pids, &o.npids))
 		goto out;
 	if (output_open(&out, o.output, o.kind == TARGET_CMD ? stderr : stdout))
 		goto out;
@@ -294,7 +233,7 @@ int cmd_profile(int argc, char **argv)
 		r.launched = true;
 	}
 
-	copts.mode = filter_of(o.kind);
+	copts.mode = target_filter(o.kind);
 	copts.cgroup_path = o.cgroup;
 	copts.follow = o.follow;
 	copts.max_stats = o.max_stats;
