@@ -101,6 +101,10 @@ void cli_usage_profile(FILE *f)
 "  -f, --follow          also profile children forked by the targets\n"
 "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
 "                        it, stop when the targets exit or on Ctrl-C/SIGTERM\n"
+"  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
+"                        that interval: a timestamp line, then the table with\n"
+"                        a calls/s column), and the last, shorter one at the\n"
+"                        end; tables only\n"
 "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
 "                        (default 16384); what does not fit is counted and\n"
 "                        reported as dropped\n"
@@ -115,7 +119,7 @@ void cli_usage_profile(FILE *f)
 "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
 "                        total-time, avg-time, calls, errors, name, min-time,\n"
 "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-"                        bytes\n"
+"                        bytes, rate (calls/s)\n"
 "  -P, --per-process     add one table per process (pid and comm)\n"
 "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
 "  -c, -w                accepted for strace habits; they change nothing:\n"
@@ -171,6 +175,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "sort", required_argument, NULL, 'S' },
@@ -206,7 +211,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	optind = 1;
 	opterr = 0;
 	/* '+': stop at the first non-option, the command to run */
-	while ((c = getopt_long(argc, argv, "+:p:afd:o:S:U:PHcwvqhV", long_opts,
+	while ((c = getopt_long(argc, argv, "+:p:afd:i:o:S:U:PHcwvqhV", long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -238,6 +243,13 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				return usage_err("invalid duration '%s': expected "
 						 "a number of seconds > 0", optarg);
 			break;
+		case 'i':
+			if (cli_parse_seconds(optarg, &o->interval_s) ||
+			    o->interval_s < 0.01)
+				return usage_err("invalid interval '%s': expected "
+						 "a number of seconds >= 0.01",
+						 optarg);
+			break;
 		case 'o':
 			if (!*optarg)
 				return usage_err("empty output file name");
@@ -264,6 +276,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 						 "'%.*s' in -U %s",
 						 (int)strcspn(bad, ","), bad,
 						 optarg);
+			o->cols_given = true;
 			break;
 		case 'P':
 			o->report.per_process = true;
@@ -319,6 +332,9 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--cgroup PATH or -a");
 	if (o->follow && (o->kind == TARGET_ALL || o->kind == TARGET_CGROUP))
 		return usage_err("-f applies to a command or -p targets only");
+	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
+		return usage_err("-i prints tables: it cannot be used with "
+				 "--format json or csv");
 	return 0;
 }
 
