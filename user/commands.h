@@ -6,5 +6,6 @@
 #define SCPROF_COMMANDS_H
 
 int cmd_profile(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
 
 #endif

@@ -16,6 +16,7 @@ struct cmd {
  */
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile },
+	{ "daemon", cmd_daemon },
 };
 
 int main(int argc, char **argv)
