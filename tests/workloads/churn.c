@@ -1,65 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Process churn, for checking that long-running collection stays bounded:
- *   churn N_PROCS N_GETPPID
- * forks N_PROCS short-lived children one after the other; each makes
- * N_GETPPID getppid calls, one openat that fails with ENOENT and one
- * one-byte read of /dev/zero, then exits. The parent waits for each.
+ * Many short-lived processes or threads, for the fold-and-forget paths:
+ *   churn procs N K MS   fork N children, one every MS milliseconds, each
+ *                         making K getppid calls and exiting
+ *   churn threads N K    start N threads (16 at a time), each making K
+ *                         getppid calls
+ * Calls go through syscall(2), so the getppid count is exactly N * K.
  */
-#include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
-static long arg(char **argv, int i)
+static long k_calls;
+
+static long arg(const char *s)
 {
 	char *end;
-	long v = strtol(argv[i], &end, 10);
+	long v = strtol(s, &end, 10);
 
 	if (*end || v < 0) {
-		fprintf(stderr, "churn: bad number '%s'\n", argv[i]);
+		fprintf(stderr, "churn: bad number '%s'\n", s);
 		exit(2);
 	}
 	return v;
 }
 
+static void calls(void)
+{
+	for (long i = 0; i < k_calls; i++)
+		syscall(SYS_getppid);
+}
+
+static void *thread_fn(void *unused)
+{
+	(void)unused;
+	calls();
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	long n_procs, n_getppid;
+	long n;
 
-	if (argc != 3) {
-		fprintf(stderr, "usage: churn N_PROCS N_GETPPID\n");
+	if (argc < 4) {
+		fprintf(stderr, "usage: churn procs N K MS | churn threads N K\n");
 		return 2;
 	}
-	n_procs = arg(argv, 1);
-	n_getppid = arg(argv, 2);
-	for (long p = 0; p < n_procs; p++) {
-		pid_t pid = fork();
-		int status;
+	n = arg(argv[2]);
+	k_calls = arg(argv[3]);
+	if (!strcmp(argv[1], "procs") && argc == 5) {
+		struct timespec gap = { 0, arg(argv[4]) * 1000000L };
 
-		if (pid < 0) {
-			perror("churn: fork");
-			return 1;
-		}
-		if (pid == 0) {
-			char c;
-			long fd;
+		for (long i = 0; i < n; i++) {
+			pid_t pid = fork();
 
-			for (long i = 0; i < n_getppid; i++)
-				syscall(SYS_getppid);
-			syscall(SYS_openat, AT_FDCWD, "/nonexistent/scprof-churn",
-				O_RDONLY);
-			fd = syscall(SYS_openat, AT_FDCWD, "/dev/zero", O_RDONLY);
-			if (fd >= 0)
-				syscall(SYS_read, fd, &c, 1);
-			syscall(SYS_exit_group, 0);
+			if (pid < 0)
+				return 1;
+			if (pid == 0) {
+				calls();
+				_exit(0);
+			}
+			waitpid(pid, NULL, 0);
+			nanosleep(&gap, NULL);
 		}
-		if (waitpid(pid, &status, 0) < 0) {
-			perror("churn: waitpid");
-			return 1;
-		}
+		return 0;
 	}
-	return 0;
+	if (!strcmp(argv[1], "threads")) {
+		pthread_t t[16];
+
+		for (long done = 0; done < n;) {
+			int batch = n - done < 16 ? (int)(n - done) : 16;
+
+			for (int i = 0; i < batch; i++)
+				if (pthread_create(&t[i], NULL, thread_fn, NULL))
+					return 1;
+			for (int i = 0; i < batch; i++)
+				pthread_join(t[i], NULL);
+			done += batch;
+		}
+		return 0;
+	}
+	fprintf(stderr, "churn: unknown mode '%s'\n", argv[1]);
+	return 2;
 }
