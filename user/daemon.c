@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -578,6 +579,7 @@ static int render_metrics(struct daemon *d, char **buf, size_t *len)
 	}
 out:
 	model_free(m);
+	malloc_trim(0);
 	return err;
 }
 
@@ -679,6 +681,10 @@ static int fold_exited(struct daemon *d)
 	if (!err && d->comms)
 		err = comm_series__fold(d->comms, exited);
 	model_free(exited);
+	/* Models are transient: give their memory back, so the daemon's
+	 * footprint is its steady state, not its largest fold.
+	 */
+	malloc_trim(0);
 	if (!err && d->o->kind == TARGET_PIDS && !d->targets_gone &&
 	    collector__live_targets(d->col) <= 0) {
 		d->targets_gone = true;
