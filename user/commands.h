@@ -7,5 +7,6 @@
 
 int cmd_profile(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

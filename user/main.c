@@ -17,6 +17,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile },
 	{ "daemon", cmd_daemon },
+	{ "top", cmd_top },
 };
 
 int main(int argc, char **argv)
