@@ -92,7 +92,7 @@ static void usage(FILE *f)
 "                        (default 10, 0 for none); other names are summed\n"
 "                        into comm=\"(other processes)\"\n"
 "      --fold-interval SECS  how often exited processes are folded out of\n"
-"                        the BPF maps (default 2)\n"
+"                        the BPF maps (default 5)\n"
 "      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
 "      --max-entries N   stats map size (default 16384)\n"
 "      --max-procs N     process map size (default 8192)\n"
@@ -211,7 +211,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->listen = DAEMON_DEFAULT_LISTEN;
 	o->comm_series = 10;
-	o->fold_s = 2;
+	o->fold_s = 5;
 	o->http_timeout_s = 10;
 	o->verbosity = LOG_WARN;
 	optind = 1;
