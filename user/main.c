@@ -16,6 +16,8 @@ struct cmd {
  */
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile },
+	{ "calibrate", cmd_calibrate },
+	{ "verdict", cmd_verdict },
 };
 
 int main(int argc, char **argv)
