@@ -262,6 +262,25 @@ static void print_conclusions(FILE *f, const struct calibration *c)
 	}
 }
 
+void calib_progress_show(void *ctx, size_t i, size_t n, const char *what)
+{
+	struct calib_progress *p = ctx;
+
+	if (!p->on)
+		return;
+	fprintf(stderr, "\r\033[K%s: calibrating [%zu/%zu] %s", p->prefix,
+		i + 1, n, what);
+	fflush(stderr);
+	p->shown = true;
+}
+
+void calib_progress_end(struct calib_progress *p)
+{
+	if (p->shown)
+		fputs("\r\033[K", stderr);
+	p->shown = false;
+}
+
 int calib_write_table(FILE *f, const struct calibration *c)
 {
 	print_machine(f, c);

@@ -24,6 +24,19 @@ struct cal_compare {
 void calib_compare(const struct calibration *c,
 		   const struct cal_loop_result *r, struct cal_compare *out);
 
+/* The progress line of a calibration: on a terminal only, on stderr,
+ * rewritten in place; pass calib_progress_show as calibrate_opts.progress.
+ */
+struct calib_progress {
+	const char *prefix; /* "scprof calibrate" */
+	bool on;
+	bool shown;
+};
+
+void calib_progress_show(void *ctx, size_t i, size_t n, const char *what);
+/* Erase the line, if one is shown. */
+void calib_progress_end(struct calib_progress *p);
+
 int calib_write_table(FILE *f, const struct calibration *c);
 int calib_write_json(FILE *f, const struct calibration *c);
 

@@ -111,15 +111,14 @@ static int parse_loops(const char *s, bool **want)
 		if (!len)
 			return usage_err("empty loop name in --loops '%s'", s);
 		if (len >= sizeof(name))
-			return usage_err("unknown loop '%.*s' (see scprof "
-					 "calibrate --list)",
+			return usage_err("unknown loop '%.*s': --list names "
+					 "them",
 					 (int)len, p);
 		memcpy(name, p, len);
 		name[len] = '\0';
 		idx = calibrate_find_loop(name);
 		if (idx < 0)
-			return usage_err("unknown loop '%s' (see scprof "
-					 "calibrate --list)",
+			return usage_err("unknown loop '%s': --list names them",
 					 name);
 		if ((*want)[idx])
 			return usage_err("loop '%s' is named twice", name);
@@ -234,35 +233,11 @@ static void list_loops(void)
 		       calibrate_loop_desc(i));
 }
 
-/* The progress line: on a terminal only, rewritten in place. */
-struct progress {
-	bool on;
-	bool shown;
-};
-
-static void show_progress(void *ctx, size_t i, size_t n, const char *what)
-{
-	struct progress *p = ctx;
-
-	if (!p->on)
-		return;
-	fprintf(stderr, "\r\033[Kscprof calibrate: [%zu/%zu] %s", i + 1, n, what);
-	fflush(stderr);
-	p->shown = true;
-}
-
-static void end_progress(struct progress *p)
-{
-	if (p->shown)
-		fputs("\r\033[K", stderr);
-	p->shown = false;
-}
-
 int cmd_calibrate(int argc, char **argv)
 {
 	struct calibrate_cli o;
 	struct log_ctx lctx = { .prog = "scprof calibrate" };
-	struct progress prog = {};
+	struct calib_progress prog = { .prefix = "scprof calibrate" };
 	struct calibrate_opts co = {};
 	struct calibration *cal = NULL;
 	struct output out = {};
@@ -288,10 +263,10 @@ int cmd_calibrate(int argc, char **argv)
 	co.quick = o.quick;
 	co.want = o.want;
 	co.probe = o.probe;
-	co.progress = show_progress;
+	co.progress = calib_progress_show;
 	co.progress_ctx = &prog;
 	err = calibrate__run(&co, &cal);
-	end_progress(&prog);
+	calib_progress_end(&prog);
 	if (err)
 		goto out;
 
@@ -307,7 +282,7 @@ int cmd_calibrate(int argc, char **argv)
 		pr_info("saved as %s for scprof verdict", o.cache);
 	ret = EXIT_OK;
 out:
-	end_progress(&prog);
+	calib_progress_end(&prog);
 	output_abort(&out);
 	calibration__free(cal);
 	free(o.want);

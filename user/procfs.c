@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <dirent.h>
 
 #include "procfs.h"
 
@@ -144,4 +145,103 @@ long procfs_ticks_per_s(void)
 	long t = sysconf(_SC_CLK_TCK);
 
 	return t > 0 ? t : 100;
+}
+
+int procfs_parse_schedstat(const char *text, uint64_t *run_ns,
+			   uint64_t *wait_ns)
+{
+	const char *p = text;
+
+	if (next_u64(&p, run_ns) || next_u64(&p, wait_ns))
+		return -EINVAL;
+	return 0;
+}
+
+int procfs_task_waits(pid_t pid, struct task_wait **out, size_t *n)
+{
+	char path[64];
+	struct task_wait *arr = NULL;
+	size_t cap = 0, cnt = 0;
+	struct dirent *e;
+	int err = 0;
+	DIR *d;
+
+	*out = NULL;
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((e = readdir(d))) {
+		char file[96], buf[128];
+		uint64_t run, wait;
+		ssize_t len;
+		long tid;
+		char *end;
+		int fd;
+
+		tid = strtol(e->d_name, &end, 10);
+		if (*end || tid <= 0)
+			continue;
+		snprintf(file, sizeof(file), "/proc/%d/task/%ld/schedstat",
+			 (int)pid, tid);
+		fd = open(file, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			if (errno == ENOENT && access("/proc/self/schedstat",
+						      F_OK)) {
+				err = -ENOENT; /* no schedstat in this kernel */
+				break;
+			}
+			continue; /* the thread is gone */
+		}
+		len = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		if (procfs_parse_schedstat(buf, &run, &wait))
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct task_wait *tmp = realloc(arr, ncap * sizeof(*tmp));
+
+			if (!tmp) {
+				err = -ENOMEM;
+				break;
+			}
+			arr = tmp;
+			cap = ncap;
+		}
+		arr[cnt].tid = (pid_t)tid;
+		arr[cnt].wait_ns = wait;
+		cnt++;
+	}
+	closedir(d);
+	if (err) {
+		free(arr);
+		return err;
+	}
+	*out = arr;
+	*n = cnt;
+	return 0;
+}
+
+uint64_t procfs_waits_delta(const struct task_wait *a, size_t na,
+			    const struct task_wait *b, size_t nb)
+{
+	uint64_t sum = 0;
+
+	for (size_t i = 0; i < nb; i++) {
+		uint64_t before = 0;
+
+		for (size_t j = 0; j < na; j++) {
+			if (a[j].tid == b[i].tid) {
+				before = a[j].wait_ns;
+				break;
+			}
+		}
+		if (b[i].wait_ns > before)
+			sum += b[i].wait_ns - before;
+	}
+	return sum;
 }
