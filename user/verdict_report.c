@@ -281,7 +281,10 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add(root, "probe_corrected",
 			    json_object_new_boolean(v->corrected));
 	err = err ?: jw_add_num(root, "probe_s", v->probe_s, 6);
-	err = err ?: jw_add(root, "calibration", calib_obj(m));
+	if (m->cal)
+		err = err ?: jw_add(root, "calibration", calib_obj(m));
+	else
+		err = err ?: jw_add_null(root, "calibration");
 	if (!err) {
 		arr = json_object_new_array();
 		err = jw_add(root, "findings", arr);
