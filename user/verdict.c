@@ -343,7 +343,11 @@ static int rule_high_rate(struct verdict *v, size_t *cap,
 		if (r->in_churn || verdict_is_read(r->name) ||
 		    verdict_is_write(r->name) || verdict_is_open(r->name) ||
 		    !strcmp(r->name, "close") ||
-		    verdict_is_wait(r->name) || r->calls < VERDICT_MIN_CALLS ||
+		    verdict_is_wait(r->name) || r->calls < VERDICT_MIN_CALLS)
+			continue;
+		/* Cheap by nature, or measured within a few floors. */
+		if (!is_id_call(r->name) && !is_clock_call(r->name) &&
+		    strcmp(r->name, "sched_yield") &&
 		    r->round_trip_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
 			continue;
 		cost = crossing_cpu(v, (double)r->calls);
@@ -456,7 +460,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	struct churn ch = {};
 	struct verdict *v;
 	size_t cap = 0;
-	double sleep_s;
+	double sleep_s, stime;
 	int err;
 
 	*out = NULL;
@@ -498,22 +502,24 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	if (v->cpu_s < 0)
 		v->cpu_s = 0;
 	v->cpus = in->wall_s > 0 ? v->cpu_s / in->wall_s : 0;
-	v->active_s = v->cpu_s + in->runq_s;
-	if (v->active_s > v->thread_s)
-		v->active_s = v->thread_s;
-	sleep_s = v->thread_s - v->active_s;
+	v->runq_s = in->runq_s;
+	sleep_s = v->thread_s - v->cpu_s - v->runq_s;
+	if (sleep_s < 0)
+		sleep_s = 0;
 	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
 	v->blocked_share = v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
 	v->syscall_share = v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
-	v->active_syscall_share =
-		v->active_s > 0 ?
-			clamp01((v->syscall_s - v->blocked_s) / v->active_s) :
-			0;
+	stime = in->stime_s - v->probe_s;
+	if (stime < 0)
+		stime = 0;
+	v->syscall_cpu_s = stime < v->syscall_s ? stime : v->syscall_s;
+	v->cpu_syscall_share =
+		v->cpu_s > 0 ? clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
 	v->crossing_s = (double)v->calls * in->floor_ns / 1e9;
 	v->crossing_share = crossing_cpu(v, (double)v->calls);
-	v->syscall_bound = v->active_s >= VERDICT_MIN_ACTIVE * in->wall_s &&
-			   v->active_s > 0 &&
-			   v->active_syscall_share >= VERDICT_BOUND_SHARE;
+	v->syscall_bound = v->cpu_s > 0 &&
+			   v->cpu_s >= VERDICT_MIN_CPUS * in->wall_s &&
+			   v->cpu_syscall_share >= VERDICT_BOUND_SHARE;
 	for (size_t i = 0; i < v->nrows; i++)
 		v->rows[i].share = v->thread_s > 0 ?
 					   clamp01(v->rows[i].time_s / v->thread_s) :

@@ -12,13 +12,15 @@
  *  - syscall_s is the sum of round trips; syscall_share = syscall_s /
  *    thread_s, where thread_s is the threads' wall time (threads counted
  *    over the run) less the probe's cost (calls x probe_overhead_ns);
- *  - CPU time is utime + stime less the probe's cost; active time is CPU
- *    time plus run-queue waits; the rest of thread_s is spent sleeping,
- *    which happens inside syscalls: blocked_s = min(syscall_s, sleep);
+ *  - CPU time is utime + stime less the probe's cost; the part spent in
+ *    syscalls is min(syscall_s, system time less the probe's cost);
+ *  - what is left of thread_s after CPU time and run-queue waits is
+ *    spent asleep, which happens inside syscalls: blocked_s =
+ *    min(syscall_s, that);
  *  - syscall_bound: the process keeps at least a tenth of a CPU busy
- *    (active >= 0.1 x wall) and at least half of its active time is
- *    spent inside syscalls not blocked ((syscall_s - blocked_s) >=
- *    0.5 x active).
+ *    (cpu_s >= 0.1 x wall) and at least half of its CPU time is spent
+ *    inside syscalls. Waiting, for an event or for a CPU, is not syscall
+ *    overhead and does not count.
  */
 #ifndef SCPROF_VERDICT_H
 #define SCPROF_VERDICT_H
@@ -31,13 +33,14 @@
 #include "names.h"
 
 /* Thresholds of the rules. */
-#define VERDICT_BOUND_SHARE 0.5     /* of active time, inside syscalls */
-#define VERDICT_MIN_ACTIVE 0.1      /* CPUs the process keeps busy */
+#define VERDICT_BOUND_SHARE 0.5     /* of CPU time, inside syscalls */
+#define VERDICT_MIN_CPUS 0.1        /* CPUs the process keeps busy */
 #define VERDICT_VISIBLE_SHARE 0.05  /* of CPU time: a cost worth naming */
 #define VERDICT_SMALL_IO_BYTES 4096 /* average below this: small I/O */
 #define VERDICT_BUFFER_BYTES 65536  /* what buffering would move per call */
 #define VERDICT_MIN_CALLS 1000      /* fewer calls are never small-io/high-rate */
 #define VERDICT_CHEAP_FLOORS 4.0    /* round trip within 4 floors: cheap */
+/* (ids, clocks and sched_yield are cheap by nature, whatever measured) */
 #define VERDICT_MIN_OPENS 100
 #define VERDICT_IO_PER_OPEN 4.0     /* at most this many I/O calls per open */
 #define VERDICT_PER_OPEN_SLACK 0.1  /* one call per open, within 10% */
@@ -100,10 +103,11 @@ struct verdict {
 	double cpu_s;         /* utime + stime, corrected */
 	double user_s, system_s; /* as /proc says, not corrected */
 	double cpus;          /* cpu_s / wall_s */
-	double active_s;      /* cpu_s + run-queue waits */
+	double runq_s;        /* run-queue waits, summed over threads */
 	double blocked_s;
 	double blocked_share;  /* of thread time */
-	double active_syscall_share; /* (syscall_s - blocked_s) / active_s */
+	double syscall_cpu_s; /* CPU time inside syscalls, corrected */
+	double cpu_syscall_share; /* syscall_cpu_s / cpu_s */
 	double crossing_s;     /* calls x floor */
 	double crossing_share; /* of CPU time, in [0, 1] */
 	double probe_s;        /* calls x probe_overhead_ns, taken off */

@@ -12,24 +12,21 @@ void verdict_answer(const struct verdict *v, char *buf, size_t len)
 {
 	if (v->syscall_bound)
 		snprintf(buf, len,
-			 "YES: %.0f%% of the time its threads were running or "
-			 "waiting for a CPU went into syscalls.",
-			 100 * v->active_syscall_share);
-	else if (v->active_s < VERDICT_MIN_ACTIVE * v->wall_s &&
-		 v->blocked_share >= 0.5)
+			 "YES: %.0f%% of its CPU time goes into syscalls.",
+			 100 * v->cpu_syscall_share);
+	else if (v->cpus < VERDICT_MIN_CPUS && v->blocked_share >= 0.5)
 		snprintf(buf, len,
 			 "NO: it barely runs (%.2f CPUs); its threads spend "
 			 "%.0f%% of their time waiting inside syscalls, and "
 			 "waiting is not syscall overhead.",
 			 v->cpus, 100 * v->blocked_share);
-	else if (v->active_s < VERDICT_MIN_ACTIVE * v->wall_s)
+	else if (v->cpus < VERDICT_MIN_CPUS)
 		snprintf(buf, len, "NO: it barely runs (%.2f CPUs).", v->cpus);
 	else
 		snprintf(buf, len,
-			 "NO: only %.0f%% of the time its threads were running "
-			 "or waiting for a CPU went into syscalls; the rest is "
-			 "its own code.",
-			 100 * v->active_syscall_share);
+			 "NO: only %.0f%% of its CPU time goes into syscalls; "
+			 "the rest is its own code.",
+			 100 * v->cpu_syscall_share);
 }
 
 /* 12345678 -> "12,345,678" */
@@ -75,12 +72,15 @@ static void print_figures(FILE *f, const struct verdict *v,
 	fprintf(f, "  %-15s %.0f%% of its threads' wall time was inside "
 		   "syscalls (%.0f%% of it blocked)\n",
 		"syscall_share", 100 * v->syscall_share, 100 * v->blocked_share);
-	fprintf(f, "  %-15s %s (rule: >= 50%% of its running time inside "
-		   "syscalls, not blocked,\n  %-15s and >= 0.1 CPU busy)\n",
-		"syscall_bound", v->syscall_bound ? "yes" : "no", "");
+	fprintf(f, "  %-15s %s: %.0f%% of its CPU time was inside syscalls "
+		   "(rule: >= 50%%, with\n  %-15s >= 0.1 CPU busy)\n",
+		"syscall_bound", v->syscall_bound ? "yes" : "no",
+		100 * v->cpu_syscall_share, "");
 	fprintf(f, "  %-15s %.2f s, %.2f CPUs (/proc: %.2f s user, %.2f s "
-		   "system, scprof's share taken off)\n",
-		"CPU time", v->cpu_s, v->cpus, v->user_s, v->system_s);
+		   "system, scprof's share taken off);\n"
+		   "  %-15s %.2f s waiting for a CPU\n",
+		"CPU time", v->cpu_s, v->cpus, v->user_s, v->system_s, "",
+		v->runq_s);
 	fprintf(f, "  %-15s %s calls, %s per second\n", "syscalls",
 		grouped(v->calls, a, sizeof(a)),
 		grouped((uint64_t)(v->calls_per_s + 0.5), b, sizeof(b)));
@@ -264,15 +264,16 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add(root, "syscall_bound",
 			    json_object_new_boolean(v->syscall_bound));
 	err = err ?: jw_add_str(root, "answer", ans);
-	err = err ?: jw_add_num(root, "active_syscall_share",
-				v->active_syscall_share, 4);
+	err = err ?: jw_add_num(root, "cpu_syscall_share",
+				v->cpu_syscall_share, 4);
 	err = err ?: jw_add_num(root, "blocked_share", v->blocked_share, 4);
 	err = err ?: jw_add_num(root, "thread_s", v->thread_s, 6);
 	err = err ?: jw_add_num(root, "syscall_s", v->syscall_s, 6);
 	err = err ?: jw_add_num(root, "cpu_s", v->cpu_s, 6);
 	err = err ?: jw_add_num(root, "user_s", v->user_s, 3);
 	err = err ?: jw_add_num(root, "system_s", v->system_s, 3);
-	err = err ?: jw_add_num(root, "active_s", v->active_s, 6);
+	err = err ?: jw_add_num(root, "syscall_cpu_s", v->syscall_cpu_s, 6);
+	err = err ?: jw_add_num(root, "runq_s", v->runq_s, 6);
 	err = err ?: jw_add_u64(root, "calls", v->calls);
 	err = err ?: jw_add_num(root, "calls_per_s", v->calls_per_s, 1);
 	err = err ?: jw_add_num(root, "floor_ns", v->floor_ns, 2);

@@ -353,6 +353,26 @@ static void test_runqueue_is_not_blocking(void **state)
 	verdict_free(v);
 }
 
+/*
+ * Woken every 2 ms, then kept waiting for a CPU on a busy machine: the
+ * waits happen inside clock_nanosleep, yet it is not syscall-bound.
+ */
+static void test_sleeper_on_a_busy_machine(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.002, 0.02);
+	p.in.runq_s = 1.2;
+	add(&p, "clock_nanosleep", 800, 2500000, 0, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_true(v->blocked_share > 0.2);
+	assert_non_null(find(v, VERDICT_BLOCKING, "clock_nanosleep"));
+	verdict_free(v);
+}
+
 /* All its time in syscalls, but hardly running: not syscall-bound. */
 static void test_idle_is_not_bound(void **state)
 {
@@ -475,6 +495,7 @@ int main(void)
 		cmocka_unit_test(test_sleeper),
 		cmocka_unit_test(test_blocking_on_reads),
 		cmocka_unit_test(test_runqueue_is_not_blocking),
+		cmocka_unit_test(test_sleeper_on_a_busy_machine),
 		cmocka_unit_test(test_idle_is_not_bound),
 		cmocka_unit_test(test_uncorrected),
 		cmocka_unit_test(test_round_trip_at_least_floor),
