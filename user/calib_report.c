@@ -164,7 +164,9 @@ static void print_loops(FILE *f, const struct calibration *c)
 				 100 * (r->max_ns - r->min_ns) / r->median_ns);
 		else
 			snprintf(sp, sizeof(sp), "-");
-		if (r->bytes_per_call)
+		if (r->bytes_per_call && cal_ns_per_byte(r) >= 100)
+			snprintf(nb, sizeof(nb), "%.0f", cal_ns_per_byte(r));
+		else if (r->bytes_per_call)
 			snprintf(nb, sizeof(nb), "%.3g", cal_ns_per_byte(r));
 		else
 			snprintf(nb, sizeof(nb), "-");
@@ -216,11 +218,16 @@ static void print_conclusions(FILE *f, const struct calibration *c)
 	char r[32];
 
 	fputs("\nWhat this means here:\n", f);
-	if (fl)
+	if (fl && fl->ns_per_call < 1000)
 		fprintf(f,
 			"  - One kernel crossing costs %.0f ns: a million "
 			"syscalls a second take %.0f%% of a CPU.\n",
 			fl->ns_per_call, fl->ns_per_call / 10);
+	else if (fl)
+		fprintf(f,
+			"  - One kernel crossing costs %.0f ns: a million "
+			"syscalls a second would need %.2f CPUs.\n",
+			fl->ns_per_call, fl->ns_per_call / 1000);
 	if (fl && vd) {
 		fmt_ratio(r, sizeof(r), fl->ns_per_call / vd->ns_per_call);
 		fprintf(f,

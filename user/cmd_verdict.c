@@ -239,9 +239,9 @@ static int get_calibration(const struct verdict_cli *o,
 	}
 	if (err == -EINVAL)
 		pr_warn("ignoring %s: not a calibration", o->cache);
-	if (o->verbosity >= LOG_WARN && !isatty(STDERR_FILENO))
-		pr_info("no saved calibration for this boot: running the quick "
-			"one first");
+	if (!isatty(STDERR_FILENO))
+		pr_warn("no saved calibration for this boot: running the quick "
+			"one first (about 15 s)");
 	prog.on = o->verbosity >= LOG_WARN && isatty(STDERR_FILENO);
 	err = calibrate__run(&co, cal);
 	calib_progress_end(&prog);

@@ -70,7 +70,7 @@ static void print_figures(FILE *f, const struct verdict *v,
 	long long age = m->now - (cal ? cal->created : m->now);
 
 	fprintf(f, "  %-15s %.0f%% of its threads' wall time was inside "
-		   "syscalls (%.0f%% of it blocked)\n",
+		   "syscalls (%.0f%% asleep in them)\n",
 		"syscall_share", 100 * v->syscall_share, 100 * v->blocked_share);
 	fprintf(f, "  %-15s %s: %.0f%% of its CPU time was inside syscalls "
 		   "(rule: >= 50%%, with\n  %-15s >= 0.1 CPU busy)\n",
