@@ -187,10 +187,11 @@ static void print_probe(FILE *f, const struct calibration *c)
 	}
 	fprintf(f,
 		"\nProbe effect: the floor call takes %.1f ns bare and %.1f ns "
-		"with scprof attached\n(median of %u alternating pairs): "
-		"scprof adds %.0f ns to each syscall of a profiled process\n"
-		"(probe_overhead_ns), %.0f ns of it inside the latencies it "
-		"reports. scprof verdict\ntakes both off its figures.\n",
+		"with scprof attached\n(medians of %u runs each). Paired run "
+		"by run, scprof adds %.0f ns to each syscall\nof a process it "
+		"profiles (probe_overhead_ns, the median difference), %.0f ns "
+		"of it\ninside the latencies it reports. scprof verdict takes "
+		"both off its figures.\n",
 		p->bare_ns, p->probed_ns, p->pairs, p->overhead_ns,
 		p->in_latency_ns);
 }

@@ -10,10 +10,18 @@
 
 void verdict_answer(const struct verdict *v, char *buf, size_t len)
 {
-	if (v->syscall_bound)
+	if (v->syscall_bound &&
+	    v->crossing_share >= 0.5 * v->cpu_syscall_share)
 		snprintf(buf, len,
-			 "YES: %.0f%% of its CPU time goes into syscalls.",
-			 100 * v->cpu_syscall_share);
+			 "YES: %.0f%% of its CPU time goes into syscalls, %.0f%% "
+			 "into the crossings alone: fewer calls would help.",
+			 100 * v->cpu_syscall_share, 100 * v->crossing_share);
+	else if (v->syscall_bound)
+		snprintf(buf, len,
+			 "YES: %.0f%% of its CPU time goes into syscalls, but "
+			 "only %.0f%% into the crossings: the time is the work "
+			 "the calls do.",
+			 100 * v->cpu_syscall_share, 100 * v->crossing_share);
 	else if (v->cpus < VERDICT_MIN_CPUS && v->blocked_share >= 0.5)
 		snprintf(buf, len,
 			 "NO: it barely runs (%.2f CPUs); its threads spend "

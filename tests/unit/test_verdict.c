@@ -478,6 +478,45 @@ static void test_report(void **state)
 	verdict_free(v);
 }
 
+/* The one-line answer says whether the crossings or the work dominate. */
+static void test_answer(void **state)
+{
+	char ans[256];
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 4000000, REPORTED + 100, 4000000, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "YES"));
+	assert_non_null(strstr(ans, "fewer calls would help"));
+	verdict_free(v);
+
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 200000, 4000, 200000ULL * 65536, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "YES"));
+	assert_non_null(strstr(ans, "the work the calls do"));
+	verdict_free(v);
+
+	proc_init(&p, 2, 2, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "NO: only 0%"));
+	verdict_free(v);
+
+	proc_init(&p, 2, 0.002, 0.02);
+	add(&p, "clock_nanosleep", 950, 2100000, 0, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "NO: it barely runs"));
+	assert_non_null(strstr(ans, "waiting"));
+	verdict_free(v);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_round_trip_at_least_floor),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_answer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
