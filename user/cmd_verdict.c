@@ -330,11 +330,9 @@ static bool is_stop_signal(int sig)
 }
 
 /* Profile until the time is up, the process ends, or a stop signal. */
-static int profile(const struct verdict_cli *o, struct sampler *s,
-		   struct sc_model **model)
+static int profile(const struct verdict_cli *o, struct collector *c,
+		   struct sampler *s, struct sc_model **model)
 {
-	struct collector_opts co = { .mode = SC_FILTER_TGID };
-	struct collector *c = NULL;
 	uint64_t deadline, next_harvest;
 	sigset_t mask;
 	int err;
@@ -344,17 +342,14 @@ static int profile(const struct verdict_cli *o, struct sampler *s,
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
-	err = collector__open(&c, &co);
-	if (err)
-		return err;
 	err = collector__add_target(c, s->pid);
 	if (err) {
 		pr_err("cannot profile pid %d: %s", (int)s->pid, strerror(-err));
-		goto out;
+		return err;
 	}
 	err = collector__attach(c);
 	if (err)
-		goto out;
+		return err;
 	err = sampler_start(s, s->pid);
 	if (err) {
 		s->gone = true;
@@ -386,7 +381,7 @@ static int profile(const struct verdict_cli *o, struct sampler *s,
 			err = collector__harvest(c);
 			if (err) {
 				pr_err("collection failed: %s", strerror(-err));
-				goto out;
+				return err;
 			}
 			next_harvest += HARVEST_NS;
 		}
@@ -396,8 +391,8 @@ snapshot:
 	err = collector__snapshot(c, model);
 	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
-out:
-	collector__destroy(c);
+	/* Detach before judging: the report is not the target's cost. */
+	collector__detach(c);
 	return err;
 }
 
@@ -476,6 +471,8 @@ int cmd_verdict(int argc, char **argv)
 {
 	struct verdict_cli o;
 	struct log_ctx lctx = { .prog = "scprof verdict" };
+	struct collector_opts copts = { .mode = SC_FILTER_TGID };
+	struct collector *col = NULL;
 	struct calibration *cal = NULL;
 	struct sc_model *m = NULL;
 	struct output out = {};
@@ -506,10 +503,15 @@ int cmd_verdict(int argc, char **argv)
 		pr_err("cannot judge pid %d: that is scprof itself", tgid);
 		return EXIT_FAIL;
 	}
+	/* Privileges and kernel support first: the calibration takes a while. */
+	if (collector__open(&col, &copts))
+		goto out;
 	if (get_calibration(&o, &cal, &saved))
 		goto out;
 	/* The calibration took a while: is the process still there? */
 	err = procfs_read_stat(tgid, &st);
+	if (!err && (st.state == 'Z' || st.state == 'X'))
+		err = -ESRCH;
 	if (err) {
 		pr_err("cannot judge pid %d: %s", tgid,
 		       err == -ESRCH ? "no such process (it exited)" :
@@ -526,8 +528,10 @@ int cmd_verdict(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
 	blocked = true;
 	s.pid = tgid;
-	if (profile(&o, &s, &m))
+	if (profile(&o, col, &s, &m))
 		goto out;
+	collector__destroy(col);
+	col = NULL;
 	if (s.t_last == s.t_first) {
 		pr_err("cannot judge pid %d: it exited before it could be "
 		       "profiled",
@@ -543,6 +547,7 @@ int cmd_verdict(int argc, char **argv)
 out:
 	if (blocked)
 		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	collector__destroy(col);
 	output_abort(&out);
 	model_free(m);
 	calibration__free(cal);
