@@ -467,6 +467,20 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 	return err;
 }
 
+/* Is the process there, and not a zombie? 0, or -errno after one line. */
+static int check_alive(pid_t pid, struct proc_stat *st)
+{
+	int err = procfs_read_stat(pid, st);
+
+	if (!err && (st->state == 'Z' || st->state == 'X'))
+		err = -ESRCH;
+	if (err)
+		pr_err("cannot judge pid %d: %s", (int)pid,
+		       err == -ESRCH ? "no such process (or it has exited)" :
+				       strerror(-err));
+	return err;
+}
+
 int cmd_verdict(int argc, char **argv)
 {
 	struct verdict_cli o;
@@ -503,21 +517,16 @@ int cmd_verdict(int argc, char **argv)
 		pr_err("cannot judge pid %d: that is scprof itself", tgid);
 		return EXIT_FAIL;
 	}
+	if (check_alive(tgid, &st))
+		return EXIT_FAIL;
 	/* Privileges and kernel support first: the calibration takes a while. */
 	if (collector__open(&col, &copts))
 		goto out;
 	if (get_calibration(&o, &cal, &saved))
 		goto out;
 	/* The calibration took a while: is the process still there? */
-	err = procfs_read_stat(tgid, &st);
-	if (!err && (st.state == 'Z' || st.state == 'X'))
-		err = -ESRCH;
-	if (err) {
-		pr_err("cannot judge pid %d: %s", tgid,
-		       err == -ESRCH ? "no such process (it exited)" :
-				       strerror(-err));
+	if (check_alive(tgid, &st))
 		goto out;
-	}
 	if (output_open(&out, o.output, stdout))
 		goto out;
 
