@@ -8,14 +8,13 @@ run, never an absolute time.
 import json
 import os
 import platform
-import subprocess
 import tempfile
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCPROF = os.environ.get("SCPROF", os.path.join(ROOT, "scprof"))
-TIMEOUT = 120
+from conftest import TIMEOUT, run_scprof, stderr_lines
+
+LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
 
 LOOPS = [
     "syscall-getppid", "libc-getpid", "vdso-clock_gettime",
@@ -34,24 +33,13 @@ BYTES = {
 }
 
 
-def _run(args, **kw):
-    kw.setdefault("stdout", subprocess.PIPE)
-    kw.setdefault("stderr", subprocess.PIPE)
-    kw.setdefault("timeout", TIMEOUT)
-    return subprocess.run([SCPROF] + list(args), **kw)
-
-
-def _err_lines(proc):
-    return proc.stderr.decode(errors="replace").splitlines()
-
-
 @pytest.fixture(scope="module")
 def quick(tmp_path_factory):
     """One quick calibration, in JSON, saved to a private cache file."""
     d = tmp_path_factory.mktemp("calibrate")
     cache, out = str(d / "cal.json"), str(d / "out.json")
-    proc = _run(["calibrate", "--quick", "--format", "json", "-o", out,
-                 "--cache", cache])
+    proc = run_scprof(["calibrate", "--quick", "--format", "json", "-o", out,
+                       "--cache", cache], timeout=LONG)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     with open(out) as f:
         report = json.load(f)
@@ -148,8 +136,9 @@ def test_table_and_subset():
     """A subset of loops, as a table; nothing saved without the probe."""
     with tempfile.TemporaryDirectory(prefix="scprof-cal-") as d:
         cache = os.path.join(d, "cal.json")
-        proc = _run(["calibrate", "--quick", "--no-probe", "--cache", cache,
-                     "--loops", "vdso-clock_gettime,syscall-getppid"])
+        proc = run_scprof(["calibrate", "--quick", "--no-probe", "--cache",
+                           cache, "--loops",
+                           "vdso-clock_gettime,syscall-getppid"])
         assert proc.returncode == 0, proc.stderr
         out = proc.stdout.decode()
         assert not os.path.exists(cache)
@@ -165,14 +154,14 @@ def test_table_and_subset():
 
 
 def test_list():
-    proc = _run(["calibrate", "--list"])
+    proc = run_scprof(["calibrate", "--list"])
     assert proc.returncode == 0
     names = [l.split()[0] for l in proc.stdout.decode().splitlines()]
     assert names == LOOPS
 
 
 def test_help():
-    proc = _run(["calibrate", "--help"])
+    proc = run_scprof(["calibrate", "--help"])
     assert proc.returncode == 0
     text = proc.stdout.decode()
     assert text.startswith("Usage: scprof calibrate")
@@ -195,19 +184,19 @@ def test_help():
 def test_bad_input(args, needle):
     with tempfile.TemporaryDirectory(prefix="scprof-cal-") as d:
         cache = os.path.join(d, "cal.json")
-        proc = _run(["calibrate", "--cache", cache] + args, timeout=10)
+        proc = run_scprof(["calibrate", "--cache", cache] + args, timeout=10)
         assert not os.path.exists(cache)
     assert proc.returncode == 2
     assert proc.stdout == b""
-    lines = _err_lines(proc)
+    lines = stderr_lines(proc)
     assert len(lines) == 1, lines
     assert needle in lines[0]
 
 
 def test_unwritable_output():
-    proc = _run(["calibrate", "--quick", "--no-probe", "--no-save",
-                 "--loops", "vdso-clock_gettime",
-                 "-o", "/nonexistent/dir/report"], timeout=30)
+    proc = run_scprof(["calibrate", "--quick", "--no-probe", "--no-save",
+                       "--loops", "vdso-clock_gettime",
+                       "-o", "/nonexistent/dir/report"], timeout=30)
     assert proc.returncode == 1
-    lines = _err_lines(proc)
+    lines = stderr_lines(proc)
     assert len(lines) == 1 and "/nonexistent/dir/report" in lines[0], lines

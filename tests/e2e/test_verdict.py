@@ -16,30 +16,17 @@ import time
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCPROF = os.environ.get("SCPROF", os.path.join(ROOT, "scprof"))
-WORKLOADS = os.environ.get("WORKLOADS", os.path.join(ROOT, ".output", "workloads"))
-TIMEOUT = 120
+from conftest import TIMEOUT, run_scprof, stderr_lines, workload
+
+LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
 DURATION = "1.5"
-
-
-def _run(args, **kw):
-    kw.setdefault("stdout", subprocess.PIPE)
-    kw.setdefault("stderr", subprocess.PIPE)
-    kw.setdefault("timeout", TIMEOUT)
-    return subprocess.run([SCPROF] + list(args), **kw)
-
-
-def _err_lines(proc):
-    return proc.stderr.decode(errors="replace").splitlines()
 
 
 class Workload:
     """A tests/workloads program, started and waited for until "ready"."""
 
     def __init__(self, name, *args):
-        path = os.path.join(WORKLOADS, name)
-        assert os.access(path, os.X_OK), f"workload {path} is not built"
+        path = workload(name)
         self.proc = subprocess.Popen([path] + [str(a) for a in args],
                                      stdout=subprocess.PIPE)
         ready, _, _ = select.select([self.proc.stdout], [], [], 20)
@@ -60,10 +47,11 @@ class Workload:
 @pytest.fixture(scope="module")
 def cache(tmp_path_factory):
     """A saved calibration for these tests: the floor and the probe only."""
-    path = str(tmp_path_factory.mktemp("verdict") / "cal.json")
-    proc = _run(["calibrate", "--quick", "--format", "json", "--loops",
-                 "syscall-getppid,vdso-clock_gettime", "--cache", path,
-                 "-o", "/dev/null"])
+    d = tmp_path_factory.mktemp("verdict")
+    path = str(d / "cal.json")
+    proc = run_scprof(["calibrate", "--quick", "--format", "json", "--loops",
+                       "syscall-getppid,vdso-clock_gettime", "--cache", path,
+                       "-o", str(d / "report.json")], timeout=LONG)
     assert proc.returncode == 0, proc.stderr
     assert os.path.exists(path)
     return path
@@ -73,8 +61,9 @@ def verdict(pid, cache, *extra, duration=DURATION):
     """Run verdict --format json; return (CompletedProcess, report)."""
     with tempfile.TemporaryDirectory(prefix="scprof-verdict-") as d:
         out = os.path.join(d, "v.json")
-        proc = _run(["verdict", "-p", str(pid), "-d", duration, "--cache",
-                     cache, "--format", "json", "-o", out] + list(extra))
+        proc = run_scprof(["verdict", "-p", str(pid), "-d", duration,
+                           "--cache", cache, "--format", "json", "-o", out]
+                          + list(extra), timeout=LONG)
         assert proc.returncode == 0, proc.stderr.decode(errors="replace")
         with open(out) as f:
             report = json.load(f)
@@ -186,13 +175,13 @@ def test_exits_mid_run(cache):
     assert 0 < r["duration_s"] < 2
     assert r["calls"] > 1000
     assert findings(r, "small-io")
-    assert any("exited after" in l for l in _err_lines(proc))
+    assert any("exited after" in l for l in stderr_lines(proc))
 
 
 def test_table(cache):
     with Workload("reader", 1) as w:
-        proc = _run(["verdict", "-p", str(w.pid), "-d", "1", "--cache",
-                     cache])
+        proc = run_scprof(["verdict", "-p", str(w.pid), "-d", "1", "--cache",
+                           cache])
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout.decode()
     assert out.startswith(f"scprof verdict: pid {w.pid} (reader)")
@@ -249,16 +238,16 @@ def dead_pid():
 ])
 def test_bad_input(cache, args, code, needle):
     args = [str(dead_pid()) if a == "DEAD" else a for a in args]
-    proc = _run(["verdict", "--cache", cache] + args, timeout=30)
+    proc = run_scprof(["verdict", "--cache", cache] + args, timeout=30)
     assert proc.returncode == code
     assert proc.stdout == b""
-    lines = _err_lines(proc)
+    lines = stderr_lines(proc)
     assert len(lines) == 1, lines
     assert needle in lines[0]
 
 
 def test_help():
-    proc = _run(["verdict", "--help"])
+    proc = run_scprof(["verdict", "--help"])
     assert proc.returncode == 0
     text = proc.stdout.decode()
     assert text.startswith("Usage: scprof verdict -p PID")
