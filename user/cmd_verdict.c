@@ -295,8 +295,11 @@ static void sampler_tick(struct sampler *s)
 	s->t_last = t;
 }
 
-static int sampler_start(struct sampler *s, pid_t pid)
+/* Begin with the process whose start time s->first holds. */
+static int sampler_start(struct sampler *s)
 {
+	uint64_t start = s->first.starttime_ticks;
+	pid_t pid = s->pid;
 	int err;
 
 	memset(s, 0, sizeof(*s));
@@ -304,6 +307,9 @@ static int sampler_start(struct sampler *s, pid_t pid)
 	err = procfs_read_stat(pid, &s->first);
 	if (err)
 		return err;
+	if (s->first.starttime_ticks != start || s->first.state == 'Z' ||
+	    s->first.state == 'X')
+		return -ESRCH;
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
 	s->last = s->first;
 	s->t_first = s->t_last = now_ns();
@@ -350,7 +356,7 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	err = collector__attach(c);
 	if (err)
 		return err;
-	err = sampler_start(s, s->pid);
+	err = sampler_start(s);
 	if (err) {
 		s->gone = true;
 		err = 0;
@@ -495,6 +501,7 @@ int cmd_verdict(int argc, char **argv)
 	sigset_t mask, oldmask;
 	bool saved = false, blocked = false;
 	int ret = EXIT_FAIL, err, tgid;
+	uint64_t start_ticks;
 
 	err = parse(argc, argv, &o);
 	if (err)
@@ -524,9 +531,17 @@ int cmd_verdict(int argc, char **argv)
 		goto out;
 	if (get_calibration(&o, &cal, &saved))
 		goto out;
-	/* The calibration took a while: is the process still there? */
+	/* The calibration took a while: is the process still there, and
+	 * still the same one (not a new process given its pid)?
+	 */
+	start_ticks = st.starttime_ticks;
 	if (check_alive(tgid, &st))
 		goto out;
+	if (st.starttime_ticks != start_ticks) {
+		pr_err("cannot judge pid %d: it exited during the calibration",
+		       tgid);
+		goto out;
+	}
 	if (output_open(&out, o.output, stdout))
 		goto out;
 
@@ -537,6 +552,7 @@ int cmd_verdict(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
 	blocked = true;
 	s.pid = tgid;
+	s.first.starttime_ticks = start_ticks;
 	if (profile(&o, col, &s, &m))
 		goto out;
 	collector__destroy(col);
