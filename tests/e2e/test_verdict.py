@@ -171,7 +171,7 @@ def test_exits_mid_run(cache):
         took = time.monotonic() - t0
     check_shape(r)
     assert r["exited"] is True
-    assert took < 6, "verdict waited for the whole duration"
+    assert took < 8, "verdict waited for the whole duration"
     assert 0 < r["duration_s"] < 2
     assert r["calls"] > 1000
     assert findings(r, "small-io")
