@@ -5,7 +5,10 @@
 .SUFFIXES:
 
 VERSION := 0.1.0
-OUTPUT := .output
+# OUTPUT and BIN are variables so that `make check` can build a sanitized
+# variant of everything beside the normal one.
+OUTPUT ?= .output
+BIN ?= scprof
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CLANG ?= clang
 BPFTOOL ?= bpftool
@@ -37,9 +40,9 @@ USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
 
 .PHONY: all
-all: scprof
+all: $(BIN)
 
-scprof: $(USER_OBJS)
+$(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -o $@
 
@@ -99,7 +102,7 @@ workloads: $(WORKLOADS)
 # The demo: scprof on a program that does what the seed articles measure.
 .PHONY: run
 run: deps
-	$(Q)$(MAKE) --no-print-directory scprof workloads
+	$(Q)$(MAKE) --no-print-directory $(BIN) workloads
 	@echo
 	@echo '$$ sudo ./scprof -f -- .output/workloads/demo'
 	$(Q)./scprof -f -- $(OUTPUT)/workloads/demo
@@ -113,15 +116,51 @@ unit: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "  UNIT     $$t"; $$t; done
 
 .PHONY: e2e
-e2e: scprof $(WORKLOADS)
-	$(Q)SCPROF=$(CURDIR)/scprof WORKLOADS=$(CURDIR)/$(OUTPUT)/workloads \
+e2e: $(BIN) $(WORKLOADS)
+	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/e2e $(PYTEST_ARGS)
 
 .PHONY: test
 test: deps
-	$(Q)$(MAKE) --no-print-directory scprof $(WORKLOADS) $(UNIT_TESTS)
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(UNIT_TESTS)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
+
+# ---- sanitizers and fuzzing ---------------------------------------------
+SAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
+	-fno-sanitize-recover=all
+FUZZ_CFLAGS := -g -O1 -fno-omit-frame-pointer \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+FUZZ_SECONDS ?= 10
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzzers/%,$(FUZZ_SRCS))
+
+# The unit and end-to-end tests again, against an ASan+UBSan build.
+.PHONY: check
+check:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
+		BIN=$(OUTPUT)/asan/scprof CFLAGS="$(SAN_CFLAGS)" unit e2e
+
+# Each libFuzzer target for FUZZ_SECONDS, from the seeds in tests/fuzz/seeds.
+.PHONY: fuzz fuzz-run
+fuzz:
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(CLANG) \
+		CFLAGS="$(FUZZ_CFLAGS)" fuzz-run
+
+$(OUTPUT)/fuzzers/%: tests/fuzz/%.c $(LIB_OBJS)
+	$(call msg,FUZZER,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -fsanitize=fuzzer $^ $(LDLIBS) -o $@
+
+fuzz-run: $(FUZZERS)
+	$(Q)set -e; for f in $(FUZZERS); do \
+		n=$$(basename $$f); mkdir -p $(OUTPUT)/corpus/$$n; \
+		echo "  FUZZ     $$n for $(FUZZ_SECONDS) s"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -close_fd_mask=3 \
+			-print_final_stats=0 $(OUTPUT)/corpus/$$n \
+			tests/fuzz/seeds/$$n 2>$(OUTPUT)/corpus/$$n.log || \
+			{ tail -n 50 $(OUTPUT)/corpus/$$n.log; exit 1; }; \
+	done
 
 .PHONY: vmlinux
 vmlinux:
@@ -133,7 +172,7 @@ vmlinux:
 .PHONY: clean
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) scprof
+	$(Q)rm -rf $(OUTPUT) $(BIN)
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d)
 

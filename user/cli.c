@@ -203,7 +203,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	memset(o, 0, sizeof(*o));
 	report_opts_default(&o->report);
 	o->verbosity = LOG_WARN;
-	optind = 1;
+	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
 	/* '+': stop at the first non-option, the command to run */
 	while ((c = getopt_long(argc, argv, "+:p:afd:o:S:U:PHcwvqhV", long_opts,

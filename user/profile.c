@@ -263,6 +263,17 @@ int cmd_profile(int argc, char **argv)
 	sigset_t mask, oldmask;
 	int ret = EXIT_FAIL, err;
 
+	/* Stop signals are taken by the run loop, whenever they come: one
+	 * arriving while the programs load waits there and ends the run
+	 * cleanly, with every link detached.
+	 */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigaddset(&mask, SIGCHLD);
+	sigprocmask(SIG_BLOCK, &mask, &oldmask);
+
 	err = cli_parse_profile(argc, argv, &o);
 	if (err) {
 		cli_free_profile(&o);
@@ -276,13 +287,6 @@ int cmd_profile(int argc, char **argv)
 		goto out;
 	if (output_open(&out, o.output, o.kind == TARGET_CMD ? stderr : stdout))
 		goto out;
-
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	sigaddset(&mask, SIGCHLD);
-	sigprocmask(SIG_BLOCK, &mask, &oldmask);
 
 	if (o.kind == TARGET_CMD) {
 		err = launch_start(&r.child, o.argv, &oldmask);

@@ -119,11 +119,10 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static enum report_col sort_key;
-
-static int view_cmp(const void *pa, const void *pb)
+static int view_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct row_view *a = pa, *b = pb;
+	enum report_col sort_key = *(const enum report_col *)arg;
 	const struct sc_stats *x = &a->row->st, *y = &b->row->st;
 	int c = 0;
 
@@ -185,8 +184,7 @@ struct row_view *report_views(const struct sc_row *rows, size_t n,
 		return NULL;
 	for (size_t i = 0; i < n; i++)
 		view_fill(&v[i], &rows[i]);
-	sort_key = sort;
-	qsort(v, n, sizeof(*v), view_cmp);
+	qsort_r(v, n, sizeof(*v), view_cmp, &sort);
 	/* name_buf moved with the struct: re-point names into it. */
 	for (size_t i = 0; i < n; i++)
 		v[i].name = view_name(&v[i]);
