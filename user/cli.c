@@ -34,6 +34,9 @@ int cli_parse_seconds(const char *s, double *out)
 
 	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
 		return -EINVAL;
+	/* strtod also reads hexadecimal ("0x10", "0x1p3"): decimal only. */
+	if (s[strspn(s, "0123456789.eE+-")])
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || errno || !isfinite(v) || v <= 0 || v > 1e9)
