@@ -424,6 +424,61 @@ static void test_table_per_process(void **state)
 	model_free(m);
 }
 
+/*
+ * -H: a bcc-style bar chart per syscall, after its errors by errno; the
+ * expected text is the README's example.
+ */
+static void test_histograms(void **state)
+{
+	static const char want[] =
+	"\nLatency histograms (wall time inside each call):\n"
+	"\n"
+	"openat: 13 calls, 10 errors\n"
+	"    ENOENT                 : 10\n"
+	"               nsecs            : count     distribution\n"
+	"           512 -> 1023          : 9         "
+	"|****************************************|\n"
+	"          1024 -> 2047          : 0         "
+	"|                                        |\n"
+	"          2048 -> 4095          : 1         "
+	"|****                                    |\n"
+	"          4096 -> 8191          : 3         "
+	"|*************                           |\n";
+	struct sc_model *m = model_new();
+	struct sc_stats *st = calloc(1, sizeof(*st));
+	struct report_opts o;
+	struct sc_proc *p;
+	char *got;
+	size_t n;
+
+	(void)state;
+	assert_non_null(m);
+	assert_non_null(st);
+	st->calls = 13;
+	st->errors = 10;
+	st->min_ns = 600;
+	st->max_ns = 5000;
+	st->total_ns = 9 * 600 + 3000 + 3 * 5000;
+	st->hist[sc_hist_bucket(600)] = 9;
+	st->hist[sc_hist_bucket(3000)] = 1;
+	st->hist[sc_hist_bucket(5000)] = 3;
+	p = model_proc(m, 1, 1);
+	assert_non_null(p);
+	assert_int_equal(model_proc_add(p, NAT, 257, st), 0);
+	assert_int_equal(model_errno_add(m, NAT, 257, ENOENT, 10), 0);
+	assert_int_equal(model_finalize(m), 0);
+	report_opts_default(&o);
+	o.histograms = true;
+	got = render(m, &o, &meta_cmd);
+	n = strlen(got);
+	/* the aggregate table comes first, the histograms end the report */
+	CHECK_STR(n > strlen(want) ? got + n - strlen(want) : got, want,
+		  "end of the -H report");
+	free(got);
+	free(st);
+	model_free(m);
+}
+
 /* ---- sorting ------------------------------------------------------------- */
 
 static const struct spec sort_rows[] = {
@@ -1066,6 +1121,7 @@ int main(void)
 		cmocka_unit_test(test_table_unknown_names_with_other_abi),
 		cmocka_unit_test(test_table_empty),
 		cmocka_unit_test(test_table_per_process),
+		cmocka_unit_test(test_histograms),
 		cmocka_unit_test(test_sort_keys),
 		cmocka_unit_test(test_sort_ties),
 		cmocka_unit_test(test_parse_sort),
