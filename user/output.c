@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -8,8 +9,36 @@
 #include "log.h"
 #include "output.h"
 
+/* A device, FIFO or directory: opened as it is, no temporary file. */
+static int open_in_place(struct output *o, const char *path)
+{
+	int fd, err;
+
+	o->path = strdup(path);
+	if (!o->path)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+		goto err;
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		err = -errno;
+		close(fd);
+		pr_err("cannot write '%s': %s", path, strerror(-err));
+		goto err;
+	}
+	return 0;
+err:
+	output_abort(o);
+	return err;
+}
+
 int output_open(struct output *o, const char *path, FILE *stream)
 {
+	struct stat st;
 	mode_t mask;
 	int fd, err;
 
@@ -18,8 +47,16 @@ int output_open(struct output *o, const char *path, FILE *stream)
 		o->f = stream;
 		return 0;
 	}
-	o->path = strdup(path);
-	if (!o->path || asprintf(&o->tmp, "%s.XXXXXX", path) < 0) {
+	if (!stat(path, &st)) {
+		if (!S_ISREG(st.st_mode))
+			return open_in_place(o, path);
+		/* Through a symlink: replace the file, not the link. */
+		if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+			o->path = realpath(path, NULL);
+	}
+	if (!o->path)
+		o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp, "%s.XXXXXX", o->path) < 0) {
 		o->tmp = NULL;
 		err = -ENOMEM;
 		goto err;
@@ -60,12 +97,13 @@ int output_commit(struct output *o)
 			err = -EIO;
 		return err;
 	}
-	if (fflush(o->f) || ferror(o->f) || fsync(fileno(o->f)))
+	errno = 0;
+	if (fflush(o->f) || ferror(o->f) || (o->tmp && fsync(fileno(o->f))))
 		err = errno ? -errno : -EIO;
 	if (fclose(o->f) && !err)
 		err = -errno;
 	o->f = NULL;
-	if (!err && rename(o->tmp, o->path))
+	if (!err && o->tmp && rename(o->tmp, o->path))
 		err = -errno;
 	if (err) {
 		pr_err("cannot write '%s': %s", o->path, strerror(-err));

@@ -2,7 +2,9 @@
 /*
  * Where a report goes: a stream, or a file written to a temporary name in
  * the same directory and renamed into place on success, so that a failed
- * or interrupted run never leaves a partial file behind.
+ * or interrupted run never leaves a partial file behind. A path naming
+ * something else than a regular file (/dev/null, a FIFO, /dev/stdout) is
+ * written in place: renaming over it would replace it with a file.
  */
 #ifndef SCPROF_OUTPUT_H
 #define SCPROF_OUTPUT_H
@@ -12,7 +14,7 @@
 struct output {
 	FILE *f;
 	char *path; /* NULL: writing to a stream we do not own */
-	char *tmp;
+	char *tmp;  /* NULL with a path: writing in place */
 };
 
 /* path NULL: use stream. 0 or -errno, reported in one line. */

@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""What does not fit is counted, never dropped silently; a reused pid is a
+new process."""
+import pytest
+
+from conftest import (CLEAN_ENV, counts, scprof_json, stderr_lines,
+                      workload)
+
+GT = ["1000", "10", "100", "3", "50"]
+
+
+def groundtruth():
+    return [workload("groundtruth")] + GT
+
+
+def total_calls(rep):
+    return sum(s["calls"] for s in rep["syscalls"])
+
+
+@pytest.fixture(scope="module")
+def reference():
+    proc, rep = scprof_json(["-f"], groundtruth(), env=CLEAN_ENV)
+    assert proc.returncode == 0
+    assert all(v == 0 for v in rep["dropped"].values())
+    return rep
+
+
+@pytest.mark.parametrize("entries", [1, 3, 12])
+def test_full_stats_map_is_counted(reference, entries):
+    proc, rep = scprof_json(["-f", "--max-entries", str(entries)],
+                            groundtruth(), env=CLEAN_ENV)
+    assert proc.returncode == 0
+    cells = sum(len(p["syscalls"]) for p in rep["processes"])
+    assert 0 < cells <= entries
+    # every call is either in a cell or counted as lost: exactly
+    assert rep["dropped"]["calls"] > 0
+    assert total_calls(rep) + rep["dropped"]["calls"] == total_calls(reference)
+    lines = stderr_lines(proc)
+    assert len(lines) == 1 and "--max-entries" in lines[0], lines
+    assert str(rep["dropped"]["calls"]) in lines[0]
+
+
+def test_full_process_map_is_counted(reference):
+    proc, rep = scprof_json(["-f", "--max-procs", "1"], groundtruth(),
+                            env=CLEAN_ENV)
+    assert proc.returncode == 0
+    assert rep["dropped"]["process_info"] == 1
+    assert rep["dropped"]["calls"] == 0
+    # the calls are all there, only a name is missing
+    assert counts(rep["syscalls"]) == counts(reference["syscalls"])
+    assert sorted(p["comm"] for p in rep["processes"]) == ["", "groundtruth"]
+    lines = stderr_lines(proc)
+    assert len(lines) == 1 and "--max-procs" in lines[0], lines
+
+
+def test_reused_pid_is_a_new_process():
+    n1, n2 = 100, 250
+    for _ in range(10):
+        proc, rep = scprof_json(["-f"], [workload("pidreuse"), str(n1),
+                                         str(n2)], env=CLEAN_ENV)
+        if proc.returncode != 75:   # 75: another process took the pid
+            break
+    assert proc.returncode == 0, proc.stderr
+    parent = [p for p in rep["processes"]
+              if "execve" in counts(p["syscalls"])]
+    assert len(parent) == 1
+    kids = [p for p in rep["processes"] if p is not parent[0]]
+    assert len(kids) == 2
+    assert kids[0]["pid"] == kids[1]["pid"], "the workload reused the pid"
+    got = sorted(counts(k["syscalls"])["getppid"][0] for k in kids)
+    assert got == [n1, n2]
+    for k in kids:
+        assert k["exited"] is True and k["ppid"] == parent[0]["pid"]
+        assert counts(k["syscalls"]) == {
+            "getppid": counts(k["syscalls"])["getppid"], "exit_group": (1, 0)}
+    assert counts(rep["syscalls"])["getppid"] == (n1 + n2, 0)
