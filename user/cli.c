@@ -34,6 +34,9 @@ int cli_parse_seconds(const char *s, double *out)
 
 	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
 		return -EINVAL;
+	/* strtod also reads hexadecimal ("0x10", "0x1p3"): decimal only. */
+	if (s[strspn(s, "0123456789.eE+-")])
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || errno || !isfinite(v) || v <= 0 || v > 1e9)
@@ -132,7 +135,9 @@ void cli_usage_profile(FILE *f)
 "  -h, --help            this help\n"
 "  -V, --version         version\n"
 "\n"
-"Other commands: scprof COMMAND --help for each.\n"
+"Other commands (scprof COMMAND --help for each):\n"
+"  scprof calibrate      what a syscall costs on this machine\n"
+"  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
 "\n"
 "How scprof differs from strace -c:\n"
 "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
@@ -191,6 +196,11 @@ static const struct option long_opts[] = {
 	{},
 };
 
+/* '+': stop at the first non-option, the command to run; ':': report a
+ * missing value as ':'.
+ */
+static const char short_opts[] = "+:p:afd:i:o:S:U:PHcwvqhV";
+
 static int set_kind(struct profile_opts *o, enum target_kind k)
 {
 	if (o->kind != TARGET_NONE && o->kind != k)
@@ -210,8 +220,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	/* '+': stop at the first non-option, the command to run */
-	while ((c = getopt_long(argc, argv, "+:p:afd:i:o:S:U:PHcwvqhV", long_opts,
+	while ((c = getopt_long(argc, argv, short_opts, long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -317,6 +326,13 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			return usage_err("option '%s' needs a value",
 					 argv[optind - 1]);
 		default:
+			/* glibc reports a value given to a long option that
+			 * takes none ("--all=1") with that option's own code.
+			 */
+			if (optopt && optopt != ':' && optopt != '+' &&
+			    (optopt >= 256 || strchr(short_opts, optopt)))
+				return usage_err("option '%s' takes no value",
+						 argv[optind - 1]);
 			if (optopt && optopt < 256)
 				return usage_err("unknown option '-%c'", optopt);
 			return usage_err("unknown option '%s'", argv[optind - 1]);

@@ -215,6 +215,11 @@ int collector__attach(struct collector *c)
 	return err;
 }
 
+void collector__detach(struct collector *c)
+{
+	scprof_bpf__detach(c->skel);
+}
+
 long collector__live_targets(const struct collector *c)
 {
 	return (long)__atomic_load_n(&c->skel->bss->live_targets,

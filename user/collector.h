@@ -50,6 +50,10 @@ int collector__open(struct collector **out, const struct collector_opts *opts);
 /* SC_FILTER_TGID: add a process to the targets; before attach. */
 int collector__add_target(struct collector *c, pid_t tgid);
 int collector__attach(struct collector *c);
+/* Detach the programs, keeping the maps and what they hold; a later
+ * collector__attach attaches them again (calibrate's probe effect).
+ */
+void collector__detach(struct collector *c);
 /* Move what exited processes left in the maps into userspace. */
 int collector__harvest(struct collector *c);
 /* Like collector__harvest; when exited is not NULL, also add to it each

@@ -8,5 +8,7 @@
 int cmd_profile(int argc, char **argv);
 int cmd_daemon(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_verdict(int argc, char **argv);
 
 #endif

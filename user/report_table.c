@@ -162,8 +162,15 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 		return -ENOMEM;
 	/* Keep this ABI's rows, in sorted order, at the front. */
 	for (size_t i = 0; i < n; i++) {
-		if (all[i].row->abi == abi && all[i].row->st.calls)
-			all[nv++] = all[i];
+		if (!(all[i].row->abi == abi && all[i].row->st.calls))
+			continue;
+		all[nv] = all[i];
+		/* An unknown number's name lives in name_buf: follow it, as
+		 * the copied-from slot may be overwritten by a later row.
+		 */
+		if (all[i].name == all[i].name_buf)
+			all[nv].name = all[nv].name_buf;
+		nv++;
 	}
 	report_total(rows, n, abi, &tot);
 	/* bytes of the total line: read/write-family rows only */
