@@ -34,6 +34,9 @@ int cli_parse_seconds(const char *s, double *out)
 
 	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
 		return -EINVAL;
+	/* strtod also reads hexadecimal ("0x10", "0x1p3"): decimal only. */
+	if (s[strspn(s, "0123456789.eE+-")])
+		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
 	if (*end || errno || !isfinite(v) || v <= 0 || v > 1e9)
@@ -101,6 +104,10 @@ void cli_usage_profile(FILE *f)
 "  -f, --follow          also profile children forked by the targets\n"
 "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
 "                        it, stop when the targets exit or on Ctrl-C/SIGTERM\n"
+"  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
+"                        that interval: a timestamp line, then the table with\n"
+"                        a calls/s column), and the last, shorter one at the\n"
+"                        end; tables only\n"
 "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
 "                        (default 16384); what does not fit is counted and\n"
 "                        reported as dropped\n"
@@ -123,7 +130,7 @@ void cli_usage_profile(FILE *f)
 "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
 "                        total-time, avg-time, calls, errors, name, min-time,\n"
 "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-"                        bytes\n"
+"                        bytes, rate (calls/s)\n"
 "  -P, --per-process     add one table per process (pid and comm)\n"
 "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
 "  -c, -w                accepted for strace habits; they change nothing:\n"
@@ -136,7 +143,9 @@ void cli_usage_profile(FILE *f)
 "  -h, --help            this help\n"
 "  -V, --version         version\n"
 "\n"
-"Other commands: scprof COMMAND --help for each.\n"
+"Other commands (scprof COMMAND --help for each):\n"
+"  scprof calibrate      what a syscall costs on this machine\n"
+"  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
 "\n"
 "How scprof differs from strace -c:\n"
 "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
@@ -179,6 +188,7 @@ static const struct option long_opts[] = {
 	{ "cgroup", required_argument, NULL, OPT_CGROUP },
 	{ "follow", no_argument, NULL, 'f' },
 	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "sort", required_argument, NULL, 'S' },
@@ -194,6 +204,11 @@ static const struct option long_opts[] = {
 	{ "version", no_argument, NULL, 'V' },
 	{},
 };
+
+/* '+': stop at the first non-option, the command to run; ':': report a
+ * missing value as ':'.
+ */
+static const char short_opts[] = "+:p:afd:i:o:S:U:PHCcwvqhV";
 
 static int set_kind(struct profile_opts *o, enum target_kind k)
 {
@@ -249,7 +264,7 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 
 int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 {
-	bool cols_set = false, sort_set = false;
+	bool sort_set = false;
 	const char *bad;
 	uint64_t v;
 	int c, err;
@@ -259,8 +274,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	/* '+': stop at the first non-option, the command to run */
-	while ((c = getopt_long(argc, argv, "+:p:afd:o:S:U:PHCcwvqhV", long_opts,
+	while ((c = getopt_long(argc, argv, short_opts, long_opts,
 				NULL)) != -1) {
 		switch (c) {
 		case 'p':
@@ -292,6 +306,13 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				return usage_err("invalid duration '%s': expected "
 						 "a number of seconds > 0", optarg);
 			break;
+		case 'i':
+			if (cli_parse_seconds(optarg, &o->interval_s) ||
+			    o->interval_s < 0.01)
+				return usage_err("invalid interval '%s': expected "
+						 "a number of seconds >= 0.01",
+						 optarg);
+			break;
 		case 'o':
 			if (!*optarg)
 				return usage_err("empty output file name");
@@ -319,7 +340,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 						 "'%.*s' in -U %s",
 						 (int)strcspn(bad, ","), bad,
 						 optarg);
-			cols_set = true;
+			o->cols_given = true;
 			break;
 		case 'P':
 			o->report.per_process = true;
@@ -363,6 +384,13 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			return usage_err("option '%s' needs a value",
 					 argv[optind - 1]);
 		default:
+			/* glibc reports a value given to a long option that
+			 * takes none ("--all=1") with that option's own code.
+			 */
+			if (optopt && optopt != ':' && optopt != '+' &&
+			    (optopt >= 256 || strchr(short_opts, optopt)))
+				return usage_err("option '%s' takes no value",
+						 argv[optind - 1]);
 			if (optopt && optopt < 256)
 				return usage_err("unknown option '-%c'", optopt);
 			return usage_err("unknown option '%s'", argv[optind - 1]);
@@ -378,8 +406,11 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--cgroup PATH or -a");
 	if (o->follow && (o->kind == TARGET_ALL || o->kind == TARGET_CGROUP))
 		return usage_err("-f applies to a command or -p targets only");
+	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
+		return usage_err("-i prints tables: it cannot be used with "
+				 "--format json or csv");
 	if (o->count_only)
-		return count_only_report(&o->report, cols_set, sort_set);
+		return count_only_report(&o->report, o->cols_given, sort_set);
 	return 0;
 }
 

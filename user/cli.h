@@ -31,8 +31,10 @@ struct profile_opts {
 	char **argv; /* TARGET_CMD: the command and its arguments */
 	bool follow;
 	double duration_s; /* 0: until the target ends or Ctrl-C */
+	double interval_s; /* -i: a report every interval_s seconds; 0: one */
 	const char *output;
 	struct report_opts report;
+	bool cols_given; /* -U was used */
 	int verbosity; /* log level, LOG_WARN by default */
 	uint32_t max_stats;
 	uint32_t max_procs;

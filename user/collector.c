@@ -40,9 +40,11 @@ struct collector {
 	 */
 	pid_t solo;
 	bool solo_folded; /* it exited: its cells moved to folded */
+	bool solo_decided;
 	bool attached;
 	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
 	size_t solo_stats_len;
+	uint64_t procs_folded;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */
@@ -315,10 +317,17 @@ int collector__attach(struct collector *c)
 {
 	int err;
 
-	if (solo_capable(&c->opts) && c->ntargets == 1) {
+	/* Decided once: after a detach the solo target may be gone. */
+	if (!c->solo_decided && solo_capable(&c->opts) && c->ntargets == 1) {
 		c->solo = c->first_target;
 		c->skel->bss->solo_tgid = (__u32)c->solo;
 	}
+	c->solo_decided = true;
+	/* What the programs remember about tasks by their stack address
+	 * is stale after a detach: tasks exited unseen, stacks were reused.
+	 */
+	memset(c->skel->bss->nt_cache, 0, sizeof(c->skel->bss->nt_cache));
+	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
 	err = attach_ordered(c->skel);
 	c->attached = !err;
 
@@ -326,6 +335,12 @@ int collector__attach(struct collector *c)
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
 		       strerror(-err));
 	return err;
+}
+
+void collector__detach(struct collector *c)
+{
+	scprof_bpf__detach(c->skel);
+	c->attached = false;
 }
 
 long collector__live_targets(const struct collector *c)
@@ -477,6 +492,7 @@ static bool solo_key(const struct collector *c, struct sc_proc_key *k)
 struct harvest_ctx {
 	struct collector *c;
 	struct sc_model *exited; /* exited processes, as a lookup set */
+	struct sc_model *out;    /* the caller's copy, or NULL */
 	struct sc_stats_key *dead; /* stats keys to delete */
 	size_t ndead, cap;
 };
@@ -494,7 +510,37 @@ static int collect_exited(void *ctx, const void *key, const void *val)
 	if (!p)
 		return -ENOMEM;
 	proc_set_info(p, info);
+	if (h->out) {
+		p = model_proc(h->out, k->tgid, k->start_ns);
+		if (!p)
+			return -ENOMEM;
+		proc_set_info(p, info);
+	}
 	return 0;
+}
+
+/* Where the cells of an exited process go: its own entry, or the one
+ * aggregate of COLLECTOR_FOLD_TOTAL.
+ */
+static struct sc_proc *fold_target(struct collector *c,
+				   const struct sc_proc *src)
+{
+	struct sc_proc *dst;
+
+	if (c->opts.fold == COLLECTOR_FOLD_TOTAL) {
+		dst = model_proc(c->folded, 0, 0);
+		if (dst)
+			dst->exited = true;
+		return dst;
+	}
+	dst = model_proc(c->folded, src->pid, src->start_ns);
+	if (!dst)
+		return NULL;
+	memcpy(dst->comm, src->comm, sizeof(dst->comm));
+	dst->ppid = src->ppid;
+	dst->exited = true;
+	dst->exit_code = src->exit_code;
+	return dst;
 }
 
 static int fold_stats(void *ctx, const void *key, const void *val)
@@ -506,13 +552,14 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	src = model_find_proc(h->exited, k->proc.tgid, k->proc.start_ns);
 	if (!src)
 		return 0;
-	dst = model_proc(h->c->folded, k->proc.tgid, k->proc.start_ns);
+	dst = fold_target(h->c, src);
 	if (!dst || model_proc_add(dst, k->abi, k->nr, val))
 		return -ENOMEM;
-	memcpy(dst->comm, src->comm, sizeof(dst->comm));
-	dst->ppid = src->ppid;
-	dst->exited = true;
-	dst->exit_code = src->exit_code;
+	if (h->out) {
+		dst = model_find_proc(h->out, k->proc.tgid, k->proc.start_ns);
+		if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+			return -ENOMEM;
+	}
 	if (h->ndead == h->cap) {
 		size_t cap = h->cap ? h->cap * 2 : 64;
 		struct sc_stats_key *tmp = realloc(h->dead, cap * sizeof(*tmp));
@@ -528,7 +575,12 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 
 int collector__harvest(struct collector *c)
 {
-	struct harvest_ctx h = { .c = c };
+	return collector__harvest_exited(c, NULL);
+}
+
+int collector__harvest_exited(struct collector *c, struct sc_model *exited)
+{
+	struct harvest_ctx h = { .c = c, .out = exited };
 	int procs_fd = bpf_map__fd(c->skel->maps.procs);
 	int stats_fd = bpf_map__fd(c->skel->maps.stats);
 	int err;
@@ -547,15 +599,14 @@ int collector__harvest(struct collector *c)
 			      model_find_proc(h.exited, k.tgid, k.start_ns) :
 			      NULL;
 		if (src) {
-			dst = model_proc(c->folded, k.tgid, k.start_ns);
+			dst = fold_target(c, src);
 			err = dst ? solo_add(c, dst) : -ENOMEM;
-			if (!err) {
-				memcpy(dst->comm, src->comm, sizeof(dst->comm));
-				dst->ppid = src->ppid;
-				dst->exited = true;
-				dst->exit_code = src->exit_code;
-				c->solo_folded = true;
+			if (!err && h.out) {
+				dst = model_find_proc(h.out, k.tgid, k.start_ns);
+				err = dst ? solo_add(c, dst) : -ENOMEM;
 			}
+			if (!err)
+				c->solo_folded = true;
 		}
 	}
 	if (!err && h.exited->nprocs)
@@ -575,6 +626,7 @@ int collector__harvest(struct collector *c)
 
 			bpf_map_delete_elem(procs_fd, &k);
 		}
+		c->procs_folded += h.exited->nprocs;
 	}
 	free(h.dead);
 	model_free(h.exited);
@@ -650,6 +702,64 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 		return err;
 	}
 	*out = m;
+	return 0;
+}
+
+static uint32_t map_count(int fd, size_t ksz)
+{
+	void *key = malloc(ksz), *next = malloc(ksz);
+	uint32_t n = 0;
+
+	if (!key || !next)
+		goto out;
+	while (!bpf_map_get_next_key(fd, n ? key : NULL, next)) {
+		memcpy(key, next, ksz);
+		n++;
+	}
+out:
+	free(key);
+	free(next);
+	return n;
+}
+
+/* Kernel memory charged to a map, from its fdinfo; 0 if unknown. */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	}
+	fclose(f);
+	return v;
+}
+
+int collector__info(struct collector *c, struct collector_info *out)
+{
+	const struct bpf_object_skeleton *s = c->skel->skeleton;
+	struct bpf_map *map;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < s->prog_cnt; i++) {
+		if (*s->progs[i].link)
+			out->progs_attached++;
+	}
+	out->stats_max = bpf_map__max_entries(c->skel->maps.stats);
+	out->procs_max = bpf_map__max_entries(c->skel->maps.procs);
+	out->stats_entries = map_count(bpf_map__fd(c->skel->maps.stats),
+				       sizeof(struct sc_stats_key));
+	out->procs_entries = map_count(bpf_map__fd(c->skel->maps.procs),
+				       sizeof(struct sc_proc_key));
+	bpf_object__for_each_map(map, c->skel->obj)
+		out->map_bytes += map_memlock(bpf_map__fd(map));
+	out->procs_folded = c->procs_folded;
 	return 0;
 }
 

@@ -6,5 +6,9 @@
 #define SCPROF_COMMANDS_H
 
 int cmd_profile(int argc, char **argv);
+int cmd_daemon(int argc, char **argv);
+int cmd_top(int argc, char **argv);
+int cmd_calibrate(int argc, char **argv);
+int cmd_verdict(int argc, char **argv);
 
 #endif

@@ -147,7 +147,8 @@ char *esc_utf8(const char *in, size_t len)
 		uint32_t cp;
 		size_t n = utf8_seq(s + i, len - i, &cp);
 
-		if (!n) {
+		/* A NUL would end the returned string early: replace it. */
+		if (!n || !cp) {
 			buf_put(&b, "\xef\xbf\xbd", 3);
 			i++;
 		} else {

@@ -18,7 +18,10 @@
  * become \xNN per byte, and a backslash becomes \\.
  */
 char *esc_text(const char *in, size_t len);
-/* Valid UTF-8: each byte of an invalid sequence becomes U+FFFD. */
+/*
+ * Valid UTF-8: each byte of an invalid sequence, and each NUL byte (which
+ * the returned string could not hold), becomes U+FFFD.
+ */
 char *esc_utf8(const char *in, size_t len);
 /*
  * One CSV field (RFC 4180): text as for esc_text (so one line, no control

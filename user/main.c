@@ -16,6 +16,10 @@ struct cmd {
  */
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile },
+	{ "daemon", cmd_daemon },
+	{ "top", cmd_top },
+	{ "calibrate", cmd_calibrate },
+	{ "verdict", cmd_verdict },
 };
 
 int main(int argc, char **argv)

@@ -11,12 +11,14 @@
 
 #include "cli.h"
 #include "collector.h"
+#include "delta.h"
 #include "commands.h"
 #include "escape.h"
 #include "launch.h"
 #include "log.h"
 #include "output.h"
 #include "report.h"
+#include "target.h"
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
 
@@ -26,27 +28,6 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
-/* The process a pid or thread id belongs to, or -errno. */
-static int tgid_of(pid_t pid)
-{
-	char path[64], line[256];
-	int tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = atoi(line + 5);
-			break;
-		}
-	}
-	fclose(f);
-	return tgid > 0 ? tgid : -ESRCH;
 }
 
 /* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
@@ -100,34 +81,6 @@ static const char *mode_name(enum target_kind k)
 	}
 }
 
-/* Turn -p arguments into distinct live process ids. */
-static int resolve_pids(struct profile_opts *o)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < o->npids; i++) {
-		int tgid = tgid_of(o->pids[i]);
-		bool dup = false;
-
-		if (tgid < 0) {
-			pr_err("cannot profile pid %d: %s", o->pids[i],
-			       tgid == -ESRCH ? "no such process" :
-						strerror(-tgid));
-			return tgid;
-		}
-		if (tgid != o->pids[i])
-			pr_info("pid %d is a thread of process %d: profiling "
-				"the whole process",
-				o->pids[i], tgid);
-		for (size_t j = 0; j < n; j++)
-			dup |= o->pids[j] == tgid;
-		if (!dup)
-			o->pids[n++] = tgid;
-	}
-	o->npids = n;
-	return 0;
-}
-
 struct run {
 	struct profile_opts *o;
 	struct collector *col;
@@ -136,6 +89,11 @@ struct run {
 	bool released; /* the command was let go to exec */
 	bool targets_exited;
 	uint64_t t0, t1;
+	/* -i */
+	struct output *out;
+	struct sc_model *prev; /* the snapshot at the last interval report */
+	uint64_t t_prev;
+	unsigned int reports;
 };
 
 static bool is_stop_signal(int sig)
@@ -143,14 +101,98 @@ static bool is_stop_signal(int sig)
 	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
 }
 
+static void warn_drops(const struct sc_model *m)
+{
+	if (m->drops[SC_DROP_STATS_FULL])
+		pr_warn("%llu calls were not recorded: the stats map was full "
+			"(raise --max-entries)",
+			(unsigned long long)m->drops[SC_DROP_STATS_FULL]);
+	if (m->drops[SC_DROP_TASK_STORAGE])
+		pr_warn("%llu calls were not timed or counted: no task storage",
+			(unsigned long long)m->drops[SC_DROP_TASK_STORAGE]);
+	if (m->drops[SC_DROP_PROCS_FULL])
+		pr_warn("%llu processes have no name: the process map was "
+			"full (raise --max-procs)",
+			(unsigned long long)m->drops[SC_DROP_PROCS_FULL]);
+}
+
+/* "2025-11-22T14:03:05.120+0100": the wall-clock end of an interval. */
+static void timestamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += (size_t)snprintf(buf + n, len - n, ".%03ld",
+			      ts.tv_nsec / 1000000);
+	strftime(buf + n, len - n, "%z", &tm);
+}
+
+/*
+ * -i: report what happened since the previous report, computed from two
+ * cumulative snapshots (nothing is deleted from the maps for this). The
+ * last report of a run detaches first, like the one-shot report, and is
+ * left out when the short rest of the run saw no call.
+ */
+static int write_interval(struct run *r, uint64_t now, bool last)
+{
+	struct report_opts ro = r->o->report;
+	struct report_meta meta = { .mode = mode_name(r->o->kind) };
+	struct sc_model *cur = NULL, *d;
+	char stamp[64];
+	int err;
+
+	err = collector__snapshot(r->col, &cur);
+	if (last) {
+		collector__destroy(r->col);
+		r->col = NULL;
+	}
+	if (err) {
+		pr_err("cannot read the collected data: %s", strerror(-err));
+		return err;
+	}
+	d = model_delta(cur, r->prev);
+	if (!d) {
+		model_free(cur);
+		pr_err("cannot compute the interval: out of memory");
+		return -ENOMEM;
+	}
+	d->duration_ns = now - r->t_prev;
+	meta.duration_ns = d->duration_ns;
+	if (!last || d->ntotal || !r->reports) {
+		timestamp(stamp, sizeof(stamp));
+		ro.rate_ns = d->duration_ns;
+		fprintf(r->out->f, "%s--- %s, interval %.3f s ---\n",
+			r->reports ? "\n" : "", stamp,
+			(double)d->duration_ns / 1e9);
+		err = report_write(r->out->f, d, &ro, &meta);
+		if (err)
+			pr_err("cannot write the report: %s", strerror(-err));
+		r->reports++;
+	}
+	if (last)
+		warn_drops(cur);
+	model_free(d);
+	model_free(r->prev);
+	r->prev = cur;
+	r->t_prev = now;
+	return err;
+}
+
 /* Wait for the end of the run: the targets end, the time is up, or a
- * stop signal. Exited processes are folded out of the maps as we go.
+ * stop signal. Exited processes are folded out of the maps as we go, and
+ * with -i a report is printed at every interval.
  */
 static int run_loop(struct run *r, const sigset_t *mask)
 {
 	uint64_t deadline = r->o->duration_s > 0 ?
 				    r->t0 + (uint64_t)(r->o->duration_s * 1e9) :
 				    UINT64_MAX;
+	uint64_t ival = (uint64_t)(r->o->interval_s * 1e9);
+	uint64_t next = ival ? r->t0 + ival : UINT64_MAX;
 	int stop_requests = 0;
 
 	for (;;) {
@@ -163,6 +205,10 @@ static int run_loop(struct run *r, const sigset_t *mask)
 			return 0;
 		if (deadline - now < wait)
 			wait = deadline - now;
+		if (next <= now)
+			wait = 0;
+		else if (next - now < wait)
+			wait = next - now;
 		ts.tv_sec = (time_t)(wait / 1000000000ULL);
 		ts.tv_nsec = (long)(wait % 1000000000ULL);
 		sig = sigtimedwait(mask, &si, &ts);
@@ -189,6 +235,14 @@ static int run_loop(struct run *r, const sigset_t *mask)
 			   collector__live_targets(r->col) <= 0) {
 			r->targets_exited = true;
 			return 0;
+		}
+		now = now_ns();
+		if (now >= next && now < deadline) {
+			err = write_interval(r, now, false);
+			if (err)
+				return err;
+			while (next <= now)
+				next += ival;
 		}
 	}
 }
@@ -221,17 +275,8 @@ static int write_report(struct run *r, struct output *out)
 		return err;
 	}
 	m->duration_ns = meta.duration_ns;
-	if (m->drops[SC_DROP_STATS_FULL])
-		pr_warn("%llu calls were not recorded: the stats map was full "
-			"(raise --max-entries)",
-			(unsigned long long)m->drops[SC_DROP_STATS_FULL]);
-	if (m->drops[SC_DROP_TASK_STORAGE])
-		pr_warn("%llu calls were not timed or counted: no task storage",
-			(unsigned long long)m->drops[SC_DROP_TASK_STORAGE]);
-	if (m->drops[SC_DROP_PROCS_FULL])
-		pr_warn("%llu processes have no name: the process map was "
-			"full (raise --max-procs)",
-			(unsigned long long)m->drops[SC_DROP_PROCS_FULL]);
+	warn_drops(m);
+	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
 	err = report_write(out->f, m, &r->o->report, &meta);
 	if (err)
 		pr_err("cannot write the report: %s", strerror(-err));
@@ -240,16 +285,22 @@ static int write_report(struct run *r, struct output *out)
 	return err;
 }
 
-static enum sc_filter_mode filter_of(enum target_kind k)
+/* -i without -U: strace's columns with calls/s after calls. */
+static void add_rate_column(struct report_opts *ro)
 {
-	switch (k) {
-	case TARGET_CMD:
-	case TARGET_PIDS:
-		return SC_FILTER_TGID;
-	case TARGET_CGROUP:
-		return SC_FILTER_CGROUP;
-	default:
-		return SC_FILTER_ALL;
+	size_t n = 0;
+
+	while (n < COL_COUNT && ro->cols[n] != COL_NONE)
+		n++;
+	if (n + 1 >= COL_COUNT)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (ro->cols[i] != COL_CALLS)
+			continue;
+		memmove(&ro->cols[i + 2], &ro->cols[i + 1],
+			(n - i - 1) * sizeof(ro->cols[0]));
+		ro->cols[i + 1] = COL_RATE;
+		return;
 	}
 }
 
@@ -283,7 +334,7 @@ int cmd_profile(int argc, char **argv)
 	log_init(&lctx);
 	libbpf_set_print(log_libbpf);
 
-	if (o.kind == TARGET_PIDS && resolve_pids(&o))
+	if (o.kind == TARGET_PIDS && target_resolve_pids(o.pids, &o.npids))
 		goto out;
 	if (output_open(&out, o.output, o.kind == TARGET_CMD ? stderr : stdout))
 		goto out;
@@ -298,12 +349,20 @@ int cmd_profile(int argc, char **argv)
 		r.launched = true;
 	}
 
-	copts.mode = filter_of(o.kind);
+	copts.mode = target_filter(o.kind);
 	copts.cgroup_path = o.cgroup;
 	copts.follow = o.follow;
 	copts.max_stats = o.max_stats;
 	copts.max_procs = o.max_procs;
 	copts.count_only = o.count_only;
+	if (o.interval_s > 0) {
+		/* Per-process history is only needed for -P. */
+		if (!o.report.per_process)
+			copts.fold = COLLECTOR_FOLD_TOTAL;
+		if (!o.cols_given)
+			add_rate_column(&o.report);
+		r.out = &out;
+	}
 	if (collector__open(&r.col, &copts))
 		goto out;
 	if (o.kind == TARGET_CMD)
@@ -313,6 +372,7 @@ int cmd_profile(int argc, char **argv)
 	if (collector__attach(r.col))
 		goto out;
 	r.t0 = now_ns();
+	r.t_prev = r.t0;
 
 	if (r.launched) {
 		launch_release(&r.child);
@@ -341,7 +401,11 @@ int cmd_profile(int argc, char **argv)
 		pr_warn("the target process%s exited: reporting what was "
 			"collected",
 			o.npids > 1 ? "es" : "");
-	if (write_report(&r, &out) || output_commit(&out))
+	if (o.interval_s > 0)
+		err = write_interval(&r, r.t1, true);
+	else
+		err = write_report(&r, &out);
+	if (err || output_commit(&out))
 		goto out;
 	ret = r.launched ? launch_exit_status(&r.child) : EXIT_OK;
 out:
@@ -349,6 +413,7 @@ out:
 	if (r.launched && !r.released)
 		launch_kill(&r.child);
 	collector__destroy(r.col);
+	model_free(r.prev);
 	output_abort(&out);
 	cli_free_profile(&o);
 	return ret;

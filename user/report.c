@@ -28,6 +28,7 @@ static const struct {
 	{ "syscall_name", COL_NAME },	    { "syscall-name", COL_NAME },
 	{ "p50", COL_P50 },		    { "p90", COL_P90 },
 	{ "p99", COL_P99 },		    { "bytes", COL_BYTES },
+	{ "rate", COL_RATE },		    { "calls/s", COL_RATE },
 	{ "none", COL_NONE },		    { "nothing", COL_NONE },
 };
 
@@ -141,6 +142,7 @@ static int view_cmp(const void *pa, const void *pb, void *arg)
 		c = cmp_u64_desc(x->max_ns, y->max_ns);
 		break;
 	case COL_CALLS:
+	case COL_RATE:
 		c = cmp_u64_desc(x->calls, y->calls);
 		break;
 	case COL_ERRORS:

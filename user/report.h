@@ -35,6 +35,7 @@ enum report_col {
 	COL_P90,
 	COL_P99,
 	COL_BYTES,
+	COL_RATE, /* calls per second over report_opts.rate_ns */
 	COL_COUNT,
 };
 
@@ -44,6 +45,7 @@ struct report_opts {
 	enum report_col cols[COL_COUNT]; /* table columns, COL_NONE-ended */
 	bool per_process;              /* -P: a table per process */
 	bool histograms;               /* -H: latency bar charts */
+	uint64_t rate_ns;              /* COL_RATE: the interval's length */
 };
 
 /* What was profiled, for the report's header fields. */

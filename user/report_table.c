@@ -32,6 +32,7 @@ static const struct coldesc cdesc[COL_COUNT] = {
 	[COL_P90] = { "p90-usecs", 9 },
 	[COL_P99] = { "p99-usecs", 9 },
 	[COL_BYTES] = { "bytes", 11 },
+	[COL_RATE] = { "calls/s", 9 },
 };
 
 static unsigned int num_len(const char *fmt, ...)
@@ -58,6 +59,11 @@ static double usecs(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
+static double per_sec(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0.0;
+}
+
 static unsigned int max_u(unsigned int a, unsigned int b)
 {
 	return a > b ? a : b;
@@ -66,7 +72,7 @@ static unsigned int max_u(unsigned int a, unsigned int b)
 /* One cell; v is the row view (NULL for the total line, which uses tot). */
 static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
 		     const struct row_view *v, const struct row_view *tot,
-		     uint64_t total_ns)
+		     uint64_t total_ns, uint64_t rate_ns)
 {
 	const struct row_view *x = v ? v : tot;
 	const struct sc_stats *st = &x->row->st;
@@ -120,6 +126,9 @@ static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
 		else
 			fprintf(f, "%*" PRIu64, w, (uint64_t)st->bytes);
 		break;
+	case COL_RATE:
+		fprintf(f, "%*.1f", w, per_sec(st->calls, rate_ns));
+		break;
 	default:
 		break;
 	}
@@ -153,8 +162,15 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 		return -ENOMEM;
 	/* Keep this ABI's rows, in sorted order, at the front. */
 	for (size_t i = 0; i < n; i++) {
-		if (all[i].row->abi == abi && all[i].row->st.calls)
-			all[nv++] = all[i];
+		if (!(all[i].row->abi == abi && all[i].row->st.calls))
+			continue;
+		all[nv] = all[i];
+		/* An unknown number's name lives in name_buf: follow it, as
+		 * the copied-from slot may be overwritten by a later row.
+		 */
+		if (all[i].name == all[i].name_buf)
+			all[nv].name = all[nv].name_buf;
+		nv++;
 	}
 	report_total(rows, n, abi, &tot);
 	/* bytes of the total line: read/write-family rows only */
@@ -220,6 +236,9 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 		case COL_BYTES:
 			need = num_len("%" PRIu64, bytes);
 			break;
+		case COL_RATE:
+			need = num_len("%.1f", per_sec(tot.st.calls, o->rate_ns));
+			break;
 		default:
 			break;
 		}
@@ -259,7 +278,7 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 					fputc(' ', f);
 				put_cell(f, o->cols[i], w[o->cols[i]],
 					 i == ncols - 1, &all[r], &tv,
-					 tot.st.total_ns);
+					 tot.st.total_ns, o->rate_ns);
 			}
 			fputc('\n', f);
 		}
@@ -269,7 +288,7 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 		if (i)
 			fputc(' ', f);
 		put_cell(f, o->cols[i], w[o->cols[i]], i == ncols - 1, NULL,
-			 &tv, tot.st.total_ns);
+			 &tv, tot.st.total_ns, o->rate_ns);
 	}
 	fputc('\n', f);
 	free(all);

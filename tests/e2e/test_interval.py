@@ -1,0 +1,161 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Interval reports, scprof -i SECS (issue 4): one strace -c table per
+interval, each after a timestamp line and with a calls/s column; the
+intervals add up to the ground truth of the run."""
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import (CLEAN_ENV, SCPROF, TIMEOUT, parse_tables, run_scprof,
+                      wait_attached, workload)
+
+STAMP = re.compile(r"--- (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}), "
+                   r"interval (\d+\.\d{3}) s ---")
+
+
+def intervals(text):
+    """[(timestamp, seconds, tables)] of -i output: every table belongs to
+    the timestamp line above it."""
+    out = []
+    parts = re.split(r"^(--- .* ---)$", text, flags=re.M)
+    assert not parts[0].strip(), f"output before the first timestamp: {parts[0]!r}"
+    for i in range(1, len(parts), 2):
+        m = STAMP.fullmatch(parts[i])
+        assert m, f"bad timestamp line {parts[i]!r}"
+        tables = parse_tables(parts[i + 1])
+        assert tables, f"no table under {parts[i]!r}"
+        out.append((m.group(1), float(m.group(2)), tables))
+    return out
+
+
+def rows(tables):
+    return {r["syscall"]: r for _, _, rs, _ in tables for r in rs}
+
+
+def test_intervals_add_up_to_ground_truth():
+    # 15 ticks of 100 ms: 1000 getppid and 2 failing openat each.
+    p = run_scprof(["-i", "0.3", "--", workload("pacer"), "1000", "2", "100",
+                    "15"], env=CLEAN_ENV)
+    assert p.returncode == 0, p.stderr
+    ivs = intervals(p.stderr.decode())
+    assert len(ivs) >= 4, f"{len(ivs)} intervals in a 1.4 s run at -i 0.3"
+    getppid = errors = 0
+    stamps = []
+    for stamp, secs, tables in ivs:
+        stamps.append(stamp)
+        title, header, rs, total = tables[0]
+        assert header == ["% time", "seconds", "usecs/call", "calls",
+                          "calls/s", "errors", "syscall"]
+        assert 0 < secs <= 0.3 + 0.25, secs
+        for r in rs + [total]:
+            calls, rate = int(r["calls"]), float(r["calls/s"])
+            # calls/s is the interval's calls over its length, which is
+            # printed rounded to the millisecond
+            assert abs(rate - calls / secs) <= rate * 0.0005 / secs + 0.1, \
+                (r, secs)
+        by = rows(tables)
+        if "getppid" in by:
+            getppid += int(by["getppid"]["calls"])
+        if "openat" in by and by["openat"]["errors"]:
+            errors += int(by["openat"]["errors"])
+    assert getppid == 15000
+    assert errors == 30
+    assert stamps == sorted(stamps)
+    # the middle intervals are whole ticks of a steady 10000 getppid/s
+    for _, secs, tables in ivs[1:-1]:
+        assert int(rows(tables)["getppid"]["calls"]) % 1000 == 0
+
+
+def test_interval_with_duration_on_a_running_process(tmp_path):
+    pacer = subprocess.Popen([workload("pacer"), "100", "0", "10", "0"],
+                             env=CLEAN_ENV)
+    try:
+        out = tmp_path / "report"
+        p = run_scprof(["-i", "1", "-d", "2.5", "-p", str(pacer.pid),
+                        "-o", str(out)])
+        assert p.returncode == 0, p.stderr
+        assert pacer.poll() is None  # -d stops scprof, not the target
+        ivs = intervals(out.read_text())
+    finally:
+        pacer.kill()
+        pacer.wait()
+    # two whole intervals, then the last half one when -d is up
+    assert len(ivs) == 3, [(s, secs) for s, secs, _ in ivs]
+    assert ivs[2][1] < ivs[0][1]
+    for _, secs, tables in ivs:
+        rate = float(rows(tables)["getppid"]["calls/s"])
+        assert 5000 <= rate <= 15000, rate  # ~10000/s (steady, ratio-free)
+
+
+def test_interval_per_process_tables():
+    # groundtruth forks a child making 50 getppid; the parent makes 3000.
+    p = run_scprof(["-i", "0.2", "-f", "-P", "--", workload("groundtruth"),
+                    "3000", "0", "0", "3", "50"], env=CLEAN_ENV)
+    assert p.returncode == 0, p.stderr
+    ivs = intervals(p.stderr.decode())
+    per_proc = {}
+    for _, _, tables in ivs:
+        for title, _, rs, _ in tables:
+            m = re.fullmatch(r"Process (\d+) \((\S+)\)(, exited)?:", title)
+            if not m:
+                continue
+            r = {x["syscall"]: x for x in rs}.get("getppid")
+            if r:
+                per_proc[m.group(1)] = per_proc.get(m.group(1), 0) + int(r["calls"])
+    assert sorted(per_proc.values()) == [50, 3000]
+
+
+def test_stop_signal_prints_the_last_interval(tmp_path):
+    pacer = subprocess.Popen([workload("pacer"), "100", "0", "10", "0"],
+                             env=CLEAN_ENV)
+    try:
+        s = subprocess.Popen([SCPROF, "-i", "60", "-p", str(pacer.pid)],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        wait_attached(s)
+        time.sleep(0.5)
+        s.send_signal(signal.SIGINT)
+        out, err = s.communicate(timeout=TIMEOUT)
+    finally:
+        pacer.kill()
+        pacer.wait()
+    assert s.returncode == 0, err
+    ivs = intervals(out.decode())
+    assert len(ivs) == 1 and ivs[0][1] < 60
+    assert int(rows(ivs[0][2])["getppid"]["calls"]) > 0
+
+
+def test_one_shot_report_is_unchanged():
+    p = run_scprof(["--", workload("pacer"), "10", "0", "1", "1"], env=CLEAN_ENV)
+    text = p.stderr.decode()
+    assert "---" not in text.splitlines()[0]
+    (title, header, rs, total), = parse_tables(text)
+    assert header == ["% time", "seconds", "usecs/call", "calls", "errors",
+                      "syscall"]
+    # -U rate works in a one-shot report too
+    p = run_scprof(["-U", "calls,rate,name", "--", workload("pacer"), "10",
+                    "0", "1", "1"], env=CLEAN_ENV)
+    (_, header, rs, total), = parse_tables(p.stderr.decode())
+    assert header == ["calls", "calls/s", "syscall"]
+    assert float(total["calls/s"]) > 0
+
+
+@pytest.mark.parametrize("args,msg", [
+    (["-i", "0"], "invalid interval"),
+    (["-i", "-1"], "invalid interval"),
+    (["-i", "abc"], "invalid interval"),
+    (["-i", "1s"], "invalid interval"),
+    (["-i", "0.001"], "invalid interval"),
+    (["-i", "nan"], "invalid interval"),
+    (["-i", "1", "--format", "json"], "-i prints tables"),
+    (["-i", "1", "--format", "csv"], "-i prints tables"),
+    (["-i"], "needs a value"),
+])
+def test_bad_interval_is_a_usage_error(args, msg):
+    p = run_scprof(args + (["--", "true"] if len(args) > 1 else []))
+    assert p.returncode == 2
+    lines = p.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and msg in lines[0], lines

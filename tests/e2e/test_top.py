@@ -1,0 +1,241 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""scprof top (issue 4): frames checked against pacers of known rates, in
+--batch mode and through a real terminal (tmux: keys, Ctrl-C, resize);
+hostile names escaped; bad input."""
+import os
+import re
+import shutil
+import subprocess
+import time
+
+import pytest
+
+from conftest import CLEAN_ENV, SCPROF, TIMEOUT, run, workload
+
+ROW = re.compile(r"\s*(\d+) (.{16,}?) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) "
+                 r"+([\d.]+)  (.*)")
+TITLE = re.compile(r"scprof top - \d\d:\d\d:\d\d, every ([\d.]+) s, by (\S+)")
+
+
+def pacer(tmp_path, name, *args):
+    """A pacer running under the comm name (bytes, <= 15)."""
+    d = tmp_path / "bin"
+    d.mkdir(exist_ok=True)
+    path = os.path.join(os.fsencode(str(d)), name)
+    if not os.path.exists(path):
+        os.symlink(workload("pacer"), path)
+    return subprocess.Popen([path] + [str(a) for a in args], env=CLEAN_ENV)
+
+
+@pytest.fixture
+def pacers(tmp_path):
+    made = []
+
+    def make(name, *args):
+        p = pacer(tmp_path, name, *args)
+        made.append(p)
+        return p
+    yield make
+    for p in made:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+
+
+def frames(text):
+    """[(title match, [row dicts])] of batch output."""
+    out = []
+    for block in text.strip("\n").split("\n\n"):
+        lines = block.split("\n")
+        t = TITLE.match(lines[0])
+        assert t, f"bad title {lines[0]!r}"
+        assert re.match(r"\d+ processes active, [\d.]+ calls/s, [\d.]+ "
+                        r"errors/s, \d+ calls dropped$", lines[1]), lines[1]
+        assert lines[2].split() == ["PID", "COMM", "CALLS/s", "ERRORS/s",
+                                    "ERR%", "P99-us", "IN-SYS%", "TOP",
+                                    "SYSCALLS", "(calls/s)"]
+        rows = []
+        for line in lines[3:]:
+            m = ROW.fullmatch(line)
+            assert m, f"bad row {line!r}"
+            rows.append({"pid": int(m.group(1)), "comm": m.group(2).rstrip(),
+                         "calls": float(m.group(3)),
+                         "errors": float(m.group(4)),
+                         "err_pct": float(m.group(5)),
+                         "p99": float(m.group(6)), "top": m.group(8)})
+        out.append((t, rows))
+    return out
+
+
+def test_batch_frames_against_known_rates(pacers):
+    # busy: 100 getppid every 10 ms; calm: 16 getppid and 4 failing openat
+    # every 20 ms (one clock_nanosleep per tick each): 5x fewer calls.
+    busy = pacers(b"topbusy", 100, 0, 10, 0)
+    calm = pacers(b"topcalm", 16, 4, 20, 0)
+    p = run([SCPROF, "top", "--batch", "-n", "3", "-i", "0.5", "-p",
+             f"{busy.pid},{calm.pid}"])
+    assert p.returncode == 0, p.stderr
+    fs = frames(p.stdout.decode())
+    assert len(fs) == 3
+    for title, rows in fs:
+        assert title.group(2) == "calls/s"
+        assert [r["comm"] for r in rows] == ["topbusy", "topcalm"]
+        b, c = rows
+        assert b["pid"] == busy.pid and c["pid"] == calm.pid
+        ratio = b["calls"] / c["calls"]
+        assert 101 / 10 / (21 / 20) * 0.7 < ratio < 101 / 10 / (21 / 20) * 1.3, ratio
+        assert b["errors"] == 0 and b["err_pct"] == 0
+        assert 4 / 21 * 100 - 1.5 < c["err_pct"] < 4 / 21 * 100 + 1.5
+        assert b["top"].startswith("getppid ")
+        assert "openat" in c["top"]
+        assert b["p99"] > 0
+    # sorted by errors: calm first
+    p = run([SCPROF, "top", "--batch", "-n", "1", "-i", "0.3", "-s", "errors",
+             "-p", f"{busy.pid},{calm.pid}"])
+    (title, rows), = frames(p.stdout.decode())
+    assert title.group(2) == "errors/s"
+    assert [r["comm"] for r in rows] == ["topcalm", "topbusy"]
+
+
+def test_batch_stops_when_the_targets_exit(pacers):
+    pa = pacers(b"shortlived", 10, 0, 10, 60)  # ~0.6 s
+    p = run([SCPROF, "top", "--batch", "-i", "0.2", "-p", str(pa.pid)])
+    assert p.returncode == 0, p.stderr
+    text = p.stdout.decode()
+    assert "the targets have exited" in text.strip().split("\n\n")[-1]
+    assert len(frames(text)) >= 2
+
+
+def test_hostile_names_are_escaped(pacers):
+    pa = pacers(b"\x1b[31mred\x07\n\xff", 10, 0, 10, 0)
+    p = run([SCPROF, "top", "--batch", "-n", "1", "-i", "0.3", "-p",
+             str(pa.pid)])
+    assert p.returncode == 0, p.stderr
+    out = p.stdout
+    assert b"\x1b" not in out and b"\x07" not in out and b"\xff" not in out
+    assert b"\\x1b[31mred\\x07\\x0a\\xff" in out
+    (_, rows), = frames(out.decode())
+    assert len(rows) == 1
+
+
+# ---- a real terminal ----------------------------------------------------------
+
+class Tmux:
+    def __init__(self, tmp_path, cmd, width=150, height=30):
+        assert shutil.which("tmux"), "tmux is not installed"
+        self.name = f"scprof-top-{os.getpid()}-{time.monotonic_ns()}"
+        self.status = tmp_path / "status"
+        shell = f"{cmd}; echo $? > {self.status}; sleep 60"
+        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x",
+                        str(width), "-y", str(height), shell], check=True,
+                       env={**CLEAN_ENV, "TERM": "xterm-256color"})
+
+    def screen(self):
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+                              capture_output=True, text=True).stdout
+
+    def wait_screen(self, pred, what):
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            s = self.screen()
+            if pred(s):
+                return s
+            assert time.monotonic() < deadline, f"never saw {what}:\n{s}"
+            time.sleep(0.1)
+
+    def keys(self, *k):
+        subprocess.run(["tmux", "send-keys", "-t", self.name] + list(k),
+                       check=True)
+
+    def exit_status(self):
+        deadline = time.monotonic() + TIMEOUT
+        while not self.status.exists() or not self.status.read_text():
+            assert time.monotonic() < deadline, "top did not exit"
+            time.sleep(0.05)
+        return int(self.status.read_text())
+
+    def kill(self):
+        subprocess.run(["tmux", "kill-session", "-t", self.name],
+                       capture_output=True)
+
+
+@pytest.fixture
+def tmux(tmp_path):
+    made = []
+
+    def make(cmd, **kw):
+        t = Tmux(tmp_path, cmd, **kw)
+        made.append(t)
+        return t
+    yield make
+    for t in made:
+        t.kill()
+
+
+def order(screen, names):
+    """Names in the order they appear on screen."""
+    pos = {n: screen.find(n) for n in names}
+    assert all(p >= 0 for p in pos.values()), screen
+    return sorted(names, key=pos.get)
+
+
+def test_live_view_in_a_terminal(tmux, pacers):
+    busy = pacers(b"topbusy", 100, 0, 10, 0)
+    calm = pacers(b"topcalm", 16, 4, 20, 0)
+    t = tmux(f"{SCPROF} top -i 0.5 -p {busy.pid},{calm.pid}")
+    s = t.wait_screen(lambda s: "topcalm" in s and "topbusy" in s,
+                      "both pacers on screen")
+    assert "keys: c e p t sort, q quit" in s
+    assert re.search(r"by calls/s", s)
+    assert order(s, ["topbusy", "topcalm"]) == ["topbusy", "topcalm"]
+    # full screen: the header is on the first line
+    assert s.splitlines()[0].startswith("scprof top - ")
+    t.keys("e")
+    s = t.wait_screen(lambda s: "by errors/s" in s, "the errors sort")
+    assert order(s, ["topbusy", "topcalm"]) == ["topcalm", "topbusy"]
+    t.keys("c")
+    t.wait_screen(lambda s: "by calls/s" in s, "the calls sort again")
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
+def test_live_view_ctrl_c_and_resize(tmux, pacers):
+    busy = pacers(b"topbusy", 100, 0, 10, 0)
+    t = tmux(f"{SCPROF} top -i 0.3 -p {busy.pid}", width=150, height=30)
+    t.wait_screen(lambda s: "topbusy" in s, "the pacer on screen")
+    subprocess.run(["tmux", "resize-window", "-t", t.name, "-x", "60", "-y",
+                    "10"], check=True)
+    s = t.wait_screen(lambda s: "topbusy" in s and
+                      max(len(line) for line in s.splitlines()) <= 60,
+                      "a redraw in 60 columns")
+    t.keys("C-c")
+    assert t.exit_status() == 0
+
+
+# ---- bad input -----------------------------------------------------------------
+
+@pytest.mark.parametrize("args,code,msg", [
+    (["-s", "bogus"], 2, "invalid sort key"),
+    (["-i", "0"], 2, "invalid interval"),
+    (["-i", "0.01"], 2, "invalid interval"),
+    (["-n", "0"], 2, "invalid frame count"),
+    (["-n", "2x"], 2, "invalid frame count"),
+    (["--rows", "-1"], 2, "invalid --rows"),
+    (["-p", "999999999"], 2, "invalid PID"),
+    (["-p", "4194303"], 1, "no such process"),
+    (["-f"], 2, "-f applies"),
+    (["ls"], 2, "unexpected argument"),
+    (["--cgroup", "/nonexistent"], 1, "cgroup"),
+])
+def test_bad_input(args, code, msg):
+    p = run([SCPROF, "top", "--batch", "-n", "1"] + args)
+    assert p.returncode == code, p.stderr
+    lines = p.stderr.decode().strip().splitlines()
+    assert len(lines) == 1 and msg in lines[0], lines
+    assert p.stdout == b""
+
+
+def test_no_terminal_without_batch():
+    p = run([SCPROF, "top", "-n", "1"], stdin=subprocess.DEVNULL)
+    assert p.returncode == 2
+    assert "needs a terminal; use --batch" in p.stderr.decode()

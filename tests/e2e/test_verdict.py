@@ -1,0 +1,256 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""scprof verdict -p PID, end to end, on workloads with known answers.
+
+Each workload (tests/workloads) runs one pattern until killed: 1-byte and
+64 KiB reads, a compute loop, fopen/fread/fclose per request, cheap
+syscalls at a high rate, short sleeps. The assertions are the verdict's
+conclusions, which hold on a busy machine too, never absolute times.
+"""
+import json
+import os
+import select
+import signal
+import subprocess
+import tempfile
+import time
+
+import pytest
+
+from conftest import TIMEOUT, run_scprof, stderr_lines, workload
+
+LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
+DURATION = "1.5"
+
+
+class Workload:
+    """A tests/workloads program, started and waited for until "ready"."""
+
+    def __init__(self, name, *args):
+        path = workload(name)
+        self.proc = subprocess.Popen([path] + [str(a) for a in args],
+                                     stdout=subprocess.PIPE)
+        ready, _, _ = select.select([self.proc.stdout], [], [], 20)
+        assert ready, f"{name} did not start"
+        assert self.proc.stdout.readline() == b"ready\n"
+        self.pid = self.proc.pid
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(timeout=10)
+        self.proc.stdout.close()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    """A saved calibration for these tests: the floor and the probe only."""
+    d = tmp_path_factory.mktemp("verdict")
+    path = str(d / "cal.json")
+    proc = run_scprof(["calibrate", "--quick", "--format", "json", "--loops",
+                       "syscall-getppid,vdso-clock_gettime", "--cache", path,
+                       "-o", str(d / "report.json")], timeout=LONG)
+    assert proc.returncode == 0, proc.stderr
+    assert os.path.exists(path)
+    return path
+
+
+def verdict(pid, cache, *extra, duration=DURATION):
+    """Run verdict --format json; return (CompletedProcess, report)."""
+    with tempfile.TemporaryDirectory(prefix="scprof-verdict-") as d:
+        out = os.path.join(d, "v.json")
+        proc = run_scprof(["verdict", "-p", str(pid), "-d", duration,
+                           "--cache", cache, "--format", "json", "-o", out]
+                          + list(extra), timeout=LONG)
+        assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+        with open(out) as f:
+            report = json.load(f)
+        assert os.listdir(d) == ["v.json"]
+    return proc, report
+
+
+def findings(report, kind=None):
+    return [f for f in report["findings"] if kind is None or f["kind"] == kind]
+
+
+def check_shape(report):
+    """The issue's field names, with sane values."""
+    for key in ("syscall_share", "syscall_bound", "findings", "cpu_s",
+                "calls_per_s", "crossing_share", "user_s", "system_s"):
+        assert key in report, key
+    assert 0 <= report["syscall_share"] <= 1
+    assert 0 <= report["crossing_share"] <= 1
+    for f in report["findings"]:
+        for key in ("kind", "syscall", "calls", "share", "advice"):
+            assert key in f, key
+        assert f["kind"] in ("small-io", "open-close-churn", "high-rate",
+                             "blocking")
+        assert 0 <= f["share"] <= 1
+        assert f["calls"] > 0 and f["advice"]
+
+
+def test_one_byte_reader(cache):
+    with Workload("reader", 1) as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    assert r["pid"] == w.pid and r["comm"] == "reader"
+    assert r["exited"] is False
+    assert r["syscall_bound"] is True
+    assert r["syscall_share"] > 0.5
+    small = findings(r, "small-io")
+    assert [f["syscall"] for f in small] == ["read"]
+    f = small[0]
+    assert f["avg_bytes"] == pytest.approx(1.0, abs=0.01)
+    # all but a handful of calls would go with 64 KiB buffers
+    assert f["saved_calls"] > 0.99 * f["calls"]
+    assert "64 KiB" in f["advice"]
+    # scprof's own share was taken off
+    assert r["probe_corrected"] is True and r["probe_s"] > 0
+
+
+def test_64k_reader_is_not_small_io(cache):
+    with Workload("reader", 65536) as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    assert not findings(r, "small-io")
+    read = [s for s in r["syscalls"] if s["name"] == "read"][0]
+    assert read["avg_bytes"] > 60000
+
+
+def test_compute_is_not_syscall_bound(cache):
+    with Workload("compute") as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    assert r["syscall_bound"] is False
+    assert r["syscall_share"] < 0.05
+    assert r["findings"] == []
+    assert r["answer"].startswith("NO")
+
+
+def test_fopen_loop_is_churn(cache):
+    with Workload("fopenloop") as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    churn = findings(r, "open-close-churn")
+    assert len(churn) == 1
+    assert churn[0]["syscall"] in ("openat", "open")
+    # the one read per open belongs to the churn, not to small-io
+    assert not findings(r, "small-io")
+    assert not findings(r, "high-rate")
+    assert r["syscall_bound"] is True
+
+
+def test_high_rate(cache):
+    with Workload("highrate") as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    names = sorted(f["syscall"] for f in findings(r, "high-rate"))
+    assert names == ["clock_gettime", "getppid"]
+    clock = [f for f in r["findings"] if f["syscall"] == "clock_gettime"][0]
+    assert "vDSO" in clock["advice"]
+
+
+def test_sleeper_is_blocking_not_bound(cache):
+    with Workload("sleeper") as w:
+        _, r = verdict(w.pid, cache)
+    check_shape(r)
+    assert r["syscall_bound"] is False
+    blocking = findings(r, "blocking")
+    assert [f["syscall"] for f in blocking] in (["clock_nanosleep"],
+                                               ["nanosleep"])
+    assert r["blocked_share"] > 0.2
+
+
+def test_exits_mid_run(cache):
+    """Report what was seen, say it exited, exit 0."""
+    with Workload("reader", 1, 1) as w:
+        t0 = time.monotonic()
+        proc, r = verdict(w.pid, cache, duration="8")
+        took = time.monotonic() - t0
+    check_shape(r)
+    assert r["exited"] is True
+    assert took < 8, "verdict waited for the whole duration"
+    assert 0 < r["duration_s"] < 2
+    assert r["calls"] > 1000
+    assert findings(r, "small-io")
+    assert any("exited after" in l for l in stderr_lines(proc))
+
+
+def test_table(cache):
+    with Workload("reader", 1) as w:
+        proc = run_scprof(["verdict", "-p", str(w.pid), "-d", "1", "--cache",
+                           cache])
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert out.startswith(f"scprof verdict: pid {w.pid} (reader)")
+    assert "Is it the syscalls? YES" in out
+    for word in ("syscall_share", "syscall_bound", "crossing cost",
+                 "probe effect", "small-io"):
+        assert word in out, word
+
+
+def test_calibrates_when_the_saved_one_is_stale(cache):
+    """Another boot's calibration is not used: verdict runs the quick one,
+    saves it, and the next verdict uses that."""
+    with tempfile.TemporaryDirectory(prefix="scprof-verdict-") as d:
+        path = os.path.join(d, "cal.json")
+        with open(cache) as f:
+            text = f.read()
+        assert '"boot_id": "' in text
+        with open(path, "w") as f:
+            f.write(text.replace('"boot_id": "', '"boot_id": "x'))
+        with Workload("compute") as w:
+            _, r = verdict(w.pid, path, "-q", duration="0.5")
+        assert r["calibration"]["source"] == "measured"
+        with open(path) as f:
+            saved = json.load(f)
+        names = [l["name"] for l in saved["loops"]]
+        assert len(names) == 15 and "syscall-getppid" in names
+        assert saved["probe_overhead_ns"] > 0
+        with Workload("compute") as w:
+            _, r = verdict(w.pid, path, duration="0.3")
+        assert r["calibration"]["source"] == "saved"
+        assert sorted(os.listdir(d)) == ["cal.json"]
+
+
+def dead_pid():
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+@pytest.mark.parametrize("args,code,needle", [
+    (["-p", "DEAD", "-d", "1"], 1, "no such process"),
+    (["-p", "1", "-d", "0"], 2, "invalid duration '0'"),
+    (["-p", "1", "-d", "-1"], 2, "invalid duration '-1'"),
+    (["-p", "1", "-d", "1s"], 2, "invalid duration '1s'"),
+    (["-d", "1"], 2, "give -p PID"),
+    (["-p", "0"], 2, "invalid PID '0'"),
+    (["-p", "12abc"], 2, "invalid PID '12abc'"),
+    (["-p", "1,2"], 2, "invalid PID '1,2'"),
+    (["-p", "1", "-p", "2"], 2, "give one -p"),
+    (["-p", "1", "--format", "csv"], 2, "unknown format 'csv'"),
+    (["-p", "1", "--bogus"], 2, "unknown option '--bogus'"),
+    (["-p", "1", "extra"], 2, "unexpected argument 'extra'"),
+    (["-p"], 2, "needs a value"),
+])
+def test_bad_input(cache, args, code, needle):
+    args = [str(dead_pid()) if a == "DEAD" else a for a in args]
+    proc = run_scprof(["verdict", "--cache", cache] + args, timeout=30)
+    assert proc.returncode == code
+    assert proc.stdout == b""
+    lines = stderr_lines(proc)
+    assert len(lines) == 1, lines
+    assert needle in lines[0]
+
+
+def test_help():
+    proc = run_scprof(["verdict", "--help"])
+    assert proc.returncode == 0
+    text = proc.stdout.decode()
+    assert text.startswith("Usage: scprof verdict -p PID")
+    for word in ("syscall_share", "syscall_bound", "small-io",
+                 "open-close-churn", "high-rate", "blocking"):
+        assert word in text

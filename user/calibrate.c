@@ -1,0 +1,734 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The calibration loops, their timing and statistics, and the probe effect. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
+#include "calibrate.h"
+#include "collector.h"
+#include "log.h"
+
+#define KIB 1024U
+/* The page-cached file the read and copy loops go through: larger than
+ * the caches near a core, so copies come from memory as in a real read.
+ */
+#define FILE_SIZE (16U * KIB * KIB)
+#define BUF_SIZE (64U * KIB)
+#define POOL_SIZE (4U * KIB)
+
+/* Runs per loop and the length of one run. */
+#define QUICK_RUNS 7
+#define QUICK_RUN_NS 80000000ULL
+#define FULL_RUNS 15
+#define FULL_RUN_NS 200000000ULL
+/* Scaling stops once a trial run lasts this fraction of a run. */
+#define SCALE_DIVISOR 8
+
+/* Keep the compiler from removing or merging what a loop does. */
+#define barrier() __asm__ __volatile__("" ::: "memory")
+
+struct cal_env {
+	int fd;      /* FILE_SIZE bytes, in the page cache */
+	int devnull;
+	char *buf;   /* BUF_SIZE destination, hot in the cache */
+	uint64_t off;
+	char *map;   /* mmap loops: the file, mapped for one pass */
+	size_t map_off;
+	unsigned char *pool; /* getrandom-16B-buffered's buffer */
+	size_t pool_pos;
+	int err;     /* -errno of the first failure inside a loop */
+};
+
+typedef void (*cal_fn)(struct cal_env *e, uint64_t n);
+
+struct cal_loop_def {
+	const char *name;
+	const char *desc;
+	uint32_t bytes;     /* per call */
+	const char *versus; /* compared with; NULL: the floor */
+	cal_fn fn;
+};
+
+static void fail(struct cal_env *e, int err)
+{
+	if (!e->err)
+		e->err = err ? err : -EIO;
+}
+
+static void loop_empty(struct cal_env *e, uint64_t n)
+{
+	(void)e;
+	for (uint64_t i = 0; i < n; i++)
+		barrier();
+}
+
+static void loop_getppid(struct cal_env *e, uint64_t n)
+{
+	(void)e;
+	for (uint64_t i = 0; i < n; i++)
+		syscall(SYS_getppid);
+}
+
+static void loop_getpid(struct cal_env *e, uint64_t n)
+{
+	(void)e;
+	for (uint64_t i = 0; i < n; i++) {
+		getpid();
+		barrier();
+	}
+}
+
+static void loop_vdso(struct cal_env *e, uint64_t n)
+{
+	struct timespec ts;
+
+	for (uint64_t i = 0; i < n; i++) {
+		if (clock_gettime(CLOCK_MONOTONIC, &ts)) {
+			fail(e, -errno);
+			return;
+		}
+		barrier();
+	}
+}
+
+/* pread size bytes at an offset that walks through the file. */
+static inline void pread_step(struct cal_env *e, size_t size)
+{
+	if (pread(e->fd, e->buf, size, (off_t)e->off) != (ssize_t)size) {
+		fail(e, -errno);
+		return;
+	}
+	e->off += size;
+	if (e->off + size > FILE_SIZE)
+		e->off = 0;
+}
+
+static void loop_read_1(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		pread_step(e, 1);
+}
+
+static void loop_read_4k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		pread_step(e, 4 * KIB);
+}
+
+static void loop_read_8k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		pread_step(e, 8 * KIB);
+}
+
+static void loop_read_16k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		pread_step(e, 16 * KIB);
+}
+
+static void loop_read_64k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		pread_step(e, 64 * KIB);
+}
+
+static void loop_write_devnull(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (write(e->devnull, e->buf, 1) != 1) {
+			fail(e, -errno);
+			return;
+		}
+	}
+}
+
+/*
+ * Copy one block from the file mapped in memory. The file is mapped for
+ * one pass and unmapped after it, so each pass takes the page faults (and
+ * the mmap and munmap) that a program reading the file once would.
+ */
+static inline void mmap_step(struct cal_env *e, size_t size)
+{
+	if (!e->map || e->map_off + size > FILE_SIZE) {
+		if (e->map)
+			munmap(e->map, FILE_SIZE);
+		e->map = mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, e->fd, 0);
+		if (e->map == MAP_FAILED) {
+			e->map = NULL;
+			fail(e, -errno);
+			return;
+		}
+		e->map_off = 0;
+	}
+	memcpy(e->buf, e->map + e->map_off, size);
+	barrier();
+	e->map_off += size;
+}
+
+static void loop_mmap_4k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		mmap_step(e, 4 * KIB);
+}
+
+static void loop_mmap_8k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		mmap_step(e, 8 * KIB);
+}
+
+static void loop_mmap_16k(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n && !e->err; i++)
+		mmap_step(e, 16 * KIB);
+}
+
+/* Raw syscalls: a libc with a vDSO getrandom would not cross at all. */
+static void loop_getrandom(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (syscall(SYS_getrandom, e->buf, 16, 0) != 16) {
+			fail(e, -errno);
+			return;
+		}
+	}
+}
+
+static void loop_getrandom_buffered(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		if (e->pool_pos + 16 > POOL_SIZE) {
+			if (syscall(SYS_getrandom, e->pool, POOL_SIZE, 0) !=
+			    POOL_SIZE) {
+				fail(e, -errno);
+				return;
+			}
+			e->pool_pos = 0;
+		}
+		memcpy(e->buf, e->pool + e->pool_pos, 16);
+		barrier();
+		e->pool_pos += 16;
+	}
+}
+
+static void loop_fopen(struct cal_env *e, uint64_t n)
+{
+	for (uint64_t i = 0; i < n; i++) {
+		FILE *f = fopen("/dev/urandom", "rbe");
+
+		if (!f) {
+			fail(e, -errno);
+			return;
+		}
+		if (fread(e->buf, 1, 16, f) != 16)
+			fail(e, -EIO);
+		fclose(f);
+		if (e->err)
+			return;
+	}
+}
+
+static const struct cal_loop_def loops[] = {
+	{ CAL_FLOOR_LOOP, "syscall(SYS_getppid): the floor, one kernel crossing",
+	  0, NULL, loop_getppid },
+	{ "libc-getpid", "getpid() through the C library", 0, NULL,
+	  loop_getpid },
+	{ CAL_VDSO_LOOP,
+	  "clock_gettime(CLOCK_MONOTONIC): answered by the vDSO, no crossing",
+	  0, NULL, loop_vdso },
+	{ "read-1B", "pread of 1 byte from a file in the page cache", 1, NULL,
+	  loop_read_1 },
+	{ "read-64KiB", "pread of 64 KiB from a file in the page cache",
+	  64 * KIB, "read-1B", loop_read_64k },
+	{ "write-1B-devnull", "write of 1 byte to /dev/null", 1, NULL,
+	  loop_write_devnull },
+	{ "read-copy-4KiB", "copy a warm file with pread, 4 KiB per call",
+	  4 * KIB, NULL, loop_read_4k },
+	{ "mmap-copy-4KiB",
+	  "copy a warm file from an mmap of it, 4 KiB per block (mapped once per pass)",
+	  4 * KIB, "read-copy-4KiB", loop_mmap_4k },
+	{ "read-copy-8KiB", "copy a warm file with pread, 8 KiB per call",
+	  8 * KIB, NULL, loop_read_8k },
+	{ "mmap-copy-8KiB", "copy a warm file from an mmap of it, 8 KiB per block",
+	  8 * KIB, "read-copy-8KiB", loop_mmap_8k },
+	{ "read-copy-16KiB", "copy a warm file with pread, 16 KiB per call",
+	  16 * KIB, NULL, loop_read_16k },
+	{ "mmap-copy-16KiB",
+	  "copy a warm file from an mmap of it, 16 KiB per block", 16 * KIB,
+	  "read-copy-16KiB", loop_mmap_16k },
+	{ "getrandom-16B", "getrandom of 16 bytes, one syscall per request", 16,
+	  NULL, loop_getrandom },
+	{ "getrandom-16B-buffered",
+	  "16 bytes per request from a 4 KiB buffer refilled by getrandom", 16,
+	  "getrandom-16B", loop_getrandom_buffered },
+	{ "fopen-fread-fclose-16B",
+	  "fopen, fread 16 bytes, fclose of /dev/urandom per request", 16,
+	  "getrandom-16B", loop_fopen },
+};
+
+#define NLOOPS (sizeof(loops) / sizeof(loops[0]))
+
+size_t calibrate_nloops(void)
+{
+	return NLOOPS;
+}
+
+const char *calibrate_loop_name(size_t i)
+{
+	return i < NLOOPS ? loops[i].name : NULL;
+}
+
+const char *calibrate_loop_desc(size_t i)
+{
+	return i < NLOOPS ? loops[i].desc : NULL;
+}
+
+const char *calibrate_loop_versus(size_t i)
+{
+	return i < NLOOPS ? loops[i].versus : NULL;
+}
+
+int calibrate_find_loop(const char *name)
+{
+	for (size_t i = 0; i < NLOOPS; i++) {
+		if (!strcmp(loops[i].name, name))
+			return (int)i;
+	}
+	return -1;
+}
+
+/* ---- statistics ---------------------------------------------------- */
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void cal_stats_compute(double *v, size_t n, struct cal_stats *out)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	out->min = v[0];
+	out->max = v[n - 1];
+	out->median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+uint64_t cal_scale_iters(uint64_t iters, uint64_t elapsed_ns,
+			 uint64_t target_ns)
+{
+	double want;
+
+	if (!iters)
+		iters = 1;
+	if (!elapsed_ns)
+		return iters > UINT64_MAX / 1000 ? UINT64_MAX : iters * 1000;
+	want = (double)iters * (double)target_ns / (double)elapsed_ns;
+	if (want > (double)iters * 1000)
+		want = (double)iters * 1000;
+	if (want > 1e15)
+		want = 1e15;
+	return want < 1 ? 1 : (uint64_t)want;
+}
+
+double cal_per_call(uint64_t elapsed_ns, uint64_t iters, double overhead_ns)
+{
+	double v = (double)elapsed_ns / (double)(iters ? iters : 1) - overhead_ns;
+
+	return v > 0 ? v : 0;
+}
+
+double cal_ns_per_byte(const struct cal_loop_result *r)
+{
+	return r->bytes_per_call ? r->ns_per_call / r->bytes_per_call : 0;
+}
+
+/* ---- running loops --------------------------------------------------- */
+
+/*
+ * Loops are timed by the thread's CPU clock: on a busy machine, time spent
+ * preempted by other programs would otherwise count as the loop's. What a
+ * call costs the caller, in user and kernel mode, is all CPU time.
+ */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t timed(cal_fn fn, struct cal_env *e, uint64_t n)
+{
+	uint64_t t0 = now_ns();
+
+	fn(e, n);
+	return now_ns() - t0;
+}
+
+/* Grow the iteration count until a trial run is long enough to time,
+ * then size it for one run of run_ns.
+ */
+static uint64_t scale(cal_fn fn, struct cal_env *e, uint64_t run_ns)
+{
+	uint64_t n = 16, t;
+
+	fn(e, n); /* warm up: caches, page tables, the branch predictor */
+	for (;;) {
+		t = timed(fn, e, n);
+		if (e->err || t >= run_ns / SCALE_DIVISOR)
+			break;
+		n = cal_scale_iters(n, t, run_ns / (SCALE_DIVISOR / 2));
+	}
+	return cal_scale_iters(n, t, run_ns);
+}
+
+struct plan {
+	uint32_t runs;
+	uint64_t run_ns;
+};
+
+static int report_loop_error(const char *name, int err)
+{
+	pr_err("calibration loop %s failed: %s", name, strerror(-err));
+	return err;
+}
+
+static int measure(const struct cal_loop_def *d, struct cal_env *e,
+		   const struct plan *p, double overhead_ns,
+		   struct cal_loop_result *out, double *samples)
+{
+	struct cal_stats st;
+	uint64_t n;
+
+	e->off = 0;
+	n = scale(d->fn, e, p->run_ns);
+	if (e->err)
+		return report_loop_error(d->name, e->err);
+	for (uint32_t r = 0; r < p->runs; r++) {
+		uint64_t t = timed(d->fn, e, n);
+
+		if (e->err)
+			return report_loop_error(d->name, e->err);
+		samples[r] = cal_per_call(t, n, overhead_ns);
+	}
+	cal_stats_compute(samples, p->runs, &st);
+	out->name = d->name;
+	out->min_ns = st.min;
+	out->median_ns = st.median;
+	out->max_ns = st.max;
+	out->ns_per_call = st.median;
+	out->calls = n * p->runs;
+	out->runs = p->runs;
+	out->bytes_per_call = d->bytes;
+	return 0;
+}
+
+/* The empty loop's cost per iteration, which every figure has taken off. */
+static double measure_overhead(struct cal_env *e, const struct plan *p,
+			       double *samples)
+{
+	struct cal_stats st;
+	uint64_t n = scale(loop_empty, e, p->run_ns / 4);
+
+	for (uint32_t r = 0; r < p->runs; r++)
+		samples[r] = cal_per_call(timed(loop_empty, e, n), n, 0);
+	cal_stats_compute(samples, p->runs, &st);
+	return st.median;
+}
+
+/* What scprof reported for this process's getppid calls: the mean. */
+static double reported_floor(struct collector *c)
+{
+	struct sc_model *m = NULL;
+	double v = 0;
+	pid_t self = getpid();
+
+	if (collector__snapshot(c, &m))
+		return 0;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct sc_proc *p = &m->procs[i];
+
+		if (p->pid != (uint32_t)self)
+			continue;
+		for (size_t j = 0; j < p->nrows; j++) {
+			const struct sc_row *r = &p->rows[j];
+
+			if (r->abi == SC_ABI_NATIVE && r->nr == SYS_getppid &&
+			    r->st.calls)
+				v = (double)r->st.total_ns / (double)r->st.calls;
+		}
+	}
+	model_free(m);
+	return v;
+}
+
+/*
+ * The probe effect: the floor loop bare and with scprof's programs
+ * attached and targeting this process, in pairs whose order alternates so
+ * that a drift in the machine's speed falls on both sides alike.
+ */
+static int measure_probe(struct cal_env *e, const struct plan *p,
+			 double overhead_ns, struct cal_probe *out,
+			 double *samples)
+{
+	struct collector_opts co = { .mode = SC_FILTER_TGID };
+	struct collector *c = NULL;
+	double *bare = samples, *probed = samples + p->runs,
+	       *diff = samples + 2 * p->runs;
+	struct cal_stats st;
+	uint64_t n;
+	int err;
+
+	err = collector__open(&c, &co);
+	if (err)
+		return err;
+	err = collector__add_target(c, getpid());
+	if (err)
+		goto out;
+	n = scale(loop_getppid, e, p->run_ns);
+	for (uint32_t i = 0; i < p->runs; i++) {
+		for (int k = 0; k < 2; k++) {
+			bool with = (k == 0) == (i % 2 == 1);
+			uint64_t t;
+
+			if (with) {
+				err = collector__attach(c);
+				if (err)
+					goto out;
+			}
+			t = timed(loop_getppid, e, n);
+			if (with)
+				collector__detach(c);
+			(with ? probed : bare)[i] = cal_per_call(t, n, overhead_ns);
+		}
+		diff[i] = probed[i] - bare[i];
+	}
+	out->reported_ns = reported_floor(c);
+	cal_stats_compute(diff, p->runs, &st);
+	out->overhead_ns = st.median > 0 ? st.median : 0;
+	cal_stats_compute(bare, p->runs, &st);
+	out->bare_ns = st.median;
+	cal_stats_compute(probed, p->runs, &st);
+	out->probed_ns = st.median;
+	out->in_latency_ns = out->reported_ns < out->overhead_ns ?
+				     out->reported_ns :
+				     out->overhead_ns;
+	out->pairs = p->runs;
+	out->measured = true;
+out:
+	collector__destroy(c);
+	return err;
+}
+
+/* A FILE_SIZE file with no name, written and read once into the cache. */
+static int make_file(struct cal_env *e)
+{
+	const char *dir = getenv("TMPDIR");
+	char path[4096];
+	int fd, err = 0;
+
+	if (!dir || !*dir)
+		dir = "/tmp";
+	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		snprintf(path, sizeof(path), "%s/scprof-calibrate.XXXXXX", dir);
+		fd = mkostemp(path, O_CLOEXEC);
+		if (fd < 0) {
+			err = -errno;
+			pr_err("cannot create a file in %s for the read loops: "
+			       "%s",
+			       dir, strerror(errno));
+			return err;
+		}
+		unlink(path);
+	}
+	for (size_t i = 0; i < BUF_SIZE; i++)
+		e->buf[i] = (char)(i * 131 + 7);
+	for (size_t off = 0; off < FILE_SIZE; off += BUF_SIZE) {
+		if (pwrite(fd, e->buf, BUF_SIZE, (off_t)off) != BUF_SIZE) {
+			err = errno ? -errno : -EIO;
+			pr_err("cannot write the read loops' file in %s: %s",
+			       dir, strerror(-err));
+			close(fd);
+			return err;
+		}
+	}
+	for (size_t off = 0; off < FILE_SIZE; off += BUF_SIZE) {
+		if (pread(fd, e->buf, BUF_SIZE, (off_t)off) != BUF_SIZE)
+			break;
+	}
+	e->fd = fd;
+	return 0;
+}
+
+static int env_open(struct cal_env *e)
+{
+	memset(e, 0, sizeof(*e));
+	e->fd = e->devnull = -1;
+	e->buf = malloc(BUF_SIZE);
+	e->pool = malloc(POOL_SIZE);
+	if (!e->buf || !e->pool)
+		return -ENOMEM;
+	e->pool_pos = POOL_SIZE;
+	e->devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	if (e->devnull < 0) {
+		pr_err("cannot open /dev/null: %s", strerror(errno));
+		return -errno;
+	}
+	return make_file(e);
+}
+
+static void env_close(struct cal_env *e)
+{
+	if (e->map)
+		munmap(e->map, FILE_SIZE);
+	if (e->fd >= 0)
+		close(e->fd);
+	if (e->devnull >= 0)
+		close(e->devnull);
+	free(e->buf);
+	free(e->pool);
+}
+
+/* Pin to the CPU we run on; *old keeps the mask to restore. -1 if not. */
+static int pin(cpu_set_t *old)
+{
+	cpu_set_t one;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(*old), old))
+		return -1;
+	cpu = sched_getcpu();
+	if (cpu < 0 || cpu >= CPU_SETSIZE)
+		return -1;
+	CPU_ZERO(&one);
+	CPU_SET(cpu, &one);
+	if (sched_setaffinity(0, sizeof(one), &one)) {
+		pr_info("cannot pin to CPU %d: %s", cpu, strerror(errno));
+		return -1;
+	}
+	return cpu;
+}
+
+struct calibration *calibration__new(void)
+{
+	struct calibration *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->pinned_cpu = -1;
+	c->version = strdup(SCPROF_VERSION);
+	if (!c->version) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void calibration__free(struct calibration *c)
+{
+	if (!c)
+		return;
+	machine_free(&c->machine);
+	free(c->loops);
+	free(c->version);
+	free(c);
+}
+
+const struct cal_loop_result *calibration__loop(const struct calibration *c,
+						const char *name)
+{
+	for (size_t i = 0; i < c->nloops; i++) {
+		if (!strcmp(c->loops[i].name, name))
+			return &c->loops[i];
+	}
+	return NULL;
+}
+
+static void progress(const struct calibrate_opts *o, size_t i, size_t n,
+		     const char *what)
+{
+	if (o->progress)
+		o->progress(o->progress_ctx, i, n, what);
+}
+
+int calibrate__run(const struct calibrate_opts *o, struct calibration **out)
+{
+	struct plan p = {
+		.runs = o->quick ? QUICK_RUNS : FULL_RUNS,
+		.run_ns = o->quick ? QUICK_RUN_NS : FULL_RUN_NS,
+	};
+	struct cal_env e;
+	struct calibration *c;
+	double *samples = NULL;
+	cpu_set_t old;
+	size_t steps = 0, step = 0;
+	int err;
+
+	*out = NULL;
+	c = calibration__new();
+	if (!c)
+		return -ENOMEM;
+	c->quick = o->quick;
+	c->created = (long long)time(NULL);
+	err = machine_read(&c->machine);
+	if (err)
+		goto out_free;
+	c->loops = calloc(NLOOPS, sizeof(*c->loops));
+	samples = calloc(3 * (size_t)p.runs, sizeof(*samples));
+	if (!c->loops || !samples) {
+		err = -ENOMEM;
+		goto out_free;
+	}
+	err = env_open(&e);
+	if (err)
+		goto out_env;
+	for (size_t i = 0; i < NLOOPS; i++)
+		steps += !o->want || o->want[i];
+	steps += o->probe;
+
+	c->pinned_cpu = pin(&old);
+	c->loop_overhead_ns = measure_overhead(&e, &p, samples);
+	for (size_t i = 0; i < NLOOPS; i++) {
+		if (o->want && !o->want[i])
+			continue;
+		progress(o, step++, steps, loops[i].name);
+		err = measure(&loops[i], &e, &p, c->loop_overhead_ns,
+			      &c->loops[c->nloops], samples);
+		if (err)
+			goto out_pin;
+		c->nloops++;
+	}
+	if (o->probe) {
+		progress(o, step++, steps, "probe effect");
+		if (measure_probe(&e, &p, c->loop_overhead_ns, &c->probe,
+				  samples))
+			pr_warn("the probe effect was not measured: "
+				"probe_overhead_ns is unknown");
+	}
+out_pin:
+	if (c->pinned_cpu >= 0)
+		sched_setaffinity(0, sizeof(old), &old);
+out_env:
+	env_close(&e);
+	free(samples);
+	if (!err) {
+		*out = c;
+		return 0;
+	}
+	calibration__free(c);
+	return err;
+out_free:
+	free(samples);
+	calibration__free(c);
+	return err;
+}

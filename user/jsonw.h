@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Small helpers for building json-c objects: each add takes ownership of
+ * the value (even on failure) and returns 0 or -ENOMEM, so a whole object
+ * is built with `err = err ?: jw_add(...)` chains.
+ */
+#ifndef SCPROF_JSONW_H
+#define SCPROF_JSONW_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <json-c/json.h>
+
+int jw_add(struct json_object *obj, const char *key, struct json_object *val);
+int jw_add_u64(struct json_object *obj, const char *key, uint64_t v);
+/* A number printed with `decimals` digits after the point (as "%.*f"),
+ * or, with decimals < 0, -decimals significant digits ("%.*g").
+ * Not finite: null.
+ */
+int jw_add_num(struct json_object *obj, const char *key, double v,
+	       int decimals);
+int jw_add_null(struct json_object *obj, const char *key);
+/* A string of raw bytes, made valid UTF-8 first. */
+int jw_add_str(struct json_object *obj, const char *key, const char *s);
+int jw_push(struct json_object *arr, struct json_object *val);
+struct json_object *jw_num(double v, int decimals);
+/* Print pretty, with a final newline. 0 or -errno. */
+int jw_print(FILE *f, struct json_object *root);
+
+/* Reading: the member of a given type, or NULL. */
+struct json_object *jw_get(struct json_object *obj, const char *key,
+			   json_type type);
+/* A finite number member (int or double) into *out. 0 or -EINVAL. */
+int jw_get_num(struct json_object *obj, const char *key, double *out);
+
+#endif

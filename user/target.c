@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "target.h"
+
+/* The process a pid or thread id belongs to, or -errno. */
+static int tgid_of(pid_t pid)
+{
+	char path[64], line[256];
+	int tgid = -ESRCH;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "Tgid:", 5)) {
+			tgid = atoi(line + 5);
+			break;
+		}
+	}
+	fclose(f);
+	return tgid > 0 ? tgid : -ESRCH;
+}
+
+int target_resolve_pids(pid_t *pids, size_t *npids)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < *npids; i++) {
+		int tgid = tgid_of(pids[i]);
+		bool dup = false;
+
+		if (tgid < 0) {
+			pr_err("cannot profile pid %d: %s", pids[i],
+			       tgid == -ESRCH ? "no such process" :
+						strerror(-tgid));
+			return tgid;
+		}
+		if (tgid != pids[i])
+			pr_info("pid %d is a thread of process %d: profiling "
+				"the whole process",
+				pids[i], tgid);
+		for (size_t j = 0; j < n; j++)
+			dup |= pids[j] == tgid;
+		if (!dup)
+			pids[n++] = tgid;
+	}
+	*npids = n;
+	return 0;
+}
+
+enum sc_filter_mode target_filter(enum target_kind k)
+{
+	switch (k) {
+	case TARGET_CMD:
+	case TARGET_PIDS:
+		return SC_FILTER_TGID;
+	case TARGET_CGROUP:
+		return SC_FILTER_CGROUP;
+	default:
+		return SC_FILTER_ALL;
+	}
+}

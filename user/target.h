@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Whom to profile: turning -p/--cgroup/-a into collector settings. Shared
+ * by the profiler, top and the daemon.
+ */
+#ifndef SCPROF_TARGET_H
+#define SCPROF_TARGET_H
+
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "cli.h"
+#include "scprof.h"
+
+/*
+ * Turn pids (thread ids allowed) into distinct live process ids, in place.
+ * 0, or -ESRCH/-errno after a one-line error naming the pid.
+ */
+int target_resolve_pids(pid_t *pids, size_t *n);
+/* The BPF filter mode of a kind of target. */
+enum sc_filter_mode target_filter(enum target_kind k);
+
+#endif

@@ -1,0 +1,550 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The verdict's rules: rows, times and the calibration in; findings out. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "hist.h"
+#include "verdict.h"
+
+static const char *const kind_names[] = {
+	[VERDICT_SMALL_IO] = "small-io",
+	[VERDICT_OPEN_CLOSE_CHURN] = "open-close-churn",
+	[VERDICT_HIGH_RATE] = "high-rate",
+	[VERDICT_BLOCKING] = "blocking",
+};
+
+const char *verdict_kind_name(enum verdict_kind k)
+{
+	return (unsigned int)k < sizeof(kind_names) / sizeof(kind_names[0]) ?
+		       kind_names[k] :
+		       "?";
+}
+
+static bool in_list(const char *const *list, const char *name)
+{
+	for (; *list; list++) {
+		if (!strcmp(*list, name))
+			return true;
+	}
+	return false;
+}
+
+bool verdict_is_read(const char *name)
+{
+	static const char *const l[] = { "read", "pread64", "readv", "preadv",
+					 "preadv2", "recvfrom", "recvmsg",
+					 "recv", NULL };
+
+	return in_list(l, name);
+}
+
+bool verdict_is_write(const char *name)
+{
+	static const char *const l[] = { "write", "pwrite64", "writev",
+					 "pwritev", "pwritev2", "sendto",
+					 "sendmsg", "send", NULL };
+
+	return in_list(l, name);
+}
+
+bool verdict_is_open(const char *name)
+{
+	static const char *const l[] = { "open", "openat", "openat2", "creat",
+					 NULL };
+
+	return in_list(l, name);
+}
+
+bool verdict_is_wait(const char *name)
+{
+	static const char *const l[] = {
+		"nanosleep", "clock_nanosleep", "epoll_wait", "epoll_pwait",
+		"epoll_pwait2", "poll", "ppoll", "select", "pselect6",
+		"_newselect", "futex", "futex_waitv", "wait4", "waitid",
+		"waitpid", "pause", "rt_sigsuspend", "rt_sigtimedwait",
+		"accept", "accept4", "msgrcv", "semop", "semtimedop",
+		"io_getevents", "io_pgetevents", "io_uring_enter", "flock",
+		NULL,
+	};
+
+	return in_list(l, name);
+}
+
+static bool is_sleep(const char *name)
+{
+	return !strcmp(name, "nanosleep") || !strcmp(name, "clock_nanosleep") ||
+	       !strcmp(name, "pause");
+}
+
+static bool is_id_call(const char *name)
+{
+	static const char *const l[] = {
+		"getpid", "getppid", "gettid", "getuid", "geteuid", "getgid",
+		"getegid", "getpgrp", "getpgid", "getsid", "getresuid",
+		"getresgid", "uname", "getcwd", "getrlimit", "prlimit64",
+		"getpriority", "sysinfo", NULL,
+	};
+
+	return in_list(l, name);
+}
+
+static bool is_clock_call(const char *name)
+{
+	static const char *const l[] = { "clock_gettime", "gettimeofday",
+					 "time", "getcpu", "clock_getres",
+					 NULL };
+
+	return in_list(l, name);
+}
+
+static double clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* Per-row figures; the name carries the ABI when it is not native. */
+static void row_figures(const struct verdict_input *in, const struct sc_row *r,
+			struct verdict_row *out)
+{
+	const char *name = names_syscall(r->abi, r->nr);
+	uint64_t timed = hist_count(r->st.hist), untimed;
+	double rt = in->floor_ns;
+
+	if (!name)
+		snprintf(out->name, sizeof(out->name), "syscall_%#x", r->nr);
+	else if (r->abi != SC_ABI_NATIVE)
+		snprintf(out->name, sizeof(out->name), "%s/%s", name,
+			 names_abi(r->abi));
+	else
+		snprintf(out->name, sizeof(out->name), "%s", name);
+	if (timed > r->st.calls)
+		timed = r->st.calls;
+	untimed = r->st.calls - timed;
+	if (timed) {
+		double rep = (double)r->st.total_ns / (double)timed;
+
+		rt = in->floor_ns + rep - in->probe_reported_ns;
+		if (rt < in->floor_ns)
+			rt = in->floor_ns;
+	}
+	out->calls = r->st.calls;
+	out->round_trip_ns = rt;
+	out->time_s = ((double)timed * rt + (double)untimed * in->floor_ns) /
+		      1e9;
+	out->avg_bytes = -1;
+	if (name && names_is_io(name)) {
+		uint64_t ok = r->st.calls > r->st.errors ?
+				      r->st.calls - r->st.errors :
+				      0;
+
+		out->avg_bytes = ok ? (double)r->st.bytes / (double)ok : 0;
+	}
+}
+
+static int add_finding(struct verdict *v, size_t *cap,
+		       struct verdict_finding **out)
+{
+	if (v->nfindings == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4;
+		struct verdict_finding *tmp =
+			realloc(v->findings, ncap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		v->findings = tmp;
+		*cap = ncap;
+	}
+	*out = &v->findings[v->nfindings++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->avg_bytes = -1;
+	return 0;
+}
+
+static void fill(struct verdict_finding *f, const struct verdict *v,
+		 enum verdict_kind kind, const struct verdict_row *r)
+{
+	f->kind = kind;
+	snprintf(f->syscall, sizeof(f->syscall), "%s", r->name);
+	f->calls = r->calls;
+	f->share = r->share;
+	f->round_trip_ns = r->round_trip_ns;
+	f->per_s = v->wall_s > 0 ? (double)r->calls / v->wall_s : 0;
+}
+
+/* The CPU share a number of crossings costs. */
+static double crossing_cpu(const struct verdict *v, double calls)
+{
+	if (v->cpu_s <= 0)
+		return calls > 0 ? 1 : 0;
+	return clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
+}
+
+static const char *plural(double n, const char *one, const char *many)
+{
+	return n >= 0.5 && n < 1.5 ? one : many;
+}
+
+struct churn {
+	bool found;
+	uint64_t opens, closes, io;
+};
+
+/* A call made once per open, give or take: part of the open/close cycle
+ * (stdio's fstat and terminal check, an fcntl...).
+ */
+static bool once_per_open(const struct verdict_row *r, uint64_t opens)
+{
+	double lo = (1 - VERDICT_PER_OPEN_SLACK) * (double)opens,
+	       hi = (1 + VERDICT_PER_OPEN_SLACK) * (double)opens;
+
+	return (double)r->calls >= lo && (double)r->calls <= hi;
+}
+
+static bool is_io(const struct verdict_row *r)
+{
+	return r->avg_bytes >= 0 &&
+	       (verdict_is_read(r->name) || verdict_is_write(r->name));
+}
+
+/*
+ * Files opened and closed again around a few small I/O calls. The finding
+ * covers the whole cycle: opens, closes, the I/O calls, and the calls made
+ * once per open.
+ */
+static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
+{
+	const struct verdict_row *top = NULL;
+	double cycle_s = 0, oc_s = 0, io_bytes = 0, per_open;
+	char others[96] = "";
+	size_t nothers = 0;
+	struct verdict_finding *f;
+	int err;
+
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (verdict_is_open(r->name)) {
+			ch->opens += r->calls;
+			oc_s += r->time_s;
+			if (!top || r->calls > top->calls)
+				top = r;
+		} else if (!strcmp(r->name, "close")) {
+			ch->closes += r->calls;
+			oc_s += r->time_s;
+		} else if (is_io(r)) {
+			ch->io += r->calls;
+			io_bytes += r->avg_bytes * (double)r->calls;
+		}
+	}
+	if (!top || ch->opens < VERDICT_MIN_OPENS || ch->closes * 2 < ch->opens ||
+	    (double)ch->io > VERDICT_IO_PER_OPEN * (double)ch->opens ||
+	    v->cpu_s <= 0 || oc_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
+		return 0;
+	err = add_finding(v, cap, &f);
+	if (err)
+		return err;
+	ch->found = true;
+	for (size_t i = 0; i < v->nrows; i++) {
+		struct verdict_row *r = &v->rows[i];
+		bool other = !verdict_is_open(r->name) &&
+			     strcmp(r->name, "close") && !is_io(r) &&
+			     once_per_open(r, ch->opens);
+
+		if (!verdict_is_open(r->name) && strcmp(r->name, "close") &&
+		    !is_io(r) && !other)
+			continue;
+		r->in_churn = true;
+		cycle_s += r->time_s;
+		if (other && nothers++ < 3)
+			snprintf(others + strlen(others),
+				 sizeof(others) - strlen(others), "%s%s",
+				 nothers > 1 ? ", " : "", r->name);
+	}
+	fill(f, v, VERDICT_OPEN_CLOSE_CHURN, top);
+	f->calls = ch->opens;
+	f->share = clamp01(cycle_s / v->thread_s);
+	f->per_s = v->wall_s > 0 ? (double)ch->opens / v->wall_s : 0;
+	per_open = (double)ch->io / (double)ch->opens;
+	snprintf(f->advice, sizeof(f->advice),
+		 "%llu opens and %llu closes (%.0f per second). Each open "
+		 "comes with %.1f read or write %s moving %.0f bytes%s%s; the "
+		 "whole cycle takes %.0f%% of its CPU time. Open the file once "
+		 "and keep the descriptor (or FILE *) between uses; for random "
+		 "bytes, getrandom(2) needs no file at all.",
+		 (unsigned long long)ch->opens, (unsigned long long)ch->closes,
+		 f->per_s, per_open, plural(per_open, "call", "calls"),
+		 io_bytes / (double)ch->opens,
+		 nothers ? " and one call each of " : "",
+		 others, 100 * clamp01(cycle_s / v->cpu_s));
+	return 0;
+}
+
+static int rule_small_io(struct verdict *v, size_t *cap)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		bool rd = verdict_is_read(r->name), wr = verdict_is_write(r->name);
+		struct verdict_finding *f;
+		double bytes, need;
+		uint64_t saved;
+		int err;
+
+		if ((!rd && !wr) || r->avg_bytes < 0 ||
+		    r->calls < VERDICT_MIN_CALLS ||
+		    r->avg_bytes >= VERDICT_SMALL_IO_BYTES ||
+		    crossing_cpu(v, (double)r->calls) < VERDICT_VISIBLE_SHARE)
+			continue;
+		/* A few small reads per open are the churn's doing. */
+		if (r->in_churn)
+			continue;
+		bytes = r->avg_bytes * (double)r->calls;
+		need = ceil(bytes / VERDICT_BUFFER_BYTES);
+		if (need < 1)
+			need = 1;
+		saved = (double)r->calls > need ? r->calls - (uint64_t)need : 0;
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_SMALL_IO, r);
+		f->avg_bytes = r->avg_bytes;
+		f->saved_calls = saved;
+		snprintf(f->advice, sizeof(f->advice),
+			 "%s moves %.*f %s per call on average. %s 64 KiB per "
+			 "call would need %.0f %s instead of %llu: %llu fewer "
+			 "crossings, about %.0f%% of its CPU time at %.0f ns "
+			 "each.",
+			 r->name, r->avg_bytes == floor(r->avg_bytes) ? 0 : 1,
+			 r->avg_bytes, plural(r->avg_bytes, "byte", "bytes"),
+			 rd ? "Reading through a buffer (a larger read size, or "
+			      "stdio with setvbuf) of" :
+			      "Collecting the output in a buffer (or writev) and "
+			      "writing",
+			 need, plural(need, "call", "calls"),
+			 (unsigned long long)r->calls,
+			 (unsigned long long)saved,
+			 100 * crossing_cpu(v, (double)saved), v->floor_ns);
+	}
+	return 0;
+}
+
+static int rule_high_rate(struct verdict *v, size_t *cap,
+			  const struct verdict_input *in)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		struct verdict_finding *f;
+		char how[320];
+		double cost;
+		int err;
+
+		if (r->in_churn || verdict_is_read(r->name) ||
+		    verdict_is_write(r->name) || verdict_is_open(r->name) ||
+		    !strcmp(r->name, "close") ||
+		    verdict_is_wait(r->name) || r->calls < VERDICT_MIN_CALLS)
+			continue;
+		/* Cheap by nature, or measured within a few floors. */
+		if (!is_id_call(r->name) && !is_clock_call(r->name) &&
+		    strcmp(r->name, "sched_yield") &&
+		    r->round_trip_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
+			continue;
+		cost = crossing_cpu(v, (double)r->calls);
+		if (cost < VERDICT_VISIBLE_SHARE)
+			continue;
+		if (is_id_call(r->name))
+			snprintf(how, sizeof(how),
+				 "the answer does not change between calls "
+				 "(or only when the process changes it "
+				 "itself): ask once and keep it.");
+		else if (is_clock_call(r->name) && in->vdso_ns > 0)
+			snprintf(how, sizeof(how),
+				 "the C library answers it in user space "
+				 "through the vDSO (%.0f ns here): calls that "
+				 "reach the kernel bypass it (a raw syscall(), "
+				 "a static or old C library, or a clock the "
+				 "vDSO cannot read). Call it through the C "
+				 "library, or read the clock less often.",
+				 in->vdso_ns);
+		else if (is_clock_call(r->name))
+			snprintf(how, sizeof(how),
+				 "the C library answers it in user space "
+				 "through the vDSO: calls that reach the "
+				 "kernel bypass it. Call it through the C "
+				 "library, or read the clock less often.");
+		else if (!strcmp(r->name, "sched_yield"))
+			snprintf(how, sizeof(how),
+				 "spinning on sched_yield pays a crossing per "
+				 "turn: block on a futex, a condition variable "
+				 "or an eventfd instead.");
+		else
+			snprintf(how, sizeof(how),
+				 "each call is little more than the crossing: "
+				 "make fewer (keep the answer, batch the "
+				 "requests, or check that every call is "
+				 "needed).");
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_HIGH_RATE, r);
+		snprintf(f->advice, sizeof(f->advice),
+			 "%.0f calls per second at %.0f ns each: the crossings "
+			 "alone take %.0f%% of its CPU time. For %s, %s",
+			 f->per_s, r->round_trip_ns, 100 * cost, r->name, how);
+	}
+	return 0;
+}
+
+static int rule_blocking(struct verdict *v, size_t *cap)
+{
+	if (v->blocked_s < VERDICT_BLOCKED_SHARE * v->thread_s)
+		return 0;
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		struct verdict_finding *f;
+		int err;
+
+		if (r->share < VERDICT_BLOCKING_ROW ||
+		    !(verdict_is_wait(r->name) ||
+		      r->round_trip_ns >= VERDICT_WAIT_FLOORS * v->floor_ns))
+			continue;
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_BLOCKING, r);
+		f->avg_bytes = r->avg_bytes;
+		snprintf(f->advice, sizeof(f->advice),
+			 "%.0f%% of its threads' time is spent waiting in %s "
+			 "(%.1f us per call). %s",
+			 100 * r->share, r->name, r->round_trip_ns / 1000,
+			 is_sleep(r->name) ?
+				 "It sleeps on purpose: that is not syscall "
+				 "overhead, and fewer or cheaper calls would "
+				 "not make it faster." :
+				 "That is waiting, not syscall overhead: fewer "
+				 "or cheaper calls would not help; what it "
+				 "waits for (a peer, a lock, a timer, the "
+				 "disk) decides its speed.");
+	}
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct verdict_row *x = a, *y = b;
+
+	if (x->time_s != y->time_s)
+		return x->time_s > y->time_s ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct verdict_finding *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->syscall, y->syscall);
+}
+
+static bool bad(double v)
+{
+	return !isfinite(v) || v < 0;
+}
+
+int verdict_judge(const struct verdict_input *in, struct verdict **out)
+{
+	struct churn ch = {};
+	struct verdict *v;
+	size_t cap = 0;
+	double sleep_s, stime;
+	int err;
+
+	*out = NULL;
+	if (!(in->floor_ns > 0) || bad(in->floor_ns) || bad(in->wall_s) ||
+	    bad(in->thread_s) || bad(in->utime_s) || bad(in->stime_s) ||
+	    bad(in->runq_s) || bad(in->vdso_ns) || bad(in->probe_ns) ||
+	    bad(in->probe_reported_ns))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->rows = calloc(in->nrows ? in->nrows : 1, sizeof(*v->rows));
+	if (!v->rows) {
+		free(v);
+		return -ENOMEM;
+	}
+	v->floor_ns = in->floor_ns;
+	v->wall_s = in->wall_s;
+	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
+	for (size_t i = 0; i < in->nrows; i++) {
+		if (!in->rows[i].st.calls)
+			continue;
+		row_figures(in, &in->rows[i], &v->rows[v->nrows]);
+		v->calls += v->rows[v->nrows].calls;
+		v->syscall_s += v->rows[v->nrows].time_s;
+		v->nrows++;
+	}
+	if (v->nrows > 1)
+		qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_row);
+
+	v->calls_per_s = in->wall_s > 0 ? (double)v->calls / in->wall_s : 0;
+	v->probe_s = (double)v->calls * in->probe_ns / 1e9;
+	v->thread_s = in->thread_s - v->probe_s;
+	if (v->thread_s < v->syscall_s)
+		v->thread_s = v->syscall_s;
+	v->user_s = in->utime_s;
+	v->system_s = in->stime_s;
+	v->cpu_s = in->utime_s + in->stime_s - v->probe_s;
+	if (v->cpu_s < 0)
+		v->cpu_s = 0;
+	v->cpus = in->wall_s > 0 ? v->cpu_s / in->wall_s : 0;
+	v->runq_s = in->runq_s;
+	sleep_s = v->thread_s - v->cpu_s - v->runq_s;
+	if (sleep_s < 0)
+		sleep_s = 0;
+	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
+	v->blocked_share = v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
+	v->syscall_share = v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
+	stime = in->stime_s - v->probe_s;
+	if (stime < 0)
+		stime = 0;
+	v->syscall_cpu_s = stime < v->syscall_s ? stime : v->syscall_s;
+	v->cpu_syscall_share =
+		v->cpu_s > 0 ? clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
+	v->crossing_s = (double)v->calls * in->floor_ns / 1e9;
+	v->crossing_share = crossing_cpu(v, (double)v->calls);
+	v->syscall_bound = v->cpu_s > 0 &&
+			   v->cpu_s >= VERDICT_MIN_CPUS * in->wall_s &&
+			   v->cpu_syscall_share >= VERDICT_BOUND_SHARE;
+	for (size_t i = 0; i < v->nrows; i++)
+		v->rows[i].share = v->thread_s > 0 ?
+					   clamp01(v->rows[i].time_s / v->thread_s) :
+					   0;
+
+	err = rule_churn(v, &cap, &ch);
+	err = err ?: rule_small_io(v, &cap);
+	err = err ?: rule_high_rate(v, &cap, in);
+	err = err ?: rule_blocking(v, &cap);
+	if (err) {
+		verdict_free(v);
+		return err;
+	}
+	if (v->nfindings > 1)
+		qsort(v->findings, v->nfindings, sizeof(*v->findings),
+		      cmp_finding);
+	*out = v;
+	return 0;
+}
+
+void verdict_free(struct verdict *v)
+{
+	if (!v)
+		return;
+	free(v->rows);
+	free(v->findings);
+	free(v);
+}
