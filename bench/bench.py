@@ -48,6 +48,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 KINDS = ("getppid", "read", "write")
 # Syscall numbers, for the bpftrace maps that are keyed by number.
@@ -301,9 +302,11 @@ def make_configs(a, other_pid):
     cfgs = [c for c in cfgs if c is not None]
     for spec in a.probe or []:
         name, _, cmd = spec.partition("=")
+        name, _, nprogs = name.partition("@")
         cfgs.append(Config(name, lambda p, o, cmd=cmd: [
             w.replace("{pid}", str(p)).replace("{out}", o)
-            for w in cmd.replace("|", " ").split()], "bpf", min_progs=1))
+            for w in cmd.replace("|", " ").split()], "bpf",
+            min_progs=int(nprogs or 1)))
     return [c for c in cfgs if not a.only or
             any(s in c.name for s in a.only)]
 
@@ -517,6 +520,17 @@ def scprof_true(a):
 
 
 def proc_cpu_s(pid):
+    """CPU time of all the process's threads: schedstat's nanoseconds when
+    the kernel has them, else stat's clock ticks."""
+    total, tids = 0, []
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+        for tid in tids:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        return total / 1e9
+    except (OSError, ValueError, IndexError):
+        pass
     with open("/proc/%d/stat" % pid) as f:
         fields = f.read().rsplit(")", 1)[1].split()
     tck = os.sysconf("SC_CLK_TCK")
@@ -533,7 +547,9 @@ def proc_mem_kb(pid):
 
 
 def daemon_row(a):
-    """CPU and memory of `scprof daemon` while a loop makes syscalls."""
+    """CPU and memory of `scprof daemon` (whole system by default) while a
+    pinned loop makes getppid calls as fast as it can, scraped every 5 s
+    over loopback like a Prometheus server would."""
     h = subprocess.run([a.scprof, "daemon", "--help"], capture_output=True,
                        text=True, check=False)
     if h.returncode != 0:
@@ -543,20 +559,38 @@ def daemon_row(a):
     d = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                          stdout=subprocess.DEVNULL, stderr=err,
                          start_new_session=True)
-    time.sleep(2)
-    if d.poll() is not None:
+    url, deadline = None, time.monotonic() + 10
+    while url is None and time.monotonic() < deadline and d.poll() is None:
+        time.sleep(0.1)
         err.seek(0)
-        return {"skipped": "`%s` exited with %d: %s" %
-                (" ".join(argv), d.returncode, err.read().strip()[:200])}
+        m = re.search(r"serving metrics at (http://\S+)", err.read())
+        url = m.group(1) if m else None
+    if url is None:
+        try:
+            stop(d)
+        except BenchError:
+            pass
+        err.seek(0)
+        return {"skipped": "`%s` did not start serving: %s" %
+                (" ".join(argv), err.read().strip()[:200])}
     loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu),
                              str(a.daemon_seconds), "getppid"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
+    scrapes, scrape_bytes = 0, 0
     try:
         loop.stdout.readline()
         c0, t0 = proc_cpu_s(d.pid), time.monotonic()
         loop.stdin.write("go\n")
         loop.stdin.flush()
+        # The loop prints when it is done; scrape meanwhile.
+        while True:
+            r, _, _ = select.select([loop.stdout], [], [], 5)
+            if r:
+                break
+            with urllib.request.urlopen(url, timeout=5) as resp:
+                scrape_bytes = len(resp.read())
+                scrapes += 1
         tok = loop.stdout.readline().split()
         c1, t1 = proc_cpu_s(d.pid), time.monotonic()
         mem = proc_mem_kb(d.pid)
@@ -571,7 +605,8 @@ def daemon_row(a):
     return {"argv": argv, "seconds": t1 - t0,
             "calls_per_s": calls / (t1 - t0),
             "cpu_percent": 100 * (c1 - c0) / (t1 - t0),
-            "rss_kb": mem.get("VmRSS"), "peak_rss_kb": mem.get("VmHWM")}
+            "rss_kb": mem.get("VmRSS"), "peak_rss_kb": mem.get("VmHWM"),
+            "scrapes": scrapes, "scrape_bytes": scrape_bytes}
 
 
 # ---- per-program cost (bpf_stats) ---------------------------------------
@@ -781,9 +816,11 @@ def main():
     ap.add_argument("--only", action="append",
                     help="only configurations whose name contains this "
                     "(repeatable)")
-    ap.add_argument("--probe", action="append", metavar="NAME=CMD",
-                    help="an extra BPF probe to measure: CMD is split on "
-                    "spaces, {pid} is the loop's pid, {out} a scratch file")
+    ap.add_argument("--probe", action="append", metavar="NAME[@N]=CMD",
+                    help="an extra BPF probe to measure, attached once N "
+                    "(default 1) of its programs have run: CMD is split on "
+                    "spaces or |, {pid} is the loop's pid, {out} a scratch "
+                    "file")
     ap.add_argument("--stat", choices=("batch_median_ns", "mean_ns"),
                     default="batch_median_ns",
                     help="per-run figure: the median over batches of 256 "
@@ -795,7 +832,7 @@ def main():
                     help="skip scprof startup and -- /bin/true")
     ap.add_argument("--no-prog-stats", action="store_true",
                     help="skip the per-program bpf_stats pass")
-    ap.add_argument("--daemon-args", default="",
+    ap.add_argument("--daemon-args", default="--listen 127.0.0.1:0",
                     help="arguments for `scprof daemon` in the daemon row")
     ap.add_argument("--daemon-seconds", type=float, default=60)
     a = ap.parse_args()
@@ -878,11 +915,12 @@ def bench(a):
     if "skipped" in daemon:
         print("scprof daemon: skipped (%s)" % daemon["skipped"])
     else:
-        print("scprof daemon at %.0f calls/s for %.0fs: %.2f%% of a CPU, "
-              "RSS %s KiB (peak %s KiB)" % (
-                  daemon["calls_per_s"], daemon["seconds"],
-                  daemon["cpu_percent"], daemon["rss_kb"],
-                  daemon["peak_rss_kb"]))
+        print("scprof daemon (%s) with a loop at %.0f calls/s for %.0f s, "
+              "scraped %d times: %.2f%% of a CPU, RSS %s KiB (peak %s KiB)"
+              % (" ".join(daemon["argv"][2:]) or "defaults",
+                 daemon["calls_per_s"], daemon["seconds"], daemon["scrapes"],
+                 daemon["cpu_percent"], daemon["rss_kb"],
+                 daemon["peak_rss_kb"]))
     if pstats:
         empty = next(iter(pstats.values()))["empty_ns_per_run"]
         print("\nBPF programs, ns per run (bpf_stats, median of %d; getppid "
