@@ -463,8 +463,9 @@ def run_matrix(a, cfgs, tmpdir):
             res[c.name].append(r)
             res["bare"].append(after)
             for k in a.kinds:
-                added[c.name][k].append(
-                    r[k]["ns"] - (before[k]["ns"] + after[k]["ns"]) / 2)
+                base = (before[k]["ns"] + after[k]["ns"]) / 2
+                added[c.name][k].append(r[k]["ns"] - base)
+                r[k]["ratio_to_neighbours"] = r[k]["ns"] / base
             before = after
     return res, added
 
@@ -706,8 +707,10 @@ def summarize(a, cfgs, res, added):
                 "median_ns": med([r[k]["ns"] for r in res[c.name]]),
                 "added_ns": med(ad), "added_min": min(ad),
                 "added_max": max(ad),
-                "ratio_bare": med([r[k]["ns"] for r in res[c.name]]) /
-                bare[k],
+                # Against the bare runs next to it, like added ns: other
+                # people's probes come and go during a run.
+                "ratio_bare": med([r[k]["ratio_to_neighbours"]
+                                   for r in res[c.name]]),
                 "ratio_syscount_L": None})
     for r in rows:
         refs = [x for x in rows if x["config"] == ref and
