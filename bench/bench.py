@@ -359,6 +359,18 @@ def wait_attached(cfg, tracer, loop_pid, timeout):
     raise BenchError("%s: not attached after %gs" % (cfg.name, timeout))
 
 
+def settle(prog_ids, timeout=10):
+    """Wait until a stopped probe's BPF programs are freed: the kernel
+    tears them down after the process exits, and a teardown in progress
+    was seen to slow the next (bare) run."""
+    deadline = time.monotonic() + timeout
+    while prog_ids and time.monotonic() < deadline:
+        if not prog_ids & set(progs_info()):
+            break
+        time.sleep(0.05)
+    time.sleep(0.2)
+
+
 def stop(proc, timeout=20):
     if proc.poll() is None:
         try:
@@ -409,7 +421,9 @@ def run_once(a, cfg, tmpdir):
         if tracer is not None:
             if cfg.attach == "perf":
                 time.sleep(1)  # perf reads its ring buffers behind
+            progs = prog_ids_of(tracer.pid)
             stop(tracer)
+            settle(progs)
             tout.seek(0)
             text = tout.read()
             if os.path.exists(out):
