@@ -300,6 +300,12 @@ def make_configs(a, other_pid):
                "perf", parse_perf_trace, min_seen=0.99),
     ]
     cfgs = [c for c in cfgs if c is not None]
+    for c in list(cfgs):
+        tool = c.argv(0, "")[0]
+        if not shutil.which(tool):
+            log("bench: skipping %s: %s is not installed (make bench "
+                "installs bench/deps)" % (c.name, tool))
+            cfgs.remove(c)
     for spec in a.probe or []:
         name, _, cmd = spec.partition("=")
         name, _, nprogs = name.partition("@")
