@@ -300,12 +300,7 @@ def make_configs(a, other_pid):
                "perf", parse_perf_trace, min_seen=0.99),
     ]
     cfgs = [c for c in cfgs if c is not None]
-    for c in list(cfgs):
-        tool = c.argv(0, "")[0]
-        if not shutil.which(tool):
-            log("bench: skipping %s: %s is not installed (make bench "
-                "installs bench/deps)" % (c.name, tool))
-            cfgs.remove(c)
+
     for spec in a.probe or []:
         name, _, cmd = spec.partition("=")
         name, _, nprogs = name.partition("@")
@@ -313,8 +308,15 @@ def make_configs(a, other_pid):
             w.replace("{pid}", str(p)).replace("{out}", o)
             for w in cmd.replace("|", " ").split()], "bpf",
             min_progs=int(nprogs or 1)))
-    return [c for c in cfgs if not a.only or
+    cfgs = [c for c in cfgs if not a.only or
             any(s in c.name for s in a.only)]
+    for c in list(cfgs):
+        tool = c.argv(0, "")[0]
+        if not shutil.which(tool):
+            log("bench: skipping %s: %s is not installed (make bench "
+                "installs bench/deps)" % (c.name, tool))
+            cfgs.remove(c)
+    return cfgs
 
 
 # ---- running one configuration -----------------------------------------
