@@ -3,22 +3,25 @@
  * scprof kernel side: count, time and size every syscall of the selected
  * processes, per process and syscall, on the raw_syscalls tracepoints.
  *
- * Full mode: enter stores a start stamp in task local storage; exit pairs
- * with it and makes the one cell update of the call. A call is counted when
- * it returns, except exit/exit_group, which never return and are counted at
- * entry. An exit without a matching enter (a new task's first return from
- * clone, a call already running at attach time) is ignored, so nothing is
- * counted twice.
+ * Full mode: enter stores a start stamp (in flights[], else in task local
+ * storage); exit pairs with it and makes the one cell update of the call.
+ * A call is counted when it returns, except exit/exit_group, which never
+ * return and are counted at entry. An exit without a matching enter (a new
+ * task's first return from clone, a call already running at attach time)
+ * is ignored, so nothing is counted twice.
  *
  * Count-only mode (--count-only): one program, on sys_exit, counts calls,
  * errors and bytes; no stamps, no task storage, no clock. exit/exit_group
  * are counted when the thread exits (sched_process_exit).
  *
  * Every syscall of every task on the machine runs these programs, so the
- * hot path is short: the filter comes first and costs one helper call; a
- * single target process ("solo": -p PID or a command, without -f) has its
- * cells in arrays indexed by syscall number instead of a hash map.
- * bench/ measures what each step costs (make bench).
+ * hot path is short: the filter comes first (a task known not to be a
+ * target is rejected without a helper call, others cost one); the stamp
+ * is found again without task storage; a single target process ("solo":
+ * -p PID or a command, without -f) has its cells in arrays indexed by
+ * syscall number instead of a hash map, its counters per CPU. What is
+ * left is mostly the two clock reads. make bench measures each step (see
+ * the README's Overhead section).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
