@@ -148,14 +148,17 @@ def test_thread_churn_is_exact():
 def stop_after(delay, sig):
     p = subprocess.Popen([SCPROF, "-a", "-d", "30"], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
-    time.sleep(delay)
-    ids = held_prog_ids(p.pid)
-    p.send_signal(sig)
     try:
+        time.sleep(delay)
+        ids = held_prog_ids(p.pid)
+        p.send_signal(sig)
         out, err = p.communicate(timeout=10)
     except subprocess.TimeoutExpired:
-        p.kill()
         pytest.fail(f"scprof did not stop within 10 s of signal {sig}")
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     return p.returncode, out, err, ids
 
 
@@ -179,12 +182,14 @@ def test_stop_signal_at_any_point(sig, delay):
 def test_sigkill_leaves_nothing_behind():
     p = subprocess.Popen([SCPROF, "-a"], stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-    deadline = time.time() + 10
-    # sys_enter, sys_exit, exec and exit programs: attached once 4 are held
-    while len(held_prog_ids(p.pid)) < 4:
-        assert time.time() < deadline, "scprof never attached"
-        time.sleep(0.05)
-    ids = held_prog_ids(p.pid)
-    p.kill()
-    p.wait()
+    try:
+        deadline = time.time() + 10
+        # sys_enter, sys_exit, exec and exit programs: attached once 4 are held
+        while len(held_prog_ids(p.pid)) < 4:
+            assert time.time() < deadline, "scprof never attached"
+            time.sleep(0.05)
+        ids = held_prog_ids(p.pid)
+    finally:
+        p.kill()
+        p.wait()
     assert_programs_gone(ids)
