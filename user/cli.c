@@ -157,7 +157,7 @@ void cli_usage_profile(FILE *f)
 "\n"
 "Exit status: the command's with COMMAND; otherwise 0, 1 on a runtime error\n"
 "(privileges, kernel support, dead target), 2 on a usage error.\n"
-"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.11 with BTF.\n",
+"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
 	      f);
 }
 
