@@ -112,6 +112,9 @@ void cli_usage_profile(FILE *f)
 "                        (default 16384); what does not fit is counted and\n"
 "                        reported as dropped\n"
 "      --max-procs N     process map size (default 8192)\n"
+"      --max-exited N    exited processes reported one by one with -P, JSON\n"
+"                        or CSV (default 4096); later ones are merged into one\n"
+"                        row (pid 0) so long runs use bounded memory\n"
 "  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
 "                        measure no time. One BPF program instead of two, no\n"
 "                        per-thread state, no clock. Leaves out every time\n"
@@ -180,6 +183,7 @@ enum {
 	OPT_FORMAT,
 	OPT_MAX_ENTRIES,
 	OPT_MAX_PROCS,
+	OPT_MAX_EXITED,
 };
 
 static const struct option long_opts[] = {
@@ -197,6 +201,7 @@ static const struct option long_opts[] = {
 	{ "histograms", no_argument, NULL, 'H' },
 	{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
 	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
+	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
 	{ "verbose", no_argument, NULL, 'v' },
 	{ "quiet", no_argument, NULL, 'q' },
@@ -353,17 +358,20 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			break;
 		case OPT_MAX_ENTRIES:
 		case OPT_MAX_PROCS:
+		case OPT_MAX_EXITED:
 			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
 				return usage_err("invalid %s '%s': expected a "
 						 "number from 1 to 16777216",
-						 c == OPT_MAX_ENTRIES ?
-							 "--max-entries" :
-							 "--max-procs",
+						 c == OPT_MAX_ENTRIES ? "--max-entries" :
+						 c == OPT_MAX_PROCS ? "--max-procs" :
+								      "--max-exited",
 						 optarg);
 			if (c == OPT_MAX_ENTRIES)
 				o->max_stats = (uint32_t)v;
-			else
+			else if (c == OPT_MAX_PROCS)
 				o->max_procs = (uint32_t)v;
+			else
+				o->max_exited = (uint32_t)v;
 			break;
 		case 'c':
 		case 'w':

@@ -38,6 +38,7 @@ struct profile_opts {
 	int verbosity; /* log level, LOG_WARN by default */
 	uint32_t max_stats;
 	uint32_t max_procs;
+	uint32_t max_exited; /* exited processes reported one by one */
 	bool count_only; /* -C: calls, errors and bytes only; no times */
 };
 

@@ -20,6 +20,7 @@
 
 #define DEFAULT_MAX_STATS 16384
 #define DEFAULT_MAX_PROCS 8192
+#define DEFAULT_MAX_EXITED 4096
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -520,14 +521,15 @@ static int collect_exited(void *ctx, const void *key, const void *val)
 }
 
 /* Where the cells of an exited process go: its own entry, or the one
- * aggregate of COLLECTOR_FOLD_TOTAL.
+ * aggregate (pid 0) of COLLECTOR_FOLD_TOTAL and of the processes beyond
+ * max_exited.
  */
 static struct sc_proc *fold_target(struct collector *c,
 				   const struct sc_proc *src)
 {
 	struct sc_proc *dst;
 
-	if (c->opts.fold == COLLECTOR_FOLD_TOTAL) {
+	if (c->opts.fold == COLLECTOR_FOLD_TOTAL || src->merged) {
 		dst = model_proc(c->folded, 0, 0);
 		if (dst)
 			dst->exited = true;
@@ -541,6 +543,38 @@ static struct sc_proc *fold_target(struct collector *c,
 	dst->exited = true;
 	dst->exit_code = src->exit_code;
 	return dst;
+}
+
+/* Decide, for each process that exited since the last harvest, whether it
+ * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
+ * first max_exited are kept, so memory stays bounded on long runs.
+ */
+static int plan_merges(struct collector *c, struct sc_model *exited)
+{
+	uint32_t max = c->opts.max_exited ? c->opts.max_exited :
+					    DEFAULT_MAX_EXITED;
+	struct sc_proc *agg = model_find_proc(c->folded, 0, 0);
+	size_t kept = c->folded->nprocs - (agg ? 1 : 0);
+	uint32_t merged = 0;
+
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		struct sc_proc *p = &exited->procs[i];
+
+		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max) {
+			p->merged = 1;
+			merged++;
+		} else {
+			kept++;
+		}
+	}
+	if (!merged)
+		return 0;
+	agg = model_proc(c->folded, 0, 0);
+	if (!agg)
+		return -ENOMEM;
+	agg->exited = true;
+	agg->merged += merged;
+	return 0;
 }
 
 static int fold_stats(void *ctx, const void *key, const void *val)
@@ -590,6 +624,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 		return -ENOMEM;
 	err = map_walk(procs_fd, sizeof(struct sc_proc_key),
 		       sizeof(struct sc_proc_info), collect_exited, &h);
+	if (!err)
+		err = plan_merges(c, h.exited);
 	if (!err && h.exited->nprocs) {
 		struct sc_proc_key k;
 		struct sc_proc *src, *dst;

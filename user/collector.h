@@ -16,7 +16,10 @@
 
 /* What happens to the figures of a process once it has exited. */
 enum collector_fold {
-	COLLECTOR_FOLD_PROCS = 0, /* keep each exited process (default) */
+	COLLECTOR_FOLD_PROCS = 0, /* keep each exited process (default), up
+				   * to max_exited; later ones are merged
+				   * into the aggregate below
+				   */
 	COLLECTOR_FOLD_TOTAL,     /* merge them all into one aggregate process
 				   * (pid 0, start 0, empty comm): memory stays
 				   * bounded however many processes come and go
@@ -31,6 +34,9 @@ struct collector_opts {
 	uint32_t max_procs;      /* procs map entries, 0: default */
 	bool count_only;         /* calls, errors and bytes; no times */
 	enum collector_fold fold;
+	uint32_t max_exited;     /* FOLD_PROCS: exited processes kept one
+				  * by one, 0: default
+				  */
 };
 
 /* The collector's own state, for self-monitoring. */

@@ -51,6 +51,7 @@ struct sc_model *model_clone(const struct sc_model *m)
 		memcpy(p->comm, src->comm, sizeof(p->comm));
 		p->exited = src->exited;
 		p->exit_code = src->exit_code;
+		p->merged = src->merged;
 	}
 	for (size_t i = 0; i < m->nerrnos; i++) {
 		const struct sc_errno_row *e = &m->errnos[i];
@@ -171,7 +172,8 @@ static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
 			return &(*rows)[i];
 	}
 	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
+		/* Rows are large (a histogram each): grow gently. */
+		size_t ncap = *cap ? *cap + *cap / 2 + 1 : 4;
 		struct sc_row *tmp = realloc(*rows, ncap * sizeof(*tmp));
 
 		if (!tmp)

@@ -26,6 +26,10 @@ struct sc_proc {
 	char comm[SC_COMM_LEN]; /* raw bytes from the kernel: escape to print */
 	bool exited;
 	int exit_code; /* kernel encoding, as wait(2) reports it */
+	/* pid 0 is the aggregate of exited processes not kept one by one:
+	 * merged counts them (0 elsewhere, except as a mark while folding).
+	 */
+	uint32_t merged;
 	struct sc_row *rows;
 	size_t nrows, cap;
 };

@@ -355,10 +355,13 @@ int cmd_profile(int argc, char **argv)
 	copts.max_stats = o.max_stats;
 	copts.max_procs = o.max_procs;
 	copts.count_only = o.count_only;
+	copts.max_exited = o.max_exited;
+	/* Exited processes one by one are only printed by -P, JSON and CSV:
+	 * otherwise merge them as they go, so long runs stay small.
+	 */
+	if (!o.report.per_process && o.report.format == REPORT_TABLE)
+		copts.fold = COLLECTOR_FOLD_TOTAL;
 	if (o.interval_s > 0) {
-		/* Per-process history is only needed for -P. */
-		if (!o.report.per_process)
-			copts.fold = COLLECTOR_FOLD_TOTAL;
 		if (!o.cols_given)
 			add_rate_column(&o.report);
 		r.out = &out;

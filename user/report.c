@@ -230,8 +230,9 @@ static int proc_pid_cmp(const void *pa, const void *pb)
 	const struct sc_proc *a = *(const struct sc_proc *const *)pa;
 	const struct sc_proc *b = *(const struct sc_proc *const *)pb;
 
+	/* pid 0, the merged exited processes, comes last */
 	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
+		return !a->pid ? 1 : !b->pid ? -1 : a->pid < b->pid ? -1 : 1;
 	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
 }
 

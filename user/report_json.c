@@ -6,50 +6,8 @@
 #include <json-c/json.h>
 
 #include "escape.h"
+#include "jsonw.h"
 #include "report.h"
-
-/* A JSON string of raw bytes: made valid UTF-8 first (json-c escapes the
- * control characters but passes invalid bytes through).
- */
-static struct json_object *jstr(const char *s, size_t len)
-{
-	char *u = esc_utf8(s, len);
-	struct json_object *o;
-
-	if (!u)
-		return NULL;
-	o = json_object_new_string(u);
-	free(u);
-	return o;
-}
-
-static int add(struct json_object *obj, const char *key,
-	       struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_object_add(obj, key, val)) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
-
-static int add_u64(struct json_object *obj, const char *key, uint64_t v)
-{
-	return add(obj, key, json_object_new_uint64(v));
-}
-
-static int push(struct json_object *arr, struct json_object *val)
-{
-	if (!val)
-		return -ENOMEM;
-	if (json_object_array_add(arr, val)) {
-		json_object_put(val);
-		return -ENOMEM;
-	}
-	return 0;
-}
 
 static struct json_object *errnos_of(const struct sc_model *m,
 				     const struct sc_row *r)
@@ -69,7 +27,7 @@ static struct json_object *errnos_of(const struct sc_model *m,
 			snprintf(buf, sizeof(buf), "%u", e->err);
 			name = buf;
 		}
-		if (add_u64(o, name, e->count)) {
+		if (jw_add_u64(o, name, e->count)) {
 			json_object_put(o);
 			return NULL;
 		}
@@ -87,26 +45,26 @@ static struct json_object *syscall_obj(const struct row_view *v,
 
 	if (!o)
 		return NULL;
-	err = err ?: add(o, "name", json_object_new_string(v->name));
-	err = err ?: add_u64(o, "nr", v->row->nr);
-	err = err ?: add(o, "abi", json_object_new_string(names_abi(v->row->abi)));
-	err = err ?: add_u64(o, "calls", st->calls);
-	err = err ?: add_u64(o, "errors", st->errors);
-	err = err ?: add_u64(o, "interrupted", st->interrupted);
-	err = err ?: add_u64(o, "total_ns", st->total_ns);
-	err = err ?: add_u64(o, "min_ns", st->min_ns);
-	err = err ?: add_u64(o, "max_ns", st->max_ns);
-	err = err ?: add_u64(o, "avg_ns", v->avg_ns);
-	err = err ?: add_u64(o, "p50_ns", v->p50_ns);
-	err = err ?: add_u64(o, "p90_ns", v->p90_ns);
-	err = err ?: add_u64(o, "p99_ns", v->p99_ns);
+	err = err ?: jw_add(o, "name", json_object_new_string(v->name));
+	err = err ?: jw_add_u64(o, "nr", v->row->nr);
+	err = err ?: jw_add(o, "abi", json_object_new_string(names_abi(v->row->abi)));
+	err = err ?: jw_add_u64(o, "calls", st->calls);
+	err = err ?: jw_add_u64(o, "errors", st->errors);
+	err = err ?: jw_add_u64(o, "interrupted", st->interrupted);
+	err = err ?: jw_add_u64(o, "total_ns", st->total_ns);
+	err = err ?: jw_add_u64(o, "min_ns", st->min_ns);
+	err = err ?: jw_add_u64(o, "max_ns", st->max_ns);
+	err = err ?: jw_add_u64(o, "avg_ns", v->avg_ns);
+	err = err ?: jw_add_u64(o, "p50_ns", v->p50_ns);
+	err = err ?: jw_add_u64(o, "p90_ns", v->p90_ns);
+	err = err ?: jw_add_u64(o, "p99_ns", v->p99_ns);
 	/* bytes: null where a return value is not a byte count */
 	if (v->has_bytes)
-		err = err ?: add_u64(o, "bytes", st->bytes);
-	else if (!err && json_object_object_add(o, "bytes", NULL))
-		err = -ENOMEM;
+		err = err ?: jw_add_u64(o, "bytes", st->bytes);
+	else
+		err = err ?: jw_add_null(o, "bytes");
 	if (m)
-		err = err ?: add(o, "errnos", errnos_of(m, v->row));
+		err = err ?: jw_add(o, "errnos", errnos_of(m, v->row));
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -124,7 +82,7 @@ static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 	if (!arr || (n && !v))
 		goto err;
 	for (size_t i = 0; i < n; i++) {
-		if (push(arr, syscall_obj(&v[i], m)))
+		if (jw_push(arr, syscall_obj(&v[i], m)))
 			goto err;
 	}
 	free(v);
@@ -139,16 +97,20 @@ static struct json_object *process_obj(const struct sc_proc *p,
 				       const struct report_opts *o)
 {
 	struct json_object *obj = json_object_new_object();
+	char comm[SC_COMM_LEN + 1] = "";
 	int err = 0;
 
 	if (!obj)
 		return NULL;
-	err = err ?: add_u64(obj, "pid", p->pid);
-	err = err ?: add_u64(obj, "ppid", p->ppid);
-	err = err ?: add(obj, "comm",
-			 jstr(p->comm, esc_strnlen(p->comm, SC_COMM_LEN)));
-	err = err ?: add(obj, "exited", json_object_new_boolean(p->exited));
-	err = err ?: add(obj, "syscalls", syscall_list(p->rows, p->nrows, o, NULL));
+	memcpy(comm, p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
+	err = err ?: jw_add_u64(obj, "pid", p->pid);
+	err = err ?: jw_add_u64(obj, "ppid", p->ppid);
+	err = err ?: jw_add_str(obj, "comm", comm);
+	err = err ?: jw_add(obj, "exited", json_object_new_boolean(p->exited));
+	/* pid 0: the exited processes beyond --max-exited, merged */
+	if (!p->pid)
+		err = err ?: jw_add_u64(obj, "merged_processes", p->merged);
+	err = err ?: jw_add(obj, "syscalls", syscall_list(p->rows, p->nrows, o, NULL));
 	if (err) {
 		json_object_put(obj);
 		return NULL;
@@ -163,10 +125,10 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 
 	if (!o)
 		return NULL;
-	err = err ?: add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
-	err = err ?: add_u64(o, "untimed_calls", m->drops[SC_DROP_TASK_STORAGE]);
-	err = err ?: add_u64(o, "process_info", m->drops[SC_DROP_PROCS_FULL]);
-	err = err ?: add_u64(o, "errno_detail", m->drops[SC_DROP_ERRNO_FULL]);
+	err = err ?: jw_add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
+	err = err ?: jw_add_u64(o, "untimed_calls", m->drops[SC_DROP_TASK_STORAGE]);
+	err = err ?: jw_add_u64(o, "process_info", m->drops[SC_DROP_PROCS_FULL]);
+	err = err ?: jw_add_u64(o, "errno_detail", m->drops[SC_DROP_ERRNO_FULL]);
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -179,50 +141,38 @@ int report_json(FILE *f, const struct sc_model *m,
 {
 	struct json_object *root = json_object_new_object(), *procs = NULL;
 	const struct sc_proc **by_pid = report_procs_by_pid(m);
-	const char *text;
 	int err = 0;
 
 	if (!root || (m->nprocs && !by_pid)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = err ?: add(root, "version", json_object_new_string(SCPROF_VERSION));
-	err = err ?: add(root, "mode", json_object_new_string(meta->mode));
-	err = err ?: add(root, "target",
-			 jstr(meta->target, strlen(meta->target)));
-	err = err ?: add_u64(root, "duration_ns", meta->duration_ns);
+	err = err ?: jw_add(root, "version", json_object_new_string(SCPROF_VERSION));
+	err = err ?: jw_add(root, "mode", json_object_new_string(meta->mode));
+	err = err ?: jw_add_str(root, "target", meta->target);
+	err = err ?: jw_add_u64(root, "duration_ns", meta->duration_ns);
 	/* Only with --count-only: every time field below is 0, not
 	 * measured.
 	 */
 	if (m->count_only)
-		err = err ?: add(root, "count_only",
+		err = err ?: jw_add(root, "count_only",
 				 json_object_new_boolean(true));
-	err = err ?: add(root, "targets_exited",
+	err = err ?: jw_add(root, "targets_exited",
 			 json_object_new_boolean(meta->targets_exited));
 	if (meta->exit_status >= 0)
-		err = err ?: add(root, "exit_status",
+		err = err ?: jw_add(root, "exit_status",
 				 json_object_new_int(meta->exit_status));
-	err = err ?: add(root, "dropped", dropped_obj(m));
-	err = err ?: add(root, "syscalls",
+	err = err ?: jw_add(root, "dropped", dropped_obj(m));
+	err = err ?: jw_add(root, "syscalls",
 			 syscall_list(m->total, m->ntotal, o, m));
 	if (!err) {
 		procs = json_object_new_array();
-		err = add(root, "processes", procs);
+		err = jw_add(root, "processes", procs);
 	}
 	for (size_t i = 0; !err && i < m->nprocs; i++)
-		err = push(procs, process_obj(by_pid[i], o));
-	if (err)
-		goto out;
-
-	text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY |
-						    JSON_C_TO_STRING_SPACED |
-						    JSON_C_TO_STRING_NOSLASHESCAPE);
-	if (!text) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
-		err = -EIO;
+		err = jw_push(procs, process_obj(by_pid[i], o));
+	if (!err)
+		err = jw_print(f, root);
 out:
 	free(by_pid);
 	json_object_put(root);

@@ -425,8 +425,12 @@ int report_table(FILE *f, const struct sc_model *m,
 				free(by_pid);
 				return -ENOMEM;
 			}
-			fprintf(f, "\nProcess %u (%s)%s:\n", p->pid, comm,
-				p->exited ? ", exited" : "");
+			if (!p->pid)
+				fprintf(f, "\n%u more exited processes, merged:\n",
+					p->merged);
+			else
+				fprintf(f, "\nProcess %u (%s)%s:\n", p->pid, comm,
+					p->exited ? ", exited" : "");
 			free(comm);
 			err = table_rows(f, p->rows, p->nrows, o);
 			if (err)

@@ -193,3 +193,34 @@ def test_sigkill_leaves_nothing_behind():
         p.kill()
         p.wait()
     assert_programs_gone(ids)
+
+
+def test_exited_processes_beyond_the_cap_are_merged_not_lost():
+    r, _ = profile_json(["--max-exited", "10", "-f", "--",
+                         wl("churn"), "procs", "200", "5", "0"])
+    procs = r["processes"]
+    merged = [p for p in procs if p["pid"] == 0]
+    assert len(procs) == 11 and len(merged) == 1
+    assert merged[0]["merged_processes"] == 201 - 10
+    # the totals still hold every call
+    assert calls_of(r, "getppid") == 1000
+    assert sum(s["calls"] for p in procs for s in p["syscalls"]
+               if s["name"] == "getppid") == 1000
+
+
+def peak_rss_kib(args):
+    """Peak resident memory of scprof, in KiB, from GNU time: a small
+    program's fork, unlike this interpreter's, whose memory the child's
+    peak would include."""
+    p = run(["/usr/bin/time", "-f", "%M"] + args)
+    assert p.returncode == 0, p.stderr
+    return int(p.stderr.strip().splitlines()[-1])
+
+
+def test_table_memory_does_not_grow_with_process_churn():
+    # The table without -P prints totals only: exited processes are merged
+    # as they go (every second), so 10 times more of them, over several
+    # seconds, must not cost 10 times the memory.
+    small = peak_rss_kib([SCPROF, "-q", "-f", "--", wl("churn"), "procs", "150", "3", "2"])
+    big = peak_rss_kib([SCPROF, "-q", "-f", "--", wl("churn"), "procs", "1500", "3", "2"])
+    assert big < small * 1.3 + 2048, (small, big)
