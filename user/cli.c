@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,9 @@ void cli_usage_profile(FILE *f)
 "Collection:\n"
 "  -f, --follow          also profile children forked by the targets\n"
 "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
-"                        it, stop when the targets exit or on Ctrl-C/SIGTERM\n"
+"                        it, stop when the targets exit or on Ctrl-C/SIGTERM.\n"
+"                        A command still running then is not stopped: the\n"
+"                        report is printed and scprof waits for it\n"
 "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
 "                        that interval: a timestamp line, then the table with\n"
 "                        a calls/s column), and the last, shorter one at the\n"
@@ -164,33 +167,146 @@ void cli_usage_profile(FILE *f)
 	      f);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
+int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("scprof: ", stderr);
+	fprintf(stderr, "%s: ", cmd->prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fputs(" (see scprof --help)\n", stderr);
+	fprintf(stderr, " (see %s --help)\n", cmd->prog);
 	return EXIT_USAGE;
 }
 
+int cli_set_kind(const struct cli_cmd *cmd, struct cli_target *t,
+		 enum target_kind k)
+{
+	if (t->kind != TARGET_NONE && t->kind != k)
+		return cli_error(cmd, "choose one target: %s",
+				 cmd->takes_command ?
+					 "a command, -p, --cgroup or -a" :
+					 "-a, -p or --cgroup");
+	t->kind = k;
+	return 0;
+}
+
+/* -p, -a, --cgroup, -f, --max-entries, --max-procs; -ENOENT: not one. */
+static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
+			 struct cli_target *t)
+{
+	const char *bad;
+	uint64_t v;
+	int err;
+
+	switch (c) {
+	case 'p':
+		if (cli_set_kind(cmd, t, TARGET_PIDS))
+			return EXIT_USAGE;
+		free(t->pids);
+		err = cli_parse_pids(arg, &t->pids, &t->npids, &bad);
+		if (err == -ENOMEM)
+			return cli_error(cmd, "out of memory");
+		if (err)
+			return cli_error(cmd, "invalid PID '%.*s' in -p %s",
+					 (int)strcspn(bad, ","), bad, arg);
+		return 0;
+	case 'a':
+		return cli_set_kind(cmd, t, TARGET_ALL);
+	case CLI_OPT_CGROUP:
+		if (cli_set_kind(cmd, t, TARGET_CGROUP))
+			return EXIT_USAGE;
+		t->cgroup = arg;
+		return 0;
+	case 'f':
+		t->follow = true;
+		return 0;
+	case CLI_OPT_MAX_ENTRIES:
+	case CLI_OPT_MAX_PROCS:
+		if (cli_parse_u64(arg, 1, 1U << 24, &v))
+			return cli_error(cmd, "invalid %s '%s': expected a "
+					 "number from 1 to 16777216",
+					 c == CLI_OPT_MAX_ENTRIES ?
+						 "--max-entries" :
+						 "--max-procs",
+					 arg);
+		if (c == CLI_OPT_MAX_ENTRIES)
+			t->max_stats = (uint32_t)v;
+		else
+			t->max_procs = (uint32_t)v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
+int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
+		      struct cli_target *t, int *verbosity)
+{
+	int err;
+
+	if (t) {
+		err = target_option(cmd, c, optarg, t);
+		if (err != -ENOENT)
+			return err;
+	}
+	switch (c) {
+	case 'v':
+		(*verbosity)++;
+		return 0;
+	case 'q':
+		*verbosity = LOG_ERROR;
+		return 0;
+	case 'h':
+		cmd->usage(stdout);
+		return 1;
+	case ':':
+		return cli_error(cmd, "option '%s' needs a value",
+				 argv[optind - 1]);
+	default:
+		/* glibc reports a value given to a long option that takes
+		 * none ("--all=1") with that option's own code.
+		 */
+		if (optopt && optopt != ':' && optopt != '+' &&
+		    (optopt >= 256 || strchr(cmd->short_opts, optopt)))
+			return cli_error(cmd, "option '%s' takes no value",
+					 argv[optind - 1]);
+		if (optopt && optopt < 256)
+			return cli_error(cmd, "unknown option '-%c'", optopt);
+		return cli_error(cmd, "unknown option '%s'", argv[optind - 1]);
+	}
+}
+
+int cli_target_finish(const struct cli_cmd *cmd, struct cli_target *t,
+		      enum target_kind dflt)
+{
+	if (t->kind == TARGET_NONE)
+		t->kind = dflt;
+	if (t->kind == TARGET_NONE)
+		return cli_error(cmd, "nothing to profile: give a command, -p "
+				 "PID, --cgroup PATH or -a");
+	if (t->follow && t->kind != TARGET_PIDS && t->kind != TARGET_CMD)
+		return cli_error(cmd, cmd->takes_command ?
+					      "-f applies to a command or -p "
+					      "targets only" :
+					      "-f applies to -p targets only");
+	return 0;
+}
+
+void cli_target_free(struct cli_target *t)
+{
+	free(t->pids);
+	t->pids = NULL;
+	t->npids = 0;
+}
+
 enum {
-	OPT_CGROUP = 256,
-	OPT_FORMAT,
-	OPT_MAX_ENTRIES,
-	OPT_MAX_PROCS,
+	OPT_FORMAT = CLI_OPT_OWN,
 	OPT_MAX_EXITED,
 };
 
 static const struct option long_opts[] = {
-	{ "pid", required_argument, NULL, 'p' },
-	{ "all", no_argument, NULL, 'a' },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "follow", no_argument, NULL, 'f' },
+	CLI_TARGET_OPTIONS,
 	{ "duration", required_argument, NULL, 'd' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
@@ -199,29 +315,22 @@ static const struct option long_opts[] = {
 	{ "columns", required_argument, NULL, 'U' },
 	{ "per-process", no_argument, NULL, 'P' },
 	{ "histograms", no_argument, NULL, 'H' },
-	{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
-	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
 	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
 	{},
 };
 
-/* '+': stop at the first non-option, the command to run; ':': report a
- * missing value as ':'.
- */
-static const char short_opts[] = "+:p:afd:i:o:S:U:PHCcwvqhV";
-
-static int set_kind(struct profile_opts *o, enum target_kind k)
-{
-	if (o->kind != TARGET_NONE && o->kind != k)
-		return usage_err("choose one target: a command, -p, --cgroup or -a");
-	o->kind = k;
-	return 0;
-}
+static const struct cli_cmd profile_cmd = {
+	.prog = "scprof",
+	.usage = cli_usage_profile,
+	/* '+': stop at the first non-option, the command to run; ':':
+	 * report a missing value as ':'.
+	 */
+	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
+	.takes_command = true,
+};
 
 /* Does a column (or sort key) need measured times? */
 static bool col_is_timed(enum report_col c)
@@ -249,14 +358,14 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 						COL_NAME, COL_NONE };
 
 	if (r->histograms)
-		return usage_err("-H needs latencies, which --count-only "
+		return cli_error(&profile_cmd, "-H needs latencies, which --count-only "
 				 "does not measure");
 	if (sort_set && col_is_timed(r->sort))
-		return usage_err("--count-only measures no time: sort by "
+		return cli_error(&profile_cmd, "--count-only measures no time: sort by "
 				 "calls, errors, name, bytes or nothing");
 	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
 		if (col_is_timed(r->cols[i]))
-			return usage_err("--count-only measures no time: -U "
+			return cli_error(&profile_cmd, "--count-only measures no time: -U "
 					 "takes calls, errors, name and bytes");
 	if (!sort_set)
 		r->sort = COL_CALLS;
@@ -269,6 +378,7 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 
 int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 {
+	const struct cli_cmd *cmd = &profile_cmd;
 	bool sort_set = false;
 	const char *bad;
 	uint64_t v;
@@ -279,48 +389,26 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, short_opts, long_opts,
+	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'p':
-			if (set_kind(o, TARGET_PIDS))
-				return EXIT_USAGE;
-			free(o->pids);
-			err = cli_parse_pids(optarg, &o->pids, &o->npids, &bad);
-			if (err == -ENOMEM)
-				return usage_err("out of memory");
-			if (err)
-				return usage_err("invalid PID '%.*s' in -p %s",
-						 (int)strcspn(bad, ","), bad,
-						 optarg);
-			break;
-		case 'a':
-			if (set_kind(o, TARGET_ALL))
-				return EXIT_USAGE;
-			break;
-		case OPT_CGROUP:
-			if (set_kind(o, TARGET_CGROUP))
-				return EXIT_USAGE;
-			o->cgroup = optarg;
-			break;
-		case 'f':
-			o->follow = true;
-			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return usage_err("invalid duration '%s': expected "
-						 "a number of seconds > 0", optarg);
+				return cli_error(cmd, "invalid duration '%s': "
+						 "expected a number of seconds > 0",
+						 optarg);
 			break;
 		case 'i':
 			if (cli_parse_seconds(optarg, &o->interval_s) ||
 			    o->interval_s < 0.01)
-				return usage_err("invalid interval '%s': expected "
-						 "a number of seconds >= 0.01",
+				return cli_error(cmd, "invalid interval '%s': "
+						 "expected a number of seconds >= "
+						 "0.01",
 						 optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_err("empty output file name");
+				return cli_error(cmd, "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_FORMAT:
@@ -331,17 +419,19 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			else if (!strcmp(optarg, "csv"))
 				o->report.format = REPORT_CSV;
 			else
-				return usage_err("unknown format '%s': expected "
-						 "table, json or csv", optarg);
+				return cli_error(cmd, "unknown format '%s': "
+						 "expected table, json or csv",
+						 optarg);
 			break;
 		case 'S':
 			if (report_parse_sort(optarg, &o->report.sort))
-				return usage_err("invalid sort key '%s'", optarg);
+				return cli_error(cmd, "invalid sort key '%s'",
+						 optarg);
 			sort_set = true;
 			break;
 		case 'U':
 			if (report_parse_cols(optarg, o->report.cols, &bad))
-				return usage_err("invalid or repeated column "
+				return cli_error(cmd, "invalid or repeated column "
 						 "'%.*s' in -U %s",
 						 (int)strcspn(bad, ","), bad,
 						 optarg);
@@ -356,67 +446,39 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		case 'C':
 			o->count_only = true;
 			break;
-		case OPT_MAX_ENTRIES:
-		case OPT_MAX_PROCS:
 		case OPT_MAX_EXITED:
 			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
-				return usage_err("invalid %s '%s': expected a "
-						 "number from 1 to 16777216",
-						 c == OPT_MAX_ENTRIES ? "--max-entries" :
-						 c == OPT_MAX_PROCS ? "--max-procs" :
-								      "--max-exited",
+				return cli_error(cmd, "invalid --max-exited '%s': "
+						 "expected a number from 1 to "
+						 "16777216",
 						 optarg);
-			if (c == OPT_MAX_ENTRIES)
-				o->max_stats = (uint32_t)v;
-			else if (c == OPT_MAX_PROCS)
-				o->max_procs = (uint32_t)v;
-			else
-				o->max_exited = (uint32_t)v;
+			o->max_exited = (uint32_t)v;
 			break;
 		case 'c':
 		case 'w':
 			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			o->verbosity = LOG_ERROR;
-			break;
-		case 'h':
-			cli_usage_profile(stdout);
-			return 1;
 		case 'V':
 			printf("scprof %s\n", SCPROF_VERSION);
 			return 1;
-		case ':':
-			return usage_err("option '%s' needs a value",
-					 argv[optind - 1]);
 		default:
-			/* glibc reports a value given to a long option that
-			 * takes none ("--all=1") with that option's own code.
-			 */
-			if (optopt && optopt != ':' && optopt != '+' &&
-			    (optopt >= 256 || strchr(short_opts, optopt)))
-				return usage_err("option '%s' takes no value",
-						 argv[optind - 1]);
-			if (optopt && optopt < 256)
-				return usage_err("unknown option '-%c'", optopt);
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+			err = cli_shared_option(cmd, c, argv, &o->target,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc) {
-		if (set_kind(o, TARGET_CMD))
+		if (cli_set_kind(cmd, &o->target, TARGET_CMD))
 			return EXIT_USAGE;
 		o->argv = &argv[optind];
 	}
-	if (o->kind == TARGET_NONE)
-		return usage_err("nothing to profile: give a command, -p PID, "
-				 "--cgroup PATH or -a");
-	if (o->follow && (o->kind == TARGET_ALL || o->kind == TARGET_CGROUP))
-		return usage_err("-f applies to a command or -p targets only");
+	err = cli_target_finish(cmd, &o->target, TARGET_NONE);
+	if (err)
+		return err;
 	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
-		return usage_err("-i prints tables: it cannot be used with "
-				 "--format json or csv");
+		return cli_error(cmd, "-i prints tables: it cannot be used "
+				 "with --format json or csv");
 	if (o->count_only)
 		return count_only_report(&o->report, o->cols_given, sort_set);
 	return 0;
@@ -424,6 +486,5 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 
 void cli_free_profile(struct profile_opts *o)
 {
-	free(o->pids);
-	o->pids = NULL;
+	cli_target_free(&o->target);
 }

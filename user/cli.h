@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -23,21 +24,76 @@ enum target_kind {
 	TARGET_ALL,
 };
 
-struct profile_opts {
+/* Whom to watch: the target options of the profiler, top and the daemon. */
+struct cli_target {
 	enum target_kind kind;
 	pid_t *pids;
 	size_t npids;
 	const char *cgroup;
-	char **argv; /* TARGET_CMD: the command and its arguments */
 	bool follow;
+	uint32_t max_stats; /* --max-entries; 0: the collector's default */
+	uint32_t max_procs; /* --max-procs; 0: the collector's default */
+};
+
+/* Long option codes of the shared options; a subcommand numbers its own
+ * from CLI_OPT_OWN up.
+ */
+enum {
+	CLI_OPT_CGROUP = 0x100,
+	CLI_OPT_MAX_ENTRIES,
+	CLI_OPT_MAX_PROCS,
+	CLI_OPT_OWN,
+};
+
+/* For a subcommand's struct option table. */
+#define CLI_TARGET_OPTIONS                                                 \
+	{ "pid", required_argument, NULL, 'p' },                          \
+	{ "all", no_argument, NULL, 'a' },                                \
+	{ "cgroup", required_argument, NULL, CLI_OPT_CGROUP },            \
+	{ "follow", no_argument, NULL, 'f' },                             \
+	{ "max-entries", required_argument, NULL, CLI_OPT_MAX_ENTRIES },  \
+	{ "max-procs", required_argument, NULL, CLI_OPT_MAX_PROCS }
+#define CLI_COMMON_OPTIONS                                                 \
+	{ "verbose", no_argument, NULL, 'v' },                            \
+	{ "quiet", no_argument, NULL, 'q' },                              \
+	{ "help", no_argument, NULL, 'h' }
+
+/* The command being parsed, for its messages. */
+struct cli_cmd {
+	const char *prog;       /* "scprof", "scprof top", ... */
+	void (*usage)(FILE *f); /* --help text */
+	const char *short_opts; /* its getopt string */
+	bool takes_command;     /* a command to run is a target */
+};
+
+/* "PROG: MESSAGE (see PROG --help)" on stderr; returns EXIT_USAGE. */
+int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+/* Record the kind of target; two different kinds are a usage error. */
+int cli_set_kind(const struct cli_cmd *cmd, struct cli_target *t,
+		 enum target_kind k);
+/*
+ * An option every subcommand shares — the target options (when t is not
+ * NULL), -v, -q, -h — or getopt's report of a missing value or an unknown
+ * option. 0 when handled, 1 after --help, EXIT_USAGE after a one-line
+ * error (an unknown option included).
+ */
+int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
+		      struct cli_target *t, int *verbosity);
+/* After parsing: default the kind, check -f. 0 or EXIT_USAGE. */
+int cli_target_finish(const struct cli_cmd *cmd, struct cli_target *t,
+		      enum target_kind dflt);
+void cli_target_free(struct cli_target *t);
+
+struct profile_opts {
+	struct cli_target target;
+	char **argv; /* TARGET_CMD: the command and its arguments */
 	double duration_s; /* 0: until the target ends or Ctrl-C */
 	double interval_s; /* -i: a report every interval_s seconds; 0: one */
 	const char *output;
 	struct report_opts report;
 	bool cols_given; /* -U was used */
 	int verbosity; /* log level, LOG_WARN by default */
-	uint32_t max_stats;
-	uint32_t max_procs;
 	uint32_t max_exited; /* exited processes reported one by one */
 	bool count_only; /* -C: calls, errors and bytes only; no times */
 };

@@ -80,19 +80,11 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("scprof calibrate: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see scprof calibrate --help)\n", stderr);
-	return EXIT_USAGE;
-}
+static const struct cli_cmd cmd = {
+	.prog = "scprof calibrate",
+	.usage = usage,
+	.short_opts = ":l:o:vqh",
+};
 
 /* "a,b,c" into want[]; unknown or repeated names are usage errors. */
 static int parse_loops(const char *s, bool **want)
@@ -102,26 +94,26 @@ static int parse_loops(const char *s, bool **want)
 	free(*want);
 	*want = calloc(n, sizeof(**want));
 	if (!*want)
-		return usage_err("out of memory");
+		return cli_error(&cmd, "out of memory");
 	for (const char *p = s;;) {
 		size_t len = strcspn(p, ",");
 		char name[64];
 		int idx;
 
 		if (!len)
-			return usage_err("empty loop name in --loops '%s'", s);
+			return cli_error(&cmd, "empty loop name in --loops '%s'", s);
 		if (len >= sizeof(name))
-			return usage_err("unknown loop '%.*s': --list names "
+			return cli_error(&cmd, "unknown loop '%.*s': --list names "
 					 "them",
 					 (int)len, p);
 		memcpy(name, p, len);
 		name[len] = '\0';
 		idx = calibrate_find_loop(name);
 		if (idx < 0)
-			return usage_err("unknown loop '%s': --list names them",
+			return cli_error(&cmd, "unknown loop '%s': --list names them",
 					 name);
 		if ((*want)[idx])
-			return usage_err("loop '%s' is named twice", name);
+			return cli_error(&cmd, "loop '%s' is named twice", name);
 		(*want)[idx] = true;
 		if (!p[len])
 			return 0;
@@ -130,7 +122,7 @@ static int parse_loops(const char *s, bool **want)
 }
 
 enum {
-	OPT_QUICK = 256,
+	OPT_QUICK = CLI_OPT_OWN,
 	OPT_LIST,
 	OPT_NO_PROBE,
 	OPT_FORMAT,
@@ -147,25 +139,24 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "no-save", no_argument, NULL, OPT_NO_SAVE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_COMMON_OPTIONS,
 	{},
 };
 
 /* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
 static int parse(int argc, char **argv, struct calibrate_cli *o)
 {
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->probe = true;
 	o->save = true;
 	o->cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	optind = 1;
+	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":l:o:vqh", long_opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts,
+				NULL)) != -1) {
 		switch (c) {
 		case OPT_QUICK:
 			o->quick = true;
@@ -186,43 +177,33 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 			else if (!strcmp(optarg, "json"))
 				o->json = true;
 			else
-				return usage_err("unknown format '%s': expected "
+				return cli_error(&cmd, "unknown format '%s': expected "
 						 "table or json",
 						 optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_err("empty output file name");
+				return cli_error(&cmd, "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_CACHE:
 			if (!*optarg)
-				return usage_err("empty cache file name");
+				return cli_error(&cmd, "empty cache file name");
 			o->cache = optarg;
 			break;
 		case OPT_NO_SAVE:
 			o->save = false;
 			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			o->verbosity = LOG_ERROR;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			return usage_err("option '%s' needs a value",
-					 argv[optind - 1]);
 		default:
-			if (optopt && optopt < 256)
-				return usage_err("unknown option '-%c'", optopt);
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+			err = cli_shared_option(&cmd, c, argv, NULL,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s'", argv[optind]);
+		return cli_error(&cmd, "unexpected argument '%s'", argv[optind]);
 	return 0;
 }
 

@@ -94,22 +94,14 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("scprof verdict: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see scprof verdict --help)\n", stderr);
-	return EXIT_USAGE;
-}
+static const struct cli_cmd cmd = {
+	.prog = "scprof verdict",
+	.usage = usage,
+	.short_opts = ":p:d:o:vqh",
+};
 
 enum {
-	OPT_FORMAT = 256,
+	OPT_FORMAT = CLI_OPT_OWN,
 	OPT_CACHE,
 	OPT_RECALIBRATE,
 };
@@ -121,9 +113,7 @@ static const struct option long_opts[] = {
 	{ "output", required_argument, NULL, 'o' },
 	{ "cache", required_argument, NULL, OPT_CACHE },
 	{ "recalibrate", no_argument, NULL, OPT_RECALIBRATE },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_COMMON_OPTIONS,
 	{},
 };
 
@@ -131,30 +121,30 @@ static const struct option long_opts[] = {
 static int parse(int argc, char **argv, struct verdict_cli *o)
 {
 	uint64_t v;
-	int c;
+	int c, err;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
 	o->cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	optind = 1;
+	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":p:d:o:vqh", long_opts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'p':
 			if (o->pid)
-				return usage_err("give one -p: scprof verdict "
+				return cli_error(&cmd, "give one -p: scprof verdict "
 						 "judges one process");
 			if (cli_parse_u64(optarg, 1, 4194304, &v))
-				return usage_err("invalid PID '%s': expected "
+				return cli_error(&cmd, "invalid PID '%s': expected "
 						 "one process id",
 						 optarg);
 			o->pid = (pid_t)v;
 			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return usage_err("invalid duration '%s': expected "
+				return cli_error(&cmd, "invalid duration '%s': expected "
 						 "a number of seconds > 0",
 						 optarg);
 			break;
@@ -164,45 +154,35 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 			else if (!strcmp(optarg, "json"))
 				o->json = true;
 			else
-				return usage_err("unknown format '%s': expected "
+				return cli_error(&cmd, "unknown format '%s': expected "
 						 "table or json",
 						 optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return usage_err("empty output file name");
+				return cli_error(&cmd, "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_CACHE:
 			if (!*optarg)
-				return usage_err("empty cache file name");
+				return cli_error(&cmd, "empty cache file name");
 			o->cache = optarg;
 			break;
 		case OPT_RECALIBRATE:
 			o->recalibrate = true;
 			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			o->verbosity = LOG_ERROR;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			return usage_err("option '%s' needs a value",
-					 argv[optind - 1]);
 		default:
-			if (optopt && optopt < 256)
-				return usage_err("unknown option '-%c'", optopt);
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+			err = cli_shared_option(&cmd, c, argv, NULL,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s'", argv[optind]);
+		return cli_error(&cmd, "unexpected argument '%s'", argv[optind]);
 	if (!o->pid)
-		return usage_err("which process? give -p PID");
+		return cli_error(&cmd, "which process? give -p PID");
 	return 0;
 }
 

@@ -108,20 +108,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("scprof daemon: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see scprof daemon --help)\n", stderr);
-	return EXIT_USAGE;
-}
-
 int daemon_parse_listen(const char *s, struct sockaddr_storage *ss,
 			socklen_t *len)
 {
@@ -167,44 +153,32 @@ int daemon_parse_listen(const char *s, struct sockaddr_storage *ss,
 }
 
 enum {
-	OPT_CGROUP = 256,
-	OPT_PIDFILE,
+	OPT_PIDFILE = CLI_OPT_OWN,
 	OPT_COMM_SERIES,
 	OPT_FOLD_INTERVAL,
 	OPT_HTTP_TIMEOUT,
-	OPT_MAX_ENTRIES,
-	OPT_MAX_PROCS,
 };
 
 static const struct option long_opts[] = {
-	{ "all", no_argument, NULL, 'a' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "follow", no_argument, NULL, 'f' },
+	CLI_TARGET_OPTIONS,
 	{ "listen", required_argument, NULL, 'l' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "comm-series", required_argument, NULL, OPT_COMM_SERIES },
 	{ "fold-interval", required_argument, NULL, OPT_FOLD_INTERVAL },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
-	{ "max-entries", required_argument, NULL, OPT_MAX_ENTRIES },
-	{ "max-procs", required_argument, NULL, OPT_MAX_PROCS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_COMMON_OPTIONS,
 	{},
 };
 
-static int set_kind(struct daemon_opts *o, enum target_kind k)
-{
-	if (o->kind != TARGET_NONE && o->kind != k)
-		return usage_err("choose one target: -a, -p or --cgroup");
-	o->kind = k;
-	return 0;
-}
+static const struct cli_cmd daemon_cmd = {
+	.prog = "scprof daemon",
+	.usage = usage,
+	.short_opts = ":ap:fl:vqh",
+};
 
 int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	const char *bad;
+	const struct cli_cmd *cmd = &daemon_cmd;
 	uint64_t v;
 	int c, err;
 
@@ -214,38 +188,14 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->fold_s = 5;
 	o->http_timeout_s = 10;
 	o->verbosity = LOG_WARN;
-	optind = 1;
+	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ap:fl:vqh", long_opts, NULL)) !=
-	       -1) {
+	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
+				NULL)) != -1) {
 		switch (c) {
-		case 'a':
-			if (set_kind(o, TARGET_ALL))
-				return EXIT_USAGE;
-			break;
-		case 'p':
-			if (set_kind(o, TARGET_PIDS))
-				return EXIT_USAGE;
-			free(o->pids);
-			err = cli_parse_pids(optarg, &o->pids, &o->npids, &bad);
-			if (err == -ENOMEM)
-				return usage_err("out of memory");
-			if (err)
-				return usage_err("invalid PID '%.*s' in -p %s",
-						 (int)strcspn(bad, ","), bad,
-						 optarg);
-			break;
-		case OPT_CGROUP:
-			if (set_kind(o, TARGET_CGROUP))
-				return EXIT_USAGE;
-			o->cgroup = optarg;
-			break;
-		case 'f':
-			o->follow = true;
-			break;
 		case 'l':
 			if (daemon_parse_listen(optarg, &o->addr, &o->addrlen))
-				return usage_err("invalid listen address '%s': "
+				return cli_error(cmd, "invalid listen address '%s': "
 						 "expected ADDR:PORT, e.g. "
 						 "127.0.0.1:9733 or [::1]:9733",
 						 optarg);
@@ -253,69 +203,44 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_PIDFILE:
 			if (!*optarg)
-				return usage_err("empty pidfile name");
+				return cli_error(cmd, "empty pidfile name");
 			o->pidfile = optarg;
 			break;
 		case OPT_COMM_SERIES:
 			if (cli_parse_u64(optarg, 0, 1000, &v))
-				return usage_err("invalid --comm-series '%s': "
+				return cli_error(cmd, "invalid --comm-series '%s': "
 						 "expected 0 to 1000", optarg);
 			o->comm_series = (unsigned int)v;
 			break;
 		case OPT_FOLD_INTERVAL:
 			if (cli_parse_seconds(optarg, &o->fold_s) ||
 			    o->fold_s < 0.1 || o->fold_s > 3600)
-				return usage_err("invalid --fold-interval '%s': "
+				return cli_error(cmd, "invalid --fold-interval '%s': "
 						 "expected 0.1 to 3600 seconds",
 						 optarg);
 			break;
 		case OPT_HTTP_TIMEOUT:
 			if (cli_parse_u64(optarg, 1, 3600, &v))
-				return usage_err("invalid --http-timeout '%s': "
+				return cli_error(cmd, "invalid --http-timeout '%s': "
 						 "expected 1 to 3600 seconds",
 						 optarg);
 			o->http_timeout_s = (unsigned int)v;
 			break;
-		case OPT_MAX_ENTRIES:
-		case OPT_MAX_PROCS:
-			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
-				return usage_err("invalid %s '%s': expected a "
-						 "number from 1 to 16777216",
-						 c == OPT_MAX_ENTRIES ?
-							 "--max-entries" :
-							 "--max-procs",
-						 optarg);
-			if (c == OPT_MAX_ENTRIES)
-				o->max_stats = (uint32_t)v;
-			else
-				o->max_procs = (uint32_t)v;
-			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			o->verbosity = LOG_ERROR;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			return usage_err("option '%s' needs a value",
-					 argv[optind - 1]);
 		default:
-			if (optopt && optopt < 256)
-				return usage_err("unknown option '-%c'", optopt);
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+			err = cli_shared_option(cmd, c, argv, &o->target,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s': the daemon runs no "
+		return cli_error(cmd, "unexpected argument '%s': the daemon runs no "
 				 "command (use -p PID or --cgroup PATH)",
 				 argv[optind]);
-	if (o->kind == TARGET_NONE)
-		o->kind = TARGET_ALL;
-	if (o->follow && o->kind != TARGET_PIDS)
-		return usage_err("-f applies to -p targets only");
+	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	if (err)
+		return err;
 	if (!o->addrlen)
 		daemon_parse_listen(o->listen, &o->addr, &o->addrlen);
 	return 0;
@@ -323,8 +248,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 
 void daemon_free_opts(struct daemon_opts *o)
 {
-	free(o->pids);
-	o->pids = NULL;
+	cli_target_free(&o->target);
 }
 
 /* ---- setup ----------------------------------------------------------- */
@@ -484,21 +408,16 @@ static int drop_capabilities(void)
 static int open_collector(struct daemon *d)
 {
 	const struct daemon_opts *o = d->o;
-	struct collector_opts copts = {
-		.mode = target_filter(o->kind),
-		.cgroup_path = o->cgroup,
-		.follow = o->follow,
-		.max_stats = o->max_stats,
-		.max_procs = o->max_procs,
-		.fold = COLLECTOR_FOLD_TOTAL,
-	};
+	struct collector_opts copts = {};
 	int err;
 
+	target_collector_opts(&o->target, &copts);
+	copts.fold = COLLECTOR_FOLD_TOTAL;
 	err = collector__open(&d->col, &copts);
 	if (err)
 		return err;
-	for (size_t i = 0; i < o->npids; i++)
-		collector__add_target(d->col, o->pids[i]);
+	for (size_t i = 0; i < o->target.npids; i++)
+		collector__add_target(d->col, o->target.pids[i]);
 	return collector__attach(d->col);
 }
 
@@ -685,7 +604,7 @@ static int fold_exited(struct daemon *d)
 	 * footprint is its steady state, not its largest fold.
 	 */
 	malloc_trim(0);
-	if (!err && d->o->kind == TARGET_PIDS && !d->targets_gone &&
+	if (!err && d->o->target.kind == TARGET_PIDS && !d->targets_gone &&
 	    collector__live_targets(d->col) <= 0) {
 		d->targets_gone = true;
 		pr_warn("every target process has exited: serving their final "
@@ -776,7 +695,7 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	}
 
-	if (o.kind == TARGET_PIDS && target_resolve_pids(o.pids, &o.npids))
+	if (o.target.kind == TARGET_PIDS && target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
 	if (open_listener(&d))
 		goto out;

@@ -17,11 +17,7 @@
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9733"
 
 struct daemon_opts {
-	enum target_kind kind; /* TARGET_ALL unless -p or --cgroup */
-	pid_t *pids;
-	size_t npids;
-	const char *cgroup;
-	bool follow;
+	struct cli_target target; /* TARGET_ALL unless -p or --cgroup */
 	const char *listen; /* as given, for messages */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
@@ -29,7 +25,6 @@ struct daemon_opts {
 	unsigned int comm_series; /* 0: no per-comm series */
 	double fold_s;            /* how often exited processes are folded */
 	unsigned int http_timeout_s;
-	uint32_t max_stats, max_procs;
 	int verbosity;
 };
 

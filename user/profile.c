@@ -21,6 +21,8 @@
 #include "target.h"
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
+/* How often the end of the targets is checked (a read of BPF globals). */
+#define POLL_INTERVAL_NS 100000000ULL
 
 static uint64_t now_ns(void)
 {
@@ -36,29 +38,29 @@ static char *describe(const struct profile_opts *o)
 	size_t len = 64;
 	char *s, *p;
 
-	if (o->kind == TARGET_CMD)
+	if (o->target.kind == TARGET_CMD)
 		for (char **a = o->argv; *a; a++)
 			len += strlen(*a) + 1;
-	else if (o->kind == TARGET_CGROUP)
-		len += strlen(o->cgroup);
-	else if (o->kind == TARGET_PIDS)
-		len += o->npids * 12;
+	else if (o->target.kind == TARGET_CGROUP)
+		len += strlen(o->target.cgroup);
+	else if (o->target.kind == TARGET_PIDS)
+		len += o->target.npids * 12;
 	s = calloc(1, len);
 	if (!s)
 		return NULL;
 	p = s;
-	switch (o->kind) {
+	switch (o->target.kind) {
 	case TARGET_CMD:
 		for (char **a = o->argv; *a; a++)
 			p += sprintf(p, "%s%s", a == o->argv ? "" : " ", *a);
 		break;
 	case TARGET_PIDS:
 		p += sprintf(p, "pid ");
-		for (size_t i = 0; i < o->npids; i++)
-			p += sprintf(p, "%s%d", i ? "," : "", o->pids[i]);
+		for (size_t i = 0; i < o->target.npids; i++)
+			p += sprintf(p, "%s%d", i ? "," : "", o->target.pids[i]);
 		break;
 	case TARGET_CGROUP:
-		sprintf(p, "cgroup %s", o->cgroup);
+		sprintf(p, "cgroup %s", o->target.cgroup);
 		break;
 	default:
 		sprintf(p, "all processes");
@@ -140,7 +142,7 @@ static void timestamp(char *buf, size_t len)
 static int write_interval(struct run *r, uint64_t now, bool last)
 {
 	struct report_opts ro = r->o->report;
-	struct report_meta meta = { .mode = mode_name(r->o->kind) };
+	struct report_meta meta = { .mode = mode_name(r->o->target.kind) };
 	struct sc_model *cur = NULL, *d;
 	char stamp[64];
 	int err;
@@ -193,10 +195,11 @@ static int run_loop(struct run *r, const sigset_t *mask)
 				    UINT64_MAX;
 	uint64_t ival = (uint64_t)(r->o->interval_s * 1e9);
 	uint64_t next = ival ? r->t0 + ival : UINT64_MAX;
+	uint64_t harvest = r->t0 + HARVEST_INTERVAL_NS;
 	int stop_requests = 0;
 
 	for (;;) {
-		uint64_t now = now_ns(), wait = HARVEST_INTERVAL_NS;
+		uint64_t now = now_ns(), wait = POLL_INTERVAL_NS;
 		struct timespec ts;
 		siginfo_t si;
 		int sig, err;
@@ -223,20 +226,23 @@ static int run_loop(struct run *r, const sigset_t *mask)
 			if (si.si_code <= 0)
 				kill(r->child.pid, sig);
 		}
-		err = collector__harvest(r->col);
-		if (err)
-			return err;
+		now = now_ns();
+		if (now >= harvest) {
+			err = collector__harvest(r->col);
+			if (err)
+				return err;
+			harvest = now + HARVEST_INTERVAL_NS;
+		}
 		if (r->launched) {
 			if (launch_poll(&r->child) &&
-			    (!r->o->follow ||
+			    (!r->o->target.follow ||
 			     collector__live_targets(r->col) <= 0))
 				return 0;
-		} else if (r->o->kind == TARGET_PIDS &&
+		} else if (r->o->target.kind == TARGET_PIDS &&
 			   collector__live_targets(r->col) <= 0) {
 			r->targets_exited = true;
 			return 0;
 		}
-		now = now_ns();
 		if (now >= next && now < deadline) {
 			err = write_interval(r, now, false);
 			if (err)
@@ -247,10 +253,34 @@ static int run_loop(struct run *r, const sigset_t *mask)
 	}
 }
 
+/*
+ * -d ended the profile while the command still runs: wait for it, as a
+ * shell would, so scprof exits with its status and the terminal is not
+ * handed back under a running program. Stop signals from other processes
+ * are passed on; a second one from the terminal stops waiting.
+ */
+static void wait_command(struct run *r, const sigset_t *mask)
+{
+	int from_tty = 0;
+
+	while (!launch_poll(&r->child)) {
+		struct timespec ts = { .tv_sec = 1 };
+		siginfo_t si;
+		int sig = sigtimedwait(mask, &si, &ts);
+
+		if (sig <= 0 || !is_stop_signal(sig))
+			continue;
+		if (si.si_code <= 0)
+			kill(r->child.pid, sig);
+		else if (++from_tty >= 2)
+			return;
+	}
+}
+
 static int write_report(struct run *r, struct output *out)
 {
 	struct report_meta meta = {
-		.mode = mode_name(r->o->kind),
+		.mode = mode_name(r->o->target.kind),
 		.duration_ns = r->t1 - r->t0,
 		.targets_exited = r->targets_exited ||
 				  (r->launched && r->child.reaped),
@@ -265,7 +295,12 @@ static int write_report(struct run *r, struct output *out)
 	if (!target)
 		return -ENOMEM;
 	meta.target = target;
-	err = collector__snapshot(r->col, &m);
+	/* Fold what exited since the last harvest first, so --max-exited
+	 * holds for the report too.
+	 */
+	err = collector__harvest(r->col);
+	if (!err)
+		err = collector__snapshot(r->col, &m);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;
@@ -334,12 +369,12 @@ int cmd_profile(int argc, char **argv)
 	log_init(&lctx);
 	libbpf_set_print(log_libbpf);
 
-	if (o.kind == TARGET_PIDS && target_resolve_pids(o.pids, &o.npids))
+	if (o.target.kind == TARGET_PIDS && target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
-	if (output_open(&out, o.output, o.kind == TARGET_CMD ? stderr : stdout))
+	if (output_open(&out, o.output, o.target.kind == TARGET_CMD ? stderr : stdout))
 		goto out;
 
-	if (o.kind == TARGET_CMD) {
+	if (o.target.kind == TARGET_CMD) {
 		err = launch_start(&r.child, o.argv, &oldmask);
 		if (err) {
 			ret = err == -ENOENT ? 127 : err == -EACCES ? 126 :
@@ -349,11 +384,7 @@ int cmd_profile(int argc, char **argv)
 		r.launched = true;
 	}
 
-	copts.mode = target_filter(o.kind);
-	copts.cgroup_path = o.cgroup;
-	copts.follow = o.follow;
-	copts.max_stats = o.max_stats;
-	copts.max_procs = o.max_procs;
+	target_collector_opts(&o.target, &copts);
 	copts.count_only = o.count_only;
 	copts.max_exited = o.max_exited;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
@@ -368,10 +399,10 @@ int cmd_profile(int argc, char **argv)
 	}
 	if (collector__open(&r.col, &copts))
 		goto out;
-	if (o.kind == TARGET_CMD)
+	if (o.target.kind == TARGET_CMD)
 		collector__add_target(r.col, r.child.pid);
-	for (size_t i = 0; i < o.npids; i++)
-		collector__add_target(r.col, o.pids[i]);
+	for (size_t i = 0; i < o.target.npids; i++)
+		collector__add_target(r.col, o.target.pids[i]);
 	if (collector__attach(r.col))
 		goto out;
 	r.t0 = now_ns();
@@ -403,13 +434,15 @@ int cmd_profile(int argc, char **argv)
 	if (r.targets_exited)
 		pr_warn("the target process%s exited: reporting what was "
 			"collected",
-			o.npids > 1 ? "es" : "");
+			o.target.npids > 1 ? "es" : "");
 	if (o.interval_s > 0)
 		err = write_interval(&r, r.t1, true);
 	else
 		err = write_report(&r, &out);
 	if (err || output_commit(&out))
 		goto out;
+	if (r.launched && !r.child.reaped)
+		wait_command(&r, &mask);
 	ret = r.launched ? launch_exit_status(&r.child) : EXIT_OK;
 out:
 	/* Failed before the command could run: don't leave it stopped. */

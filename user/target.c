@@ -6,35 +6,15 @@
 #include <string.h>
 
 #include "log.h"
+#include "procfs.h"
 #include "target.h"
-
-/* The process a pid or thread id belongs to, or -errno. */
-static int tgid_of(pid_t pid)
-{
-	char path[64], line[256];
-	int tgid = -ESRCH;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	f = fopen(path, "r");
-	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = atoi(line + 5);
-			break;
-		}
-	}
-	fclose(f);
-	return tgid > 0 ? tgid : -ESRCH;
-}
 
 int target_resolve_pids(pid_t *pids, size_t *npids)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < *npids; i++) {
-		int tgid = tgid_of(pids[i]);
+		int tgid = procfs_tgid(pids[i]);
 		bool dup = false;
 
 		if (tgid < 0) {
@@ -67,4 +47,14 @@ enum sc_filter_mode target_filter(enum target_kind k)
 	default:
 		return SC_FILTER_ALL;
 	}
+}
+
+void target_collector_opts(const struct cli_target *t,
+			   struct collector_opts *copts)
+{
+	copts->mode = target_filter(t->kind);
+	copts->cgroup_path = t->cgroup;
+	copts->follow = t->follow;
+	copts->max_stats = t->max_stats;
+	copts->max_procs = t->max_procs;
 }

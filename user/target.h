@@ -9,6 +9,7 @@
 #include <sys/types.h>
 
 #include "cli.h"
+#include "collector.h"
 #include "scprof.h"
 
 /*
@@ -18,5 +19,8 @@
 int target_resolve_pids(pid_t *pids, size_t *n);
 /* The BPF filter mode of a kind of target. */
 enum sc_filter_mode target_filter(enum target_kind k);
+/* The collector settings of a target: filter, cgroup, -f, map sizes. */
+void target_collector_opts(const struct cli_target *t,
+			   struct collector_opts *copts);
 
 #endif

@@ -265,6 +265,8 @@ static void usage(FILE *f)
 "  -p, --pid PID[,PID]   running processes, all their threads\n"
 "      --cgroup PATH     every task under a cgroup v2 directory\n"
 "  -f, --follow          with -p, also children forked by the targets\n"
+"      --max-entries N   stats map size (default 16384)\n"
+"      --max-procs N     process map size (default 8192)\n"
 "\n"
 "Display:\n"
 "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
@@ -282,53 +284,31 @@ static void usage(FILE *f)
 	      f);
 }
 
-static int usage_err(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_err(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("scprof top: ", stderr);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputs(" (see scprof top --help)\n", stderr);
-	return EXIT_USAGE;
-}
-
 enum {
-	OPT_CGROUP = 256,
-	OPT_ROWS,
+	OPT_ROWS = CLI_OPT_OWN,
 };
 
 static const struct option long_opts[] = {
-	{ "all", no_argument, NULL, 'a' },
-	{ "pid", required_argument, NULL, 'p' },
-	{ "cgroup", required_argument, NULL, OPT_CGROUP },
-	{ "follow", no_argument, NULL, 'f' },
+	CLI_TARGET_OPTIONS,
 	{ "interval", required_argument, NULL, 'i' },
 	{ "sort", required_argument, NULL, 's' },
 	{ "batch", no_argument, NULL, 'b' },
 	{ "frames", required_argument, NULL, 'n' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "rows", required_argument, NULL, OPT_ROWS },
-	{ "verbose", no_argument, NULL, 'v' },
-	{ "quiet", no_argument, NULL, 'q' },
-	{ "help", no_argument, NULL, 'h' },
+	CLI_COMMON_OPTIONS,
 	{},
 };
 
-static int set_kind(struct top_opts *o, enum target_kind k)
-{
-	if (o->kind != TARGET_NONE && o->kind != k)
-		return usage_err("choose one target: -a, -p or --cgroup");
-	o->kind = k;
-	return 0;
-}
+static const struct cli_cmd top_cmd = {
+	.prog = "scprof top",
+	.usage = usage,
+	.short_opts = ":ap:fi:s:bn:d:vqh",
+};
 
 int top_parse_args(int argc, char **argv, struct top_opts *o)
 {
-	const char *bad;
+	const struct cli_cmd *cmd = &top_cmd;
 	uint64_t v;
 	int c, err;
 
@@ -336,46 +316,23 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 	o->interval_s = 1;
 	o->rows = 20;
 	o->verbosity = LOG_WARN;
-	optind = 1;
+	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":ap:fi:s:bn:d:vqh", long_opts,
+	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
 				NULL)) != -1) {
 		switch (c) {
-		case 'a':
-			if (set_kind(o, TARGET_ALL))
-				return EXIT_USAGE;
-			break;
-		case 'p':
-			if (set_kind(o, TARGET_PIDS))
-				return EXIT_USAGE;
-			free(o->pids);
-			err = cli_parse_pids(optarg, &o->pids, &o->npids, &bad);
-			if (err == -ENOMEM)
-				return usage_err("out of memory");
-			if (err)
-				return usage_err("invalid PID '%.*s' in -p %s",
-						 (int)strcspn(bad, ","), bad,
-						 optarg);
-			break;
-		case OPT_CGROUP:
-			if (set_kind(o, TARGET_CGROUP))
-				return EXIT_USAGE;
-			o->cgroup = optarg;
-			break;
-		case 'f':
-			o->follow = true;
-			break;
 		case 'i':
 			if (cli_parse_seconds(optarg, &o->interval_s) ||
 			    o->interval_s < 0.1)
-				return usage_err("invalid interval '%s': expected "
-						 "a number of seconds >= 0.1",
+				return cli_error(cmd, "invalid interval '%s': "
+						 "expected a number of seconds >= "
+						 "0.1",
 						 optarg);
 			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return usage_err("invalid duration '%s': expected "
-						 "a number of seconds > 0",
+				return cli_error(cmd, "invalid duration '%s': "
+						 "expected a number of seconds > 0",
 						 optarg);
 			break;
 		case 's':
@@ -384,8 +341,9 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 					break;
 			}
 			if (v == TOP_SORT_COUNT)
-				return usage_err("invalid sort key '%s': expected "
-						 "calls, errors, p99 or time",
+				return cli_error(cmd, "invalid sort key '%s': "
+						 "expected calls, errors, p99 or "
+						 "time",
 						 optarg);
 			o->sort = (enum top_sort)v;
 			break;
@@ -394,54 +352,43 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 1, 1000000000, &v))
-				return usage_err("invalid frame count '%s': "
+				return cli_error(cmd, "invalid frame count '%s': "
 						 "expected a number >= 1",
 						 optarg);
 			o->frames = (unsigned long)v;
 			break;
 		case OPT_ROWS:
 			if (cli_parse_u64(optarg, 0, 1000000, &v))
-				return usage_err("invalid --rows '%s': expected "
-						 "a number >= 0",
+				return cli_error(cmd, "invalid --rows '%s': "
+						 "expected a number >= 0",
 						 optarg);
 			o->rows = (unsigned int)v;
 			break;
-		case 'v':
-			o->verbosity++;
-			break;
-		case 'q':
-			o->verbosity = LOG_ERROR;
-			break;
-		case 'h':
-			usage(stdout);
-			return 1;
-		case ':':
-			return usage_err("option '%s' needs a value",
-					 argv[optind - 1]);
 		default:
-			if (optopt && optopt < 256)
-				return usage_err("unknown option '-%c'", optopt);
-			return usage_err("unknown option '%s'", argv[optind - 1]);
+			err = cli_shared_option(cmd, c, argv, &o->target,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
 		}
 	}
 	if (optind < argc)
-		return usage_err("unexpected argument '%s': top watches running "
-				 "processes (use -p PID or --cgroup PATH)",
+		return cli_error(cmd, "unexpected argument '%s': top watches "
+				 "running processes (use -p PID or --cgroup "
+				 "PATH)",
 				 argv[optind]);
-	if (o->kind == TARGET_NONE)
-		o->kind = TARGET_ALL;
-	if (o->follow && o->kind != TARGET_PIDS)
-		return usage_err("-f applies to -p targets only");
+	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	if (err)
+		return err;
 	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return usage_err("the live view needs a terminal; use --batch "
-				 "for plain-text frames");
+		return cli_error(cmd, "the live view needs a terminal; use "
+				 "--batch for plain-text frames");
 	return 0;
 }
 
 void top_free_opts(struct top_opts *o)
 {
-	free(o->pids);
-	o->pids = NULL;
+	cli_target_free(&o->target);
 }
 
 /* ---- the loop ------------------------------------------------------------- */
@@ -487,7 +434,8 @@ static int tick(struct top *t)
 	 * shown its last calls; now its cells can go.
 	 */
 	err = collector__harvest(t->col);
-	if (t->o->kind == TARGET_PIDS && collector__live_targets(t->col) <= 0)
+	if (t->o->target.kind == TARGET_PIDS &&
+	    collector__live_targets(t->col) <= 0)
 		t->frame.targets_gone = true;
 	return err;
 }
@@ -639,15 +587,14 @@ int cmd_top(int argc, char **argv)
 		pr_err("cannot set up signals: %s", strerror(errno));
 		goto out;
 	}
-	if (o.kind == TARGET_PIDS && target_resolve_pids(o.pids, &o.npids))
+	if (o.target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
-	copts.mode = target_filter(o.kind);
-	copts.cgroup_path = o.cgroup;
-	copts.follow = o.follow;
+	target_collector_opts(&o.target, &copts);
 	if (collector__open(&t.col, &copts))
 		goto out;
-	for (size_t i = 0; i < o.npids; i++)
-		collector__add_target(t.col, o.pids[i]);
+	for (size_t i = 0; i < o.target.npids; i++)
+		collector__add_target(t.col, o.target.pids[i]);
 	if (collector__attach(t.col))
 		goto out;
 	t.t_prev = now_ns();

@@ -25,11 +25,7 @@ enum top_sort {
 };
 
 struct top_opts {
-	enum target_kind kind; /* TARGET_ALL unless -p or --cgroup */
-	pid_t *pids;
-	size_t npids;
-	const char *cgroup;
-	bool follow;
+	struct cli_target target; /* TARGET_ALL unless -p or --cgroup */
 	double interval_s;
 	double duration_s;   /* 0: until q, Ctrl-C or SIGTERM */
 	unsigned long frames; /* 0: no limit */

@@ -224,3 +224,18 @@ def test_table_memory_does_not_grow_with_process_churn():
     small = peak_rss_kib([SCPROF, "-q", "-f", "--", wl("churn"), "procs", "150", "3", "2"])
     big = peak_rss_kib([SCPROF, "-q", "-f", "--", wl("churn"), "procs", "1500", "3", "2"])
     assert big < small * 1.3 + 2048, (small, big)
+
+
+def test_duration_with_a_command_reports_then_waits_for_it():
+    # -d ends the profile, not the command: the report comes at once, and
+    # scprof waits for the command like a shell, exiting with its status.
+    start = time.monotonic()
+    p = run([SCPROF, "--format", "json", "-q", "-d", "0.2", "--",
+             "sh", "-c", "sleep 1; exit 7"])
+    wall_ns = (time.monotonic() - start) * 1e9
+    assert p.returncode == 7, p.stderr
+    r = json.loads(p.stderr)
+    assert r["targets_exited"] is False and "exit_status" not in r
+    assert calls_of(r, "execve") == 1
+    # the profile covered the -d window, a fraction of the command's life
+    assert r["duration_ns"] < 0.6 * wall_ns

@@ -39,18 +39,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (ret != 0 && ret != 1 && ret != EXIT_USAGE)
 		abort();
 	if (ret == 0) {
-		if (o.kind == TARGET_NONE)
+		if (o.target.kind == TARGET_NONE)
 			abort();
-		if (o.kind == TARGET_CMD && (!o.argv || !o.argv[0]))
+		if (o.target.kind == TARGET_CMD && (!o.argv || !o.argv[0]))
 			abort();
-		if (o.kind == TARGET_PIDS && !o.npids)
+		if (o.target.kind == TARGET_PIDS && !o.target.npids)
 			abort();
-		if (o.kind == TARGET_CGROUP && !o.cgroup)
+		if (o.target.kind == TARGET_CGROUP && !o.target.cgroup)
 			abort();
 		if (o.duration_s < 0)
 			abort();
-		for (size_t i = 0; i < o.npids; i++) {
-			if (o.pids[i] <= 0)
+		for (size_t i = 0; i < o.target.npids; i++) {
+			if (o.target.pids[i] <= 0)
 				abort();
 		}
 	}

@@ -241,14 +241,14 @@ static void test_profile_command(void **state)
 
 	(void)state;
 	parse_ok(&p, ARGS("true"));
-	CHECK(p.o.kind == TARGET_CMD && !strcmp(p.o.argv[0], "true") &&
+	CHECK(p.o.target.kind == TARGET_CMD && !strcmp(p.o.argv[0], "true") &&
 	      p.o.argv[1] == NULL, "command 'true'");
 	/* defaults */
-	CHECK(!p.o.follow && p.o.duration_s == 0 && !p.o.output &&
+	CHECK(!p.o.target.follow && p.o.duration_s == 0 && !p.o.output &&
 	      p.o.report.format == REPORT_TABLE &&
 	      p.o.report.sort == COL_TIME_TOTAL && !p.o.report.per_process &&
 	      !p.o.report.histograms && p.o.verbosity == LOG_WARN &&
-	      p.o.max_stats == 0 && p.o.max_procs == 0, "defaults");
+	      p.o.target.max_stats == 0 && p.o.target.max_procs == 0, "defaults");
 	CHECK(p.o.report.cols[0] == COL_TIME_PCT &&
 	      p.o.report.cols[5] == COL_NAME && p.o.report.cols[6] == COL_NONE,
 	      "strace's default columns");
@@ -256,7 +256,7 @@ static void test_profile_command(void **state)
 
 	/* options, then the command with its own options untouched */
 	parse_ok(&p, ARGS("-f", "-d", "2", "-S", "calls", "ls", "-la", "-d", "x"));
-	CHECK(p.o.kind == TARGET_CMD && p.o.follow && p.o.duration_s == 2 &&
+	CHECK(p.o.target.kind == TARGET_CMD && p.o.target.follow && p.o.duration_s == 2 &&
 	      p.o.report.sort == COL_CALLS, "options before the command");
 	CHECK(!strcmp(p.o.argv[0], "ls") && !strcmp(p.o.argv[1], "-la") &&
 	      !strcmp(p.o.argv[2], "-d") && !strcmp(p.o.argv[3], "x") &&
@@ -265,7 +265,7 @@ static void test_profile_command(void **state)
 
 	/* "--" ends the options: a command may start with '-' */
 	parse_ok(&p, ARGS("-q", "--", "-weird", "--help"));
-	CHECK(p.o.kind == TARGET_CMD && !strcmp(p.o.argv[0], "-weird") &&
+	CHECK(p.o.target.kind == TARGET_CMD && !strcmp(p.o.argv[0], "-weird") &&
 	      !strcmp(p.o.argv[1], "--help") && p.o.verbosity == LOG_ERROR,
 	      "command after --");
 	parsed_free(&p);
@@ -277,23 +277,23 @@ static void test_profile_targets(void **state)
 
 	(void)state;
 	parse_ok(&p, ARGS("-p", "12,34"));
-	CHECK(p.o.kind == TARGET_PIDS && p.o.npids == 2 && p.o.pids[0] == 12 &&
-	      p.o.pids[1] == 34, "-p 12,34");
+	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 2 && p.o.target.pids[0] == 12 &&
+	      p.o.target.pids[1] == 34, "-p 12,34");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("--pid=5", "-f"));
-	CHECK(p.o.kind == TARGET_PIDS && p.o.npids == 1 && p.o.follow,
+	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 1 && p.o.target.follow,
 	      "--pid=5 -f");
 	parsed_free(&p);
 	/* a second -p replaces the first list */
 	parse_ok(&p, ARGS("-p", "1,2,3", "-p", "9"));
-	CHECK(p.o.npids == 1 && p.o.pids[0] == 9, "last -p wins");
+	CHECK(p.o.target.npids == 1 && p.o.target.pids[0] == 9, "last -p wins");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("-a", "-d", "0.5"));
-	CHECK(p.o.kind == TARGET_ALL && p.o.duration_s == 0.5, "-a -d 0.5");
+	CHECK(p.o.target.kind == TARGET_ALL && p.o.duration_s == 0.5, "-a -d 0.5");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("--cgroup", "/sys/fs/cgroup/x"));
-	CHECK(p.o.kind == TARGET_CGROUP &&
-	      !strcmp(p.o.cgroup, "/sys/fs/cgroup/x"), "--cgroup");
+	CHECK(p.o.target.kind == TARGET_CGROUP &&
+	      !strcmp(p.o.target.cgroup, "/sys/fs/cgroup/x"), "--cgroup");
 	parsed_free(&p);
 }
 
@@ -314,13 +314,13 @@ static void test_profile_report_options(void **state)
 	CHECK(p.o.report.sort == COL_P99 && p.o.report.per_process &&
 	      p.o.report.histograms, "-S -P -H");
 	CHECK(p.o.verbosity == LOG_WARN + 2, "-v -v");
-	CHECK(p.o.max_stats == 16777216 && p.o.max_procs == 1, "map sizes");
+	CHECK(p.o.target.max_stats == 16777216 && p.o.target.max_procs == 1, "map sizes");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("--format=csv", "--sort=name", "--columns=name,calls",
 			  "--output=x", "--per-process", "--histograms",
 			  "--follow", "--duration=3", "--verbose", "--", "true"));
 	CHECK(p.o.report.format == REPORT_CSV && p.o.report.sort == COL_NAME &&
-	      p.o.report.cols[0] == COL_NAME && p.o.follow &&
+	      p.o.report.cols[0] == COL_NAME && p.o.target.follow &&
 	      p.o.duration_s == 3 && p.o.verbosity == LOG_INFO,
 	      "long options");
 	parsed_free(&p);
@@ -413,11 +413,11 @@ static void test_profile_parse_twice(void **state)
 	(void)state;
 	check_usage_error(ARGS("-Xf", "-a"), "'-X'");
 	parse_ok(&p, ARGS("-a"));
-	CHECK(p.o.kind == TARGET_ALL && !p.o.follow,
-	      "-a alone after a failed '-Xf': follow %d", p.o.follow);
+	CHECK(p.o.target.kind == TARGET_ALL && !p.o.target.follow,
+	      "-a alone after a failed '-Xf': follow %d", p.o.target.follow);
 	parsed_free(&p);
 	parse_ok(&p, ARGS("-f", "--", "x"));
-	CHECK(p.o.kind == TARGET_CMD && p.o.follow, "-f -- x");
+	CHECK(p.o.target.kind == TARGET_CMD && p.o.target.follow, "-f -- x");
 	parsed_free(&p);
 }
 

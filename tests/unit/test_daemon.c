@@ -48,7 +48,7 @@ static void test_defaults(void **state)
 
 	(void)state;
 	assert_int_equal(daemon_parse_args(1, argv, &o), 0);
-	CHECK(o.kind == TARGET_ALL, "the whole system by default");
+	CHECK(o.target.kind == TARGET_ALL, "the whole system by default");
 	CHECK(o.addr.ss_family == AF_INET &&
 		      a4->sin_addr.s_addr == htonl(INADDR_LOOPBACK) &&
 		      ntohs(a4->sin_port) == 9733,
