@@ -159,6 +159,17 @@ bench: deps
 	$(Q)$(PYTHON) bench/bench.py --scprof $(abspath $(BIN)) \
 		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
 
+# ---- style ----------------------------------------------------------------
+LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*.c user/*.h \
+	tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c \
+	bench/*.c)
+
+# Every C file as .clang-format (kernel style) has it.
+.PHONY: lint
+lint:
+	$(call msg,LINT,clang-format)
+	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
+
 # ---- sanitizers and fuzzing ---------------------------------------------
 SAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
 	-fno-sanitize-recover=all

@@ -133,7 +133,8 @@ int main(int argc, char **argv)
 		size_t len = strcspn(p, ",");
 
 		if (nkinds == 16 || parse_kind(p, len, &kinds[nkinds++])) {
-			fprintf(stderr, "sysloop: bad KIND list '%s'\n", argv[3]);
+			fprintf(stderr, "sysloop: bad KIND list '%s'\n",
+				argv[3]);
 			return 2;
 		}
 		if (!p[len])
@@ -151,7 +152,8 @@ int main(int argc, char **argv)
 	fd_zero = open("/dev/zero", O_RDONLY | O_CLOEXEC);
 	fd_null = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (fd_zero < 0 || fd_null < 0) {
-		fprintf(stderr, "sysloop: cannot open /dev/zero or /dev/null\n");
+		fprintf(stderr,
+			"sysloop: cannot open /dev/zero or /dev/null\n");
 		return 1;
 	}
 	batch_ns = malloc(MAX_BATCHES * sizeof(*batch_ns));
@@ -163,9 +165,11 @@ int main(int argc, char **argv)
 		return 1;
 
 	for (int i = 0; i < nkinds; i++) {
-		static const char *const names[] = { "getppid", "read", "write" };
+		static const char *const names[] = { "getppid", "read",
+						     "write" };
 		double el, warm_el;
-		long nb, warm = run_for(kinds[i], secs / 10, &warm_el, NULL, NULL);
+		long nb, warm = run_for(kinds[i], secs / 10, &warm_el, NULL,
+					NULL);
 		long n = run_for(kinds[i], secs, &el, batch_ns, &nb);
 
 		qsort(batch_ns, (size_t)nb, sizeof(*batch_ns), cmp_double);

@@ -153,7 +153,7 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, SC_ABI_COUNT * SC_NR_MAX);
+	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX);
 	__type(key, __u32);
 	__type(value, struct sc_counts);
 } solo_counts SEC(".maps");
@@ -268,8 +268,7 @@ static __always_inline bool nt_known(const struct pt_regs *regs, __u32 *slot)
 	return nt_cache[*slot].regs == (__u64)regs;
 }
 
-static __always_inline void nt_remember(const struct pt_regs *regs,
-					__u32 slot)
+static __always_inline void nt_remember(const struct pt_regs *regs, __u32 slot)
 {
 	if (nt_cache_on)
 		nt_cache[slot & (SC_NT_SLOTS - 1)].regs = (__u64)regs;
@@ -400,8 +399,8 @@ static __always_inline void nr_abi_of(struct task_struct *task, long id,
 }
 
 /* The general cell of (process, abi, nr), created on first use. */
-static __always_inline struct sc_stats *
-stats_cell(struct task_struct *task, __u32 nr, __u32 abi)
+static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
+						   __u32 nr, __u32 abi)
 {
 	struct sc_stats_key key = {
 		.nr = nr,

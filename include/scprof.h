@@ -40,7 +40,7 @@ struct sc_nt_slot {
 #define SC_FLIGHT_SHIFT 14 /* kernel stacks are 16 KiB apart at least */
 
 struct sc_flight {
-	__u64 owner;    /* saved-registers address of the caller, 0: free */
+	__u64 owner;	/* saved-registers address of the caller, 0: free */
 	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
 	__u32 nr;
 	__u16 abi;
@@ -51,7 +51,7 @@ struct sc_flight {
 enum sc_abi {
 	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */
 	SC_ABI_COMPAT = 1, /* x86_64: i386 binaries, the 32-bit table */
-	SC_ABI_X32 = 2,    /* x86_64: x32 binaries */
+	SC_ABI_X32 = 2,	   /* x86_64: x32 binaries */
 	SC_ABI_COUNT,
 };
 
@@ -60,9 +60,10 @@ enum sc_abi {
 
 /* Per syscall number flags, filled in by userspace into rodata. */
 enum sc_nr_flags {
-	SC_NR_IO = 1 << 0,       /* positive return is a byte count */
-	SC_NR_NORETURN = 1 << 1, /* never returns on success: counted at entry */
-	SC_NR_FORK = 1 << 2,     /* the new task returns from it too, with 0 */
+	SC_NR_IO = 1 << 0, /* positive return is a byte count */
+	SC_NR_NORETURN = 1
+			 << 1, /* never returns on success: counted at entry */
+	SC_NR_FORK = 1 << 2,   /* the new task returns from it too, with 0 */
 };
 
 /* How the BPF side chooses whose syscalls to record. */
@@ -75,9 +76,9 @@ enum sc_filter_mode {
 /* Reasons a record could not be kept; indexes of the drops array. */
 enum sc_drop {
 	SC_DROP_STATS_FULL = 0, /* stats map full: a whole call was lost */
-	SC_DROP_TASK_STORAGE,   /* no task storage: a call was not timed */
-	SC_DROP_PROCS_FULL,     /* procs map full: comm/exit not recorded */
-	SC_DROP_ERRNO_FULL,     /* errno map full: errno breakdown incomplete */
+	SC_DROP_TASK_STORAGE,	/* no task storage: a call was not timed */
+	SC_DROP_PROCS_FULL,	/* procs map full: comm/exit not recorded */
+	SC_DROP_ERRNO_FULL,	/* errno map full: errno breakdown incomplete */
 	SC_DROP_COUNT,
 };
 
@@ -105,10 +106,10 @@ struct sc_stats_key {
 
 struct sc_stats {
 	__u64 calls;
-	__u64 errors;      /* return value in [-4095, -1] */
+	__u64 errors;	   /* return value in [-4095, -1] */
 	__u64 interrupted; /* return value in [-516, -512]: ERESTART* codes */
-	__u64 total_ns;    /* wall time inside the calls that returned */
-	__u64 min_ns;      /* 0: no timed call yet */
+	__u64 total_ns;	   /* wall time inside the calls that returned */
+	__u64 min_ns;	   /* 0: no timed call yet */
 	__u64 max_ns;
 	__u64 bytes; /* sum of positive returns of SC_NR_IO calls */
 	__u64 hist[SC_HIST_BUCKETS];

@@ -56,7 +56,8 @@ int calib_cache_save(const char *path, const struct calibration *c)
 	if (!strcmp(path, CALIB_CACHE_PATH) && mkdir(CALIB_CACHE_DIR, 0755) &&
 	    errno != EEXIST) {
 		err = -errno;
-		pr_err("cannot create %s: %s", CALIB_CACHE_DIR, strerror(errno));
+		pr_err("cannot create %s: %s", CALIB_CACHE_DIR,
+		       strerror(errno));
 		return err;
 	}
 	err = output_open(&out, path, NULL);

@@ -18,8 +18,8 @@ static size_t def_index(const char *name)
 	return i < 0 ? (size_t)-1 : (size_t)i;
 }
 
-void calib_compare(const struct calibration *c,
-		   const struct cal_loop_result *r, struct cal_compare *out)
+void calib_compare(const struct calibration *c, const struct cal_loop_result *r,
+		   struct cal_compare *out)
 {
 	const char *versus = calibrate_loop_versus(def_index(r->name));
 	const struct cal_loop_result *v;
@@ -84,8 +84,9 @@ static void compare_text(const struct cal_compare *k, char *buf, size_t len)
 static void print_machine(FILE *f, const struct calibration *c)
 {
 	const struct machine_info *m = &c->machine;
-	char *model = esc_text(m->cpu_model ? m->cpu_model : "unknown CPU",
-			       strlen(m->cpu_model ? m->cpu_model : "unknown CPU"));
+	char *model =
+		esc_text(m->cpu_model ? m->cpu_model : "unknown CPU",
+			 strlen(m->cpu_model ? m->cpu_model : "unknown CPU"));
 	char *kernel = esc_text(m->kernel ? m->kernel : "?",
 				strlen(m->kernel ? m->kernel : "?"));
 	size_t quiet = 0;
@@ -103,8 +104,7 @@ static void print_machine(FILE *f, const struct calibration *c)
 	free(model);
 	free(kernel);
 	fprintf(f, "Measured: %s run, %u runs per loop, ",
-		c->quick ? "quick" : "full",
-		c->nloops ? c->loops[0].runs : 0);
+		c->quick ? "quick" : "full", c->nloops ? c->loops[0].runs : 0);
 	if (c->pinned_cpu >= 0)
 		fprintf(f, "pinned to CPU %d", c->pinned_cpu);
 	else
@@ -147,8 +147,8 @@ static void print_machine(FILE *f, const struct calibration *c)
 
 static void print_loops(FILE *f, const struct calibration *c)
 {
-	fprintf(f, "%-*s %9s %9s %9s %7s %9s  %s\n", NAME_W, "loop",
-		"ns/call", "min", "max", "spread", "ns/byte", "compared");
+	fprintf(f, "%-*s %9s %9s %9s %7s %9s  %s\n", NAME_W, "loop", "ns/call",
+		"min", "max", "spread", "ns/byte", "compared");
 	for (size_t i = 0; i < c->nloops; i++) {
 		const struct cal_loop_result *r = &c->loops[i];
 		struct cal_compare k;
@@ -317,7 +317,9 @@ static struct json_object *loop_obj(const struct cal_loop_result *r)
 	err = err ?: jw_add_u64(o, "runs", r->runs);
 	if (r->bytes_per_call) {
 		err = err ?: jw_add_u64(o, "bytes_per_call", r->bytes_per_call);
-		err = err ?: jw_add_num(o, "ns_per_byte", cal_ns_per_byte(r), -4);
+		err = err   ?:
+			      jw_add_num(o, "ns_per_byte", cal_ns_per_byte(r),
+					 -4);
 	}
 	if (err) {
 		json_object_put(o);
@@ -334,16 +336,21 @@ static struct json_object *machine_obj(const struct calibration *c)
 
 	if (!o)
 		return NULL;
-	err = err ?: jw_add_str(o, "cpu_model", m->cpu_model ? m->cpu_model : "");
+	err = err   ?:
+		      jw_add_str(o, "cpu_model",
+				 m->cpu_model ? m->cpu_model : "");
 	err = err ?: jw_add_str(o, "kernel", m->kernel ? m->kernel : "");
 	err = err ?: jw_add_str(o, "arch", m->arch ? m->arch : "");
 	err = err ?: jw_add_u64(o, "cpus", m->cpus > 0 ? (uint64_t)m->cpus : 0);
 	if (m->clocksource)
 		err = err ?: jw_add_str(o, "clocksource", m->clocksource);
 	err = err ?: jw_add_str(o, "boot_id", m->boot_id);
-	err = err ?: jw_add(o, "pinned_cpu", json_object_new_int(c->pinned_cpu));
-	err = err ?: jw_add(o, "syscall_tracers",
-			    json_object_new_int(m->syscall_tracers));
+	err = err   ?:
+		      jw_add(o, "pinned_cpu",
+			     json_object_new_int(c->pinned_cpu));
+	err = err   ?:
+		      jw_add(o, "syscall_tracers",
+			     json_object_new_int(m->syscall_tracers));
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -399,10 +406,13 @@ struct json_object *calib_to_json(const struct calibration *c)
 	err = err ?: jw_add(root, "created", json_object_new_int64(c->created));
 	err = err ?: jw_add(root, "machine", machine_obj(c));
 	err = err ?: jw_add(root, "mitigations", mitigations_obj(&c->machine));
-	err = err ?: jw_add_num(root, "loop_overhead_ns", c->loop_overhead_ns, 3);
+	err = err   ?:
+		      jw_add_num(root, "loop_overhead_ns", c->loop_overhead_ns,
+				 3);
 	if (c->probe.measured) {
-		err = err ?: jw_add_num(root, "probe_overhead_ns",
-					c->probe.overhead_ns, 2);
+		err = err   ?:
+			      jw_add_num(root, "probe_overhead_ns",
+					 c->probe.overhead_ns, 2);
 		err = err ?: jw_add(root, "probe", probe_obj(&c->probe));
 	} else {
 		err = err ?: jw_add_null(root, "probe_overhead_ns");
@@ -464,8 +474,7 @@ static int loop_from(struct json_object *o, struct cal_loop_result *r)
 	    get_ns(o, "min_ns", &r->min_ns) ||
 	    get_ns(o, "median_ns", &r->median_ns) ||
 	    get_ns(o, "max_ns", &r->max_ns) || jw_get_num(o, "calls", &calls) ||
-	    jw_get_num(o, "runs", &runs) || calls < 0 || runs < 0 ||
-	    runs > 1e6)
+	    jw_get_num(o, "runs", &runs) || calls < 0 || runs < 0 || runs > 1e6)
 		return -EINVAL;
 	if (!jw_get_num(o, "bytes_per_call", &bytes) &&
 	    (bytes < 0 || bytes > 1e9))

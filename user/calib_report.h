@@ -15,14 +15,14 @@
 /* How a loop compares with another in the same calibration. */
 struct cal_compare {
 	const char *versus; /* the other loop's name, NULL: nothing to say */
-	double ratio;       /* this / versus: > 1 is dearer */
-	bool per_byte;      /* ratio of ns per byte, not per call */
-	bool is_floor;      /* this loop is the floor */
+	double ratio;	    /* this / versus: > 1 is dearer */
+	bool per_byte;	    /* ratio of ns per byte, not per call */
+	bool is_floor;	    /* this loop is the floor */
 };
 
 /* Compare loop r with its partner (or the floor). */
-void calib_compare(const struct calibration *c,
-		   const struct cal_loop_result *r, struct cal_compare *out);
+void calib_compare(const struct calibration *c, const struct cal_loop_result *r,
+		   struct cal_compare *out);
 
 /* The progress line of a calibration: on a terminal only, on stderr,
  * rewritten in place; pass calib_progress_show as calibrate_opts.progress.

@@ -35,15 +35,15 @@
 #define barrier() __asm__ __volatile__("" ::: "memory")
 
 struct cal_env {
-	int fd;      /* FILE_SIZE bytes, in the page cache */
+	int fd; /* FILE_SIZE bytes, in the page cache */
 	int devnull;
-	char *buf;   /* BUF_SIZE destination, hot in the cache */
+	char *buf; /* BUF_SIZE destination, hot in the cache */
 	uint64_t off;
-	char *map;   /* mmap loops: the file, mapped for one pass */
+	char *map; /* mmap loops: the file, mapped for one pass */
 	size_t map_off;
 	unsigned char *pool; /* getrandom-16B-buffered's buffer */
 	size_t pool_pos;
-	int err;     /* -errno of the first failure inside a loop */
+	int err; /* -errno of the first failure inside a loop */
 };
 
 typedef void (*cal_fn)(struct cal_env *e, uint64_t n);
@@ -51,7 +51,7 @@ typedef void (*cal_fn)(struct cal_env *e, uint64_t n);
 struct cal_loop_def {
 	const char *name;
 	const char *desc;
-	uint32_t bytes;     /* per call */
+	uint32_t bytes;	    /* per call */
 	const char *versus; /* compared with; NULL: the floor */
 	cal_fn fn;
 };
@@ -160,7 +160,8 @@ static inline void mmap_step(struct cal_env *e, size_t size)
 	if (!e->map || e->map_off + size > FILE_SIZE) {
 		if (e->map)
 			munmap(e->map, FILE_SIZE);
-		e->map = mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, e->fd, 0);
+		e->map =
+			mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, e->fd, 0);
 		if (e->map == MAP_FAILED) {
 			e->map = NULL;
 			fail(e, -errno);
@@ -237,8 +238,9 @@ static void loop_fopen(struct cal_env *e, uint64_t n)
 }
 
 static const struct cal_loop_def loops[] = {
-	{ CAL_FLOOR_LOOP, "syscall(SYS_getppid): the floor, one kernel crossing",
-	  0, NULL, loop_getppid },
+	{ CAL_FLOOR_LOOP,
+	  "syscall(SYS_getppid): the floor, one kernel crossing", 0, NULL,
+	  loop_getppid },
 	{ "libc-getpid", "getpid() through the C library", 0, NULL,
 	  loop_getpid },
 	{ CAL_VDSO_LOOP,
@@ -257,8 +259,9 @@ static const struct cal_loop_def loops[] = {
 	  4 * KIB, "read-copy-4KiB", loop_mmap_4k },
 	{ "read-copy-8KiB", "copy a warm file with pread, 8 KiB per call",
 	  8 * KIB, NULL, loop_read_8k },
-	{ "mmap-copy-8KiB", "copy a warm file from an mmap of it, 8 KiB per block",
-	  8 * KIB, "read-copy-8KiB", loop_mmap_8k },
+	{ "mmap-copy-8KiB",
+	  "copy a warm file from an mmap of it, 8 KiB per block", 8 * KIB,
+	  "read-copy-8KiB", loop_mmap_8k },
 	{ "read-copy-16KiB", "copy a warm file with pread, 16 KiB per call",
 	  16 * KIB, NULL, loop_read_16k },
 	{ "mmap-copy-16KiB",
@@ -341,7 +344,8 @@ uint64_t cal_scale_iters(uint64_t iters, uint64_t elapsed_ns,
 
 double cal_per_call(uint64_t elapsed_ns, uint64_t iters, double overhead_ns)
 {
-	double v = (double)elapsed_ns / (double)(iters ? iters : 1) - overhead_ns;
+	double v =
+		(double)elapsed_ns / (double)(iters ? iters : 1) - overhead_ns;
 
 	return v > 0 ? v : 0;
 }
@@ -464,7 +468,8 @@ static double reported_floor(struct collector *c)
 
 			if (r->abi == SC_ABI_NATIVE && r->nr == SYS_getppid &&
 			    r->st.calls)
-				v = (double)r->st.total_ns / (double)r->st.calls;
+				v = (double)r->st.total_ns /
+				    (double)r->st.calls;
 		}
 	}
 	model_free(m);
@@ -508,7 +513,8 @@ static int measure_probe(struct cal_env *e, const struct plan *p,
 			t = timed(loop_getppid, e, n);
 			if (with)
 				collector__detach(c);
-			(with ? probed : bare)[i] = cal_per_call(t, n, overhead_ns);
+			(with ? probed : bare)[i] =
+				cal_per_call(t, n, overhead_ns);
 		}
 		diff[i] = probed[i] - bare[i];
 	}

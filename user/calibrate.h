@@ -23,10 +23,10 @@
 #define CAL_VDSO_LOOP "vdso-clock_gettime"
 
 struct cal_loop_result {
-	const char *name;        /* static, from the loop table */
-	double ns_per_call;      /* = median_ns */
+	const char *name;		  /* static, from the loop table */
+	double ns_per_call;		  /* = median_ns */
 	double min_ns, median_ns, max_ns; /* over runs, per call */
-	uint64_t calls;          /* calls timed, over all runs */
+	uint64_t calls;			  /* calls timed, over all runs */
 	uint32_t runs;
 	uint32_t bytes_per_call; /* 0: the loop moves no data */
 };
@@ -36,7 +36,7 @@ struct cal_loop_result {
  */
 struct cal_probe {
 	bool measured;
-	double bare_ns;       /* median ns per call without the programs */
+	double bare_ns;	      /* median ns per call without the programs */
 	double probed_ns;     /* median ns per call with them */
 	double overhead_ns;   /* median of the paired differences, >= 0 */
 	double reported_ns;   /* what scprof reported as the calls' latency */
@@ -46,10 +46,10 @@ struct cal_probe {
 };
 
 struct calibration {
-	char *version;   /* scprof version that measured it */
+	char *version; /* scprof version that measured it */
 	bool quick;
-	long long created; /* Unix time */
-	int pinned_cpu;    /* -1: not pinned */
+	long long created;	 /* Unix time */
+	int pinned_cpu;		 /* -1: not pinned */
 	double loop_overhead_ns; /* an empty loop's iteration, subtracted */
 	struct machine_info machine;
 	struct cal_loop_result *loops; /* in table order */
@@ -60,7 +60,7 @@ struct calibration {
 struct calibrate_opts {
 	bool quick;
 	const bool *want; /* per loop index; NULL: every loop */
-	bool probe;       /* measure the probe effect (needs BPF) */
+	bool probe;	  /* measure the probe effect (needs BPF) */
 	/* Called before each step; i counts from 0 to n - 1. */
 	void (*progress)(void *ctx, size_t i, size_t n, const char *what);
 	void *progress_ctx;

@@ -82,88 +82,87 @@ int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 
 void cli_usage_profile(FILE *f)
 {
-	fputs(
-"Usage: scprof [OPTIONS] [--] COMMAND [ARGS...]\n"
-"       scprof [OPTIONS] -p PID[,PID...]\n"
-"       scprof [OPTIONS] --cgroup PATH\n"
-"       scprof [OPTIONS] -a\n"
-"\n"
-"Count, time and size the system calls of a command, processes, a cgroup or\n"
-"the whole system with eBPF, and print strace -c's summary table. Unlike\n"
-"strace, the traced programs are not stopped at every call: the cost is a\n"
-"fraction of a microsecond per call and latencies are not inflated.\n"
-"\n"
-"Targets (exactly one):\n"
-"  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
-"                        scprof exits with its exit status (128+N if killed\n"
-"                        by signal N)\n"
-"  -p, --pid PID[,PID]   profile running processes, all their threads\n"
-"      --cgroup PATH     profile every task under a cgroup v2 directory\n"
-"  -a, --all             profile the whole system (except scprof itself)\n"
-"\n"
-"Collection:\n"
-"  -f, --follow          also profile children forked by the targets\n"
-"  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
-"                        it, stop when the targets exit or on Ctrl-C/SIGTERM.\n"
-"                        A command still running then is not stopped: the\n"
-"                        report is printed and scprof waits for it\n"
-"  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
-"                        that interval: a timestamp line, then the table with\n"
-"                        a calls/s column), and the last, shorter one at the\n"
-"                        end; tables only\n"
-"      --max-entries N   stats map size: (process, syscall) cells held at once\n"
-"                        (default 16384); what does not fit is counted and\n"
-"                        reported as dropped\n"
-"      --max-procs N     process map size (default 8192)\n"
-"      --max-exited N    exited processes reported one by one with -P, JSON\n"
-"                        or CSV (default 4096); later ones are merged into one\n"
-"                        row (pid 0) so long runs use bounded memory\n"
-"  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
-"                        measure no time. One BPF program instead of two, no\n"
-"                        per-thread state, no clock. Leaves out every time\n"
-"                        column, percentile and histogram (-H); the table\n"
-"                        shows calls, errors and names, sorted by calls.\n"
-"                        exit and exit_group are counted when the thread\n"
-"                        exits; a call already running at the start is\n"
-"                        counted when it returns\n"
-"\n"
-"Report:\n"
-"  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
-"                        instead of stderr (COMMAND) or stdout (other targets)\n"
-"      --format FMT      table (default), json or csv\n"
-"  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
-"                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
-"  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
-"                        total-time, avg-time, calls, errors, name, min-time,\n"
-"                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-"                        bytes, rate (calls/s)\n"
-"  -P, --per-process     add one table per process (pid and comm)\n"
-"  -H, --histograms      add a latency histogram per syscall, with its errors\n"
-"  -c, -w                accepted for strace habits; they change nothing:\n"
-"                        scprof always summarises, and always measures wall\n"
-"                        time inside the call (strace -w)\n"
-"\n"
-"General:\n"
-"  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
-"  -q, --quiet           only errors\n"
-"  -h, --help            this help\n"
-"  -V, --version         version\n"
-"\n"
-"Other commands (scprof COMMAND --help for each):\n"
-"  scprof calibrate      what a syscall costs on this machine\n"
-"  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
-"\n"
-"How scprof differs from strace -c:\n"
-"  - exit and exit_group are counted (strace -c omits calls that never return)\n"
-"  - a call is counted when it returns; calls running when profiling starts\n"
-"    or stops are not counted\n"
-"  - every thread of a target is profiled; -f adds child processes\n"
-"  - the JSON report and -H split interrupted calls (ERESTART* errors) from\n"
-"    the restart_syscall that resumes them\n"
-"\n"
-"Exit status: the command's with COMMAND; otherwise 0, 1 on a runtime error\n"
-"(privileges, kernel support, dead target), 2 on a usage error.\n"
-"Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
+	fputs("Usage: scprof [OPTIONS] [--] COMMAND [ARGS...]\n"
+	      "       scprof [OPTIONS] -p PID[,PID...]\n"
+	      "       scprof [OPTIONS] --cgroup PATH\n"
+	      "       scprof [OPTIONS] -a\n"
+	      "\n"
+	      "Count, time and size the system calls of a command, processes, a cgroup or\n"
+	      "the whole system with eBPF, and print strace -c's summary table. Unlike\n"
+	      "strace, the traced programs are not stopped at every call: the cost is a\n"
+	      "fraction of a microsecond per call and latencies are not inflated.\n"
+	      "\n"
+	      "Targets (exactly one):\n"
+	      "  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
+	      "                        scprof exits with its exit status (128+N if killed\n"
+	      "                        by signal N)\n"
+	      "  -p, --pid PID[,PID]   profile running processes, all their threads\n"
+	      "      --cgroup PATH     profile every task under a cgroup v2 directory\n"
+	      "  -a, --all             profile the whole system (except scprof itself)\n"
+	      "\n"
+	      "Collection:\n"
+	      "  -f, --follow          also profile children forked by the targets\n"
+	      "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
+	      "                        it, stop when the targets exit or on Ctrl-C/SIGTERM.\n"
+	      "                        A command still running then is not stopped: the\n"
+	      "                        report is printed and scprof waits for it\n"
+	      "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
+	      "                        that interval: a timestamp line, then the table with\n"
+	      "                        a calls/s column), and the last, shorter one at the\n"
+	      "                        end; tables only\n"
+	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
+	      "                        (default 16384); what does not fit is counted and\n"
+	      "                        reported as dropped\n"
+	      "      --max-procs N     process map size (default 8192)\n"
+	      "      --max-exited N    exited processes reported one by one with -P, JSON\n"
+	      "                        or CSV (default 4096); later ones are merged into one\n"
+	      "                        row (pid 0) so long runs use bounded memory\n"
+	      "  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
+	      "                        measure no time. One BPF program instead of two, no\n"
+	      "                        per-thread state, no clock. Leaves out every time\n"
+	      "                        column, percentile and histogram (-H); the table\n"
+	      "                        shows calls, errors and names, sorted by calls.\n"
+	      "                        exit and exit_group are counted when the thread\n"
+	      "                        exits; a call already running at the start is\n"
+	      "                        counted when it returns\n"
+	      "\n"
+	      "Report:\n"
+	      "  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
+	      "                        instead of stderr (COMMAND) or stdout (other targets)\n"
+	      "      --format FMT      table (default), json or csv\n"
+	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
+	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
+	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
+	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
+	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
+	      "                        bytes, rate (calls/s)\n"
+	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
+	      "  -c, -w                accepted for strace habits; they change nothing:\n"
+	      "                        scprof always summarises, and always measures wall\n"
+	      "                        time inside the call (strace -w)\n"
+	      "\n"
+	      "General:\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "  -V, --version         version\n"
+	      "\n"
+	      "Other commands (scprof COMMAND --help for each):\n"
+	      "  scprof calibrate      what a syscall costs on this machine\n"
+	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
+	      "\n"
+	      "How scprof differs from strace -c:\n"
+	      "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
+	      "  - a call is counted when it returns; calls running when profiling starts\n"
+	      "    or stops are not counted\n"
+	      "  - every thread of a target is profiled; -f adds child processes\n"
+	      "  - the JSON report and -H split interrupted calls (ERESTART* errors) from\n"
+	      "    the restart_syscall that resumes them\n"
+	      "\n"
+	      "Exit status: the command's with COMMAND; otherwise 0, 1 on a runtime error\n"
+	      "(privileges, kernel support, dead target), 2 on a usage error.\n"
+	      "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
 	      f);
 }
 
@@ -224,7 +223,8 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 	case CLI_OPT_MAX_ENTRIES:
 	case CLI_OPT_MAX_PROCS:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
-			return cli_error(cmd, "invalid %s '%s': expected a "
+			return cli_error(cmd,
+					 "invalid %s '%s': expected a "
 					 "number from 1 to 16777216",
 					 c == CLI_OPT_MAX_ENTRIES ?
 						 "--max-entries" :
@@ -284,7 +284,7 @@ int cli_target_finish(const struct cli_cmd *cmd, struct cli_target *t,
 		t->kind = dflt;
 	if (t->kind == TARGET_NONE)
 		return cli_error(cmd, "nothing to profile: give a command, -p "
-				 "PID, --cgroup PATH or -a");
+				      "PID, --cgroup PATH or -a");
 	if (t->follow && t->kind != TARGET_PIDS && t->kind != TARGET_CMD)
 		return cli_error(cmd, cmd->takes_command ?
 					      "-f applies to a command or -p "
@@ -354,18 +354,21 @@ static bool col_is_timed(enum report_col c)
 static int count_only_report(struct report_opts *r, bool cols_set,
 			     bool sort_set)
 {
-	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS,
-						COL_NAME, COL_NONE };
+	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS, COL_NAME,
+						COL_NONE };
 
 	if (r->histograms)
-		return cli_error(&profile_cmd, "-H needs latencies, which --count-only "
+		return cli_error(&profile_cmd,
+				 "-H needs latencies, which --count-only "
 				 "does not measure");
 	if (sort_set && col_is_timed(r->sort))
-		return cli_error(&profile_cmd, "--count-only measures no time: sort by "
+		return cli_error(&profile_cmd,
+				 "--count-only measures no time: sort by "
 				 "calls, errors, name, bytes or nothing");
 	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
 		if (col_is_timed(r->cols[i]))
-			return cli_error(&profile_cmd, "--count-only measures no time: -U "
+			return cli_error(&profile_cmd,
+					 "--count-only measures no time: -U "
 					 "takes calls, errors, name and bytes");
 	if (!sort_set)
 		r->sort = COL_CALLS;
@@ -394,17 +397,21 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		switch (c) {
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(cmd, "invalid duration '%s': "
-						 "expected a number of seconds > 0",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid duration '%s': "
+					"expected a number of seconds > 0",
+					optarg);
 			break;
 		case 'i':
 			if (cli_parse_seconds(optarg, &o->interval_s) ||
 			    o->interval_s < 0.01)
-				return cli_error(cmd, "invalid interval '%s': "
-						 "expected a number of seconds >= "
-						 "0.01",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid interval '%s': "
+					"expected a number of seconds >= "
+					"0.01",
+					optarg);
 			break;
 		case 'o':
 			if (!*optarg)
@@ -419,7 +426,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			else if (!strcmp(optarg, "csv"))
 				o->report.format = REPORT_CSV;
 			else
-				return cli_error(cmd, "unknown format '%s': "
+				return cli_error(cmd,
+						 "unknown format '%s': "
 						 "expected table, json or csv",
 						 optarg);
 			break;
@@ -431,7 +439,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			break;
 		case 'U':
 			if (report_parse_cols(optarg, o->report.cols, &bad))
-				return cli_error(cmd, "invalid or repeated column "
+				return cli_error(cmd,
+						 "invalid or repeated column "
 						 "'%.*s' in -U %s",
 						 (int)strcspn(bad, ","), bad,
 						 optarg);
@@ -448,7 +457,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 			break;
 		case OPT_MAX_EXITED:
 			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
-				return cli_error(cmd, "invalid --max-exited '%s': "
+				return cli_error(cmd,
+						 "invalid --max-exited '%s': "
 						 "expected a number from 1 to "
 						 "16777216",
 						 optarg);
@@ -478,7 +488,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		return err;
 	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
 		return cli_error(cmd, "-i prints tables: it cannot be used "
-				 "with --format json or csv");
+				      "with --format json or csv");
 	if (o->count_only)
 		return count_only_report(&o->report, o->cols_given, sort_set);
 	return 0;

@@ -46,24 +46,29 @@ enum {
 };
 
 /* For a subcommand's struct option table. */
-#define CLI_TARGET_OPTIONS                                                 \
-	{ "pid", required_argument, NULL, 'p' },                          \
-	{ "all", no_argument, NULL, 'a' },                                \
-	{ "cgroup", required_argument, NULL, CLI_OPT_CGROUP },            \
-	{ "follow", no_argument, NULL, 'f' },                             \
-	{ "max-entries", required_argument, NULL, CLI_OPT_MAX_ENTRIES },  \
-	{ "max-procs", required_argument, NULL, CLI_OPT_MAX_PROCS }
-#define CLI_COMMON_OPTIONS                                                 \
-	{ "verbose", no_argument, NULL, 'v' },                            \
-	{ "quiet", no_argument, NULL, 'q' },                              \
-	{ "help", no_argument, NULL, 'h' }
+#define CLI_TARGET_OPTIONS                                              \
+	{ "pid", required_argument, NULL, 'p' },                        \
+		{ "all", no_argument, NULL, 'a' },                      \
+		{ "cgroup", required_argument, NULL, CLI_OPT_CGROUP },  \
+		{ "follow", no_argument, NULL, 'f' },                   \
+		{ "max-entries", required_argument, NULL,               \
+		  CLI_OPT_MAX_ENTRIES },                                \
+	{                                                               \
+		"max-procs", required_argument, NULL, CLI_OPT_MAX_PROCS \
+	}
+#define CLI_COMMON_OPTIONS                           \
+	{ "verbose", no_argument, NULL, 'v' },       \
+		{ "quiet", no_argument, NULL, 'q' }, \
+	{                                            \
+		"help", no_argument, NULL, 'h'       \
+	}
 
 /* The command being parsed, for its messages. */
 struct cli_cmd {
-	const char *prog;       /* "scprof", "scprof top", ... */
+	const char *prog;	/* "scprof", "scprof top", ... */
 	void (*usage)(FILE *f); /* --help text */
 	const char *short_opts; /* its getopt string */
-	bool takes_command;     /* a command to run is a target */
+	bool takes_command;	/* a command to run is a target */
 };
 
 /* "PROG: MESSAGE (see PROG --help)" on stderr; returns EXIT_USAGE. */
@@ -87,15 +92,15 @@ void cli_target_free(struct cli_target *t);
 
 struct profile_opts {
 	struct cli_target target;
-	char **argv; /* TARGET_CMD: the command and its arguments */
+	char **argv;	   /* TARGET_CMD: the command and its arguments */
 	double duration_s; /* 0: until the target ends or Ctrl-C */
 	double interval_s; /* -i: a report every interval_s seconds; 0: one */
 	const char *output;
 	struct report_opts report;
-	bool cols_given; /* -U was used */
-	int verbosity; /* log level, LOG_WARN by default */
+	bool cols_given;     /* -U was used */
+	int verbosity;	     /* log level, LOG_WARN by default */
 	uint32_t max_exited; /* exited processes reported one by one */
-	bool count_only; /* -C: calls, errors and bytes only; no times */
+	bool count_only;     /* -C: calls, errors and bytes only; no times */
 };
 
 /* Parse a whole decimal number in [min, max]; "10abc", "", "-1" (when min

@@ -31,52 +31,51 @@ struct calibrate_cli {
 
 static void usage(FILE *f)
 {
-	fputs(
-"Usage: scprof calibrate [OPTIONS]\n"
-"\n"
-"Measure what a system call costs on this machine, with built-in loops that\n"
-"repeat the classic experiments: the raw syscall floor, a vDSO call that\n"
-"does not cross into the kernel, 1-byte against 64 KiB reads, read() against\n"
-"mmap for copying a file, getrandom per request against a buffered one, and\n"
-"fopen/fread/fclose per request. Each loop runs pinned to one CPU, scaled so\n"
-"that one timed run lasts 80 ms (200 ms for a full run), and is repeated 7\n"
-"(15) times: ns/call is the median run, min and max the fastest and slowest,\n"
-"spread their distance as a share of the median, all after an empty loop's\n"
-"cost per iteration is taken off. The run reports the CPU model, the kernel\n"
-"and the speculative-execution mitigations in force, which change what a\n"
-"crossing costs.\n"
-"\n"
-"The probe effect: the floor loop runs again in alternating pairs, bare and\n"
-"with scprof's own BPF programs attached and recording this process. The\n"
-"median difference, probe_overhead_ns, is what scprof adds to each syscall\n"
-"of a process it profiles; scprof verdict takes it off its figures.\n"
-"\n"
-"A calibration that measured the floor and the probe effect is saved for\n"
-"this boot (keyed by /proc/sys/kernel/random/boot_id) and used by\n"
-"scprof verdict, which otherwise runs the quick calibration itself.\n"
-"\n"
-"Options:\n"
-"      --quick           about 15 s instead of about a minute: 7 runs of\n"
-"                        80 ms per loop instead of 15 runs of 200 ms\n"
-"  -l, --loops LIST      only these loops, comma-separated (see --list)\n"
-"      --list            print the loop names and what each measures\n"
-"      --no-probe        do not measure the probe effect (no BPF needed)\n"
-"      --format FMT      table (default) or json: one object with loops\n"
-"                        [{name, ns_per_call, min_ns, median_ns, max_ns,\n"
-"                        calls, runs, bytes_per_call?, ns_per_byte?}],\n"
-"                        mitigations {name: state}, probe_overhead_ns,\n"
-"                        probe, machine, loop_overhead_ns, quick, created\n"
-"  -o, --output FILE     write the report to FILE (atomically) instead of\n"
-"                        stdout\n"
-"      --cache FILE      where to save the calibration (default\n"
-"                        " CALIB_CACHE_PATH ")\n"
-"      --no-save         do not save it\n"
-"  -v, --verbose         more messages\n"
-"  -q, --quiet           only errors, and no progress line\n"
-"  -h, --help            this help\n"
-"\n"
-"Figures are this machine's, now: other load on the CPU shows up as spread.\n"
-"Exit status: 0, 1 on a runtime error, 2 on a usage error.\n",
+	fputs("Usage: scprof calibrate [OPTIONS]\n"
+	      "\n"
+	      "Measure what a system call costs on this machine, with built-in loops that\n"
+	      "repeat the classic experiments: the raw syscall floor, a vDSO call that\n"
+	      "does not cross into the kernel, 1-byte against 64 KiB reads, read() against\n"
+	      "mmap for copying a file, getrandom per request against a buffered one, and\n"
+	      "fopen/fread/fclose per request. Each loop runs pinned to one CPU, scaled so\n"
+	      "that one timed run lasts 80 ms (200 ms for a full run), and is repeated 7\n"
+	      "(15) times: ns/call is the median run, min and max the fastest and slowest,\n"
+	      "spread their distance as a share of the median, all after an empty loop's\n"
+	      "cost per iteration is taken off. The run reports the CPU model, the kernel\n"
+	      "and the speculative-execution mitigations in force, which change what a\n"
+	      "crossing costs.\n"
+	      "\n"
+	      "The probe effect: the floor loop runs again in alternating pairs, bare and\n"
+	      "with scprof's own BPF programs attached and recording this process. The\n"
+	      "median difference, probe_overhead_ns, is what scprof adds to each syscall\n"
+	      "of a process it profiles; scprof verdict takes it off its figures.\n"
+	      "\n"
+	      "A calibration that measured the floor and the probe effect is saved for\n"
+	      "this boot (keyed by /proc/sys/kernel/random/boot_id) and used by\n"
+	      "scprof verdict, which otherwise runs the quick calibration itself.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --quick           about 15 s instead of about a minute: 7 runs of\n"
+	      "                        80 ms per loop instead of 15 runs of 200 ms\n"
+	      "  -l, --loops LIST      only these loops, comma-separated (see --list)\n"
+	      "      --list            print the loop names and what each measures\n"
+	      "      --no-probe        do not measure the probe effect (no BPF needed)\n"
+	      "      --format FMT      table (default) or json: one object with loops\n"
+	      "                        [{name, ns_per_call, min_ns, median_ns, max_ns,\n"
+	      "                        calls, runs, bytes_per_call?, ns_per_byte?}],\n"
+	      "                        mitigations {name: state}, probe_overhead_ns,\n"
+	      "                        probe, machine, loop_overhead_ns, quick, created\n"
+	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
+	      "                        stdout\n"
+	      "      --cache FILE      where to save the calibration (default\n"
+	      "                        " CALIB_CACHE_PATH ")\n"
+	      "      --no-save         do not save it\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           only errors, and no progress line\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Figures are this machine's, now: other load on the CPU shows up as spread.\n"
+	      "Exit status: 0, 1 on a runtime error, 2 on a usage error.\n",
 	      f);
 }
 
@@ -101,19 +100,23 @@ static int parse_loops(const char *s, bool **want)
 		int idx;
 
 		if (!len)
-			return cli_error(&cmd, "empty loop name in --loops '%s'", s);
+			return cli_error(&cmd,
+					 "empty loop name in --loops '%s'", s);
 		if (len >= sizeof(name))
-			return cli_error(&cmd, "unknown loop '%.*s': --list names "
+			return cli_error(&cmd,
+					 "unknown loop '%.*s': --list names "
 					 "them",
 					 (int)len, p);
 		memcpy(name, p, len);
 		name[len] = '\0';
 		idx = calibrate_find_loop(name);
 		if (idx < 0)
-			return cli_error(&cmd, "unknown loop '%s': --list names them",
+			return cli_error(&cmd,
+					 "unknown loop '%s': --list names them",
 					 name);
 		if ((*want)[idx])
-			return cli_error(&cmd, "loop '%s' is named twice", name);
+			return cli_error(&cmd, "loop '%s' is named twice",
+					 name);
 		(*want)[idx] = true;
 		if (!p[len])
 			return 0;
@@ -155,8 +158,8 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case OPT_QUICK:
 			o->quick = true;
@@ -177,13 +180,16 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 			else if (!strcmp(optarg, "json"))
 				o->json = true;
 			else
-				return cli_error(&cmd, "unknown format '%s': expected "
-						 "table or json",
-						 optarg);
+				return cli_error(
+					&cmd,
+					"unknown format '%s': expected "
+					"table or json",
+					optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return cli_error(&cmd, "empty output file name");
+				return cli_error(&cmd,
+						 "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_CACHE:
@@ -203,7 +209,8 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 		}
 	}
 	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'", argv[optind]);
+		return cli_error(&cmd, "unexpected argument '%s'",
+				 argv[optind]);
 	return 0;
 }
 

@@ -39,58 +39,57 @@ struct verdict_cli {
 
 static void usage(FILE *f)
 {
-	fputs(
-"Usage: scprof verdict -p PID [-d SECONDS] [OPTIONS]\n"
-"\n"
-"Is it the syscalls? Profile a running process (all its threads, not its\n"
-"children) for a while and answer with numbers:\n"
-"  syscall_share   the share of its threads' wall time spent inside\n"
-"                  syscalls, entry and exit included\n"
-"  syscall_bound   yes when the process keeps at least a tenth of a CPU busy\n"
-"                  and at least half of its CPU time is spent inside\n"
-"                  syscalls; time asleep in a syscall, or waiting for a CPU,\n"
-"                  does not count: waiting is not syscall overhead\n"
-"  CPU time        user and system time from /proc, and calls per second\n"
-"  crossing cost   calls x the calibrated floor (the cheapest syscall's round\n"
-"                  trip), as a share of its CPU time\n"
-"  findings        the patterns behind the cost, with advice:\n"
-"    small-io          read/write-family calls averaging under 4 KiB whose\n"
-"                      crossings cost >= 5% of its CPU; says how many calls\n"
-"                      64 KiB buffers would save\n"
-"    open-close-churn  >= 100 opens, closed again, with <= 4 reads or writes\n"
-"                      each, taking >= 5% of its CPU\n"
-"    high-rate         a cheap call (getpid and other ids, clock calls that\n"
-"                      bypass the vDSO, sched_yield, or any call within 4\n"
-"                      floors) made so often that the crossings take >= 5%\n"
-"                      of its CPU\n"
-"    blocking          >= 20% of its threads' time asleep inside syscalls;\n"
-"                      names the waiting calls (>= 10% of the time each)\n"
-"\n"
-"The figures use this machine's calibration (see scprof calibrate): the one\n"
-"saved for this boot, or else the quick calibration, run first (about 15 s)\n"
-"and saved. scprof's own cost is taken off: probe_overhead_ns per call from\n"
-"CPU and thread time, and latencies are rebased on the floor call's.\n"
-"\n"
-"Options:\n"
-"  -p, --pid PID         the process (a thread id stands for its process)\n"
-"  -d, --duration SECS   how long to profile, default 5 (decimals allowed);\n"
-"                        Ctrl-C or SIGTERM stops early and reports\n"
-"      --format FMT      table (default) or json: one object with\n"
-"                        syscall_share, syscall_bound, findings [{kind,\n"
-"                        syscall, calls, avg_bytes?, share, advice, ...}],\n"
-"                        syscalls, CPU and calibration figures\n"
-"  -o, --output FILE     write the report to FILE (atomically) instead of\n"
-"                        stdout\n"
-"      --cache FILE      the saved calibration (default\n"
-"                        " CALIB_CACHE_PATH ")\n"
-"      --recalibrate     run the quick calibration even if one is saved\n"
-"  -v, --verbose         more messages\n"
-"  -q, --quiet           only errors\n"
-"  -h, --help            this help\n"
-"\n"
-"If the process exits during the run, the report covers what was seen and\n"
-"says so. Exit status: 0, 1 on a runtime error (no such process,\n"
-"privileges), 2 on a usage error. Needs root, or CAP_BPF and CAP_PERFMON.\n",
+	fputs("Usage: scprof verdict -p PID [-d SECONDS] [OPTIONS]\n"
+	      "\n"
+	      "Is it the syscalls? Profile a running process (all its threads, not its\n"
+	      "children) for a while and answer with numbers:\n"
+	      "  syscall_share   the share of its threads' wall time spent inside\n"
+	      "                  syscalls, entry and exit included\n"
+	      "  syscall_bound   yes when the process keeps at least a tenth of a CPU busy\n"
+	      "                  and at least half of its CPU time is spent inside\n"
+	      "                  syscalls; time asleep in a syscall, or waiting for a CPU,\n"
+	      "                  does not count: waiting is not syscall overhead\n"
+	      "  CPU time        user and system time from /proc, and calls per second\n"
+	      "  crossing cost   calls x the calibrated floor (the cheapest syscall's round\n"
+	      "                  trip), as a share of its CPU time\n"
+	      "  findings        the patterns behind the cost, with advice:\n"
+	      "    small-io          read/write-family calls averaging under 4 KiB whose\n"
+	      "                      crossings cost >= 5% of its CPU; says how many calls\n"
+	      "                      64 KiB buffers would save\n"
+	      "    open-close-churn  >= 100 opens, closed again, with <= 4 reads or writes\n"
+	      "                      each, taking >= 5% of its CPU\n"
+	      "    high-rate         a cheap call (getpid and other ids, clock calls that\n"
+	      "                      bypass the vDSO, sched_yield, or any call within 4\n"
+	      "                      floors) made so often that the crossings take >= 5%\n"
+	      "                      of its CPU\n"
+	      "    blocking          >= 20% of its threads' time asleep inside syscalls;\n"
+	      "                      names the waiting calls (>= 10% of the time each)\n"
+	      "\n"
+	      "The figures use this machine's calibration (see scprof calibrate): the one\n"
+	      "saved for this boot, or else the quick calibration, run first (about 15 s)\n"
+	      "and saved. scprof's own cost is taken off: probe_overhead_ns per call from\n"
+	      "CPU and thread time, and latencies are rebased on the floor call's.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --pid PID         the process (a thread id stands for its process)\n"
+	      "  -d, --duration SECS   how long to profile, default 5 (decimals allowed);\n"
+	      "                        Ctrl-C or SIGTERM stops early and reports\n"
+	      "      --format FMT      table (default) or json: one object with\n"
+	      "                        syscall_share, syscall_bound, findings [{kind,\n"
+	      "                        syscall, calls, avg_bytes?, share, advice, ...}],\n"
+	      "                        syscalls, CPU and calibration figures\n"
+	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
+	      "                        stdout\n"
+	      "      --cache FILE      the saved calibration (default\n"
+	      "                        " CALIB_CACHE_PATH ")\n"
+	      "      --recalibrate     run the quick calibration even if one is saved\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "If the process exits during the run, the report covers what was seen and\n"
+	      "says so. Exit status: 0, 1 on a runtime error (no such process,\n"
+	      "privileges), 2 on a usage error. Needs root, or CAP_BPF and CAP_PERFMON.\n",
 	      f);
 }
 
@@ -129,24 +128,28 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts,
-				NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
+	       -1) {
 		switch (c) {
 		case 'p':
 			if (o->pid)
-				return cli_error(&cmd, "give one -p: scprof verdict "
+				return cli_error(&cmd,
+						 "give one -p: scprof verdict "
 						 "judges one process");
 			if (cli_parse_u64(optarg, 1, 4194304, &v))
-				return cli_error(&cmd, "invalid PID '%s': expected "
+				return cli_error(&cmd,
+						 "invalid PID '%s': expected "
 						 "one process id",
 						 optarg);
 			o->pid = (pid_t)v;
 			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(&cmd, "invalid duration '%s': expected "
-						 "a number of seconds > 0",
-						 optarg);
+				return cli_error(
+					&cmd,
+					"invalid duration '%s': expected "
+					"a number of seconds > 0",
+					optarg);
 			break;
 		case OPT_FORMAT:
 			if (!strcmp(optarg, "table"))
@@ -154,13 +157,16 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 			else if (!strcmp(optarg, "json"))
 				o->json = true;
 			else
-				return cli_error(&cmd, "unknown format '%s': expected "
-						 "table or json",
-						 optarg);
+				return cli_error(
+					&cmd,
+					"unknown format '%s': expected "
+					"table or json",
+					optarg);
 			break;
 		case 'o':
 			if (!*optarg)
-				return cli_error(&cmd, "empty output file name");
+				return cli_error(&cmd,
+						 "empty output file name");
 			o->output = optarg;
 			break;
 		case OPT_CACHE:
@@ -180,7 +186,8 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 		}
 	}
 	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'", argv[optind]);
+		return cli_error(&cmd, "unexpected argument '%s'",
+				 argv[optind]);
 	if (!o->pid)
 		return cli_error(&cmd, "which process? give -p PID");
 	return 0;
@@ -245,7 +252,7 @@ struct sampler {
 	pid_t pid;
 	struct proc_stat first, last;
 	uint64_t t_first, t_last; /* when they were read */
-	double thread_s;          /* threads x time, integrated */
+	double thread_s;	  /* threads x time, integrated */
 	struct task_wait *waits0, *waits1;
 	size_t nwaits0, nwaits1;
 	bool have_waits;
@@ -330,7 +337,8 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	sigaddset(&mask, SIGHUP);
 	err = collector__add_target(c, s->pid);
 	if (err) {
-		pr_err("cannot profile pid %d: %s", (int)s->pid, strerror(-err));
+		pr_err("cannot profile pid %d: %s", (int)s->pid,
+		       strerror(-err));
 		return err;
 	}
 	err = collector__attach(c);
@@ -409,20 +417,27 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		 bool saved, struct output *out)
 {
 	const struct sc_proc *p = find_proc(m, s);
-	const struct cal_loop_result *fl = calibration__loop(cal, CAL_FLOOR_LOOP),
-				     *vd = calibration__loop(cal, CAL_VDSO_LOOP);
+	const struct cal_loop_result *fl = calibration__loop(cal,
+							     CAL_FLOOR_LOOP),
+				     *vd = calibration__loop(cal,
+							     CAL_VDSO_LOOP);
 	double hz = (double)procfs_ticks_per_s();
 	struct verdict_input in = {
 		.rows = p ? p->rows : NULL,
 		.nrows = p ? p->nrows : 0,
 		.wall_s = (double)(s->t_last - s->t_first) / 1e9,
 		.thread_s = s->thread_s,
-		.utime_s = (double)(s->last.utime_ticks - s->first.utime_ticks) / hz,
-		.stime_s = (double)(s->last.stime_ticks - s->first.stime_ticks) / hz,
+		.utime_s =
+			(double)(s->last.utime_ticks - s->first.utime_ticks) /
+			hz,
+		.stime_s =
+			(double)(s->last.stime_ticks - s->first.stime_ticks) /
+			hz,
 		.floor_ns = fl ? fl->ns_per_call : 0,
 		.vdso_ns = vd ? vd->ns_per_call : 0,
 		.probe_ns = cal->probe.measured ? cal->probe.overhead_ns : 0,
-		.probe_reported_ns = cal->probe.measured ? cal->probe.reported_ns : 0,
+		.probe_reported_ns =
+			cal->probe.measured ? cal->probe.reported_ns : 0,
 	};
 	struct verdict_meta meta = {
 		.pid = s->pid,

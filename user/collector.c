@@ -34,7 +34,7 @@ struct collector {
 	struct collector_opts opts;
 	struct sc_model *folded; /* processes that exited, out of the maps */
 	int cgroup_fd;
-	size_t ntargets;    /* distinct tgids added before attach */
+	size_t ntargets; /* distinct tgids added before attach */
 	pid_t first_target;
 	/* The single target process, when there is one and forks are not
 	 * followed: its cells are in the solo arrays, not in stats.
@@ -200,9 +200,8 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	c->skel->rodata->nt_cache_on = opts->mode == SC_FILTER_TGID &&
 				       has_pt_regs;
 	c->skel->rodata->flight_on = !opts->count_only && has_pt_regs;
-	c->skel->rodata->nt_slots = ncpus > 0 && ncpus < SC_NT_SLOTS ?
-					    (__u32)ncpus :
-					    SC_NT_SLOTS;
+	c->skel->rodata->nt_slots =
+		ncpus > 0 && ncpus < SC_NT_SLOTS ? (__u32)ncpus : SC_NT_SLOTS;
 	/* Full mode: enter and exit; count-only: one program on exit. */
 	c->skel->rodata->count_only = opts->count_only;
 	bpf_program__set_autoload(c->skel->progs.sc_sys_enter,
@@ -428,7 +427,8 @@ static int solo_sum_counts(struct collector *c, struct sc_counts *sums)
 			continue;
 		s = &sums[keys[i]];
 		for (int cpu = 0; cpu < ncpus; cpu++) {
-			const struct sc_counts *v = &vals[(size_t)i * ncpus + cpu];
+			const struct sc_counts *v =
+				&vals[(size_t)i * ncpus + cpu];
 
 			s->calls += v->calls;
 			s->errors += v->errors;
@@ -448,8 +448,8 @@ out:
  */
 static int solo_add(struct collector *c, struct sc_proc *p)
 {
-	struct sc_counts *sums = calloc(SC_ABI_COUNT * SC_NR_MAX,
-					sizeof(*sums));
+	struct sc_counts *sums =
+		calloc(SC_ABI_COUNT * SC_NR_MAX, sizeof(*sums));
 	int err;
 
 	if (!sums)
@@ -464,7 +464,8 @@ static int solo_add(struct collector *c, struct sc_proc *p)
 		/* Racing with the programs is fine: every field is a
 		 * naturally aligned counter.
 		 */
-		if (!c->opts.count_only && c->solo_stats && abi == SC_ABI_NATIVE)
+		if (!c->opts.count_only && c->solo_stats &&
+		    abi == SC_ABI_NATIVE)
 			memcpy(&st, &c->solo_stats[nr], sizeof(st));
 		st.calls = sums[i].calls;
 		st.errors = sums[i].errors;
@@ -492,8 +493,8 @@ static bool solo_key(const struct collector *c, struct sc_proc_key *k)
 
 struct harvest_ctx {
 	struct collector *c;
-	struct sc_model *exited; /* exited processes, as a lookup set */
-	struct sc_model *out;    /* the caller's copy, or NULL */
+	struct sc_model *exited;   /* exited processes, as a lookup set */
+	struct sc_model *out;	   /* the caller's copy, or NULL */
 	struct sc_stats_key *dead; /* stats keys to delete */
 	size_t ndead, cap;
 };
@@ -638,7 +639,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 			dst = fold_target(c, src);
 			err = dst ? solo_add(c, dst) : -ENOMEM;
 			if (!err && h.out) {
-				dst = model_find_proc(h.out, k.tgid, k.start_ns);
+				dst = model_find_proc(h.out, k.tgid,
+						      k.start_ns);
 				err = dst ? solo_add(c, dst) : -ENOMEM;
 			}
 			if (!err)
@@ -695,8 +697,7 @@ static int add_errno(void *ctx, const void *key, const void *val)
 {
 	const struct sc_errno_key *k = key;
 
-	return model_errno_add(ctx, k->abi, k->nr, k->err,
-			       *(const __u64 *)val);
+	return model_errno_add(ctx, k->abi, k->nr, k->err, *(const __u64 *)val);
 }
 
 int collector__snapshot(struct collector *c, struct sc_model **out)

@@ -20,7 +20,7 @@ enum collector_fold {
 				   * to max_exited; later ones are merged
 				   * into the aggregate below
 				   */
-	COLLECTOR_FOLD_TOTAL,     /* merge them all into one aggregate process
+	COLLECTOR_FOLD_TOTAL,	  /* merge them all into one aggregate process
 				   * (pid 0, start 0, empty comm): memory stays
 				   * bounded however many processes come and go
 				   */
@@ -29,19 +29,19 @@ enum collector_fold {
 struct collector_opts {
 	enum sc_filter_mode mode;
 	const char *cgroup_path; /* SC_FILTER_CGROUP: a cgroup v2 directory */
-	bool follow;             /* SC_FILTER_TGID: add children on fork */
-	uint32_t max_stats;      /* stats map entries, 0: default */
-	uint32_t max_procs;      /* procs map entries, 0: default */
-	bool count_only;         /* calls, errors and bytes; no times */
+	bool follow;		 /* SC_FILTER_TGID: add children on fork */
+	uint32_t max_stats;	 /* stats map entries, 0: default */
+	uint32_t max_procs;	 /* procs map entries, 0: default */
+	bool count_only;	 /* calls, errors and bytes; no times */
 	enum collector_fold fold;
-	uint32_t max_exited;     /* FOLD_PROCS: exited processes kept one
+	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
 				  * by one, 0: default
 				  */
 };
 
 /* The collector's own state, for self-monitoring. */
 struct collector_info {
-	unsigned int progs_attached; /* BPF links held */
+	unsigned int progs_attached;	   /* BPF links held */
 	uint32_t stats_entries, stats_max; /* (process, syscall) cells */
 	uint32_t procs_entries, procs_max;
 	uint64_t map_bytes;    /* kernel memory of the maps (fdinfo memlock) */

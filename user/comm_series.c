@@ -79,9 +79,8 @@ int comm_series__new(struct comm_series **out,
 		return -ENOMEM;
 	s->o = *opts;
 	if (!s->o.max_pending)
-		s->o.max_pending = s->o.max_series * 4 > 256 ?
-					   s->o.max_series * 4 :
-					   256;
+		s->o.max_pending =
+			s->o.max_series * 4 > 256 ? s->o.max_series * 4 : 256;
 	s->pend_cap = pow2_at_least((size_t)s->o.max_pending * 2);
 	s->pend = calloc(s->pend_cap, sizeof(*s->pend));
 	s->rows = calloc((size_t)s->o.max_series + 1, sizeof(*s->rows));
@@ -313,7 +312,8 @@ static int settle(struct comm_series *s, uint64_t now_ns)
 		e->settled = true;
 	}
 	for (size_t i = 0; i < s->nseries;) {
-		if (s->o.idle_ns && now_ns - s->rows[i].changed_ns > s->o.idle_ns) {
+		if (s->o.idle_ns &&
+		    now_ns - s->rows[i].changed_ns > s->o.idle_ns) {
 			series_remove(s, i);
 			s->evicted++;
 		} else {

@@ -36,15 +36,16 @@ struct comm_counts {
 
 struct comm_series_row {
 	char label[COMM_LABEL_LEN]; /* valid UTF-8, not escaped; "" for other */
-	bool other;                 /* the bucket of everything else */
+	bool other;		    /* the bucket of everything else */
 	struct comm_counts c;
 	uint64_t changed_ns; /* last update that saw it grow */
 };
 
 struct comm_series_opts {
 	unsigned int max_series; /* names with their own series; 0: only other */
-	unsigned int max_pending; /* distinct names between two updates (0: auto) */
-	uint64_t idle_ns;         /* 0: series are never given up */
+	unsigned int
+		max_pending; /* distinct names between two updates (0: auto) */
+	uint64_t idle_ns;    /* 0: series are never given up */
 };
 
 struct comm_series;

@@ -68,43 +68,44 @@ static uint64_t now_ns(void)
 
 static void usage(FILE *f)
 {
-	fputs(
-"Usage: scprof daemon [OPTIONS] [-a | -p PID[,PID...] | --cgroup PATH]\n"
-"\n"
-"Attach once and serve cumulative syscall metrics in the Prometheus text\n"
-"format at http://ADDR:PORT/metrics until SIGTERM or SIGINT. Exited\n"
-"processes are folded into the totals, so memory stays flat however many\n"
-"processes come and go.\n"
-"\n"
-"Targets (default: the whole system, scprof excepted):\n"
-"  -a, --all             the whole system\n"
-"  -p, --pid PID[,PID]   running processes, all their threads\n"
-"      --cgroup PATH     every task under a cgroup v2 directory\n"
-"  -f, --follow          with -p, also children forked by the targets\n"
-"\n"
-"Service:\n"
-"  -l, --listen ADDR:PORT  where to serve (default " DAEMON_DEFAULT_LISTEN ",\n"
-"                        loopback only); [::1]:PORT for IPv6, port 0 lets\n"
-"                        the kernel choose (the log line says which)\n"
-"      --pidfile FILE    write the daemon's pid to FILE, locked while it\n"
-"                        runs, removed when it stops\n"
-"      --comm-series K   per-process-name series for at most K names\n"
-"                        (default 10, 0 for none); other names are summed\n"
-"                        into comm=\"(other processes)\"\n"
-"      --fold-interval SECS  how often exited processes are folded out of\n"
-"                        the BPF maps (default 5)\n"
-"      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
-"      --max-entries N   stats map size (default 16384)\n"
-"      --max-procs N     process map size (default 8192)\n"
-"  -v, --verbose         more messages (-vv: libbpf's too)\n"
-"  -q, --quiet           only errors\n"
-"  -h, --help            this help\n"
-"\n"
-"HTTP: GET or HEAD /metrics (Content-Type " PROM_CONTENT_TYPE "),\n"
-"/ (a pointer to /metrics); anything else is 404 or 405.\n"
-"Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error (privileges,\n"
-"address in use, dead target), 2 on a usage error. Needs root, or CAP_BPF\n"
-"and CAP_PERFMON; once attached it keeps only those two capabilities.\n",
+	fputs("Usage: scprof daemon [OPTIONS] [-a | -p PID[,PID...] | --cgroup PATH]\n"
+	      "\n"
+	      "Attach once and serve cumulative syscall metrics in the Prometheus text\n"
+	      "format at http://ADDR:PORT/metrics until SIGTERM or SIGINT. Exited\n"
+	      "processes are folded into the totals, so memory stays flat however many\n"
+	      "processes come and go.\n"
+	      "\n"
+	      "Targets (default: the whole system, scprof excepted):\n"
+	      "  -a, --all             the whole system\n"
+	      "  -p, --pid PID[,PID]   running processes, all their threads\n"
+	      "      --cgroup PATH     every task under a cgroup v2 directory\n"
+	      "  -f, --follow          with -p, also children forked by the targets\n"
+	      "\n"
+	      "Service:\n"
+	      "  -l, --listen ADDR:PORT  where to serve (default " DAEMON_DEFAULT_LISTEN
+	      ",\n"
+	      "                        loopback only); [::1]:PORT for IPv6, port 0 lets\n"
+	      "                        the kernel choose (the log line says which)\n"
+	      "      --pidfile FILE    write the daemon's pid to FILE, locked while it\n"
+	      "                        runs, removed when it stops\n"
+	      "      --comm-series K   per-process-name series for at most K names\n"
+	      "                        (default 10, 0 for none); other names are summed\n"
+	      "                        into comm=\"(other processes)\"\n"
+	      "      --fold-interval SECS  how often exited processes are folded out of\n"
+	      "                        the BPF maps (default 5)\n"
+	      "      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
+	      "      --max-entries N   stats map size (default 16384)\n"
+	      "      --max-procs N     process map size (default 8192)\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "HTTP: GET or HEAD /metrics (Content-Type " PROM_CONTENT_TYPE
+	      "),\n"
+	      "/ (a pointer to /metrics); anything else is 404 or 405.\n"
+	      "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error (privileges,\n"
+	      "address in use, dead target), 2 on a usage error. Needs root, or CAP_BPF\n"
+	      "and CAP_PERFMON; once attached it keeps only those two capabilities.\n",
 	      f);
 }
 
@@ -195,7 +196,8 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 		switch (c) {
 		case 'l':
 			if (daemon_parse_listen(optarg, &o->addr, &o->addrlen))
-				return cli_error(cmd, "invalid listen address '%s': "
+				return cli_error(cmd,
+						 "invalid listen address '%s': "
 						 "expected ADDR:PORT, e.g. "
 						 "127.0.0.1:9733 or [::1]:9733",
 						 optarg);
@@ -208,20 +210,25 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 			break;
 		case OPT_COMM_SERIES:
 			if (cli_parse_u64(optarg, 0, 1000, &v))
-				return cli_error(cmd, "invalid --comm-series '%s': "
-						 "expected 0 to 1000", optarg);
+				return cli_error(cmd,
+						 "invalid --comm-series '%s': "
+						 "expected 0 to 1000",
+						 optarg);
 			o->comm_series = (unsigned int)v;
 			break;
 		case OPT_FOLD_INTERVAL:
 			if (cli_parse_seconds(optarg, &o->fold_s) ||
 			    o->fold_s < 0.1 || o->fold_s > 3600)
-				return cli_error(cmd, "invalid --fold-interval '%s': "
-						 "expected 0.1 to 3600 seconds",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid --fold-interval '%s': "
+					"expected 0.1 to 3600 seconds",
+					optarg);
 			break;
 		case OPT_HTTP_TIMEOUT:
 			if (cli_parse_u64(optarg, 1, 3600, &v))
-				return cli_error(cmd, "invalid --http-timeout '%s': "
+				return cli_error(cmd,
+						 "invalid --http-timeout '%s': "
 						 "expected 1 to 3600 seconds",
 						 optarg);
 			o->http_timeout_s = (unsigned int)v;
@@ -235,7 +242,8 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 		}
 	}
 	if (optind < argc)
-		return cli_error(cmd, "unexpected argument '%s': the daemon runs no "
+		return cli_error(cmd,
+				 "unexpected argument '%s': the daemon runs no "
 				 "command (use -p PID or --cgroup PATH)",
 				 argv[optind]);
 	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
@@ -276,8 +284,8 @@ static int open_listener(struct daemon *d)
 	const struct daemon_opts *o = d->o;
 	int one = 1, fd, err;
 
-	fd = socket(o->addr.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
-		    0);
+	fd = socket(o->addr.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0) {
 		err = -errno;
 		pr_err("cannot create a socket for %s: %s", o->listen,
@@ -387,7 +395,8 @@ static int drop_capabilities(void)
 		for (int cap = 0; cap <= 63; cap++) {
 			if (keep & (1ULL << cap))
 				continue;
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
+			    errno != EINVAL)
 				return -errno;
 		}
 	}
@@ -543,7 +552,8 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text,
-			     (char *)"method not allowed: use GET\n", 28, false);
+			     (char *)"method not allowed: use GET\n", 28,
+			     false);
 	if (!strcmp(url, "/"))
 		return reply(conn, MHD_HTTP_OK, text, (char *)index_page,
 			     sizeof(index_page) - 1, false);
@@ -655,7 +665,8 @@ static int run(struct daemon *d, int sigfd)
 			struct signalfd_siginfo si;
 
 			if (read(sigfd, &si, sizeof(si)) == sizeof(si) &&
-			    (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)) {
+			    (si.ssi_signo == SIGTERM ||
+			     si.ssi_signo == SIGINT)) {
 				pr_info("%s received: stopping",
 					strsignal((int)si.ssi_signo));
 				return 0;
@@ -695,7 +706,8 @@ int cmd_daemon(int argc, char **argv)
 		goto out;
 	}
 
-	if (o.target.kind == TARGET_PIDS && target_resolve_pids(o.target.pids, &o.target.npids))
+	if (o.target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
 	if (open_listener(&d))
 		goto out;
@@ -726,7 +738,8 @@ int cmd_daemon(int argc, char **argv)
 		const union MHD_DaemonInfo *li =
 			MHD_get_daemon_info(d.http, MHD_DAEMON_INFO_LISTEN_FD);
 
-		if (li && !getsockname(li->listen_fd, (struct sockaddr *)&ss, &sl))
+		if (li &&
+		    !getsockname(li->listen_fd, (struct sockaddr *)&ss, &sl))
 			addr_str(&ss, where, sizeof(where));
 		else
 			snprintf(where, sizeof(where), "%s", o.listen);

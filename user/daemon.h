@@ -18,12 +18,12 @@
 
 struct daemon_opts {
 	struct cli_target target; /* TARGET_ALL unless -p or --cgroup */
-	const char *listen; /* as given, for messages */
+	const char *listen;	  /* as given, for messages */
 	struct sockaddr_storage addr;
 	socklen_t addrlen;
 	const char *pidfile;
 	unsigned int comm_series; /* 0: no per-comm series */
-	double fold_s;            /* how often exited processes are folded */
+	double fold_s;		  /* how often exited processes are folded */
 	unsigned int http_timeout_s;
 	int verbosity;
 };

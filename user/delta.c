@@ -64,8 +64,8 @@ static int rows_delta(struct sc_row **dst, size_t *ndst, size_t *cap,
 		      const struct sc_row *prev, size_t nprev)
 {
 	for (size_t i = 0; i < ncur; i++) {
-		const struct sc_row *p = row_find(prev, nprev, cur[i].abi,
-						  cur[i].nr);
+		const struct sc_row *p =
+			row_find(prev, nprev, cur[i].abi, cur[i].nr);
 		struct sc_row r = { .abi = cur[i].abi, .nr = cur[i].nr };
 
 		stats_delta(&r.st, &cur[i].st, p ? &p->st : NULL);
@@ -108,7 +108,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 	for (size_t i = 0; i < cur->nprocs; i++) {
 		const struct sc_proc *c = &cur->procs[i];
 		const struct sc_proc *p =
-			prev ? model_find_proc(prev, c->pid, c->start_ns) : NULL;
+			prev ? model_find_proc(prev, c->pid, c->start_ns) :
+			       NULL;
 		struct sc_row *rows = NULL;
 		size_t n = 0, cap = 0;
 		struct sc_proc *dp;

@@ -44,8 +44,7 @@ struct json_object *jw_num(double v, int decimals)
 	return json_object_new_double_s(v, buf);
 }
 
-int jw_add_num(struct json_object *obj, const char *key, double v,
-	       int decimals)
+int jw_add_num(struct json_object *obj, const char *key, double v, int decimals)
 {
 	if (!isfinite(v))
 		return jw_add_null(obj, key);

@@ -15,7 +15,7 @@ enum log_level {
 
 struct log_ctx {
 	const char *prog; /* prefix, e.g. "scprof" */
-	int level;        /* highest level shown */
+	int level;	  /* highest level shown */
 };
 
 void log_init(struct log_ctx *ctx);

@@ -33,7 +33,7 @@ static char *read_line(const char *path)
 static char *cpu_model(void)
 {
 	static const char *const keys[] = { "model name", "Model", "cpu model",
-					    "Hardware", "cpu", NULL };
+					    "Hardware",	  "cpu",   NULL };
 	char line[512], *best = NULL;
 	int rank = 99;
 	FILE *f = fopen("/proc/cpuinfo", "re");
@@ -47,7 +47,8 @@ static char *cpu_model(void)
 		if (!colon)
 			continue;
 		klen = (size_t)(colon - line);
-		while (klen && (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
+		while (klen &&
+		       (line[klen - 1] == ' ' || line[klen - 1] == '\t'))
 			klen--;
 		for (int i = 0; keys[i] && i < rank; i++) {
 			if (strlen(keys[i]) != klen ||
@@ -153,7 +154,8 @@ int machine_syscall_tracers(void)
 			info.raw_tracepoint.tp_name = (__u64)(unsigned long)tp;
 			info.raw_tracepoint.tp_name_len = sizeof(tp);
 			if (!bpf_obj_get_info_by_fd(fd, &info, &len) &&
-			    (!strcmp(tp, "sys_enter") || !strcmp(tp, "sys_exit")))
+			    (!strcmp(tp, "sys_enter") ||
+			     !strcmp(tp, "sys_exit")))
 				n++;
 		}
 		close(fd);

@@ -19,10 +19,10 @@ struct mitigation {
 
 struct machine_info {
 	char *cpu_model;   /* "AMD EPYC 7B13", or the architecture */
-	char *kernel;      /* uname release */
-	char *arch;        /* uname machine */
+	char *kernel;	   /* uname release */
+	char *arch;	   /* uname machine */
 	char *clocksource; /* current clock source, NULL if unknown */
-	int cpus;          /* online CPUs */
+	int cpus;	   /* online CPUs */
 	char boot_id[MACHINE_BOOT_ID_LEN]; /* "" if unknown */
 	/* BPF programs attached to the raw syscall tracepoints by others
 	 * (another profiler): each adds to every syscall. -1: unknown.

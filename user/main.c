@@ -15,10 +15,8 @@ struct cmd {
  * program named like a subcommand is run with `scprof -- NAME`.
  */
 static const struct cmd cmds[] = {
-	{ "profile", cmd_profile },
-	{ "daemon", cmd_daemon },
-	{ "top", cmd_top },
-	{ "calibrate", cmd_calibrate },
+	{ "profile", cmd_profile }, { "daemon", cmd_daemon },
+	{ "top", cmd_top },	    { "calibrate", cmd_calibrate },
 	{ "verdict", cmd_verdict },
 };
 

@@ -112,8 +112,7 @@ struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
 	}
 }
 
-struct sc_proc *model_proc(struct sc_model *m, uint32_t pid,
-			   uint64_t start_ns)
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns)
 {
 	struct sc_proc *p = model_find_proc(m, pid, start_ns);
 	size_t s;
@@ -211,8 +210,8 @@ int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
 	return 0;
 }
 
-int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr,
-		    uint32_t err, uint64_t count)
+int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
+		    uint64_t count)
 {
 	struct sc_errno_row *e;
 
@@ -225,7 +224,8 @@ int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr,
 	}
 	if (m->nerrnos == m->errnos_cap) {
 		size_t cap = m->errnos_cap ? m->errnos_cap * 2 : 16;
-		struct sc_errno_row *tmp = realloc(m->errnos, cap * sizeof(*tmp));
+		struct sc_errno_row *tmp =
+			realloc(m->errnos, cap * sizeof(*tmp));
 
 		if (!tmp)
 			return -ENOMEM;
@@ -257,7 +257,8 @@ int model_finalize(struct sc_model *m)
 
 		for (size_t j = 0; j < p->nrows; j++) {
 			const struct sc_row *src = &p->rows[j];
-			bool fast = src->nr < SC_NR_MAX && src->abi < SC_ABI_COUNT;
+			bool fast = src->nr < SC_NR_MAX &&
+				    src->abi < SC_ABI_COUNT;
 			struct sc_row *r;
 
 			if (fast && slot[src->abi][src->nr]) {
@@ -289,4 +290,3 @@ uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi)
 	}
 	return calls;
 }
-

@@ -68,8 +68,7 @@ void model_free(struct sc_model *m);
 struct sc_model *model_clone(const struct sc_model *m);
 
 /* Find or create the process (pid, start_ns). NULL on allocation failure. */
-struct sc_proc *model_proc(struct sc_model *m, uint32_t pid,
-			   uint64_t start_ns);
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns);
 /* The process (pid, start_ns) if the model has it, else NULL. */
 struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
 				uint64_t start_ns);
@@ -78,8 +77,8 @@ int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 		   const struct sc_stats *st);
 /* Merge all rows of src into dst (both of one process). 0 or -ENOMEM. */
 int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src);
-int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr,
-		    uint32_t err, uint64_t count);
+int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
+		    uint64_t count);
 
 /* Sum two stats cells into dst. */
 void stats_add(struct sc_stats *dst, const struct sc_stats *src);

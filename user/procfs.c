@@ -187,8 +187,8 @@ int procfs_task_waits(pid_t pid, struct task_wait **out, size_t *n)
 			 (int)pid, tid);
 		fd = open(file, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
-			if (errno == ENOENT && access("/proc/self/schedstat",
-						      F_OK)) {
+			if (errno == ENOENT &&
+			    access("/proc/self/schedstat", F_OK)) {
 				err = -ENOENT; /* no schedstat in this kernel */
 				break;
 			}
@@ -203,7 +203,8 @@ int procfs_task_waits(pid_t pid, struct task_wait **out, size_t *n)
 			continue;
 		if (cnt == cap) {
 			size_t ncap = cap ? cap * 2 : 16;
-			struct task_wait *tmp = realloc(arr, ncap * sizeof(*tmp));
+			struct task_wait *tmp =
+				realloc(arr, ncap * sizeof(*tmp));
 
 			if (!tmp) {
 				err = -ENOMEM;

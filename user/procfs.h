@@ -16,8 +16,8 @@ struct proc_stat {
 	char comm[PROCFS_COMM_LEN]; /* raw bytes, NUL-ended: escape to print */
 	char state;
 	pid_t ppid;
-	uint64_t utime_ticks;    /* user CPU time, in clock ticks */
-	uint64_t stime_ticks;    /* system CPU time, in clock ticks */
+	uint64_t utime_ticks; /* user CPU time, in clock ticks */
+	uint64_t stime_ticks; /* system CPU time, in clock ticks */
 	uint64_t num_threads;
 	uint64_t starttime_ticks; /* since boot: with pid, the identity */
 };

@@ -57,7 +57,8 @@ static char *describe(const struct profile_opts *o)
 	case TARGET_PIDS:
 		p += sprintf(p, "pid ");
 		for (size_t i = 0; i < o->target.npids; i++)
-			p += sprintf(p, "%s%d", i ? "," : "", o->target.pids[i]);
+			p += sprintf(p, "%s%d", i ? "," : "",
+				     o->target.pids[i]);
 		break;
 	case TARGET_CGROUP:
 		sprintf(p, "cgroup %s", o->target.cgroup);
@@ -128,8 +129,7 @@ static void timestamp(char *buf, size_t len)
 	clock_gettime(CLOCK_REALTIME, &ts);
 	localtime_r(&ts.tv_sec, &tm);
 	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	n += (size_t)snprintf(buf + n, len - n, ".%03ld",
-			      ts.tv_nsec / 1000000);
+	n += (size_t)snprintf(buf + n, len - n, ".%03ld", ts.tv_nsec / 1000000);
 	strftime(buf + n, len - n, "%z", &tm);
 }
 
@@ -369,16 +369,19 @@ int cmd_profile(int argc, char **argv)
 	log_init(&lctx);
 	libbpf_set_print(log_libbpf);
 
-	if (o.target.kind == TARGET_PIDS && target_resolve_pids(o.target.pids, &o.target.npids))
+	if (o.target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
-	if (output_open(&out, o.output, o.target.kind == TARGET_CMD ? stderr : stdout))
+	if (output_open(&out, o.output,
+			o.target.kind == TARGET_CMD ? stderr : stdout))
 		goto out;
 
 	if (o.target.kind == TARGET_CMD) {
 		err = launch_start(&r.child, o.argv, &oldmask);
 		if (err) {
-			ret = err == -ENOENT ? 127 : err == -EACCES ? 126 :
-								   EXIT_FAIL;
+			ret = err == -ENOENT ? 127 :
+			      err == -EACCES ? 126 :
+					       EXIT_FAIL;
 			goto out;
 		}
 		r.launched = true;

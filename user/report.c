@@ -11,25 +11,44 @@ static const struct {
 	const char *name;
 	enum report_col col;
 } col_names[] = {
-	{ "time", COL_TIME_PCT },	    { "time_percent", COL_TIME_PCT },
-	{ "time-percent", COL_TIME_PCT },   { "time_total", COL_TIME_TOTAL },
-	{ "time-total", COL_TIME_TOTAL },   { "total_time", COL_TIME_TOTAL },
-	{ "total-time", COL_TIME_TOTAL },   { "seconds", COL_TIME_TOTAL },
-	{ "min_time", COL_TIME_MIN },	    { "min-time", COL_TIME_MIN },
-	{ "shortest", COL_TIME_MIN },	    { "time_min", COL_TIME_MIN },
-	{ "time-min", COL_TIME_MIN },	    { "longest", COL_TIME_MAX },
-	{ "max_time", COL_TIME_MAX },	    { "max-time", COL_TIME_MAX },
-	{ "time_max", COL_TIME_MAX },	    { "time-max", COL_TIME_MAX },
-	{ "avg_time", COL_TIME_AVG },	    { "avg-time", COL_TIME_AVG },
-	{ "time_avg", COL_TIME_AVG },	    { "time-avg", COL_TIME_AVG },
-	{ "calls", COL_CALLS },		    { "count", COL_CALLS },
-	{ "error", COL_ERRORS },	    { "errors", COL_ERRORS },
-	{ "name", COL_NAME },		    { "syscall", COL_NAME },
-	{ "syscall_name", COL_NAME },	    { "syscall-name", COL_NAME },
-	{ "p50", COL_P50 },		    { "p90", COL_P90 },
-	{ "p99", COL_P99 },		    { "bytes", COL_BYTES },
-	{ "rate", COL_RATE },		    { "calls/s", COL_RATE },
-	{ "none", COL_NONE },		    { "nothing", COL_NONE },
+	{ "time", COL_TIME_PCT },
+	{ "time_percent", COL_TIME_PCT },
+	{ "time-percent", COL_TIME_PCT },
+	{ "time_total", COL_TIME_TOTAL },
+	{ "time-total", COL_TIME_TOTAL },
+	{ "total_time", COL_TIME_TOTAL },
+	{ "total-time", COL_TIME_TOTAL },
+	{ "seconds", COL_TIME_TOTAL },
+	{ "min_time", COL_TIME_MIN },
+	{ "min-time", COL_TIME_MIN },
+	{ "shortest", COL_TIME_MIN },
+	{ "time_min", COL_TIME_MIN },
+	{ "time-min", COL_TIME_MIN },
+	{ "longest", COL_TIME_MAX },
+	{ "max_time", COL_TIME_MAX },
+	{ "max-time", COL_TIME_MAX },
+	{ "time_max", COL_TIME_MAX },
+	{ "time-max", COL_TIME_MAX },
+	{ "avg_time", COL_TIME_AVG },
+	{ "avg-time", COL_TIME_AVG },
+	{ "time_avg", COL_TIME_AVG },
+	{ "time-avg", COL_TIME_AVG },
+	{ "calls", COL_CALLS },
+	{ "count", COL_CALLS },
+	{ "error", COL_ERRORS },
+	{ "errors", COL_ERRORS },
+	{ "name", COL_NAME },
+	{ "syscall", COL_NAME },
+	{ "syscall_name", COL_NAME },
+	{ "syscall-name", COL_NAME },
+	{ "p50", COL_P50 },
+	{ "p90", COL_P90 },
+	{ "p99", COL_P99 },
+	{ "bytes", COL_BYTES },
+	{ "rate", COL_RATE },
+	{ "calls/s", COL_RATE },
+	{ "none", COL_NONE },
+	{ "nothing", COL_NONE },
 };
 
 void report_opts_default(struct report_opts *o)
@@ -204,8 +223,8 @@ void report_total(const struct sc_row *rows, size_t n, uint32_t abi,
 	}
 }
 
-int report_write(FILE *f, const struct sc_model *m,
-		 const struct report_opts *o, const struct report_meta *meta)
+int report_write(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		 const struct report_meta *meta)
 {
 	int err;
 

@@ -41,11 +41,11 @@ enum report_col {
 
 struct report_opts {
 	enum report_format format;
-	enum report_col sort;          /* COL_NONE: by syscall number */
+	enum report_col sort;		 /* COL_NONE: by syscall number */
 	enum report_col cols[COL_COUNT]; /* table columns, COL_NONE-ended */
-	bool per_process;              /* -P: a table per process */
-	bool histograms;               /* -H: latency bar charts */
-	uint64_t rate_ns;              /* COL_RATE: the interval's length */
+	bool per_process;		 /* -P: a table per process */
+	bool histograms;		 /* -H: latency bar charts */
+	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
 };
 
 /* What was profiled, for the report's header fields. */
@@ -90,19 +90,19 @@ void report_total(const struct sc_row *rows, size_t n, uint32_t abi,
 const struct sc_proc **report_procs_by_pid(const struct sc_model *m);
 
 /* Render m in o->format. 0 or -errno (write errors included). */
-int report_write(FILE *f, const struct sc_model *m,
-		 const struct report_opts *o, const struct report_meta *meta);
+int report_write(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		 const struct report_meta *meta);
 
 /* Renderers, one per format. */
-int report_table(FILE *f, const struct sc_model *m,
-		 const struct report_opts *o, const struct report_meta *meta);
-int report_json(FILE *f, const struct sc_model *m,
-		const struct report_opts *o, const struct report_meta *meta);
+int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		 const struct report_meta *meta);
+int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		const struct report_meta *meta);
 int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	       const struct report_meta *meta);
 
 /* One strace -c style table of the rows of one ABI. */
-int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
-		     uint32_t abi, const struct report_opts *o);
+int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
+		     const struct report_opts *o);
 
 #endif

@@ -47,7 +47,9 @@ static struct json_object *syscall_obj(const struct row_view *v,
 		return NULL;
 	err = err ?: jw_add(o, "name", json_object_new_string(v->name));
 	err = err ?: jw_add_u64(o, "nr", v->row->nr);
-	err = err ?: jw_add(o, "abi", json_object_new_string(names_abi(v->row->abi)));
+	err = err   ?:
+		      jw_add(o, "abi",
+			     json_object_new_string(names_abi(v->row->abi)));
 	err = err ?: jw_add_u64(o, "calls", st->calls);
 	err = err ?: jw_add_u64(o, "errors", st->errors);
 	err = err ?: jw_add_u64(o, "interrupted", st->interrupted);
@@ -110,7 +112,9 @@ static struct json_object *process_obj(const struct sc_proc *p,
 	/* pid 0: the exited processes beyond --max-exited, merged */
 	if (!p->pid)
 		err = err ?: jw_add_u64(obj, "merged_processes", p->merged);
-	err = err ?: jw_add(obj, "syscalls", syscall_list(p->rows, p->nrows, o, NULL));
+	err = err   ?:
+		      jw_add(obj, "syscalls",
+			     syscall_list(p->rows, p->nrows, o, NULL));
 	if (err) {
 		json_object_put(obj);
 		return NULL;
@@ -126,9 +130,15 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	if (!o)
 		return NULL;
 	err = err ?: jw_add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
-	err = err ?: jw_add_u64(o, "untimed_calls", m->drops[SC_DROP_TASK_STORAGE]);
-	err = err ?: jw_add_u64(o, "process_info", m->drops[SC_DROP_PROCS_FULL]);
-	err = err ?: jw_add_u64(o, "errno_detail", m->drops[SC_DROP_ERRNO_FULL]);
+	err = err   ?:
+		      jw_add_u64(o, "untimed_calls",
+				 m->drops[SC_DROP_TASK_STORAGE]);
+	err = err   ?:
+		      jw_add_u64(o, "process_info",
+				 m->drops[SC_DROP_PROCS_FULL]);
+	err = err   ?:
+		      jw_add_u64(o, "errno_detail",
+				 m->drops[SC_DROP_ERRNO_FULL]);
 	if (err) {
 		json_object_put(o);
 		return NULL;
@@ -136,8 +146,8 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	return o;
 }
 
-int report_json(FILE *f, const struct sc_model *m,
-		const struct report_opts *o, const struct report_meta *meta)
+int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		const struct report_meta *meta)
 {
 	struct json_object *root = json_object_new_object(), *procs = NULL;
 	const struct sc_proc **by_pid = report_procs_by_pid(m);
@@ -147,7 +157,9 @@ int report_json(FILE *f, const struct sc_model *m,
 		err = -ENOMEM;
 		goto out;
 	}
-	err = err ?: jw_add(root, "version", json_object_new_string(SCPROF_VERSION));
+	err = err   ?:
+		      jw_add(root, "version",
+			     json_object_new_string(SCPROF_VERSION));
 	err = err ?: jw_add(root, "mode", json_object_new_string(meta->mode));
 	err = err ?: jw_add_str(root, "target", meta->target);
 	err = err ?: jw_add_u64(root, "duration_ns", meta->duration_ns);
@@ -155,16 +167,20 @@ int report_json(FILE *f, const struct sc_model *m,
 	 * measured.
 	 */
 	if (m->count_only)
-		err = err ?: jw_add(root, "count_only",
-				 json_object_new_boolean(true));
-	err = err ?: jw_add(root, "targets_exited",
-			 json_object_new_boolean(meta->targets_exited));
+		err = err   ?:
+			      jw_add(root, "count_only",
+				     json_object_new_boolean(true));
+	err = err   ?:
+		      jw_add(root, "targets_exited",
+			     json_object_new_boolean(meta->targets_exited));
 	if (meta->exit_status >= 0)
-		err = err ?: jw_add(root, "exit_status",
-				 json_object_new_int(meta->exit_status));
+		err = err   ?:
+			      jw_add(root, "exit_status",
+				     json_object_new_int(meta->exit_status));
 	err = err ?: jw_add(root, "dropped", dropped_obj(m));
-	err = err ?: jw_add(root, "syscalls",
-			 syscall_list(m->total, m->ntotal, o, m));
+	err = err   ?:
+		      jw_add(root, "syscalls",
+			     syscall_list(m->total, m->ntotal, o, m));
 	if (!err) {
 		procs = json_object_new_array();
 		err = jw_add(root, "processes", procs);

@@ -86,7 +86,7 @@ static void histogram(FILE *f, const char *lbl, const struct sc_stats *st)
 static int syscalls(FILE *f, const struct sc_model *m)
 {
 	struct row_view *v = report_views(m->total, m->ntotal, COL_NONE);
-	char (*lbl)[96];
+	char(*lbl)[96];
 
 	if (m->ntotal && !v)
 		return -ENOMEM;
@@ -116,7 +116,8 @@ static int syscalls(FILE *f, const struct sc_model *m)
 	       "return values).");
 	for (size_t i = 0; i < m->ntotal; i++) {
 		if (v[i].has_bytes)
-			fprintf(f, "scprof_syscall_bytes_total{%s} %" PRIu64 "\n",
+			fprintf(f,
+				"scprof_syscall_bytes_total{%s} %" PRIu64 "\n",
 				lbl[i], (uint64_t)v[i].row->st.bytes);
 	}
 	family(f, "scprof_syscall_duration_seconds", "histogram",
@@ -170,7 +171,8 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 			else if (k == 1)
 				fprintf(f, "%" PRIu64 "\n", c->errors);
 			else if (k == 2)
-				fprintf(f, "%s\n", secs(c->total_ns, buf, sizeof(buf)));
+				fprintf(f, "%s\n",
+					secs(c->total_ns, buf, sizeof(buf)));
 			else
 				fprintf(f, "%" PRIu64 "\n", c->bytes);
 		}

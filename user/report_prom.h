@@ -30,7 +30,7 @@ struct prom_self {
 };
 
 struct prom_input {
-	const struct sc_model *model; /* cumulative and finalized */
+	const struct sc_model *model;	     /* cumulative and finalized */
 	const struct comm_series_row *comms; /* NULL: no per-comm series */
 	size_t ncomms;
 	const struct prom_self *self; /* NULL: no self metrics */

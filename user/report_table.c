@@ -148,8 +148,8 @@ static void view_of_total(struct row_view *tv, const struct sc_row *tot)
 	tv->has_bytes = true;
 }
 
-int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
-		     uint32_t abi, const struct report_opts *o)
+int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
+		     const struct report_opts *o)
 {
 	struct row_view *all, tv;
 	struct sc_row tot;
@@ -229,15 +229,16 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n,
 		case COL_P50:
 		case COL_P90:
 		case COL_P99:
-			need = num_len("%.3f", usecs(p_max > tv.p99_ns ?
-							     p_max :
-							     tv.p99_ns));
+			need = num_len("%.3f",
+				       usecs(p_max > tv.p99_ns ? p_max :
+								 tv.p99_ns));
 			break;
 		case COL_BYTES:
 			need = num_len("%" PRIu64, bytes);
 			break;
 		case COL_RATE:
-			need = num_len("%.1f", per_sec(tot.st.calls, o->rate_ns));
+			need = num_len("%.1f",
+				       per_sec(tot.st.calls, o->rate_ns));
 			break;
 		default:
 			break;
@@ -343,7 +344,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 
 	for (uint32_t i = 0; i < SC_HIST_BUCKETS; i++) {
 		uint64_t lo = sc_hist_lower(i);
-		uint32_t k = lo ? sc_log2(lo) + 1 : 0; /* 0: [0,1), k: [2^(k-1), 2^k) */
+		uint32_t k = lo ? sc_log2(lo) + 1 :
+				  0; /* 0: [0,1), k: [2^(k-1), 2^k) */
 
 		pow2[k] += st->hist[i];
 	}
@@ -357,8 +359,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 			max = pow2[k];
 	}
 	fprintf(f, "\n%s%s%s: %" PRIu64 " calls", v->name,
-		v->row->abi ? " " : "", v->row->abi ? names_abi(v->row->abi) : "",
-		(uint64_t)st->calls);
+		v->row->abi ? " " : "",
+		v->row->abi ? names_abi(v->row->abi) : "", (uint64_t)st->calls);
 	if (st->errors)
 		fprintf(f, ", %" PRIu64 " errors", (uint64_t)st->errors);
 	fputc('\n', f);
@@ -381,8 +383,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 		uint64_t lo = k ? 1ULL << (k - 1) : 0;
 		uint64_t hi = k ? (1ULL << k) - 1 : 0;
 
-		fprintf(f, "%14" PRIu64 " -> %-14" PRIu64 ": %-9" PRIu64 " ", lo,
-			hi, pow2[k]);
+		fprintf(f, "%14" PRIu64 " -> %-14" PRIu64 ": %-9" PRIu64 " ",
+			lo, hi, pow2[k]);
 		bar(f, pow2[k], max, 40);
 		fputc('\n', f);
 	}
@@ -402,8 +404,8 @@ static int histograms(FILE *f, const struct sc_model *m,
 	return 0;
 }
 
-int report_table(FILE *f, const struct sc_model *m,
-		 const struct report_opts *o, const struct report_meta *meta)
+int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		 const struct report_meta *meta)
 {
 	int err;
 
@@ -418,19 +420,20 @@ int report_table(FILE *f, const struct sc_model *m,
 			return -ENOMEM;
 		for (size_t i = 0; i < m->nprocs; i++) {
 			const struct sc_proc *p = by_pid[i];
-			char *comm = esc_text(p->comm,
-					      esc_strnlen(p->comm, SC_COMM_LEN));
+			char *comm = esc_text(
+				p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 
 			if (!comm) {
 				free(by_pid);
 				return -ENOMEM;
 			}
 			if (!p->pid)
-				fprintf(f, "\n%u more exited processes, merged:\n",
+				fprintf(f,
+					"\n%u more exited processes, merged:\n",
 					p->merged);
 			else
-				fprintf(f, "\nProcess %u (%s)%s:\n", p->pid, comm,
-					p->exited ? ", exited" : "");
+				fprintf(f, "\nProcess %u (%s)%s:\n", p->pid,
+					comm, p->exited ? ", exited" : "");
 			free(comm);
 			err = table_rows(f, p->rows, p->nrows, o);
 			if (err)

@@ -27,7 +27,7 @@
 static const struct {
 	const char *name;  /* -s value */
 	const char *title; /* as the title line says it */
-	int key;           /* interactive key */
+	int key;	   /* interactive key */
 } sorts[TOP_SORT_COUNT] = {
 	[TOP_SORT_CALLS] = { "calls", "calls/s", 'c' },
 	[TOP_SORT_ERRORS] = { "errors", "errors/s", 'e' },
@@ -156,7 +156,8 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		tp->errors_s = per_sec(sum->errors, ns);
 		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
 		tp->p99_ns = hist_quantile(sum, 0.99);
-		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns : 0;
+		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
+				    0;
 		top_syscalls(tp, p, ns);
 	}
 	free(sum);
@@ -209,15 +210,16 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 			stamp, (double)fr->interval_ns / 1e9, sorts[sort].title,
 			fr->targets_gone ? " - the targets have exited" : "",
 			interactive ? "   keys: c e p t sort, q quit" : "");
-	err = err ?: push_line(lines, n,
-			       "%zu processes active, %.1f calls/s, %.1f "
-			       "errors/s, %llu calls dropped",
-			       fr->nprocs, fr->calls_s, fr->errors_s,
-			       (unsigned long long)fr->dropped);
-	err = err ?: push_line(lines, n,
-			       "%7s %-16s %10s %9s %6s %9s %7s  %s", "PID",
-			       "COMM", "CALLS/s", "ERRORS/s", "ERR%", "P99-us",
-			       "IN-SYS%", "TOP SYSCALLS (calls/s)");
+	err = err   ?:
+		      push_line(lines, n,
+				"%zu processes active, %.1f calls/s, %.1f "
+				"errors/s, %llu calls dropped",
+				fr->nprocs, fr->calls_s, fr->errors_s,
+				(unsigned long long)fr->dropped);
+	err = err   ?:
+		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
+				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",
+				"P99-us", "IN-SYS%", "TOP SYSCALLS (calls/s)");
 	for (size_t i = 0; !err && i < fr->nprocs; i++) {
 		const struct top_proc *p = &fr->procs[i];
 		char *comm;
@@ -229,13 +231,16 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		for (int k = 0; k < p->ntop; k++)
 			off += (size_t)snprintf(tops + off, sizeof(tops) - off,
 						"%s%s %.0f", k ? ", " : "",
-						p->top[k].name, p->top[k].calls_s);
+						p->top[k].name,
+						p->top[k].calls_s);
 		comm = esc_text(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 		if (!comm)
 			return -ENOMEM;
-		err = push_line(lines, n, "%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
-				p->pid, comm, p->calls_s, p->errors_s, p->err_pct,
-				(double)p->p99_ns / 1e3, p->busy_pct, tops);
+		err = push_line(lines, n,
+				"%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
+				p->pid, comm, p->calls_s, p->errors_s,
+				p->err_pct, (double)p->p99_ns / 1e3,
+				p->busy_pct, tops);
 		free(comm);
 	}
 	return err;
@@ -252,35 +257,34 @@ static void free_lines(char **lines, size_t n)
 
 static void usage(FILE *f)
 {
-	fputs(
-"Usage: scprof top [OPTIONS] [-a | -p PID[,PID...] | --cgroup PATH]\n"
-"\n"
-"A live view of the busiest processes by syscall rate: calls and errors per\n"
-"second, error share, p99 latency, share of wall time inside syscalls, and\n"
-"each process's top syscalls, refreshed every interval. Keys: c, e, p, t\n"
-"sort by calls/s, errors/s, p99, time in syscalls; q quits.\n"
-"\n"
-"Targets (default: the whole system, scprof excepted):\n"
-"  -a, --all             the whole system\n"
-"  -p, --pid PID[,PID]   running processes, all their threads\n"
-"      --cgroup PATH     every task under a cgroup v2 directory\n"
-"  -f, --follow          with -p, also children forked by the targets\n"
-"      --max-entries N   stats map size (default 16384)\n"
-"      --max-procs N     process map size (default 8192)\n"
-"\n"
-"Display:\n"
-"  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
-"  -s, --sort KEY        calls (default), errors, p99 or time\n"
-"  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
-"  -n, --frames N        stop after N frames\n"
-"  -d, --duration SECS   stop after SECS seconds\n"
-"      --rows N          processes per frame with --batch (default 20, 0: all)\n"
-"  -v, --verbose         more messages\n"
-"  -q, --quiet           only errors\n"
-"  -h, --help            this help\n"
-"\n"
-"With -p, --batch stops once every target has exited. Exit status: 0, 1 on\n"
-"a runtime error, 2 on a usage error (also: no terminal without --batch).\n",
+	fputs("Usage: scprof top [OPTIONS] [-a | -p PID[,PID...] | --cgroup PATH]\n"
+	      "\n"
+	      "A live view of the busiest processes by syscall rate: calls and errors per\n"
+	      "second, error share, p99 latency, share of wall time inside syscalls, and\n"
+	      "each process's top syscalls, refreshed every interval. Keys: c, e, p, t\n"
+	      "sort by calls/s, errors/s, p99, time in syscalls; q quits.\n"
+	      "\n"
+	      "Targets (default: the whole system, scprof excepted):\n"
+	      "  -a, --all             the whole system\n"
+	      "  -p, --pid PID[,PID]   running processes, all their threads\n"
+	      "      --cgroup PATH     every task under a cgroup v2 directory\n"
+	      "  -f, --follow          with -p, also children forked by the targets\n"
+	      "      --max-entries N   stats map size (default 16384)\n"
+	      "      --max-procs N     process map size (default 8192)\n"
+	      "\n"
+	      "Display:\n"
+	      "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
+	      "  -s, --sort KEY        calls (default), errors, p99 or time\n"
+	      "  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
+	      "  -n, --frames N        stop after N frames\n"
+	      "  -d, --duration SECS   stop after SECS seconds\n"
+	      "      --rows N          processes per frame with --batch (default 20, 0: all)\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "With -p, --batch stops once every target has exited. Exit status: 0, 1 on\n"
+	      "a runtime error, 2 on a usage error (also: no terminal without --batch).\n",
 	      f);
 }
 
@@ -324,16 +328,20 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 		case 'i':
 			if (cli_parse_seconds(optarg, &o->interval_s) ||
 			    o->interval_s < 0.1)
-				return cli_error(cmd, "invalid interval '%s': "
-						 "expected a number of seconds >= "
-						 "0.1",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid interval '%s': "
+					"expected a number of seconds >= "
+					"0.1",
+					optarg);
 			break;
 		case 'd':
 			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(cmd, "invalid duration '%s': "
-						 "expected a number of seconds > 0",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid duration '%s': "
+					"expected a number of seconds > 0",
+					optarg);
 			break;
 		case 's':
 			for (v = 0; v < TOP_SORT_COUNT; v++) {
@@ -341,10 +349,12 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 					break;
 			}
 			if (v == TOP_SORT_COUNT)
-				return cli_error(cmd, "invalid sort key '%s': "
-						 "expected calls, errors, p99 or "
-						 "time",
-						 optarg);
+				return cli_error(
+					cmd,
+					"invalid sort key '%s': "
+					"expected calls, errors, p99 or "
+					"time",
+					optarg);
 			o->sort = (enum top_sort)v;
 			break;
 		case 'b':
@@ -352,14 +362,16 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case 'n':
 			if (cli_parse_u64(optarg, 1, 1000000000, &v))
-				return cli_error(cmd, "invalid frame count '%s': "
+				return cli_error(cmd,
+						 "invalid frame count '%s': "
 						 "expected a number >= 1",
 						 optarg);
 			o->frames = (unsigned long)v;
 			break;
 		case OPT_ROWS:
 			if (cli_parse_u64(optarg, 0, 1000000, &v))
-				return cli_error(cmd, "invalid --rows '%s': "
+				return cli_error(cmd,
+						 "invalid --rows '%s': "
 						 "expected a number >= 0",
 						 optarg);
 			o->rows = (unsigned int)v;
@@ -373,7 +385,8 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 		}
 	}
 	if (optind < argc)
-		return cli_error(cmd, "unexpected argument '%s': top watches "
+		return cli_error(cmd,
+				 "unexpected argument '%s': top watches "
 				 "running processes (use -p PID or --cgroup "
 				 "PATH)",
 				 argv[optind]);
@@ -382,7 +395,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 		return err;
 	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
 		return cli_error(cmd, "the live view needs a terminal; use "
-				 "--batch for plain-text frames");
+				      "--batch for plain-text frames");
 	return 0;
 }
 
@@ -446,7 +459,8 @@ static int print_frame(struct top *t)
 	size_t n;
 	int err;
 
-	err = top_frame_lines(&t->frame, t->sort, t->o->rows, false, &lines, &n);
+	err = top_frame_lines(&t->frame, t->sort, t->o->rows, false, &lines,
+			      &n);
 	if (!err) {
 		if (t->frames > 1)
 			putchar('\n');
@@ -466,8 +480,9 @@ static void draw(struct top *t)
 
 	erase();
 	if (!t->have_frame) {
-		mvprintw(0, 0, "scprof top - collecting for %.1f s...   keys: c e "
-			       "p t sort, q quit",
+		mvprintw(0, 0,
+			 "scprof top - collecting for %.1f s...   keys: c e "
+			 "p t sort, q quit",
 			 t->o->interval_s);
 	} else if (!top_frame_lines(&t->frame, t->sort, 0, true, &lines, &n)) {
 		for (size_t i = 0; i < n && (int)i < LINES; i++) {
@@ -475,7 +490,8 @@ static void draw(struct top *t)
 				attron(A_REVERSE);
 			mvaddnstr((int)i, 0, lines[i], COLS);
 			if (i == 2) {
-				for (int x = (int)strlen(lines[i]); x < COLS; x++)
+				for (int x = (int)strlen(lines[i]); x < COLS;
+				     x++)
 					addch(' ');
 				attroff(A_REVERSE);
 			}
@@ -504,9 +520,10 @@ static int run(struct top *t, int sigfd)
 {
 	uint64_t ival = (uint64_t)(t->o->interval_s * 1e9);
 	uint64_t next = t->t_prev + ival;
-	uint64_t deadline = t->o->duration_s > 0 ?
-				    t->t_prev + (uint64_t)(t->o->duration_s * 1e9) :
-				    UINT64_MAX;
+	uint64_t deadline =
+		t->o->duration_s > 0 ?
+			t->t_prev + (uint64_t)(t->o->duration_s * 1e9) :
+			UINT64_MAX;
 	bool tty = !t->o->batch;
 	struct pollfd pfd[2] = {
 		{ .fd = sigfd, .events = POLLIN },
@@ -517,8 +534,10 @@ static int run(struct top *t, int sigfd)
 	if (tty)
 		draw(t);
 	for (;;) {
-		uint64_t now = now_ns(), until = next < deadline ? next : deadline;
-		int ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
+		uint64_t now = now_ns(),
+			 until = next < deadline ? next : deadline;
+		int ms = until > now ? (int)((until - now + 999999) / 1000000) :
+				       0;
 
 		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
 			return -errno;

@@ -17,20 +17,20 @@
 #include "model.h"
 
 enum top_sort {
-	TOP_SORT_CALLS,  /* calls/s */
+	TOP_SORT_CALLS,	 /* calls/s */
 	TOP_SORT_ERRORS, /* errors/s */
-	TOP_SORT_P99,    /* p99 latency in the interval */
-	TOP_SORT_TIME,   /* time inside syscalls */
+	TOP_SORT_P99,	 /* p99 latency in the interval */
+	TOP_SORT_TIME,	 /* time inside syscalls */
 	TOP_SORT_COUNT,
 };
 
 struct top_opts {
 	struct cli_target target; /* TARGET_ALL unless -p or --cgroup */
 	double interval_s;
-	double duration_s;   /* 0: until q, Ctrl-C or SIGTERM */
+	double duration_s;    /* 0: until q, Ctrl-C or SIGTERM */
 	unsigned long frames; /* 0: no limit */
 	bool batch;
-	unsigned int rows;   /* processes per frame (batch; 0: all) */
+	unsigned int rows; /* processes per frame (batch; 0: all) */
 	enum top_sort sort;
 	int verbosity;
 };
@@ -56,8 +56,8 @@ struct top_proc {
 struct top_frame {
 	uint64_t interval_ns;
 	double calls_s, errors_s; /* everything, exited processes included */
-	uint64_t dropped;         /* calls lost to a full map in the interval */
-	struct top_proc *procs;   /* those with calls in the interval, sorted */
+	uint64_t dropped;	  /* calls lost to a full map in the interval */
+	struct top_proc *procs;	  /* those with calls in the interval, sorted */
 	size_t nprocs;
 	bool targets_gone;
 };

@@ -34,18 +34,18 @@ static bool in_list(const char *const *list, const char *name)
 
 bool verdict_is_read(const char *name)
 {
-	static const char *const l[] = { "read", "pread64", "readv", "preadv",
-					 "preadv2", "recvfrom", "recvmsg",
-					 "recv", NULL };
+	static const char *const l[] = { "read",    "pread64", "readv",
+					 "preadv",  "preadv2", "recvfrom",
+					 "recvmsg", "recv",    NULL };
 
 	return in_list(l, name);
 }
 
 bool verdict_is_write(const char *name)
 {
-	static const char *const l[] = { "write", "pwrite64", "writev",
+	static const char *const l[] = { "write",   "pwrite64", "writev",
 					 "pwritev", "pwritev2", "sendto",
-					 "sendmsg", "send", NULL };
+					 "sendmsg", "send",	NULL };
 
 	return in_list(l, name);
 }
@@ -61,13 +61,20 @@ bool verdict_is_open(const char *name)
 bool verdict_is_wait(const char *name)
 {
 	static const char *const l[] = {
-		"nanosleep", "clock_nanosleep", "epoll_wait", "epoll_pwait",
-		"epoll_pwait2", "poll", "ppoll", "select", "pselect6",
-		"_newselect", "futex", "futex_waitv", "wait4", "waitid",
-		"waitpid", "pause", "rt_sigsuspend", "rt_sigtimedwait",
-		"accept", "accept4", "msgrcv", "semop", "semtimedop",
-		"io_getevents", "io_pgetevents", "io_uring_enter", "flock",
-		NULL,
+		"nanosleep",	 "clock_nanosleep",
+		"epoll_wait",	 "epoll_pwait",
+		"epoll_pwait2",	 "poll",
+		"ppoll",	 "select",
+		"pselect6",	 "_newselect",
+		"futex",	 "futex_waitv",
+		"wait4",	 "waitid",
+		"waitpid",	 "pause",
+		"rt_sigsuspend", "rt_sigtimedwait",
+		"accept",	 "accept4",
+		"msgrcv",	 "semop",
+		"semtimedop",	 "io_getevents",
+		"io_pgetevents", "io_uring_enter",
+		"flock",	 NULL,
 	};
 
 	return in_list(l, name);
@@ -82,10 +89,10 @@ static bool is_sleep(const char *name)
 static bool is_id_call(const char *name)
 {
 	static const char *const l[] = {
-		"getpid", "getppid", "gettid", "getuid", "geteuid", "getgid",
-		"getegid", "getpgrp", "getpgid", "getsid", "getresuid",
-		"getresgid", "uname", "getcwd", "getrlimit", "prlimit64",
-		"getpriority", "sysinfo", NULL,
+		"getpid",    "getppid",	    "gettid",  "getuid",  "geteuid",
+		"getgid",    "getegid",	    "getpgrp", "getpgid", "getsid",
+		"getresuid", "getresgid",   "uname",   "getcwd",  "getrlimit",
+		"prlimit64", "getpriority", "sysinfo", NULL,
 	};
 
 	return in_list(l, name);
@@ -94,8 +101,8 @@ static bool is_id_call(const char *name)
 static bool is_clock_call(const char *name)
 {
 	static const char *const l[] = { "clock_gettime", "gettimeofday",
-					 "time", "getcpu", "clock_getres",
-					 NULL };
+					 "time",	  "getcpu",
+					 "clock_getres",  NULL };
 
 	return in_list(l, name);
 }
@@ -132,8 +139,8 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 	}
 	out->calls = r->st.calls;
 	out->round_trip_ns = rt;
-	out->time_s = ((double)timed * rt + (double)untimed * in->floor_ns) /
-		      1e9;
+	out->time_s =
+		((double)timed * rt + (double)untimed * in->floor_ns) / 1e9;
 	out->avg_bytes = -1;
 	if (name && names_is_io(name)) {
 		uint64_t ok = r->st.calls > r->st.errors ?
@@ -239,7 +246,8 @@ static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
 			io_bytes += r->avg_bytes * (double)r->calls;
 		}
 	}
-	if (!top || ch->opens < VERDICT_MIN_OPENS || ch->closes * 2 < ch->opens ||
+	if (!top || ch->opens < VERDICT_MIN_OPENS ||
+	    ch->closes * 2 < ch->opens ||
 	    (double)ch->io > VERDICT_IO_PER_OPEN * (double)ch->opens ||
 	    v->cpu_s <= 0 || oc_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
 		return 0;
@@ -277,8 +285,8 @@ static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
 		 (unsigned long long)ch->opens, (unsigned long long)ch->closes,
 		 f->per_s, per_open, plural(per_open, "call", "calls"),
 		 io_bytes / (double)ch->opens,
-		 nothers ? " and one call each of " : "",
-		 others, 100 * clamp01(cycle_s / v->cpu_s));
+		 nothers ? " and one call each of " : "", others,
+		 100 * clamp01(cycle_s / v->cpu_s));
 	return 0;
 }
 
@@ -286,7 +294,8 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct verdict_row *r = &v->rows[i];
-		bool rd = verdict_is_read(r->name), wr = verdict_is_write(r->name);
+		bool rd = verdict_is_read(r->name),
+		     wr = verdict_is_write(r->name);
 		struct verdict_finding *f;
 		double bytes, need;
 		uint64_t saved;
@@ -311,21 +320,21 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 		fill(f, v, VERDICT_SMALL_IO, r);
 		f->avg_bytes = r->avg_bytes;
 		f->saved_calls = saved;
-		snprintf(f->advice, sizeof(f->advice),
-			 "%s moves %.*f %s per call on average. %s 64 KiB per "
-			 "call would need %.0f %s instead of %llu: %llu fewer "
-			 "crossings, about %.0f%% of its CPU time at %.0f ns "
-			 "each.",
-			 r->name, r->avg_bytes == floor(r->avg_bytes) ? 0 : 1,
-			 r->avg_bytes, plural(r->avg_bytes, "byte", "bytes"),
-			 rd ? "Reading through a buffer (a larger read size, or "
-			      "stdio with setvbuf) of" :
-			      "Collecting the output in a buffer (or writev) and "
-			      "writing",
-			 need, plural(need, "call", "calls"),
-			 (unsigned long long)r->calls,
-			 (unsigned long long)saved,
-			 100 * crossing_cpu(v, (double)saved), v->floor_ns);
+		snprintf(
+			f->advice, sizeof(f->advice),
+			"%s moves %.*f %s per call on average. %s 64 KiB per "
+			"call would need %.0f %s instead of %llu: %llu fewer "
+			"crossings, about %.0f%% of its CPU time at %.0f ns "
+			"each.",
+			r->name, r->avg_bytes == floor(r->avg_bytes) ? 0 : 1,
+			r->avg_bytes, plural(r->avg_bytes, "byte", "bytes"),
+			rd ? "Reading through a buffer (a larger read size, or "
+			     "stdio with setvbuf) of" :
+			     "Collecting the output in a buffer (or writev) and "
+			     "writing",
+			need, plural(need, "call", "calls"),
+			(unsigned long long)r->calls, (unsigned long long)saved,
+			100 * crossing_cpu(v, (double)saved), v->floor_ns);
 	}
 	return 0;
 }
@@ -342,8 +351,8 @@ static int rule_high_rate(struct verdict *v, size_t *cap,
 
 		if (r->in_churn || verdict_is_read(r->name) ||
 		    verdict_is_write(r->name) || verdict_is_open(r->name) ||
-		    !strcmp(r->name, "close") ||
-		    verdict_is_wait(r->name) || r->calls < VERDICT_MIN_CALLS)
+		    !strcmp(r->name, "close") || verdict_is_wait(r->name) ||
+		    r->calls < VERDICT_MIN_CALLS)
 			continue;
 		/* Cheap by nature, or measured within a few floors. */
 		if (!is_id_call(r->name) && !is_clock_call(r->name) &&
@@ -507,8 +516,10 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	if (sleep_s < 0)
 		sleep_s = 0;
 	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
-	v->blocked_share = v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
-	v->syscall_share = v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
+	v->blocked_share =
+		v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
+	v->syscall_share =
+		v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
 	stime = in->stime_s - v->probe_s;
 	if (stime < 0)
 		stime = 0;
@@ -521,9 +532,10 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 			   v->cpu_s >= VERDICT_MIN_CPUS * in->wall_s &&
 			   v->cpu_syscall_share >= VERDICT_BOUND_SHARE;
 	for (size_t i = 0; i < v->nrows; i++)
-		v->rows[i].share = v->thread_s > 0 ?
-					   clamp01(v->rows[i].time_s / v->thread_s) :
-					   0;
+		v->rows[i].share =
+			v->thread_s > 0 ?
+				clamp01(v->rows[i].time_s / v->thread_s) :
+				0;
 
 	err = rule_churn(v, &cap, &ch);
 	err = err ?: rule_small_io(v, &cap);

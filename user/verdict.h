@@ -33,20 +33,20 @@
 #include "names.h"
 
 /* Thresholds of the rules. */
-#define VERDICT_BOUND_SHARE 0.5     /* of CPU time, inside syscalls */
-#define VERDICT_MIN_CPUS 0.1        /* CPUs the process keeps busy */
+#define VERDICT_BOUND_SHARE 0.5	    /* of CPU time, inside syscalls */
+#define VERDICT_MIN_CPUS 0.1	    /* CPUs the process keeps busy */
 #define VERDICT_VISIBLE_SHARE 0.05  /* of CPU time: a cost worth naming */
 #define VERDICT_SMALL_IO_BYTES 4096 /* average below this: small I/O */
 #define VERDICT_BUFFER_BYTES 65536  /* what buffering would move per call */
-#define VERDICT_MIN_CALLS 1000      /* fewer calls are never small-io/high-rate */
-#define VERDICT_CHEAP_FLOORS 4.0    /* round trip within 4 floors: cheap */
+#define VERDICT_MIN_CALLS 1000	 /* fewer calls are never small-io/high-rate */
+#define VERDICT_CHEAP_FLOORS 4.0 /* round trip within 4 floors: cheap */
 /* (ids, clocks and sched_yield are cheap by nature, whatever measured) */
 #define VERDICT_MIN_OPENS 100
-#define VERDICT_IO_PER_OPEN 4.0     /* at most this many I/O calls per open */
-#define VERDICT_PER_OPEN_SLACK 0.1  /* one call per open, within 10% */
-#define VERDICT_BLOCKED_SHARE 0.2   /* of thread time, blocked in syscalls */
-#define VERDICT_BLOCKING_ROW 0.1    /* of thread time, in one syscall */
-#define VERDICT_WAIT_FLOORS 100.0   /* a call this slow waits */
+#define VERDICT_IO_PER_OPEN 4.0	   /* at most this many I/O calls per open */
+#define VERDICT_PER_OPEN_SLACK 0.1 /* one call per open, within 10% */
+#define VERDICT_BLOCKED_SHARE 0.2  /* of thread time, blocked in syscalls */
+#define VERDICT_BLOCKING_ROW 0.1   /* of thread time, in one syscall */
+#define VERDICT_WAIT_FLOORS 100.0  /* a call this slow waits */
 
 enum verdict_kind {
 	VERDICT_SMALL_IO,
@@ -58,26 +58,26 @@ enum verdict_kind {
 struct verdict_input {
 	const struct sc_row *rows; /* one process, any ABI */
 	size_t nrows;
-	double wall_s;   /* how long it was profiled */
+	double wall_s;	 /* how long it was profiled */
 	double thread_s; /* wall time summed over its threads */
-	double utime_s;  /* CPU time during the run */
+	double utime_s;	 /* CPU time during the run */
 	double stime_s;
-	double runq_s;   /* run-queue waits, summed over threads; 0: unknown */
+	double runq_s; /* run-queue waits, summed over threads; 0: unknown */
 	/* From the calibration. */
-	double floor_ns;           /* syscall-getppid round trip, > 0 */
-	double vdso_ns;            /* vdso-clock_gettime; 0: unknown */
-	double probe_ns;           /* probe_overhead_ns; 0: not corrected */
-	double probe_reported_ns;  /* what scprof reported for the floor call */
+	double floor_ns;	  /* syscall-getppid round trip, > 0 */
+	double vdso_ns;		  /* vdso-clock_gettime; 0: unknown */
+	double probe_ns;	  /* probe_overhead_ns; 0: not corrected */
+	double probe_reported_ns; /* what scprof reported for the floor call */
 };
 
 struct verdict_finding {
 	enum verdict_kind kind;
 	char syscall[SC_NAME_LEN];
 	uint64_t calls;
-	double avg_bytes;  /* < 0: not a byte-moving call */
-	double share;      /* its syscall time / thread time */
+	double avg_bytes;     /* < 0: not a byte-moving call */
+	double share;	      /* its syscall time / thread time */
 	double round_trip_ns; /* average, probe effect removed */
-	double per_s;      /* calls per second */
+	double per_s;	      /* calls per second */
 	uint64_t saved_calls; /* small-io: calls that 64 KiB buffers save */
 	char advice[512];
 };
@@ -87,31 +87,31 @@ struct verdict_row {
 	char name[SC_NAME_LEN];
 	uint64_t calls;
 	double round_trip_ns; /* average, probe effect removed */
-	double time_s;        /* sum of round trips */
-	double share;         /* of thread time */
+	double time_s;	      /* sum of round trips */
+	double share;	      /* of thread time */
 	double avg_bytes;     /* < 0: not a byte-moving call */
-	bool in_churn;        /* part of an open-close-churn finding */
+	bool in_churn;	      /* part of an open-close-churn finding */
 };
 
 struct verdict {
 	uint64_t calls;
 	double calls_per_s;
 	double wall_s;
-	double thread_s;      /* corrected */
-	double syscall_s;     /* time inside syscalls, corrected */
-	double syscall_share; /* syscall_s / thread_s, in [0, 1] */
-	double cpu_s;         /* utime + stime, corrected */
+	double thread_s;	 /* corrected */
+	double syscall_s;	 /* time inside syscalls, corrected */
+	double syscall_share;	 /* syscall_s / thread_s, in [0, 1] */
+	double cpu_s;		 /* utime + stime, corrected */
 	double user_s, system_s; /* as /proc says, not corrected */
-	double cpus;          /* cpu_s / wall_s */
-	double runq_s;        /* run-queue waits, summed over threads */
+	double cpus;		 /* cpu_s / wall_s */
+	double runq_s;		 /* run-queue waits, summed over threads */
 	double blocked_s;
-	double blocked_share;  /* of thread time */
-	double syscall_cpu_s; /* CPU time inside syscalls, corrected */
+	double blocked_share;	  /* of thread time */
+	double syscall_cpu_s;	  /* CPU time inside syscalls, corrected */
 	double cpu_syscall_share; /* syscall_cpu_s / cpu_s */
-	double crossing_s;     /* calls x floor */
-	double crossing_share; /* of CPU time, in [0, 1] */
-	double probe_s;        /* calls x probe_overhead_ns, taken off */
-	bool corrected;        /* the probe effect was taken off */
+	double crossing_s;	  /* calls x floor */
+	double crossing_share;	  /* of CPU time, in [0, 1] */
+	double probe_s;		  /* calls x probe_overhead_ns, taken off */
+	bool corrected;		  /* the probe effect was taken off */
 	bool syscall_bound;
 	double floor_ns;
 	struct verdict_row *rows; /* by time, largest first */

@@ -10,12 +10,12 @@
 
 void verdict_answer(const struct verdict *v, char *buf, size_t len)
 {
-	if (v->syscall_bound &&
-	    v->crossing_share >= 0.5 * v->cpu_syscall_share)
-		snprintf(buf, len,
-			 "YES: %.0f%% of its CPU time goes into syscalls, %.0f%% "
-			 "into the crossings alone: fewer calls would help.",
-			 100 * v->cpu_syscall_share, 100 * v->crossing_share);
+	if (v->syscall_bound && v->crossing_share >= 0.5 * v->cpu_syscall_share)
+		snprintf(
+			buf, len,
+			"YES: %.0f%% of its CPU time goes into syscalls, %.0f%% "
+			"into the crossings alone: fewer calls would help.",
+			100 * v->cpu_syscall_share, 100 * v->crossing_share);
 	else if (v->syscall_bound)
 		snprintf(buf, len,
 			 "YES: %.0f%% of its CPU time goes into syscalls, but "
@@ -57,14 +57,14 @@ static const char *grouped(uint64_t n, char *buf, size_t len)
 static void print_head(FILE *f, const struct verdict *v,
 		       const struct verdict_meta *m)
 {
-	char *comm = esc_text(m->comm ? m->comm : "", strlen(m->comm ? m->comm : ""));
+	char *comm = esc_text(m->comm ? m->comm : "",
+			      strlen(m->comm ? m->comm : ""));
 	char ans[256];
 
 	fprintf(f, "scprof verdict: pid %d (%s), %s %.1f s, %llu thread%s\n\n",
-		(int)m->pid, comm ? comm : "", m->exited ? "exited after" :
-							   "profiled",
-		v->wall_s, (unsigned long long)m->threads,
-		m->threads == 1 ? "" : "s");
+		(int)m->pid, comm ? comm : "",
+		m->exited ? "exited after" : "profiled", v->wall_s,
+		(unsigned long long)m->threads, m->threads == 1 ? "" : "s");
 	free(comm);
 	verdict_answer(v, ans, sizeof(ans));
 	fprintf(f, "Is it the syscalls? %s\n\n", ans);
@@ -77,30 +77,36 @@ static void print_figures(FILE *f, const struct verdict *v,
 	char a[32], b[32];
 	long long age = m->now - (cal ? cal->created : m->now);
 
-	fprintf(f, "  %-15s %.0f%% of its threads' wall time was inside "
-		   "syscalls (%.0f%% asleep in them)\n",
-		"syscall_share", 100 * v->syscall_share, 100 * v->blocked_share);
-	fprintf(f, "  %-15s %s: %.0f%% of its CPU time was inside syscalls "
-		   "(rule: >= 50%%, with\n  %-15s >= 0.1 CPU busy)\n",
+	fprintf(f,
+		"  %-15s %.0f%% of its threads' wall time was inside "
+		"syscalls (%.0f%% asleep in them)\n",
+		"syscall_share", 100 * v->syscall_share,
+		100 * v->blocked_share);
+	fprintf(f,
+		"  %-15s %s: %.0f%% of its CPU time was inside syscalls "
+		"(rule: >= 50%%, with\n  %-15s >= 0.1 CPU busy)\n",
 		"syscall_bound", v->syscall_bound ? "yes" : "no",
 		100 * v->cpu_syscall_share, "");
-	fprintf(f, "  %-15s %.2f s, %.2f CPUs (/proc: %.2f s user, %.2f s "
-		   "system, scprof's share taken off);\n"
-		   "  %-15s %.2f s waiting for a CPU\n",
+	fprintf(f,
+		"  %-15s %.2f s, %.2f CPUs (/proc: %.2f s user, %.2f s "
+		"system, scprof's share taken off);\n"
+		"  %-15s %.2f s waiting for a CPU\n",
 		"CPU time", v->cpu_s, v->cpus, v->user_s, v->system_s, "",
 		v->runq_s);
 	fprintf(f, "  %-15s %s calls, %s per second\n", "syscalls",
 		grouped(v->calls, a, sizeof(a)),
 		grouped((uint64_t)(v->calls_per_s + 0.5), b, sizeof(b)));
-	fprintf(f, "  %-15s %.0f%% of its CPU time: %s calls x %.0f ns "
-		   "(the floor) = %.3f s\n",
+	fprintf(f,
+		"  %-15s %.0f%% of its CPU time: %s calls x %.0f ns "
+		"(the floor) = %.3f s\n",
 		"crossing cost", 100 * v->crossing_share,
 		grouped(v->calls, a, sizeof(a)), v->floor_ns, v->crossing_s);
 	if (v->corrected)
-		fprintf(f, "  %-15s taken off: %.0f ns of CPU per call (%.3f s "
-			   "in all); latencies rebased\n"
-			   "  %-15s on the floor call's, which scprof reports "
-			   "as %.0f ns\n",
+		fprintf(f,
+			"  %-15s taken off: %.0f ns of CPU per call (%.3f s "
+			"in all); latencies rebased\n"
+			"  %-15s on the floor call's, which scprof reports "
+			"as %.0f ns\n",
 			"probe effect", cal ? cal->probe.overhead_ns : 0,
 			v->probe_s, "", cal ? cal->probe.reported_ns : 0);
 	else
@@ -126,7 +132,8 @@ static void print_findings(FILE *f, const struct verdict *v)
 		char *name = esc_text(x->syscall, strlen(x->syscall));
 
 		fprintf(f, "  %-17s %-16s %s calls", verdict_kind_name(x->kind),
-			name ? name : "", grouped(x->calls, calls, sizeof(calls)));
+			name ? name : "",
+			grouped(x->calls, calls, sizeof(calls)));
 		if (x->avg_bytes >= 0)
 			fprintf(f, ", %.1f B avg", x->avg_bytes);
 		fprintf(f, ", share %.0f%%\n", 100 * x->share);
@@ -231,16 +238,20 @@ static struct json_object *calib_obj(const struct verdict_meta *m)
 
 	if (!o)
 		return NULL;
-	err = err ?: jw_add_str(o, "source", m->cal_saved ? "saved" : "measured");
+	err = err   ?:
+		      jw_add_str(o, "source",
+				 m->cal_saved ? "saved" : "measured");
 	err = err ?: jw_add(o, "quick", json_object_new_boolean(c->quick));
 	err = err ?: jw_add(o, "created", json_object_new_int64(c->created));
 	if (vd)
 		err = err ?: jw_add_num(o, "vdso_ns", vd->ns_per_call, 2);
 	if (c->probe.measured) {
-		err = err ?: jw_add_num(o, "probe_overhead_ns",
-					c->probe.overhead_ns, 2);
-		err = err ?: jw_add_num(o, "probe_reported_ns",
-					c->probe.reported_ns, 2);
+		err = err   ?:
+			      jw_add_num(o, "probe_overhead_ns",
+					 c->probe.overhead_ns, 2);
+		err = err   ?:
+			      jw_add_num(o, "probe_reported_ns",
+					 c->probe.reported_ns, 2);
 	} else {
 		err = err ?: jw_add_null(o, "probe_overhead_ns");
 		err = err ?: jw_add_null(o, "probe_reported_ns");
@@ -269,11 +280,13 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_num(root, "duration_s", v->wall_s, 3);
 	err = err ?: jw_add_u64(root, "threads", m->threads);
 	err = err ?: jw_add_num(root, "syscall_share", v->syscall_share, 4);
-	err = err ?: jw_add(root, "syscall_bound",
-			    json_object_new_boolean(v->syscall_bound));
+	err = err   ?:
+		      jw_add(root, "syscall_bound",
+			     json_object_new_boolean(v->syscall_bound));
 	err = err ?: jw_add_str(root, "answer", ans);
-	err = err ?: jw_add_num(root, "cpu_syscall_share",
-				v->cpu_syscall_share, 4);
+	err = err   ?:
+		      jw_add_num(root, "cpu_syscall_share",
+				 v->cpu_syscall_share, 4);
 	err = err ?: jw_add_num(root, "blocked_share", v->blocked_share, 4);
 	err = err ?: jw_add_num(root, "thread_s", v->thread_s, 6);
 	err = err ?: jw_add_num(root, "syscall_s", v->syscall_s, 6);
@@ -287,8 +300,9 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_num(root, "floor_ns", v->floor_ns, 2);
 	err = err ?: jw_add_num(root, "crossing_s", v->crossing_s, 6);
 	err = err ?: jw_add_num(root, "crossing_share", v->crossing_share, 4);
-	err = err ?: jw_add(root, "probe_corrected",
-			    json_object_new_boolean(v->corrected));
+	err = err   ?:
+		      jw_add(root, "probe_corrected",
+			     json_object_new_boolean(v->corrected));
 	err = err ?: jw_add_num(root, "probe_s", v->probe_s, 6);
 	if (m->cal)
 		err = err ?: jw_add(root, "calibration", calib_obj(m));

@@ -14,12 +14,12 @@
 /* What was judged, and with which calibration. */
 struct verdict_meta {
 	pid_t pid;
-	const char *comm;   /* raw bytes: escaped on output */
-	bool exited;        /* it ended during the run */
-	uint64_t threads;   /* when last seen */
+	const char *comm; /* raw bytes: escaped on output */
+	bool exited;	  /* it ended during the run */
+	uint64_t threads; /* when last seen */
 	const struct calibration *cal;
-	bool cal_saved;     /* loaded from the saved calibration */
-	long long now;      /* Unix time of the report */
+	bool cal_saved; /* loaded from the saved calibration */
+	long long now;	/* Unix time of the report */
 };
 
 /* How many of the largest syscalls the reports list. */

@@ -22,7 +22,8 @@
 
 static void test_stats(void **state)
 {
-	double odd[] = { 5, 1, 3, 9, 7 }, even[] = { 4, 1, 3, 2 }, one[] = { 8 };
+	double odd[] = { 5, 1, 3, 9, 7 }, even[] = { 4, 1, 3, 2 },
+	       one[] = { 8 };
 	struct cal_stats st;
 
 	(void)state;
@@ -62,11 +63,22 @@ static void test_per_call(void **state)
 static void test_loop_names(void **state)
 {
 	static const char *const names[] = {
-		"syscall-getppid", "libc-getpid", "vdso-clock_gettime",
-		"read-1B", "read-64KiB", "write-1B-devnull", "read-copy-4KiB",
-		"mmap-copy-4KiB", "read-copy-8KiB", "mmap-copy-8KiB",
-		"read-copy-16KiB", "mmap-copy-16KiB", "getrandom-16B",
-		"getrandom-16B-buffered", "fopen-fread-fclose-16B", NULL,
+		"syscall-getppid",
+		"libc-getpid",
+		"vdso-clock_gettime",
+		"read-1B",
+		"read-64KiB",
+		"write-1B-devnull",
+		"read-copy-4KiB",
+		"mmap-copy-4KiB",
+		"read-copy-8KiB",
+		"mmap-copy-8KiB",
+		"read-copy-16KiB",
+		"mmap-copy-16KiB",
+		"getrandom-16B",
+		"getrandom-16B-buffered",
+		"fopen-fread-fclose-16B",
+		NULL,
 	};
 
 	(void)state;
@@ -176,9 +188,8 @@ static void test_mitigations_sorted(void **state)
 	struct calibration *c = sample_cal();
 
 	(void)state;
-	assert_int_equal(machine_add_mitigation(&c->machine, "l1tf",
-						"Not affected"),
-			 0);
+	assert_int_equal(
+		machine_add_mitigation(&c->machine, "l1tf", "Not affected"), 0);
 	assert_int_equal(c->machine.nmitigations, 3);
 	assert_string_equal(c->machine.mitigations[0].name, "l1tf");
 	assert_string_equal(c->machine.mitigations[1].name, "meltdown");
@@ -200,12 +211,14 @@ static void test_json_round_trip(void **state)
 	assert_true(json_object_object_get_ex(root, "loops", &loops));
 	for (size_t i = 0; i < json_object_array_length(loops); i++) {
 		struct json_object *l = json_object_array_get_idx(loops, i);
-		static const char *const keys[] = { "name", "ns_per_call",
+		static const char *const keys[] = { "name",   "ns_per_call",
 						    "min_ns", "median_ns",
-						    "max_ns", "calls", NULL };
+						    "max_ns", "calls",
+						    NULL };
 
 		for (int k = 0; keys[k]; k++)
-			assert_true(json_object_object_get_ex(l, keys[k], NULL));
+			assert_true(
+				json_object_object_get_ex(l, keys[k], NULL));
 	}
 	assert_int_equal(calib_from_json(root, &back), 0);
 	assert_int_equal(back->nloops, c->nloops);

@@ -65,16 +65,16 @@ static void test_u64(void **state)
 static void test_seconds(void **state)
 {
 	static const char *const bad[] = {
-		"0",   "0.0", "-1",	"-0.5", "nan",	"NAN", "inf", "-inf",
-		"1e10", "10abc", "",	" 1",	"1 ",	"abc", ".",   "1..2",
-		"2s",  "1e400", "0x10", "0x1p3", "+1",
+		"0",	"0.0",	"-1",	 "-0.5",  "nan",  "NAN",   "inf",
+		"-inf", "1e10", "10abc", "",	  " 1",	  "1 ",	   "abc",
+		".",	"1..2", "2s",	 "1e400", "0x10", "0x1p3", "+1",
 	};
 	static const struct {
 		const char *s;
 		double v;
 	} good[] = {
-		{ "0.5", 0.5 }, { "2", 2 },	 { ".25", 0.25 },
-		{ "10", 10 },	{ "1e3", 1000 }, { "1000000000", 1e9 },
+		{ "0.5", 0.5 },	    { "2", 2 },	     { ".25", 0.25 },
+		{ "10", 10 },	    { "1e3", 1000 }, { "1000000000", 1e9 },
 		{ "0.001", 0.001 },
 	};
 	double v;
@@ -89,7 +89,8 @@ static void test_seconds(void **state)
 	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
 		CHECK(cli_parse_seconds(good[i].s, &v) == 0, "-d '%s' accepted",
 		      good[i].s);
-		CHECK(fabs(v - good[i].v) < 1e-12, "-d '%s' is %g", good[i].s, v);
+		CHECK(fabs(v - good[i].v) < 1e-12, "-d '%s' is %g", good[i].s,
+		      v);
 	}
 	CHECK(cli_parse_seconds(NULL, &v) == -EINVAL, "NULL");
 }
@@ -103,11 +104,12 @@ static void test_pids_lists(void **state)
 	size_t n = 0;
 
 	(void)state;
-	CHECK(cli_parse_pids("1", &pids, &n, &bad) == 0 && n == 1 && pids[0] == 1,
+	CHECK(cli_parse_pids("1", &pids, &n, &bad) == 0 && n == 1 &&
+		      pids[0] == 1,
 	      "one pid");
 	free(pids);
 	CHECK(cli_parse_pids("10,20,4194303", &pids, &n, &bad) == 0 && n == 3 &&
-	      pids[0] == 10 && pids[1] == 20 && pids[2] == 4194303,
+		      pids[0] == 10 && pids[1] == 20 && pids[2] == 4194303,
 	      "three pids");
 	free(pids);
 	/* many: the array grows */
@@ -225,7 +227,8 @@ static void check_usage_error_at(int line, const char *const *args,
 		 EXIT_USAGE, p.err);
 	CHECK_AT(line, !*p.out, "'%s ...': nothing on stdout", args[0]);
 	CHECK_AT(line,
-		 unit_count_lines(p.err) == 1 && p.err[strlen(p.err) - 1] == '\n',
+		 unit_count_lines(p.err) == 1 &&
+			 p.err[strlen(p.err) - 1] == '\n',
 		 "'%s ...': one line on stderr, got '%s'", args[0], p.err);
 	CHECK_AT(line, !strncmp(p.err, "scprof: ", 8),
 		 "'%s ...': unprefixed message '%s'", args[0], p.err);
@@ -242,31 +245,39 @@ static void test_profile_command(void **state)
 	(void)state;
 	parse_ok(&p, ARGS("true"));
 	CHECK(p.o.target.kind == TARGET_CMD && !strcmp(p.o.argv[0], "true") &&
-	      p.o.argv[1] == NULL, "command 'true'");
+		      p.o.argv[1] == NULL,
+	      "command 'true'");
 	/* defaults */
 	CHECK(!p.o.target.follow && p.o.duration_s == 0 && !p.o.output &&
-	      p.o.report.format == REPORT_TABLE &&
-	      p.o.report.sort == COL_TIME_TOTAL && !p.o.report.per_process &&
-	      !p.o.report.histograms && p.o.verbosity == LOG_WARN &&
-	      p.o.target.max_stats == 0 && p.o.target.max_procs == 0, "defaults");
+		      p.o.report.format == REPORT_TABLE &&
+		      p.o.report.sort == COL_TIME_TOTAL &&
+		      !p.o.report.per_process && !p.o.report.histograms &&
+		      p.o.verbosity == LOG_WARN && p.o.target.max_stats == 0 &&
+		      p.o.target.max_procs == 0,
+	      "defaults");
 	CHECK(p.o.report.cols[0] == COL_TIME_PCT &&
-	      p.o.report.cols[5] == COL_NAME && p.o.report.cols[6] == COL_NONE,
+		      p.o.report.cols[5] == COL_NAME &&
+		      p.o.report.cols[6] == COL_NONE,
 	      "strace's default columns");
 	parsed_free(&p);
 
 	/* options, then the command with its own options untouched */
-	parse_ok(&p, ARGS("-f", "-d", "2", "-S", "calls", "ls", "-la", "-d", "x"));
-	CHECK(p.o.target.kind == TARGET_CMD && p.o.target.follow && p.o.duration_s == 2 &&
-	      p.o.report.sort == COL_CALLS, "options before the command");
+	parse_ok(&p,
+		 ARGS("-f", "-d", "2", "-S", "calls", "ls", "-la", "-d", "x"));
+	CHECK(p.o.target.kind == TARGET_CMD && p.o.target.follow &&
+		      p.o.duration_s == 2 && p.o.report.sort == COL_CALLS,
+	      "options before the command");
 	CHECK(!strcmp(p.o.argv[0], "ls") && !strcmp(p.o.argv[1], "-la") &&
-	      !strcmp(p.o.argv[2], "-d") && !strcmp(p.o.argv[3], "x") &&
-	      p.o.argv[4] == NULL, "the command's arguments are its own");
+		      !strcmp(p.o.argv[2], "-d") && !strcmp(p.o.argv[3], "x") &&
+		      p.o.argv[4] == NULL,
+	      "the command's arguments are its own");
 	parsed_free(&p);
 
 	/* "--" ends the options: a command may start with '-' */
 	parse_ok(&p, ARGS("-q", "--", "-weird", "--help"));
 	CHECK(p.o.target.kind == TARGET_CMD && !strcmp(p.o.argv[0], "-weird") &&
-	      !strcmp(p.o.argv[1], "--help") && p.o.verbosity == LOG_ERROR,
+		      !strcmp(p.o.argv[1], "--help") &&
+		      p.o.verbosity == LOG_ERROR,
 	      "command after --");
 	parsed_free(&p);
 }
@@ -277,11 +288,13 @@ static void test_profile_targets(void **state)
 
 	(void)state;
 	parse_ok(&p, ARGS("-p", "12,34"));
-	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 2 && p.o.target.pids[0] == 12 &&
-	      p.o.target.pids[1] == 34, "-p 12,34");
+	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 2 &&
+		      p.o.target.pids[0] == 12 && p.o.target.pids[1] == 34,
+	      "-p 12,34");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("--pid=5", "-f"));
-	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 1 && p.o.target.follow,
+	CHECK(p.o.target.kind == TARGET_PIDS && p.o.target.npids == 1 &&
+		      p.o.target.follow,
 	      "--pid=5 -f");
 	parsed_free(&p);
 	/* a second -p replaces the first list */
@@ -289,11 +302,13 @@ static void test_profile_targets(void **state)
 	CHECK(p.o.target.npids == 1 && p.o.target.pids[0] == 9, "last -p wins");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("-a", "-d", "0.5"));
-	CHECK(p.o.target.kind == TARGET_ALL && p.o.duration_s == 0.5, "-a -d 0.5");
+	CHECK(p.o.target.kind == TARGET_ALL && p.o.duration_s == 0.5,
+	      "-a -d 0.5");
 	parsed_free(&p);
 	parse_ok(&p, ARGS("--cgroup", "/sys/fs/cgroup/x"));
 	CHECK(p.o.target.kind == TARGET_CGROUP &&
-	      !strcmp(p.o.target.cgroup, "/sys/fs/cgroup/x"), "--cgroup");
+		      !strcmp(p.o.target.cgroup, "/sys/fs/cgroup/x"),
+	      "--cgroup");
 	parsed_free(&p);
 }
 
@@ -302,26 +317,32 @@ static void test_profile_report_options(void **state)
 	struct parsed p;
 
 	(void)state;
-	parse_ok(&p, ARGS("--format", "json", "-o", "out.json", "-U",
-			  "calls,p99", "-S", "p99", "-P", "-H", "-c", "-w", "-v",
-			  "-v", "--max-entries", "16777216", "--max-procs", "1",
-			  "-a"));
-	CHECK(p.o.report.format == REPORT_JSON && !strcmp(p.o.output, "out.json"),
+	parse_ok(&p,
+		 ARGS("--format", "json", "-o", "out.json", "-U", "calls,p99",
+		      "-S", "p99", "-P", "-H", "-c", "-w", "-v", "-v",
+		      "--max-entries", "16777216", "--max-procs", "1", "-a"));
+	CHECK(p.o.report.format == REPORT_JSON &&
+		      !strcmp(p.o.output, "out.json"),
 	      "--format json -o");
-	CHECK(p.o.report.cols[0] == COL_CALLS && p.o.report.cols[1] == COL_P99 &&
-	      p.o.report.cols[2] == COL_NAME && p.o.report.cols[3] == COL_NONE,
+	CHECK(p.o.report.cols[0] == COL_CALLS &&
+		      p.o.report.cols[1] == COL_P99 &&
+		      p.o.report.cols[2] == COL_NAME &&
+		      p.o.report.cols[3] == COL_NONE,
 	      "-U calls,p99");
 	CHECK(p.o.report.sort == COL_P99 && p.o.report.per_process &&
-	      p.o.report.histograms, "-S -P -H");
+		      p.o.report.histograms,
+	      "-S -P -H");
 	CHECK(p.o.verbosity == LOG_WARN + 2, "-v -v");
-	CHECK(p.o.target.max_stats == 16777216 && p.o.target.max_procs == 1, "map sizes");
+	CHECK(p.o.target.max_stats == 16777216 && p.o.target.max_procs == 1,
+	      "map sizes");
 	parsed_free(&p);
-	parse_ok(&p, ARGS("--format=csv", "--sort=name", "--columns=name,calls",
-			  "--output=x", "--per-process", "--histograms",
-			  "--follow", "--duration=3", "--verbose", "--", "true"));
+	parse_ok(&p,
+		 ARGS("--format=csv", "--sort=name", "--columns=name,calls",
+		      "--output=x", "--per-process", "--histograms", "--follow",
+		      "--duration=3", "--verbose", "--", "true"));
 	CHECK(p.o.report.format == REPORT_CSV && p.o.report.sort == COL_NAME &&
-	      p.o.report.cols[0] == COL_NAME && p.o.target.follow &&
-	      p.o.duration_s == 3 && p.o.verbosity == LOG_INFO,
+		      p.o.report.cols[0] == COL_NAME && p.o.target.follow &&
+		      p.o.duration_s == 3 && p.o.verbosity == LOG_INFO,
 	      "long options");
 	parsed_free(&p);
 }
@@ -346,7 +367,8 @@ static void test_profile_help_version(void **state)
 	CHECK_STR(p.out, "scprof " SCPROF_VERSION "\n", "version line");
 	parsed_free(&p);
 	parse(&p, ARGS("-V"));
-	CHECK(p.ret == 1 && !strcmp(p.out, "scprof " SCPROF_VERSION "\n"), "-V");
+	CHECK(p.ret == 1 && !strcmp(p.out, "scprof " SCPROF_VERSION "\n"),
+	      "-V");
 	parsed_free(&p);
 }
 
@@ -360,7 +382,8 @@ static void test_profile_usage_errors(void **state)
 	check_usage_error(ARGS("-p", "1", "true"), "choose one target");
 	check_usage_error(ARGS("-a", "true"), "choose one target");
 	check_usage_error(ARGS("--cgroup", "/x", "-a"), "choose one target");
-	check_usage_error(ARGS("--cgroup", "/x", "-p", "3"), "choose one target");
+	check_usage_error(ARGS("--cgroup", "/x", "-p", "3"),
+			  "choose one target");
 	/* -f follows a command's or a pid's children only */
 	check_usage_error(ARGS("-f", "-a"), "-f");
 	check_usage_error(ARGS("-a", "-f"), "-f");
@@ -381,7 +404,8 @@ static void test_profile_usage_errors(void **state)
 	check_usage_error(ARGS("--format", "xml", "-a"), "'xml'");
 	check_usage_error(ARGS("--format=JSON", "-a"), "'JSON'");
 	check_usage_error(ARGS("--max-entries", "0", "-a"), "--max-entries");
-	check_usage_error(ARGS("--max-entries", "16777217", "-a"), "'16777217'");
+	check_usage_error(ARGS("--max-entries", "16777217", "-a"),
+			  "'16777217'");
 	check_usage_error(ARGS("--max-entries", "1k", "-a"), "'1k'");
 	check_usage_error(ARGS("--max-procs", "-5", "-a"), "--max-procs");
 	check_usage_error(ARGS("-o", "", "-a"), "empty output");

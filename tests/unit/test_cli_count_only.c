@@ -12,12 +12,11 @@
 #include "cli.h"
 #include "report.h"
 
-#define PARSE(o, ...)                                                      \
-	({                                                                 \
-		char *argv_[] = { "scprof", __VA_ARGS__, NULL };           \
-		cli_parse_profile((int)(sizeof(argv_) / sizeof(argv_[0])) - \
-					  1,                               \
-				  argv_, (o));                             \
+#define PARSE(o, ...)                                                          \
+	({                                                                     \
+		char *argv_[] = { "scprof", __VA_ARGS__, NULL };               \
+		cli_parse_profile((int)(sizeof(argv_) / sizeof(argv_[0])) - 1, \
+				  argv_, (o));                                 \
 	})
 
 static void test_default_table(void **state)
@@ -77,8 +76,7 @@ static void test_timed_options_refused(void **state)
 	cli_free_profile(&o);
 	assert_int_equal(PARSE(&o, "-C", "-S", "time", "true"), EXIT_USAGE);
 	cli_free_profile(&o);
-	assert_int_equal(PARSE(&o, "-S", "max-time", "-C", "true"),
-			 EXIT_USAGE);
+	assert_int_equal(PARSE(&o, "-S", "max-time", "-C", "true"), EXIT_USAGE);
 	cli_free_profile(&o);
 }
 

@@ -19,8 +19,10 @@ static struct sc_proc *put(struct sc_model *m, uint32_t pid, const char *comm,
 			   uint64_t calls)
 {
 	struct sc_proc *p = model_proc(m, pid, 1000 + pid);
-	struct sc_stats st = { .calls = calls, .errors = calls / 5,
-			       .total_ns = calls * 100, .bytes = calls * 2 };
+	struct sc_stats st = { .calls = calls,
+			       .errors = calls / 5,
+			       .total_ns = calls * 100,
+			       .bytes = calls * 2 };
 
 	assert_non_null(p);
 	memset(p->comm, 0, sizeof(p->comm));
@@ -89,7 +91,8 @@ static void test_exit_is_attributed_once(void **state)
 {
 	struct comm_series_opts o = { .max_series = 10 };
 	struct comm_series *s;
-	struct sc_model *a = model_new(), *ex = model_new(), *empty = model_new();
+	struct sc_model *a = model_new(), *ex = model_new(),
+			*empty = model_new();
 
 	(void)state;
 	assert_int_equal(comm_series__new(&s, &o), 0);

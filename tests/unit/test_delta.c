@@ -73,7 +73,7 @@ static void test_folded_process_counted_once(void **state)
 	proc(prev, 42, 100); /* live, 100 calls so far */
 	proc(prev, 43, 7);
 	model_finalize(prev);
-	proc(cur, 0, 120);   /* 42 exited at 120 calls, folded */
+	proc(cur, 0, 120); /* 42 exited at 120 calls, folded */
 	proc(cur, 43, 9);
 	model_finalize(cur);
 	d = model_delta(cur, prev);

@@ -31,10 +31,10 @@ static bool esc_ok(esc_fn fn, const char *fname, const char *in, size_t len,
 }
 
 /* Each check fails at its own line. */
-#define ESC_CHECK(fn, in, len, want)                                   \
-	do {                                                           \
-		if (!esc_ok(fn, #fn, in, len, want))                   \
-			fail();                                        \
+#define ESC_CHECK(fn, in, len, want)                 \
+	do {                                         \
+		if (!esc_ok(fn, #fn, in, len, want)) \
+			fail();                      \
 	} while (0)
 #define TEXT(in, want) ESC_CHECK(esc_text, in, sizeof(in) - 1, want)
 #define UTF8(in, want) ESC_CHECK(esc_utf8, in, sizeof(in) - 1, want)
@@ -118,10 +118,16 @@ static void test_text_c1_and_bidi(void **state)
 	(void)state;
 	/* C1 controls encoded in UTF-8: NEL and CSI. */
 	TEXT("\xc2\x85", "\\xc2\\x85");
-	TEXT("\xc2\x9b" "31m", "\\xc2\\x9b" "31m");
+	TEXT("\xc2\x9b"
+	     "31m",
+	     "\\xc2\\x9b"
+	     "31m");
 	TEXT("\xc2\x80\xc2\x9f", "\\xc2\\x80\\xc2\\x9f");
 	/* Bidi overrides, embeddings, isolates and marks. */
-	TEXT("a\xe2\x80\xae" "cba", "a\\xe2\\x80\\xae" "cba");
+	TEXT("a\xe2\x80\xae"
+	     "cba",
+	     "a\\xe2\\x80\\xae"
+	     "cba");
 	TEXT("\xe2\x80\xaa", "\\xe2\\x80\\xaa");
 	TEXT("\xe2\x81\xa6\xe2\x81\xa9", "\\xe2\\x81\\xa6\\xe2\\x81\\xa9");
 	TEXT("\xe2\x80\x8e\xe2\x80\x8f", "\\xe2\\x80\\x8e\\xe2\\x80\\x8f");
@@ -134,7 +140,9 @@ static void test_text_invalid_utf8(void **state)
 {
 	(void)state;
 	/* Lone continuation byte. */
-	TEXT("a\x80" "b", "a\\x80b");
+	TEXT("a\x80"
+	     "b",
+	     "a\\x80b");
 	/* Overlong "/", overlong NUL. */
 	TEXT("\xc0\xaf", "\\xc0\\xaf");
 	TEXT("\xc0\x80", "\\xc0\\x80");
@@ -148,7 +156,10 @@ static void test_text_invalid_utf8(void **state)
 	TEXT("ab\xf0\x9f\x98", "ab\\xf0\\x9f\\x98");
 	TEXT("\xc3", "\\xc3");
 	/* A lead byte followed by ASCII: only the lead byte is escaped. */
-	TEXT("\xe2" "AB", "\\xe2" "AB");
+	TEXT("\xe2"
+	     "AB",
+	     "\\xe2"
+	     "AB");
 	/* Bytes that never occur in UTF-8. */
 	TEXT("\xf5\xf8\xfb\xfe\xff", "\\xf5\\xf8\\xfb\\xfe\\xff");
 }
@@ -183,12 +194,16 @@ static void test_utf8_exact(void **state)
 	/* Quotes, backslashes and controls are the JSON encoder's business. */
 	UTF8("a\"b\\c\nd\x1b[0m", "a\"b\\c\nd\x1b[0m");
 	/* Each byte of an invalid sequence becomes one U+FFFD. */
-	UTF8("a\x80" "b", "a" RC "b");
+	UTF8("a\x80"
+	     "b",
+	     "a" RC "b");
 	UTF8("\xc0\xaf", RC RC);
 	UTF8("\xed\xa0\x80", RC RC RC);
 	UTF8("ab\xe2\x82", "ab" RC RC);
 	UTF8("\xf5\xff", RC RC);
-	UTF8("\xe2" "A", RC "A");
+	UTF8("\xe2"
+	     "A",
+	     RC "A");
 	UTF8("", "");
 }
 
@@ -220,8 +235,7 @@ static void test_csv_exact(void **state)
 	CSV("\x1b[31m", "\\x1b[31m");
 	CSV("\xff\xfe", "\\xff\\xfe");
 	CSV("a\0b", "a\\x00b");
-	CSV("x,\"y\n\x1b]0;t\x07\xc3",
-	    "\"x,\"\"y\\x0a\\x1b]0;t\\x07\\xc3\"");
+	CSV("x,\"y\n\x1b]0;t\x07\xc3", "\"x,\"\"y\\x0a\\x1b]0;t\\x07\\xc3\"");
 	CSV("caf\xc3\xa9", "caf\xc3\xa9");
 }
 
@@ -236,7 +250,9 @@ static void test_prom_exact(void **state)
 	PROM("a\\b", "a\\\\b");
 	PROM("a\nb", "a\\nb");
 	PROM("\\n", "\\\\n");
-	PROM("a\x80" "b", "a" RC "b");
+	PROM("a\x80"
+	     "b",
+	     "a" RC "b");
 	PROM("\xed\xa0\x80", RC RC RC);
 	PROM("caf\xc3\xa9", "caf\xc3\xa9");
 	PROM("a\0b", "a" RC "b");
@@ -350,14 +366,16 @@ static void check_properties(const char *in, size_t len)
 	for (const unsigned char *p = (const unsigned char *)text; *p;) {
 		size_t k = unit_utf8_seq(p, strlen((const char *)p));
 
-		CHECK(k, "esc_text output is not valid UTF-8 at byte 0x%02x", *p);
+		CHECK(k, "esc_text output is not valid UTF-8 at byte 0x%02x",
+		      *p);
 		CHECK(!cp_dangerous(utf8_cp(p, k)),
 		      "esc_text let code point U+%04X through", utf8_cp(p, k));
 		p += k;
 	}
 	n = text_unescape(text, back, sizeof(back));
 	CHECK(n == (long)len && !memcmp(back, in, len),
-	      "esc_text output does not decode back to its %zu-byte input", len);
+	      "esc_text output does not decode back to its %zu-byte input",
+	      len);
 
 	/* esc_utf8: valid UTF-8 always; the input unchanged when it was. */
 	CHECK(unit_utf8_valid(utf8, strlen(utf8)),
@@ -373,7 +391,8 @@ static void check_properties(const char *in, size_t len)
 
 		CHECK(field != NULL, "esc_csv produced a malformed field");
 		CHECK(!strpbrk(csv, "\r\n"), "esc_csv produced a line break");
-		CHECK(!strcmp(field, text), "esc_csv field is not esc_text's text");
+		CHECK(!strcmp(field, text),
+		      "esc_csv field is not esc_text's text");
 		free(field);
 	}
 

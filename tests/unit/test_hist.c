@@ -99,10 +99,12 @@ static void test_bucket_monotonic(void **state)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t b = sc_hist_bucket(v[i]);
 
-		CHECK(b < SC_HIST_BUCKETS, "bucket %u of %" PRIu64 " out of range",
-		      b, v[i]);
-		CHECK(b >= prev, "bucket of %" PRIu64 " is %u, below %u of a "
-		      "smaller value", v[i], b, prev);
+		CHECK(b < SC_HIST_BUCKETS,
+		      "bucket %u of %" PRIu64 " out of range", b, v[i]);
+		CHECK(b >= prev,
+		      "bucket of %" PRIu64 " is %u, below %u of a "
+		      "smaller value",
+		      v[i], b, prev);
 		prev = b;
 	}
 	CHECK(sc_hist_bucket(UINT64_MAX) == SC_HIST_BUCKETS - 1,
@@ -121,11 +123,13 @@ static void test_bucket_bounds_contain_value(void **state)
 		uint32_t b = sc_hist_bucket(v[i]);
 
 		CHECK(sc_hist_lower(b) <= v[i],
-		      "%" PRIu64 " is below its bucket %u's lower bound %" PRIu64,
+		      "%" PRIu64
+		      " is below its bucket %u's lower bound %" PRIu64,
 		      v[i], b, sc_hist_lower(b));
 		if (b < SC_HIST_BUCKETS - 1)
 			CHECK(v[i] < sc_hist_lower(b + 1),
-			      "%" PRIu64 " is not below bucket %u's end %" PRIu64,
+			      "%" PRIu64
+			      " is not below bucket %u's end %" PRIu64,
 			      v[i], b, sc_hist_lower(b + 1));
 	}
 	free(v);
@@ -138,8 +142,9 @@ static void test_bucket_lower_roundtrip(void **state)
 	for (uint32_t b = 0; b < SC_HIST_BUCKETS; b++) {
 		uint64_t lo = sc_hist_lower(b);
 
-		CHECK(sc_hist_bucket(lo) == b, "lower(%u) = %" PRIu64
-		      " lies in bucket %u", b, lo, sc_hist_bucket(lo));
+		CHECK(sc_hist_bucket(lo) == b,
+		      "lower(%u) = %" PRIu64 " lies in bucket %u", b, lo,
+		      sc_hist_bucket(lo));
 		if (lo)
 			CHECK(sc_hist_bucket(lo - 1) == b - 1,
 			      "lower(%u) - 1 lies in bucket %u", b,
@@ -212,11 +217,13 @@ static void check_quantiles(const char *what, uint64_t *samples, size_t n,
 		uint64_t want = exact_quantile(samples, n, qs[i]);
 		double err = fabs((double)got - (double)want) / (double)want;
 
-		CHECK(err <= tol, "%s: p%g = %" PRIu64 ", exact %" PRIu64
-		      " (error %.1f%% > %.0f%%)", what, qs[i] * 100, got, want,
-		      err * 100, tol * 100);
+		CHECK(err <= tol,
+		      "%s: p%g = %" PRIu64 ", exact %" PRIu64
+		      " (error %.1f%% > %.0f%%)",
+		      what, qs[i] * 100, got, want, err * 100, tol * 100);
 		CHECK(got >= samples[0] && got <= samples[n - 1],
-		      "%s: p%g = %" PRIu64 " outside [%" PRIu64 ", %" PRIu64 "]",
+		      "%s: p%g = %" PRIu64 " outside [%" PRIu64 ", %" PRIu64
+		      "]",
 		      what, qs[i] * 100, got, samples[0], samples[n - 1]);
 	}
 	free(st);
@@ -259,7 +266,8 @@ static void test_quantile_log_uniform(void **state)
 	(void)state;
 	/* 100 ns .. 10 ms, evenly spread on a log scale. */
 	for (size_t i = 0; i < 50000; i++) {
-		double u = (double)(unit_rand(&seed) >> 11) / 9007199254740992.0;
+		double u =
+			(double)(unit_rand(&seed) >> 11) / 9007199254740992.0;
 
 		s[i] = (uint64_t)(100.0 * pow(1e5, u));
 	}
@@ -287,7 +295,8 @@ static void test_quantile_bimodal(void **state)
 		for (size_t i = 0; i < 10000; i++)
 			stats_put(st, s[i]);
 		CHECK(hist_quantile(st, 0.5) < 700, "p50 in the fast mode");
-		CHECK(hist_quantile(st, 0.99) > 1500000, "p99 in the slow mode");
+		CHECK(hist_quantile(st, 0.99) > 1500000,
+		      "p99 in the slow mode");
 		free(st);
 	}
 }
@@ -319,18 +328,20 @@ static void test_quantile_clamped(void **state)
 	st->hist[b] = 100;
 	st->calls = 100;
 	/* No min/max known: interpolated across the bucket. */
-	CHECK(hist_quantile(st, 0.01) >= lo && hist_quantile(st, 0.01) < lo + 10,
+	CHECK(hist_quantile(st, 0.01) >= lo &&
+		      hist_quantile(st, 0.01) < lo + 10,
 	      "p1 near the bucket's start %" PRIu64 ", got %" PRIu64, lo,
 	      hist_quantile(st, 0.01));
-	CHECK(hist_quantile(st, 1.0) == hi, "p100 at the bucket's end %" PRIu64
-	      ", got %" PRIu64, hi, hist_quantile(st, 1.0));
+	CHECK(hist_quantile(st, 1.0) == hi,
+	      "p100 at the bucket's end %" PRIu64 ", got %" PRIu64, hi,
+	      hist_quantile(st, 1.0));
 	/* Known min and max bound the estimate. */
 	st->min_ns = 990;
 	st->max_ns = 1000;
 	CHECK(hist_quantile(st, 0.01) == 990, "p1 clamped to min, got %" PRIu64,
 	      hist_quantile(st, 0.01));
-	CHECK(hist_quantile(st, 0.99) == 1000, "p99 clamped to max, got %" PRIu64,
-	      hist_quantile(st, 0.99));
+	CHECK(hist_quantile(st, 0.99) == 1000,
+	      "p99 clamped to max, got %" PRIu64, hist_quantile(st, 0.99));
 	CHECK(hist_count(st->hist) == 100, "hist_count");
 	free(st);
 }
@@ -347,10 +358,12 @@ static void test_quantile_tiny_values(void **state)
 	for (int i = 0; i < 50; i++)
 		stats_put(st, 3);
 	CHECK(hist_count(st->hist) == 100, "100 samples");
-	CHECK(hist_quantile(st, 0.25) == 1, "p25 of {1 x50, 3 x50} is 1, got %"
-	      PRIu64, hist_quantile(st, 0.25));
-	CHECK(hist_quantile(st, 0.99) == 3, "p99 of {1 x50, 3 x50} is 3, got %"
-	      PRIu64, hist_quantile(st, 0.99));
+	CHECK(hist_quantile(st, 0.25) == 1,
+	      "p25 of {1 x50, 3 x50} is 1, got %" PRIu64,
+	      hist_quantile(st, 0.25));
+	CHECK(hist_quantile(st, 0.99) == 3,
+	      "p99 of {1 x50, 3 x50} is 3, got %" PRIu64,
+	      hist_quantile(st, 0.99));
 	free(st);
 }
 
@@ -364,8 +377,9 @@ static void test_quantile_huge_values(void **state)
 	assert_non_null(st);
 	stats_put(st, big);
 	stats_put(st, big);
-	CHECK(hist_quantile(st, 0.5) == big, "p50 of two equal huge values, got %"
-	      PRIu64, hist_quantile(st, 0.5));
+	CHECK(hist_quantile(st, 0.5) == big,
+	      "p50 of two equal huge values, got %" PRIu64,
+	      hist_quantile(st, 0.5));
 	free(st);
 }
 

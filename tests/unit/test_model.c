@@ -49,7 +49,8 @@ static void test_proc_find_or_create(void **state)
 	CHECK(a->nrows == 0 && !a->exited && a->comm[0] == '\0',
 	      "a new process is blank");
 	b = model_proc(m, 100, 5000);
-	CHECK(a == b && m->nprocs == 1, "same (pid, start) is the same process");
+	CHECK(a == b && m->nprocs == 1,
+	      "same (pid, start) is the same process");
 	CHECK(model_find_proc(m, 100, 5000) == a, "found");
 	CHECK(model_find_proc(m, 100, 5001) == NULL, "other start time");
 	CHECK(model_find_proc(m, 101, 5000) == NULL, "other pid");
@@ -86,16 +87,17 @@ static void test_proc_index_growth(void **state)
 	assert_non_null(m);
 	for (uint32_t i = 0; i < n; i++) {
 		/* pid recycled every 1000 processes, as under pid_max churn */
-		struct sc_proc *p = model_proc(m, 300 + i % 1000,
-					       1000000ULL * i + 7);
+		struct sc_proc *p =
+			model_proc(m, 300 + i % 1000, 1000000ULL * i + 7);
 
 		CHECK(p != NULL, "process %u created", i);
 		p->ppid = i; /* a marker to find it by */
-		CHECK(m->nprocs == i + 1, "nprocs %zu after %u", m->nprocs, i + 1);
+		CHECK(m->nprocs == i + 1, "nprocs %zu after %u", m->nprocs,
+		      i + 1);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct sc_proc *p = model_find_proc(m, 300 + i % 1000,
-						    1000000ULL * i + 7);
+		struct sc_proc *p =
+			model_find_proc(m, 300 + i % 1000, 1000000ULL * i + 7);
 
 		CHECK(p && p->ppid == i, "process %u found after growth", i);
 		CHECK(model_proc(m, 300 + i % 1000, 1000000ULL * i + 7) == p,
@@ -121,8 +123,8 @@ static void test_stats_add_min_max(void **state)
 	/* First timed cell sets both. */
 	b = *stats(3, 1, 900, 100, 500);
 	stats_add(a, &b);
-	CHECK(a->min_ns == 100 && a->max_ns == 500, "min %" PRIu64 " max %"
-	      PRIu64, a->min_ns, a->max_ns);
+	CHECK(a->min_ns == 100 && a->max_ns == 500,
+	      "min %" PRIu64 " max %" PRIu64, a->min_ns, a->max_ns);
 	/* An unset min does not lower the min to 0. */
 	stats_add(a, stats(1, 0, 0, 0, 0));
 	CHECK(a->min_ns == 100, "min stays 100, got %" PRIu64, a->min_ns);
@@ -159,8 +161,9 @@ static void test_proc_add_and_merge(void **state)
 		const struct sc_row *r = find_row(p->rows, p->nrows, 0, 0);
 
 		CHECK(r && r->st.calls == 10 && r->st.errors == 2 &&
-		      r->st.bytes == 200 && r->st.interrupted == 2 &&
-		      r->st.total_ns == 10000, "native read summed twice");
+			      r->st.bytes == 200 && r->st.interrupted == 2 &&
+			      r->st.total_ns == 10000,
+		      "native read summed twice");
 	}
 	/* Many rows: the row array grows. */
 	for (uint32_t nr = 1; nr < 400; nr++)
@@ -173,15 +176,16 @@ static void test_proc_add_and_merge(void **state)
 	q = model_proc(m, 11, 1);
 	p = model_find_proc(m, 10, 1); /* q's creation may move p */
 	assert_non_null(q);
-	assert_int_equal(model_proc_add(q, SC_ABI_NATIVE, 7, stats(1, 1, 3, 3, 3)),
-			 0);
+	assert_int_equal(
+		model_proc_add(q, SC_ABI_NATIVE, 7, stats(1, 1, 3, 3, 3)), 0);
 	assert_int_equal(model_proc_merge(q, p), 0);
-	CHECK(q->nrows == p->nrows, "merged rows %zu vs %zu", q->nrows, p->nrows);
+	CHECK(q->nrows == p->nrows, "merged rows %zu vs %zu", q->nrows,
+	      p->nrows);
 	{
 		const struct sc_row *r = find_row(q->rows, q->nrows, 0, 7);
 
 		CHECK(r && r->st.calls == 8 && r->st.errors == 1 &&
-		      r->st.min_ns == 1 && r->st.max_ns == 3,
+			      r->st.min_ns == 1 && r->st.max_ns == 3,
 		      "row 7 summed with q's own");
 	}
 	model_free(m);
@@ -205,9 +209,10 @@ static struct sc_model *sample_model(void)
 						    10 + pid, 1000 + nr);
 
 			st.bytes = nr == 0 ? pid : 0;
-			assert_int_equal(model_proc_add(p, pid % 3 == 0 ?
-							   SC_ABI_COMPAT :
-							   SC_ABI_NATIVE,
+			assert_int_equal(model_proc_add(p,
+							pid % 3 == 0 ?
+								SC_ABI_COMPAT :
+								SC_ABI_NATIVE,
 							nr, &st),
 					 0);
 		}
@@ -279,7 +284,8 @@ static void test_finalize_totals(void **state)
 	}
 	CHECK(total_calls == calls && total_errors == errors,
 	      "totals %" PRIu64 "/%" PRIu64 " calls, %" PRIu64 "/%" PRIu64
-	      " errors", total_calls, calls, total_errors, errors);
+	      " errors",
+	      total_calls, calls, total_errors, errors);
 	/* 7 numbers x 2 ABIs, plus 5000 native. */
 	CHECK(m->ntotal == 15, "%zu total rows", m->ntotal);
 	CHECK(find_row(m->total, m->ntotal, SC_ABI_NATIVE, 5000) != NULL,
@@ -321,18 +327,19 @@ static void test_clone_deep_copy(void **state)
 	assert_int_equal(model_finalize(m), 0);
 	c = model_clone(m);
 	assert_non_null(c);
-	CHECK(c->nprocs == m->nprocs && c->nerrnos == m->nerrnos,
-	      "same sizes");
+	CHECK(c->nprocs == m->nprocs && c->nerrnos == m->nerrnos, "same sizes");
 	CHECK(!memcmp(c->drops, m->drops, sizeof(m->drops)) &&
-	      c->duration_ns == m->duration_ns, "same drops and duration");
+		      c->duration_ns == m->duration_ns,
+	      "same drops and duration");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *a = &m->procs[i];
-		const struct sc_proc *b = model_find_proc(c, a->pid, a->start_ns);
+		const struct sc_proc *b =
+			model_find_proc(c, a->pid, a->start_ns);
 
 		CHECK(b != NULL && b != a, "process %u copied", a->pid);
 		CHECK(b->ppid == a->ppid && b->exited == a->exited &&
-		      b->exit_code == a->exit_code &&
-		      !memcmp(b->comm, a->comm, sizeof(a->comm)),
+			      b->exit_code == a->exit_code &&
+			      !memcmp(b->comm, a->comm, sizeof(a->comm)),
 		      "process %u fields copied", a->pid);
 		CHECK(b->nrows == a->nrows && b->rows != a->rows,
 		      "process %u rows copied, not shared", a->pid);
@@ -341,15 +348,16 @@ static void test_clone_deep_copy(void **state)
 							  a->rows[j].abi,
 							  a->rows[j].nr);
 
-			CHECK(r && !memcmp(&r->st, &a->rows[j].st, sizeof(r->st)),
+			CHECK(r && !memcmp(&r->st, &a->rows[j].st,
+					   sizeof(r->st)),
 			      "process %u row %zu equal", a->pid, j);
 		}
 	}
 	for (size_t i = 0; i < m->nerrnos; i++)
 		CHECK(c->errnos[i].abi == m->errnos[i].abi &&
-		      c->errnos[i].nr == m->errnos[i].nr &&
-		      c->errnos[i].err == m->errnos[i].err &&
-		      c->errnos[i].count == m->errnos[i].count,
+			      c->errnos[i].nr == m->errnos[i].nr &&
+			      c->errnos[i].err == m->errnos[i].err &&
+			      c->errnos[i].count == m->errnos[i].count,
 		      "errno row %zu copied", i);
 	CHECK(c->errnos != m->errnos, "errno rows not shared");
 
@@ -357,16 +365,16 @@ static void test_clone_deep_copy(void **state)
 	m->procs[0].rows[0].st.calls += 1000;
 	m->procs[0].comm[0] = 'X';
 	m->errnos[0].count += 1000;
-	assert_int_equal(model_proc_add(&m->procs[1], 0, 999,
-					stats(1, 0, 1, 1, 1)),
-			 0);
+	assert_int_equal(
+		model_proc_add(&m->procs[1], 0, 999, stats(1, 0, 1, 1, 1)), 0);
 	{
 		const struct sc_proc *b = model_find_proc(c, m->procs[0].pid,
 							  m->procs[0].start_ns);
-		const struct sc_proc *b1 = model_find_proc(c, m->procs[1].pid,
-							   m->procs[1].start_ns);
+		const struct sc_proc *b1 = model_find_proc(
+			c, m->procs[1].pid, m->procs[1].start_ns);
 
-		CHECK(b->rows[0].st.calls + 1000 == m->procs[0].rows[0].st.calls,
+		CHECK(b->rows[0].st.calls + 1000 ==
+			      m->procs[0].rows[0].st.calls,
 		      "clone rows are independent");
 		CHECK(b->comm[0] == 'p', "clone comm is independent");
 		CHECK(b1->nrows + 1 == m->procs[1].nrows,

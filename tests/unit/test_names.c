@@ -34,7 +34,8 @@ static void test_native_table(void **state)
 	check_name(SC_ABI_NATIVE, 257, "openat");
 	check_name(SC_ABI_NATIVE, 435, "clone3");
 	CHECK(names_syscall_count(SC_ABI_NATIVE) > 435,
-	      "native table has %u entries", names_syscall_count(SC_ABI_NATIVE));
+	      "native table has %u entries",
+	      names_syscall_count(SC_ABI_NATIVE));
 }
 
 static void test_compat_table(void **state)
@@ -80,7 +81,8 @@ static void test_unknown_numbers(void **state)
 	CHECK_STR(s, "syscall_0xffffffff", "largest number fits SC_NAME_LEN");
 	s = names_syscall_fmt(SC_ABI_NATIVE, 59, buf, sizeof(buf));
 	CHECK_STR(s, "execve", "known number");
-	CHECK(names_syscall(SC_ABI_NATIVE, 100000) == NULL, "far past the table");
+	CHECK(names_syscall(SC_ABI_NATIVE, 100000) == NULL,
+	      "far past the table");
 	CHECK(names_syscall(SC_ABI_COUNT, 0) == NULL, "unknown ABI");
 	CHECK(names_syscall_nr(SC_ABI_NATIVE, "no_such_call") == -1,
 	      "unknown name");
@@ -105,10 +107,13 @@ static void test_roundtrip_every_name(void **state)
 			CHECK(*name, "ABI %u syscall %u has an empty name", abi,
 			      nr);
 			back = names_syscall_nr(abi, name);
-			CHECK(back == (int)nr, "ABI %u: '%s' is %u but maps back "
-			      "to %d", abi, name, nr, back);
+			CHECK(back == (int)nr,
+			      "ABI %u: '%s' is %u but maps back "
+			      "to %d",
+			      abi, name, nr, back);
 		}
-		CHECK(named > 300, "ABI %u table has only %u names", abi, named);
+		CHECK(named > 300, "ABI %u table has only %u names", abi,
+		      named);
 	}
 }
 
@@ -148,12 +153,13 @@ static void test_errno_names(void **state)
 static void test_io_and_noreturn(void **state)
 {
 	(void)state;
-	CHECK(names_is_io("read") && names_is_io("write"), "read/write are I/O");
+	CHECK(names_is_io("read") && names_is_io("write"),
+	      "read/write are I/O");
 	CHECK(names_is_io("pread64") && names_is_io("recvmsg") &&
-	      names_is_io("sendfile") && names_is_io("copy_file_range"),
+		      names_is_io("sendfile") && names_is_io("copy_file_range"),
 	      "read/write family");
 	CHECK(!names_is_io("openat") && !names_is_io("getppid") &&
-	      !names_is_io("readlink") && !names_is_io("lseek"),
+		      !names_is_io("readlink") && !names_is_io("lseek"),
 	      "returns that are not byte counts");
 	CHECK(!names_is_io(NULL) && !names_is_io(""), "NULL and empty");
 	CHECK(!names_is_io("rea"), "prefix of a name");
@@ -165,17 +171,32 @@ static void test_io_and_noreturn(void **state)
 	/* Every name the I/O list holds exists in some table (no typos). */
 	{
 		static const char *const io[] = {
-			"read",	    "write",	"pread64",   "pwrite64",
-			"readv",    "writev",	"preadv",    "pwritev",
-			"preadv2",  "pwritev2", "sendto",    "recvfrom",
-			"sendmsg",  "recvmsg",	"sendfile",  "splice",
-			"tee",	    "vmsplice", "copy_file_range",
-			"process_vm_readv",	"process_vm_writev",
+			"read",
+			"write",
+			"pread64",
+			"pwrite64",
+			"readv",
+			"writev",
+			"preadv",
+			"pwritev",
+			"preadv2",
+			"pwritev2",
+			"sendto",
+			"recvfrom",
+			"sendmsg",
+			"recvmsg",
+			"sendfile",
+			"splice",
+			"tee",
+			"vmsplice",
+			"copy_file_range",
+			"process_vm_readv",
+			"process_vm_writev",
 		};
 
 		for (size_t i = 0; i < sizeof(io) / sizeof(io[0]); i++)
 			CHECK(names_syscall_nr(SC_ABI_NATIVE, io[i]) >= 0 &&
-			      names_is_io(io[i]),
+				      names_is_io(io[i]),
 			      "'%s' is a native syscall and I/O", io[i]);
 	}
 }

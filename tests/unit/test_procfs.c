@@ -12,9 +12,9 @@
 #include "procfs.h"
 
 /* A real line (from cat), fields 1 to 52. */
-#define STAT_TAIL                                                           \
-	" R 14999 14999 5871 0 -1 4194304 101 0 0 0 17 23 0 0 20 0 3 0 "    \
-	"166195 3133440 418 18446744073709551615 94195857207296 "            \
+#define STAT_TAIL                                                        \
+	" R 14999 14999 5871 0 -1 4194304 101 0 0 0 17 23 0 0 20 0 3 0 " \
+	"166195 3133440 418 18446744073709551615 94195857207296 "        \
 	"94195857227177 140730534907392 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n"
 
 static void test_stat_plain(void **state)
@@ -57,9 +57,9 @@ static void test_stat_malformed(void **state)
 		"15001 (cat",
 		"x (cat)" STAT_TAIL,
 		"-3 (cat)" STAT_TAIL,
-		"15001 (cat) R 14999 14999",         /* cut short */
+		"15001 (cat) R 14999 14999", /* cut short */
 		"15001 (cat) R x 14999 5871 0 -1 4194304 101 0 0 0 17 23 0 0 "
-		"20 0 3 0 166195",                   /* ppid not a number */
+		"20 0 3 0 166195", /* ppid not a number */
 		"15001 (cat) R 1 1 1 0 -1 0 0 0 0 0 -17 23 0 0 20 0 3 0 1",
 		NULL,
 	};

@@ -35,7 +35,8 @@ static void stats_fill(struct sc_stats *st, const struct spec *s)
 	} else {
 		st->hist[sc_hist_bucket(s->min_ns)] += 1;
 		st->hist[sc_hist_bucket(s->max_ns)] += 1;
-		st->hist[sc_hist_bucket(s->total_ns / s->calls)] += s->calls - 2;
+		st->hist[sc_hist_bucket(s->total_ns / s->calls)] +=
+			s->calls - 2;
 	}
 }
 
@@ -53,7 +54,8 @@ static struct sc_model *model_of(const struct spec *rows, size_t n)
 	strcpy(p->comm, "test");
 	for (size_t i = 0; i < n; i++) {
 		stats_fill(st, &rows[i]);
-		assert_int_equal(model_proc_add(p, rows[i].abi, rows[i].nr, st), 0);
+		assert_int_equal(model_proc_add(p, rows[i].abi, rows[i].nr, st),
+				 0);
 	}
 	assert_int_equal(model_finalize(m), 0);
 	free(st);
@@ -102,22 +104,22 @@ static char *render(const struct sc_model *m, const struct report_opts *o,
 static void test_table_default_layout(void **state)
 {
 	static const struct spec rows[] = {
-		{ NAT, 0, 101, 0, 23000, 180, 1200, 101 }, /* read */
+		{ NAT, 0, 101, 0, 23000, 180, 1200, 101 },	 /* read */
 		{ NAT, 35, 3, 0, 6275000, 2080000, 2100000, 0 }, /* nanosleep */
 		{ NAT, 110, 100050, 0, 17144000, 150, 9000, 0 }, /* getppid */
-		{ NAT, 231, 2, 0, 0, 0, 0, 0 }, /* exit_group */
+		{ NAT, 231, 2, 0, 0, 0, 0, 0 },		   /* exit_group */
 		{ NAT, 257, 13, 10, 34000, 900, 8000, 0 }, /* openat */
 	};
 	static const char want[] =
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	" 73.03    0.017144           0    100050           getppid\n"
-	" 26.73    0.006275        2091         3           nanosleep\n"
-	"  0.14    0.000034           2        13        10 openat\n"
-	"  0.10    0.000023           0       101           read\n"
-	"  0.00    0.000000           0         2           exit_group\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.023476           0    100169        10 total\n";
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		" 73.03    0.017144           0    100050           getppid\n"
+		" 26.73    0.006275        2091         3           nanosleep\n"
+		"  0.14    0.000034           2        13        10 openat\n"
+		"  0.10    0.000023           0       101           read\n"
+		"  0.00    0.000000           0         2           exit_group\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.023476           0    100169        10 total\n";
 	struct sc_model *m = model_of(rows, 5);
 	struct report_opts o;
 	char *got;
@@ -140,19 +142,20 @@ static void test_table_widths_grow(void **state)
 	static const struct spec rows[] = {
 		{ NAT, 35, 1, 0, 123456789012000ULL, 123456789012000ULL,
 		  123456789012000ULL, 0 },
-		{ NAT, 257, 9999999999ULL, 9999999999ULL, 5000000000ULL, 1, 10, 0 },
+		{ NAT, 257, 9999999999ULL, 9999999999ULL, 5000000000ULL, 1, 10,
+		  0 },
 		{ NAT, 110, 1234567890ULL, 0, 1000000000ULL, 1, 5, 0 },
 		{ NAT, 204, 1, 0, 1000, 1000, 1000, 0 }, /* sched_getaffinity */
 	};
 	static const char want[] =
-	"% time       seconds   usecs/call       calls     errors syscall\n"
-	"------ ------------- ------------ ----------- ---------- ------------------\n"
-	"100.00 123456.789012 123456789012           1            nanosleep\n"
-	"  0.00      5.000000            0  9999999999 9999999999 openat\n"
-	"  0.00      1.000000            0  1234567890            getppid\n"
-	"  0.00      0.000001            1           1            sched_getaffinity\n"
-	"------ ------------- ------------ ----------- ---------- ------------------\n"
-	"100.00 123462.789013           10 11234567891 9999999999 total\n";
+		"% time       seconds   usecs/call       calls     errors syscall\n"
+		"------ ------------- ------------ ----------- ---------- ------------------\n"
+		"100.00 123456.789012 123456789012           1            nanosleep\n"
+		"  0.00      5.000000            0  9999999999 9999999999 openat\n"
+		"  0.00      1.000000            0  1234567890            getppid\n"
+		"  0.00      0.000001            1           1            sched_getaffinity\n"
+		"------ ------------- ------------ ----------- ---------- ------------------\n"
+		"100.00 123462.789013           10 11234567891 9999999999 total\n";
 	struct sc_model *m = model_of(rows, 4);
 	struct report_opts o;
 	char *got;
@@ -173,22 +176,21 @@ static void test_table_widths_grow(void **state)
 static void test_table_columns_name_not_last(void **state)
 {
 	static const struct spec rows[] = {
-		{ NAT, 0, 3, 0, 300, 100, 100, 0 }, /* read */
-		{ NAT, 3, 19, 0, 1900, 100, 100, 0 }, /* close */
-		{ NAT, 16, 1, 1, 100, 100, 100, 0 }, /* ioctl */
-		{ NAT, 204, 1, 0, 100, 100, 100, 0 }, /* sched_getaffinity */
+		{ NAT, 0, 3, 0, 300, 100, 100, 0 },	 /* read */
+		{ NAT, 3, 19, 0, 1900, 100, 100, 0 },	 /* close */
+		{ NAT, 16, 1, 1, 100, 100, 100, 0 },	 /* ioctl */
+		{ NAT, 204, 1, 0, 100, 100, 100, 0 },	 /* sched_getaffinity */
 		{ NAT, 257, 30, 13, 3000, 100, 100, 0 }, /* openat */
 	};
-	static const char want[] =
-	"    calls syscall               errors\n"
-	"--------- ------------------ ---------\n"
-	"       30 openat                    13\n"
-	"       19 close                       \n"
-	"        3 read                        \n"
-	"        1 ioctl                      1\n"
-	"        1 sched_getaffinity           \n"
-	"--------- ------------------ ---------\n"
-	"       54 total                     14\n";
+	static const char want[] = "    calls syscall               errors\n"
+				   "--------- ------------------ ---------\n"
+				   "       30 openat                    13\n"
+				   "       19 close                       \n"
+				   "        3 read                        \n"
+				   "        1 ioctl                      1\n"
+				   "        1 sched_getaffinity           \n"
+				   "--------- ------------------ ---------\n"
+				   "       54 total                     14\n";
 	struct sc_model *m = model_of(rows, 5);
 	struct report_opts o;
 	const char *bad = NULL;
@@ -196,7 +198,8 @@ static void test_table_columns_name_not_last(void **state)
 
 	(void)state;
 	report_opts_default(&o);
-	assert_int_equal(report_parse_cols("calls,name,errors", o.cols, &bad), 0);
+	assert_int_equal(report_parse_cols("calls,name,errors", o.cols, &bad),
+			 0);
 	assert_int_equal(report_parse_sort("calls", &o.sort), 0);
 	got = render_abi(m, NAT, &o);
 	CHECK_STR(got, want, "-U calls,name,errors -S calls");
@@ -213,20 +216,20 @@ static void test_table_min_max_columns(void **state)
 {
 	static const struct spec rows[] = {
 		{ NAT, 0, 7, 0, 2700000, 1400, 2600000, 0 }, /* read */
-		{ NAT, 1, 1, 0, 12500000000ULL, 12500000000ULL,
-		  12500000000ULL, 0 }, /* write */
-		{ NAT, 3, 23, 0, 23 * 500, 300, 1000, 0 }, /* close */
+		{ NAT, 1, 1, 0, 12500000000ULL, 12500000000ULL, 12500000000ULL,
+		  0 },					     /* write */
+		{ NAT, 3, 23, 0, 23 * 500, 300, 1000, 0 },   /* close */
 		{ NAT, 9, 30, 0, 30 * 2000, 900, 45000, 0 }, /* mmap */
 	};
 	static const char want[] =
-	"syscall              calls  shortest   longest\n"
-	"---------------- --------- --------- ---------\n"
-	"close                   23  0.000000  0.000001\n"
-	"mmap                    30  0.000001  0.000045\n"
-	"read                     7  0.000001  0.002600\n"
-	"write                    1 12.500000 12.500000\n"
-	"---------------- --------- --------- ---------\n"
-	"total                   61  0.000000 12.500000\n";
+		"syscall              calls  shortest   longest\n"
+		"---------------- --------- --------- ---------\n"
+		"close                   23  0.000000  0.000001\n"
+		"mmap                    30  0.000001  0.000045\n"
+		"read                     7  0.000001  0.002600\n"
+		"write                    1 12.500000 12.500000\n"
+		"---------------- --------- --------- ---------\n"
+		"total                   61  0.000000 12.500000\n";
 	struct sc_model *m = model_of(rows, 4);
 	struct report_opts o;
 	const char *bad = NULL;
@@ -252,34 +255,34 @@ static void test_table_min_max_columns(void **state)
 static void test_table_abi_sections(void **state)
 {
 	static const struct spec rows[] = {
-		{ NAT, 110, 10, 0, 5000, 400, 600, 0 }, /* getppid */
-		{ NAT, 0, 5, 0, 2500, 400, 600, 0 }, /* read */
+		{ NAT, 110, 10, 0, 5000, 400, 600, 0 },	      /* getppid */
+		{ NAT, 0, 5, 0, 2500, 400, 600, 0 },	      /* read */
 		{ C32, 11, 1, 0, 300000, 300000, 300000, 0 }, /* execve */
-		{ C32, 500, 4, 4, 4000, 900, 1100, 0 }, /* unknown */
-		{ C32, 20, 20, 0, 2000, 90, 110, 0 }, /* getpid */
-		{ X32, 0, 2, 0, 1000, 500, 500, 0 }, /* read */
+		{ C32, 500, 4, 4, 4000, 900, 1100, 0 },	      /* unknown */
+		{ C32, 20, 20, 0, 2000, 90, 110, 0 },	      /* getpid */
+		{ X32, 0, 2, 0, 1000, 500, 500, 0 },	      /* read */
 	};
 	static const char want[] =
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	" 66.67    0.000005           0        10           getppid\n"
-	" 33.33    0.000003           0         5           read\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000008           0        15           total\n"
-	"System call usage summary for 32 bit mode:\n"
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	" 98.04    0.000300         300         1           execve\n"
-	"  1.31    0.000004           1         4         4 syscall_0x1f4\n"
-	"  0.65    0.000002           0        20           getpid\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000306          12        25         4 total\n"
-	"System call usage summary for x32 mode:\n"
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000001           0         2           read\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000001           0         2           total\n";
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		" 66.67    0.000005           0        10           getppid\n"
+		" 33.33    0.000003           0         5           read\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000008           0        15           total\n"
+		"System call usage summary for 32 bit mode:\n"
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		" 98.04    0.000300         300         1           execve\n"
+		"  1.31    0.000004           1         4         4 syscall_0x1f4\n"
+		"  0.65    0.000002           0        20           getpid\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000306          12        25         4 total\n"
+		"System call usage summary for x32 mode:\n"
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000001           0         2           read\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000001           0         2           total\n";
 	struct sc_model *m = model_of(rows, 6);
 	struct report_opts o;
 	char *got;
@@ -299,12 +302,12 @@ static void test_table_compat_only(void **state)
 		{ C32, 20, 1, 0, 300, 300, 300, 0 }, /* getpid */
 	};
 	static const char want[] =
-	"System call usage summary for 32 bit mode:\n"
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         1           getpid\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         1           total\n";
+		"System call usage summary for 32 bit mode:\n"
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         1           getpid\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         1           total\n";
 	struct sc_model *m = model_of(rows, 1);
 	struct report_opts o;
 	char *got;
@@ -324,23 +327,23 @@ static void test_table_compat_only(void **state)
 static void test_table_unknown_names_with_other_abi(void **state)
 {
 	static const struct spec rows[] = {
-		{ C32, 20, 1, 0, 300, 300, 300, 0 }, /* getpid, sorts first */
+		{ C32, 20, 1, 0, 300, 300, 300, 0 },  /* getpid, sorts first */
 		{ NAT, 500, 1, 0, 200, 200, 200, 0 }, /* syscall_0x1f4 */
 		{ NAT, 501, 1, 0, 100, 100, 100, 0 }, /* syscall_0x1f5 */
 	};
 	static const char want[] =
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	" 66.67    0.000000           0         1           syscall_0x1f4\n"
-	" 33.33    0.000000           0         1           syscall_0x1f5\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         2           total\n"
-	"System call usage summary for 32 bit mode:\n"
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         1           getpid\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         1           total\n";
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		" 66.67    0.000000           0         1           syscall_0x1f4\n"
+		" 33.33    0.000000           0         1           syscall_0x1f5\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         2           total\n"
+		"System call usage summary for 32 bit mode:\n"
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         1           getpid\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         1           total\n";
 	struct sc_model *m = model_of(rows, 3);
 	struct report_opts o;
 	char *got;
@@ -357,10 +360,10 @@ static void test_table_unknown_names_with_other_abi(void **state)
 static void test_table_empty(void **state)
 {
 	static const char want[] =
-	"% time     seconds  usecs/call     calls    errors syscall\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"------ ----------- ----------- --------- --------- ----------------\n"
-	"100.00    0.000000           0         0           total\n";
+		"% time     seconds  usecs/call     calls    errors syscall\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"------ ----------- ----------- --------- --------- ----------------\n"
+		"100.00    0.000000           0         0           total\n";
 	struct sc_model *m = model_new();
 	struct report_opts o;
 	char *got;
@@ -380,7 +383,9 @@ static void test_table_per_process(void **state)
 {
 	struct sc_model *m = model_new();
 	struct sc_stats *st = calloc(1, sizeof(*st));
-	static const struct spec getppid = { NAT, 110, 4, 0, 4000, 900, 1100, 0 };
+	static const struct spec getppid = {
+		NAT, 110, 4, 0, 4000, 900, 1100, 0
+	};
 	struct report_opts o;
 	struct sc_proc *p;
 	char *got;
@@ -404,8 +409,9 @@ static void test_table_per_process(void **state)
 	got = render(m, &o, &meta_cmd);
 	{
 		const char *p7 = strstr(got, "\nProcess 7 (sh):\n");
-		const char *p42 = strstr(got, "\nProcess 42 (\\x1b[2Jevil\\x0aname"
-					      "\\\\), exited:\n");
+		const char *p42 = strstr(got,
+					 "\nProcess 42 (\\x1b[2Jevil\\x0aname"
+					 "\\\\), exited:\n");
 
 		if (!p7 || !p42 || p7 > p42)
 			unit_dump(got);
@@ -431,19 +437,19 @@ static void test_table_per_process(void **state)
 static void test_histograms(void **state)
 {
 	static const char want[] =
-	"\nLatency histograms (wall time inside each call):\n"
-	"\n"
-	"openat: 13 calls, 10 errors\n"
-	"    ENOENT                 : 10\n"
-	"               nsecs            : count     distribution\n"
-	"           512 -> 1023          : 9         "
-	"|****************************************|\n"
-	"          1024 -> 2047          : 0         "
-	"|                                        |\n"
-	"          2048 -> 4095          : 1         "
-	"|****                                    |\n"
-	"          4096 -> 8191          : 3         "
-	"|*************                           |\n";
+		"\nLatency histograms (wall time inside each call):\n"
+		"\n"
+		"openat: 13 calls, 10 errors\n"
+		"    ENOENT                 : 10\n"
+		"               nsecs            : count     distribution\n"
+		"           512 -> 1023          : 9         "
+		"|****************************************|\n"
+		"          1024 -> 2047          : 0         "
+		"|                                        |\n"
+		"          2048 -> 4095          : 1         "
+		"|****                                    |\n"
+		"          4096 -> 8191          : 3         "
+		"|*************                           |\n";
 	struct sc_model *m = model_new();
 	struct sc_stats *st = calloc(1, sizeof(*st));
 	struct report_opts o;
@@ -483,11 +489,11 @@ static void test_histograms(void **state)
 
 static const struct spec sort_rows[] = {
 	/* abi nr calls errors total min max bytes */
-	{ NAT, 0, 10, 0, 1000, 50, 300, 500 }, /* read */
-	{ NAT, 1, 5, 1, 5000, 900, 1100, 800 }, /* write */
+	{ NAT, 0, 10, 0, 1000, 50, 300, 500 },	 /* read */
+	{ NAT, 1, 5, 1, 5000, 900, 1100, 800 },	 /* write */
 	{ NAT, 257, 20, 15, 3000, 10, 5000, 0 }, /* openat */
-	{ NAT, 39, 1, 0, 2000, 2000, 2000, 0 }, /* getpid */
-	{ C32, 20, 2, 0, 4000, 1500, 2500, 0 }, /* getpid, i386 */
+	{ NAT, 39, 1, 0, 2000, 2000, 2000, 0 },	 /* getpid */
+	{ C32, 20, 2, 0, 4000, 1500, 2500, 0 },	 /* getpid, i386 */
 };
 
 /* Sort the rows by key and compare the order (as indexes in sort_rows). */
@@ -546,20 +552,17 @@ static void test_sort_keys(void **state)
 static void test_sort_ties(void **state)
 {
 	static const enum report_col keys[] = {
-		COL_TIME_TOTAL, COL_CALLS, COL_ERRORS, COL_TIME_AVG,
-		COL_TIME_MIN,	COL_TIME_MAX, COL_P50, COL_P99,
+		COL_TIME_TOTAL, COL_CALLS,    COL_ERRORS, COL_TIME_AVG,
+		COL_TIME_MIN,	COL_TIME_MAX, COL_P50,	  COL_P99,
 		COL_BYTES,	COL_NONE,
 	};
 	static const struct {
 		uint32_t abi, nr;
 		const char *name;
 	} want[] = {
-		{ NAT, 3, "close" },
-		{ NAT, 9, "mmap" },
-		{ NAT, 500, "syscall_0x1f4" },
-		{ C32, 5, "open" },
-		{ C32, 600, "syscall_0x258" },
-		{ X32, 0, "read" },
+		{ NAT, 3, "close" },	       { NAT, 9, "mmap" },
+		{ NAT, 500, "syscall_0x1f4" }, { C32, 5, "open" },
+		{ C32, 600, "syscall_0x258" }, { X32, 0, "read" },
 	};
 	static const int input[] = { 5, 3, 2, 0, 4, 1 };
 	struct sc_row rows[6];
@@ -577,7 +580,7 @@ static void test_sort_ties(void **state)
 		assert_non_null(v);
 		for (int i = 0; i < 6; i++) {
 			CHECK(v[i].row->abi == want[i].abi &&
-			      v[i].row->nr == want[i].nr,
+				      v[i].row->nr == want[i].nr,
 			      "key %d: position %d is abi %u nr %u", keys[k], i,
 			      v[i].row->abi, v[i].row->nr);
 			CHECK(!strcmp(v[i].name, want[i].name),
@@ -597,22 +600,33 @@ static void test_parse_sort(void **state)
 		const char *s;
 		enum report_col col;
 	} ok[] = {
-		{ "time", COL_TIME_TOTAL },	{ "time-percent", COL_TIME_TOTAL },
-		{ "time_percent", COL_TIME_TOTAL }, { "seconds", COL_TIME_TOTAL },
-		{ "total-time", COL_TIME_TOTAL }, { "calls", COL_CALLS },
-		{ "count", COL_CALLS },		{ "errors", COL_ERRORS },
-		{ "error", COL_ERRORS },	{ "name", COL_NAME },
-		{ "syscall", COL_NAME },	{ "avg-time", COL_TIME_AVG },
-		{ "avg_time", COL_TIME_AVG },	{ "min-time", COL_TIME_MIN },
-		{ "shortest", COL_TIME_MIN },	{ "max-time", COL_TIME_MAX },
-		{ "longest", COL_TIME_MAX },	{ "p50", COL_P50 },
-		{ "p90", COL_P90 },		{ "p99", COL_P99 },
-		{ "bytes", COL_BYTES },		{ "nothing", COL_NONE },
+		{ "time", COL_TIME_TOTAL },
+		{ "time-percent", COL_TIME_TOTAL },
+		{ "time_percent", COL_TIME_TOTAL },
+		{ "seconds", COL_TIME_TOTAL },
+		{ "total-time", COL_TIME_TOTAL },
+		{ "calls", COL_CALLS },
+		{ "count", COL_CALLS },
+		{ "errors", COL_ERRORS },
+		{ "error", COL_ERRORS },
+		{ "name", COL_NAME },
+		{ "syscall", COL_NAME },
+		{ "avg-time", COL_TIME_AVG },
+		{ "avg_time", COL_TIME_AVG },
+		{ "min-time", COL_TIME_MIN },
+		{ "shortest", COL_TIME_MIN },
+		{ "max-time", COL_TIME_MAX },
+		{ "longest", COL_TIME_MAX },
+		{ "p50", COL_P50 },
+		{ "p90", COL_P90 },
+		{ "p99", COL_P99 },
+		{ "bytes", COL_BYTES },
+		{ "nothing", COL_NONE },
 		{ "none", COL_NONE },
 	};
 	static const char *const bad[] = {
-		"", "bogus", "Calls", "calls,", "calls ", " calls", "time,name",
-		"p5", "p500", "nam",
+		"",	  "bogus",     "Calls", "calls,", "calls ",
+		" calls", "time,name", "p5",	"p500",	  "nam",
 	};
 	enum report_col col;
 
@@ -620,15 +634,16 @@ static void test_parse_sort(void **state)
 	for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
 		col = COL_COUNT;
 		CHECK(report_parse_sort(ok[i].s, &col) == 0 && col == ok[i].col,
-		      "-S %s gives column %d, want %d", ok[i].s, col, ok[i].col);
+		      "-S %s gives column %d, want %d", ok[i].s, col,
+		      ok[i].col);
 	}
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
 		CHECK(report_parse_sort(bad[i], &col) == -EINVAL,
 		      "-S '%s' is rejected", bad[i]);
 }
 
-static void check_cols_at(int line, const char *s,
-			  const enum report_col *want, size_t n)
+static void check_cols_at(int line, const char *s, const enum report_col *want,
+			  size_t n)
 {
 	enum report_col cols[COL_COUNT];
 	const char *bad = NULL;
@@ -661,10 +676,11 @@ static void check_cols_bad_at(int line, const char *s, size_t bad_at)
 static void test_parse_cols(void **state)
 {
 	(void)state;
-	check_cols("calls,name", (const enum report_col[]){ COL_CALLS, COL_NAME },
-		   2);
+	check_cols("calls,name",
+		   (const enum report_col[]){ COL_CALLS, COL_NAME }, 2);
 	/* the name column is added when missing */
-	check_cols("calls", (const enum report_col[]){ COL_CALLS, COL_NAME }, 2);
+	check_cols("calls", (const enum report_col[]){ COL_CALLS, COL_NAME },
+		   2);
 	check_cols("name", (const enum report_col[]){ COL_NAME }, 1);
 	/* strace's aliases */
 	check_cols("count,syscall,error",
@@ -683,11 +699,10 @@ static void test_parse_cols(void **state)
 	/* every column at once */
 	check_cols("time,total-time,avg-time,calls,errors,min-time,max-time,"
 		   "p50,p90,p99,bytes",
-		   (const enum report_col[]){ COL_TIME_PCT, COL_TIME_TOTAL,
-					      COL_TIME_AVG, COL_CALLS,
-					      COL_ERRORS, COL_TIME_MIN,
-					      COL_TIME_MAX, COL_P50, COL_P90,
-					      COL_P99, COL_BYTES, COL_NAME },
+		   (const enum report_col[]){
+			   COL_TIME_PCT, COL_TIME_TOTAL, COL_TIME_AVG,
+			   COL_CALLS, COL_ERRORS, COL_TIME_MIN, COL_TIME_MAX,
+			   COL_P50, COL_P90, COL_P99, COL_BYTES, COL_NAME },
 		   12);
 
 	/* unknown names, duplicates (aliases included), empty items */
@@ -736,7 +751,7 @@ static struct sc_model *io_model(const char *hostile_comm)
 	static const struct spec rows[] = {
 		{ NAT, 0, 10, 0, 10000, 500, 2000, 4096 }, /* read */
 		{ NAT, 257, 13, 10, 26000, 900, 8000, 0 }, /* openat */
-		{ NAT, 110, 5, 0, 500, 90, 110, 0 }, /* getppid */
+		{ NAT, 110, 5, 0, 500, 90, 110, 0 },	   /* getppid */
 	};
 	struct sc_model *m = model_new();
 	struct sc_stats *st = calloc(1, sizeof(*st));
@@ -800,8 +815,9 @@ static void check_syscall_obj(struct json_object *s, bool aggregate,
 			      const struct sc_stats *want)
 {
 	static const char *const u64_keys[] = {
-		"nr",	  "calls",  "errors", "interrupted", "total_ns", "min_ns",
-		"max_ns", "avg_ns", "p50_ns", "p90_ns",	     "p99_ns",
+		"nr",	    "calls",  "errors", "interrupted",
+		"total_ns", "min_ns", "max_ns", "avg_ns",
+		"p50_ns",   "p90_ns", "p99_ns",
 	};
 	const char *name = jget_str(s, "name");
 	struct json_object *bytes = NULL;
@@ -813,28 +829,28 @@ static void check_syscall_obj(struct json_object *s, bool aggregate,
 	      name);
 	if (!strcmp(name, "read"))
 		CHECK(json_object_get_type(bytes) == json_type_int &&
-		      json_object_get_uint64(bytes) == want->bytes,
+			      json_object_get_uint64(bytes) == want->bytes,
 		      "read carries its bytes");
 	else
 		CHECK(bytes == NULL, "%s: bytes is null", name);
 	CHECK(json_object_object_get_ex(s, "errnos", NULL) == aggregate,
 	      "%s: errnos %s", name, aggregate ? "present" : "absent");
 	CHECK(jget_u64(s, "calls") == want->calls &&
-	      jget_u64(s, "errors") == want->errors &&
-	      jget_u64(s, "total_ns") == want->total_ns &&
-	      jget_u64(s, "min_ns") == want->min_ns &&
-	      jget_u64(s, "max_ns") == want->max_ns &&
-	      jget_u64(s, "interrupted") == want->interrupted,
+		      jget_u64(s, "errors") == want->errors &&
+		      jget_u64(s, "total_ns") == want->total_ns &&
+		      jget_u64(s, "min_ns") == want->min_ns &&
+		      jget_u64(s, "max_ns") == want->max_ns &&
+		      jget_u64(s, "interrupted") == want->interrupted,
 	      "%s: figures as in the model", name);
 	CHECK(jget_u64(s, "avg_ns") == want->total_ns / want->calls,
 	      "%s: avg_ns", name);
 	CHECK(jget_u64(s, "p50_ns") == hist_quantile(want, 0.5) &&
-	      jget_u64(s, "p90_ns") == hist_quantile(want, 0.9) &&
-	      jget_u64(s, "p99_ns") == hist_quantile(want, 0.99),
+		      jget_u64(s, "p90_ns") == hist_quantile(want, 0.9) &&
+		      jget_u64(s, "p99_ns") == hist_quantile(want, 0.99),
 	      "%s: percentiles", name);
 	CHECK(jget_u64(s, "p50_ns") >= want->min_ns &&
-	      jget_u64(s, "p99_ns") <= want->max_ns, "%s: percentiles in range",
-	      name);
+		      jget_u64(s, "p99_ns") <= want->max_ns,
+	      "%s: percentiles in range", name);
 }
 
 static const struct sc_row *row_by_name(const struct sc_row *rows, size_t n,
@@ -862,21 +878,23 @@ static void test_json_fields(void **state)
 	CHECK_STR(jget_str(root, "target"), "cmd \xef\xbf\xbd\xef\xbf\xbd arg",
 		  "target made valid UTF-8");
 	CHECK(jget_u64(root, "duration_ns") == 2500000000ULL, "duration_ns");
-	CHECK(json_object_get_boolean(jget(root, "targets_exited",
-					   json_type_boolean)),
+	CHECK(json_object_get_boolean(
+		      jget(root, "targets_exited", json_type_boolean)),
 	      "targets_exited");
-	CHECK(json_object_get_int(jget(root, "exit_status", json_type_int)) == 3,
+	CHECK(json_object_get_int(jget(root, "exit_status", json_type_int)) ==
+		      3,
 	      "exit_status");
 
 	drop = jget(root, "dropped", json_type_object);
 	CHECK(jget_u64(drop, "calls") == 3 &&
-	      jget_u64(drop, "untimed_calls") == 4 &&
-	      jget_u64(drop, "process_info") == 5 &&
-	      jget_u64(drop, "errno_detail") == 6,
+		      jget_u64(drop, "untimed_calls") == 4 &&
+		      jget_u64(drop, "process_info") == 5 &&
+		      jget_u64(drop, "errno_detail") == 6,
 	      "dropped counters");
 
 	sys = jget(root, "syscalls", json_type_array);
-	CHECK(json_object_array_length(sys) == 3, "3 syscalls in the aggregate");
+	CHECK(json_object_array_length(sys) == 3,
+	      "3 syscalls in the aggregate");
 	for (size_t i = 0; i < json_object_array_length(sys); i++) {
 		struct json_object *s = json_object_array_get_idx(sys, i);
 		const char *name = jget_str(s, "name");
@@ -888,14 +906,15 @@ static void test_json_fields(void **state)
 	/* default sort is by time: openat (52 us), read, getppid */
 	CHECK_STR(jget_str(json_object_array_get_idx(sys, 0), "name"), "openat",
 		  "first syscall");
-	CHECK_STR(jget_str(json_object_array_get_idx(sys, 2), "name"), "getppid",
-		  "last syscall");
+	CHECK_STR(jget_str(json_object_array_get_idx(sys, 2), "name"),
+		  "getppid", "last syscall");
 	{
 		struct json_object *e = jget(json_object_array_get_idx(sys, 0),
 					     "errnos", json_type_object);
 
 		CHECK(json_object_object_length(e) == 2 &&
-		      jget_u64(e, "ENOENT") == 18 && jget_u64(e, "EACCES") == 2,
+			      jget_u64(e, "ENOENT") == 18 &&
+			      jget_u64(e, "EACCES") == 2,
 		      "openat errnos by name");
 		e = jget(json_object_array_get_idx(sys, 1), "errnos",
 			 json_type_object);
@@ -910,15 +929,18 @@ static void test_json_fields(void **state)
 
 		CHECK(jget_u64(p, "pid") == 100 && jget_u64(p, "ppid") == 99,
 		      "processes in pid order, ppid");
-		CHECK_STR(jget_str(p, "comm"),
-			  "q\"\\\n\x1b[31m\xef\xbf\xbd\xef\xbf\xbd(,x",
-			  "hostile comm as valid UTF-8, controls kept for JSON");
-		CHECK(!json_object_get_boolean(jget(p, "exited",
-						    json_type_boolean)),
+		CHECK_STR(
+			jget_str(p, "comm"),
+			"q\"\\\n\x1b[31m\xef\xbf\xbd\xef\xbf\xbd(,x",
+			"hostile comm as valid UTF-8, controls kept for JSON");
+		CHECK(!json_object_get_boolean(
+			      jget(p, "exited", json_type_boolean)),
 		      "exited false");
-		CHECK(json_object_array_length(ps) == 2, "2 syscalls of pid 100");
+		CHECK(json_object_array_length(ps) == 2,
+		      "2 syscalls of pid 100");
 		for (size_t i = 0; i < 2; i++) {
-			struct json_object *s = json_object_array_get_idx(ps, i);
+			struct json_object *s =
+				json_object_array_get_idx(ps, i);
 			const struct sc_proc *mp = model_find_proc(m, 100, 2);
 			const struct sc_row *r = row_by_name(
 				mp->rows, mp->nrows, jget_str(s, "name"));
@@ -928,8 +950,8 @@ static void test_json_fields(void **state)
 		p = json_object_array_get_idx(procs, 1);
 		CHECK(jget_u64(p, "pid") == 200, "second process");
 		CHECK_STR(jget_str(p, "comm"), "worker", "plain comm");
-		CHECK(json_object_get_boolean(jget(p, "exited",
-						   json_type_boolean)),
+		CHECK(json_object_get_boolean(
+			      jget(p, "exited", json_type_boolean)),
 		      "exited true");
 	}
 	json_object_put(root);
@@ -941,7 +963,9 @@ static void test_json_empty(void **state)
 {
 	struct sc_model *m = model_new();
 	struct report_meta meta = {
-		.mode = "all", .target = "all", .exit_status = -1,
+		.mode = "all",
+		.target = "all",
+		.exit_status = -1,
 	};
 	struct json_object *root;
 
@@ -949,16 +973,16 @@ static void test_json_empty(void **state)
 	assert_non_null(m);
 	assert_int_equal(model_finalize(m), 0);
 	root = render_json(m, &meta);
-	CHECK(json_object_array_length(jget(root, "processes",
-					    json_type_array)) == 0,
+	CHECK(json_object_array_length(
+		      jget(root, "processes", json_type_array)) == 0,
 	      "processes: []");
-	CHECK(json_object_array_length(jget(root, "syscalls",
-					    json_type_array)) == 0,
+	CHECK(json_object_array_length(
+		      jget(root, "syscalls", json_type_array)) == 0,
 	      "syscalls: []");
 	CHECK(!json_object_object_get_ex(root, "exit_status", NULL),
 	      "no exit_status");
-	CHECK(!json_object_get_boolean(jget(root, "targets_exited",
-					    json_type_boolean)),
+	CHECK(!json_object_get_boolean(
+		      jget(root, "targets_exited", json_type_boolean)),
 	      "targets_exited false");
 	json_object_put(root);
 	model_free(m);
@@ -1044,8 +1068,10 @@ static void test_csv_rows_and_quoting(void **state)
 		if (nline <= 2) {
 			CHECK_STR(fields[0], "100", "pid order");
 			CHECK_STR(fields[1], want_comm, "comm field unquoted");
-			CHECK(line[4] == '"', "comm with a comma and a quote "
-			      "is quoted: %s", line);
+			CHECK(line[4] == '"',
+			      "comm with a comma and a quote "
+			      "is quoted: %s",
+			      line);
 		} else {
 			CHECK_STR(fields[0], "200", "pid order");
 			CHECK_STR(fields[1], "worker", "plain comm");
@@ -1057,12 +1083,12 @@ static void test_csv_rows_and_quoting(void **state)
 			CHECK_STR(fields[14], "", "no bytes for non-I/O calls");
 		if (!strcmp(fields[3], "openat"))
 			CHECK(!strcmp(fields[4], "257") &&
-			      !strcmp(fields[5], "13") &&
-			      !strcmp(fields[6], "10") &&
-			      !strcmp(fields[7], "26000") &&
-			      !strcmp(fields[8], "900") &&
-			      !strcmp(fields[9], "8000") &&
-			      !strcmp(fields[10], "2000"),
+				      !strcmp(fields[5], "13") &&
+				      !strcmp(fields[6], "10") &&
+				      !strcmp(fields[7], "26000") &&
+				      !strcmp(fields[8], "900") &&
+				      !strcmp(fields[9], "8000") &&
+				      !strcmp(fields[10], "2000"),
 			      "openat figures: %s", line);
 	}
 	CHECK(nline == 5, "%d records", nline);
@@ -1074,7 +1100,8 @@ static void test_csv_rows_and_quoting(void **state)
 /* Every comm byte pattern still gives one record of 15 fields per row. */
 static void test_csv_random_comms(void **state)
 {
-	static const char pick[] = ",\"\n\r \\\x1b\x7f\xff\xc3\xa9" "a";
+	static const char pick[] = ",\"\n\r \\\x1b\x7f\xff\xc3\xa9"
+				   "a";
 	uint64_t seed = 1234;
 	struct report_opts o;
 
@@ -1099,9 +1126,10 @@ static void test_csv_random_comms(void **state)
 		for (int r = 0; r < 2; r++) {
 			line = strtok_r(NULL, "\n", &save);
 			assert_non_null(line);
-			CHECK(csv_split(line, fields, 16) == 15, "15 fields: %s",
-			      line);
-			CHECK(!strcmp(fields[1], want), "comm decodes to esc_text");
+			CHECK(csv_split(line, fields, 16) == 15,
+			      "15 fields: %s", line);
+			CHECK(!strcmp(fields[1], want),
+			      "comm decodes to esc_text");
 		}
 		free(want);
 		free(text);

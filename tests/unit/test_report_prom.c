@@ -36,8 +36,8 @@ static bool parse_sample(const char *line, struct sample *s)
 	size_t n = 0;
 
 	memset(s, 0, sizeof(*s));
-	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || *p == '_' ||
-	      *p == ':'))
+	if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+	      *p == '_' || *p == ':'))
 		return false;
 	while ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
 	       (*p >= '0' && *p <= '9') || *p == '_' || *p == ':') {
@@ -105,9 +105,11 @@ static const char *label(const struct sample *s, const char *key)
 static bool valid_utf8(const unsigned char *s, size_t n)
 {
 	for (size_t i = 0; i < n;) {
-		size_t len = s[i] < 0x80 ? 1 : (s[i] & 0xe0) == 0xc0 ? 2 :
-					    (s[i] & 0xf0) == 0xe0 ? 3 :
-					    (s[i] & 0xf8) == 0xf0 ? 4 : 0;
+		size_t len = s[i] < 0x80	   ? 1 :
+			     (s[i] & 0xe0) == 0xc0 ? 2 :
+			     (s[i] & 0xf0) == 0xe0 ? 3 :
+			     (s[i] & 0xf8) == 0xf0 ? 4 :
+						     0;
 
 		if (!len || i + len > n)
 			return false;
@@ -142,7 +144,8 @@ static struct sample *render(const struct prom_input *in, size_t *nsamples)
 		if (!strncmp(line, "# TYPE ", 7)) {
 			char name[96], type[32];
 
-			assert_int_equal(sscanf(line + 7, "%95s %31s", name, type), 2);
+			assert_int_equal(
+				sscanf(line + 7, "%95s %31s", name, type), 2);
 			assert_true(!strcmp(type, "counter") ||
 				    !strcmp(type, "gauge") ||
 				    !strcmp(type, "histogram"));
@@ -188,8 +191,8 @@ static struct sc_model *model_fixture(void)
 
 	/* read: known latencies around the bucket bounds */
 	hist_put(&st, 100, 3);
-	hist_put(&st, 255, 1);        /* < 256 ns: in le=256ns */
-	hist_put(&st, 256, 1);        /* not < 256 ns */
+	hist_put(&st, 255, 1); /* < 256 ns: in le=256ns */
+	hist_put(&st, 256, 1); /* not < 256 ns */
 	hist_put(&st, 5000, 2);
 	hist_put(&st, 1ULL << 41, 1); /* beyond the last finite bound */
 	st.errors = 2;
@@ -211,7 +214,8 @@ static const struct sample *find(const struct sample *s, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		if (strcmp(s[i].name, name))
 			continue;
-		if (!key || (label(&s[i], key) && !strcmp(label(&s[i], key), val)))
+		if (!key ||
+		    (label(&s[i], key) && !strcmp(label(&s[i], key), val)))
 			return &s[i];
 	}
 	return NULL;
@@ -234,7 +238,8 @@ static void test_le_bounds_are_bucket_bounds(void **state)
 		if (k)
 			assert_true(b > prom_le_ns(k - 1));
 	}
-	assert_true(prom_le_ns(PROM_LE_COUNT - 1) < sc_hist_lower(SC_HIST_BUCKETS - 1));
+	assert_true(prom_le_ns(PROM_LE_COUNT - 1) <
+		    sc_hist_lower(SC_HIST_BUCKETS - 1));
 }
 
 static void test_syscall_counters(void **state)
@@ -266,9 +271,8 @@ static void test_syscall_counters(void **state)
 }
 
 /* Histogram samples of one syscall, in output order. */
-static void check_histogram(const struct sample *s, size_t n,
-			    const char *sc, const uint64_t *expect,
-			    const char *expect_sum)
+static void check_histogram(const struct sample *s, size_t n, const char *sc,
+			    const uint64_t *expect, const char *expect_sum)
 {
 	uint64_t prev = 0, inf = UINT64_MAX, count = UINT64_MAX;
 	double last_le = -1;
@@ -282,7 +286,8 @@ static void check_histogram(const struct sample *s, size_t n,
 		if (!v || strcmp(v, sc) ||
 		    strncmp(s[i].name, "scprof_syscall_duration_seconds", 31))
 			continue;
-		if (!strcmp(s[i].name, "scprof_syscall_duration_seconds_bucket")) {
+		if (!strcmp(s[i].name,
+			    "scprof_syscall_duration_seconds_bucket")) {
 			const char *le = label(&s[i], "le");
 			uint64_t c = strtoull(s[i].value, &end, 10);
 
@@ -300,8 +305,10 @@ static void check_histogram(const struct sample *s, size_t n,
 				assert_true(b > last_le); /* ascending bounds */
 				last_le = b;
 				/* le is exactly 2^(8+2k) ns in seconds */
-				assert_true(b * 1e9 > (double)prom_le_ns(nb) - 0.5 &&
-					    b * 1e9 < (double)prom_le_ns(nb) + 0.5);
+				assert_true(b * 1e9 > (double)prom_le_ns(nb) -
+							      0.5 &&
+					    b * 1e9 < (double)prom_le_ns(nb) +
+							      0.5);
 				if (expect)
 					assert_int_equal(c, expect[nb]);
 				nb++;
@@ -343,7 +350,9 @@ static void test_histogram_properties(void **state)
 	check_histogram(s, n, "read", expect, sum);
 	/* +Inf holds the call beyond the last bound: 8 */
 	assert_string_equal(find(s, n, "scprof_syscall_duration_seconds_count",
-				 "syscall", "read")->value, "8");
+				 "syscall", "read")
+				    ->value,
+			    "8");
 	/* an untimed syscall still has a complete, empty histogram */
 	check_histogram(s, n, "exit_group", NULL, "0");
 	free(s);
@@ -391,7 +400,8 @@ static void test_hostile_comm_labels(void **state)
 	in.self = &self;
 	s = render(&in, &n);
 	for (size_t i = 0; i < nc; i++) {
-		const struct sample *x = find(s, n, "scprof_comm_syscalls_total",
+		const struct sample *x = find(s, n,
+					      "scprof_comm_syscalls_total",
 					      "comm", cases[i].want);
 		char want[16];
 
@@ -404,12 +414,15 @@ static void test_hostile_comm_labels(void **state)
 	assert_non_null(find(s, n, "scprof_comm_syscalls_total", "comm",
 			     "(other processes)"));
 	assert_true(strlen("(other processes)") >= SC_COMM_LEN);
-	assert_non_null(find(s, n, "scprof_dropped_total", "reason",
-			     "stats_full"));
+	assert_non_null(
+		find(s, n, "scprof_dropped_total", "reason", "stats_full"));
 	assert_string_equal(find(s, n, "scprof_dropped_total", "reason",
-				 "stats_full")->value, "7");
-	assert_string_equal(find(s, n, "scprof_bpf_programs_attached", NULL,
-				 NULL)->value, "4");
+				 "stats_full")
+				    ->value,
+			    "7");
+	assert_string_equal(
+		find(s, n, "scprof_bpf_programs_attached", NULL, NULL)->value,
+		"4");
 	free(s);
 	comm_series__free(cs);
 	model_free(snap);
@@ -454,7 +467,9 @@ static void test_no_duplicate_series(void **state)
 		}
 	}
 	assert_string_equal(find(s, n, "scprof_comm_syscalls_total", "comm",
-				 "a\xef\xbf\xbd")->value, "15");
+				 "a\xef\xbf\xbd")
+				    ->value,
+			    "15");
 	free(s);
 	comm_series__free(cs);
 	model_free(snap);

@@ -4,11 +4,12 @@
 
 #include "top.h"
 
-static void put(struct sc_model *m, uint32_t pid, const char *comm,
-		uint32_t nr, uint64_t calls, uint64_t errors, uint64_t ns)
+static void put(struct sc_model *m, uint32_t pid, const char *comm, uint32_t nr,
+		uint64_t calls, uint64_t errors, uint64_t ns)
 {
 	struct sc_proc *p = model_proc(m, pid, 1);
-	struct sc_stats st = { .calls = calls, .errors = errors,
+	struct sc_stats st = { .calls = calls,
+			       .errors = errors,
 			       .total_ns = ns * calls };
 
 	st.hist[sc_hist_bucket(ns)] = calls;
@@ -21,11 +22,11 @@ static struct sc_model *fixture(void)
 {
 	struct sc_model *m = model_new();
 
-	put(m, 10, "busy", 110, 2000, 0, 200);    /* getppid */
-	put(m, 10, "busy", 0, 500, 0, 300);       /* read */
+	put(m, 10, "busy", 110, 2000, 0, 200);	  /* getppid */
+	put(m, 10, "busy", 0, 500, 0, 300);	  /* read */
 	put(m, 20, "failing", 257, 100, 50, 900); /* openat */
-	put(m, 30, "slow", 7, 10, 0, 5000000);    /* poll */
-	put(m, 0, "", 110, 999, 0, 100);          /* folded aggregate */
+	put(m, 30, "slow", 7, 10, 0, 5000000);	  /* poll */
+	put(m, 0, "", 110, 999, 0, 100);	  /* folded aggregate */
 	put(m, 40, "\x1b]0;pwn\x07", 39, 1, 0, 100);
 	model_finalize(m);
 	return m;
@@ -73,9 +74,10 @@ static void test_lines_escape_names_and_limit_rows(void **state)
 	bool found = false;
 
 	(void)state;
-	assert_int_equal(top_frame_build(m, 1000000000, TOP_SORT_CALLS, &fr), 0);
-	assert_int_equal(top_frame_lines(&fr, TOP_SORT_CALLS, 0, false, &lines,
-					 &n), 0);
+	assert_int_equal(top_frame_build(m, 1000000000, TOP_SORT_CALLS, &fr),
+			 0);
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 0, false, &lines, &n), 0);
 	assert_int_equal(n, 3 + 4);
 	CHECK(strstr(lines[0], "by calls/s") != NULL, "%s", lines[0]);
 	CHECK(strstr(lines[0], "keys:") == NULL, "no keys in batch mode");
@@ -88,8 +90,8 @@ static void test_lines_escape_names_and_limit_rows(void **state)
 	}
 	free(lines);
 	CHECK(found, "the hostile name, escaped");
-	assert_int_equal(top_frame_lines(&fr, TOP_SORT_CALLS, 2, true, &lines,
-					 &n), 0);
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 2, true, &lines, &n), 0);
 	assert_int_equal(n, 3 + 2);
 	CHECK(strstr(lines[0], "keys:") != NULL, "keys in the live view");
 	for (size_t i = 0; i < n; i++)

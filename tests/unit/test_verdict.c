@@ -18,9 +18,9 @@
 #include "verdict.h"
 #include "verdict_report.h"
 
-#define FLOOR 100.0       /* ns: the calibrated floor */
-#define REPORTED 60.0     /* ns: scprof's latency for the floor call */
-#define PROBE 50.0        /* ns: probe_overhead_ns */
+#define FLOOR 100.0   /* ns: the calibrated floor */
+#define REPORTED 60.0 /* ns: scprof's latency for the floor call */
+#define PROBE 50.0    /* ns: probe_overhead_ns */
 
 struct proc {
 	struct sc_row rows[16];
@@ -28,8 +28,7 @@ struct proc {
 	struct verdict_input in;
 };
 
-static void proc_init(struct proc *p, double wall, double utime,
-		      double stime)
+static void proc_init(struct proc *p, double wall, double utime, double stime)
 {
 	memset(p, 0, sizeof(*p));
 	p->in.rows = p->rows;
@@ -44,8 +43,8 @@ static void proc_init(struct proc *p, double wall, double utime,
 }
 
 /* A syscall made calls times, each reported at avg_ns, moving bytes. */
-static void add(struct proc *p, const char *name, uint64_t calls,
-		double avg_ns, uint64_t bytes, uint64_t errors)
+static void add(struct proc *p, const char *name, uint64_t calls, double avg_ns,
+		uint64_t bytes, uint64_t errors)
 {
 	struct sc_row *r = &p->rows[p->n++];
 	int nr = names_syscall_nr(SC_ABI_NATIVE, name);
@@ -71,9 +70,8 @@ static struct verdict *judge(struct proc *p)
 	return v;
 }
 
-static const struct verdict_finding *find(const struct verdict *v,
-					  enum verdict_kind k,
-					  const char *syscall)
+static const struct verdict_finding *
+find(const struct verdict *v, enum verdict_kind k, const char *syscall)
 {
 	for (size_t i = 0; i < v->nfindings; i++) {
 		if (v->findings[i].kind == k &&
@@ -221,8 +219,9 @@ static void test_fopen_loop(void **state)
 	assert_false(has_kind(v, VERDICT_HIGH_RATE));
 	assert_false(has_kind(v, VERDICT_SMALL_IO));
 	/* the finding covers every call of the cycle, not brk */
-	assert_true(f->share > 0.99 * (v->syscall_s - v->rows[v->nrows - 1].time_s) /
-				       v->thread_s);
+	assert_true(f->share >
+		    0.99 * (v->syscall_s - v->rows[v->nrows - 1].time_s) /
+			    v->thread_s);
 	assert_true(v->syscall_bound);
 	verdict_free(v);
 }
@@ -444,7 +443,9 @@ static void test_bad_input(void **state)
 
 static void test_report(void **state)
 {
-	struct verdict_meta meta = { .pid = 42, .comm = "evil\x1b[2J", .threads = 1 };
+	struct verdict_meta meta = { .pid = 42,
+				     .comm = "evil\x1b[2J",
+				     .threads = 1 };
 	char *buf = NULL;
 	size_t len = 0;
 	struct proc p;

@@ -19,11 +19,11 @@
 #include <cmocka.h>
 
 /* Fail the test with a message when cond does not hold. */
-#define CHECK(cond, fmt, ...)                                              \
-	do {                                                               \
-		if (!(cond))                                               \
-			fail_msg("check failed: %s: " fmt, #cond,          \
-				 ##__VA_ARGS__);                           \
+#define CHECK(cond, fmt, ...)                                     \
+	do {                                                      \
+		if (!(cond))                                      \
+			fail_msg("check failed: %s: " fmt, #cond, \
+				 ##__VA_ARGS__);                  \
 	} while (0)
 
 /* A check inside a helper, reporting the line the helper was called from. */
@@ -31,16 +31,16 @@
 	CHECK(cond, "(from line %d) " fmt, line, ##__VA_ARGS__)
 
 /* Compare two strings, printing both (made visible) when they differ. */
-#define CHECK_STR(got, want, what)                                          \
-	do {                                                                \
-		const char *got_ = (got), *want_ = (want);                  \
-		if (!got_ || strcmp(got_, want_)) {                         \
-			print_error("%s: got:\n", (what));                  \
-			unit_dump(got_);                                    \
-			print_error("%s: want:\n", (what));                 \
-			unit_dump(want_);                                   \
-			fail_msg("%s differs", (what));                     \
-		}                                                           \
+#define CHECK_STR(got, want, what)                          \
+	do {                                                \
+		const char *got_ = (got), *want_ = (want);  \
+		if (!got_ || strcmp(got_, want_)) {         \
+			print_error("%s: got:\n", (what));  \
+			unit_dump(got_);                    \
+			print_error("%s: want:\n", (what)); \
+			unit_dump(want_);                   \
+			fail_msg("%s differs", (what));     \
+		}                                           \
 	} while (0)
 
 /* Print n bytes with control and non-ASCII bytes as \xNN, lines kept. */
@@ -173,7 +173,7 @@ static inline size_t unit_utf8_seq(const unsigned char *s, size_t n)
 		unsigned char len;
 		unsigned char b1lo, b1hi; /* second byte range */
 	} forms[] = {
-		{ 0x00, 0x7f, 1, 0, 0 },	 { 0xc2, 0xdf, 2, 0x80, 0xbf },
+		{ 0x00, 0x7f, 1, 0, 0 },       { 0xc2, 0xdf, 2, 0x80, 0xbf },
 		{ 0xe0, 0xe0, 3, 0xa0, 0xbf }, { 0xe1, 0xec, 3, 0x80, 0xbf },
 		{ 0xed, 0xed, 3, 0x80, 0x9f }, { 0xee, 0xef, 3, 0x80, 0xbf },
 		{ 0xf0, 0xf0, 4, 0x90, 0xbf }, { 0xf1, 0xf3, 4, 0x80, 0xbf },

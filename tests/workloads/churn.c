@@ -48,7 +48,8 @@ int main(int argc, char **argv)
 	long n;
 
 	if (argc < 4) {
-		fprintf(stderr, "usage: churn procs N K MS | churn threads N K\n");
+		fprintf(stderr,
+			"usage: churn procs N K MS | churn threads N K\n");
 		return 2;
 	}
 	n = arg(argv[2]);
@@ -77,7 +78,8 @@ int main(int argc, char **argv)
 			int batch = n - done < 16 ? (int)(n - done) : 16;
 
 			for (int i = 0; i < batch; i++)
-				if (pthread_create(&t[i], NULL, thread_fn, NULL))
+				if (pthread_create(&t[i], NULL, thread_fn,
+						   NULL))
 					return 1;
 			for (int i = 0; i < batch; i++)
 				pthread_join(t[i], NULL);

@@ -34,7 +34,8 @@ int main(int argc, char **argv)
 	struct timespec next;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: pacer N_GETPPID N_BADOPEN TICK_MS TICKS\n");
+		fprintf(stderr,
+			"usage: pacer N_GETPPID N_BADOPEN TICK_MS TICKS\n");
 		return 2;
 	}
 	n_getppid = arg(argv, 1);
@@ -50,8 +51,8 @@ int main(int argc, char **argv)
 		for (long i = 0; i < n_getppid; i++)
 			syscall(SYS_getppid);
 		for (long i = 0; i < n_badopen; i++)
-			syscall(SYS_openat, AT_FDCWD, "/nonexistent/scprof-pacer",
-				O_RDONLY);
+			syscall(SYS_openat, AT_FDCWD,
+				"/nonexistent/scprof-pacer", O_RDONLY);
 		if (ticks && t == ticks - 1)
 			break;
 		next.tv_nsec += tick_ms * 1000000L;

@@ -51,7 +51,8 @@ int main(int argc, char **argv)
 
 		n_calls[i] = strtol(argv[i + 1], &end, 10);
 		if (!*argv[i + 1] || *end || n_calls[i] < 0) {
-			fprintf(stderr, "pidreuse: bad count '%s'\n", argv[i + 1]);
+			fprintf(stderr, "pidreuse: bad count '%s'\n",
+				argv[i + 1]);
 			return 2;
 		}
 	}

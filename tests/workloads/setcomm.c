@@ -42,7 +42,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	for (size_t i = 0; i < len / 2; i++) {
-		int hi = hexval(argv[1][2 * i]), lo = hexval(argv[1][2 * i + 1]);
+		int hi = hexval(argv[1][2 * i]),
+		    lo = hexval(argv[1][2 * i + 1]);
 
 		if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
 			fprintf(stderr, "setcomm: bad hex '%s'\n", argv[1]);
