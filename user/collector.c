@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -341,6 +342,36 @@ void collector__detach(struct collector *c)
 {
 	scprof_bpf__detach(c->skel);
 	c->attached = false;
+}
+
+int collector__maps_need_no_caps(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.stats), status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct __user_cap_header_struct hdr = {
+			.version = _LINUX_CAPABILITY_VERSION_3,
+		};
+		struct __user_cap_data_struct
+			none[_LINUX_CAPABILITY_U32S_3] = {};
+		struct sc_stats_key key;
+
+		if (syscall(SYS_capset, &hdr, none))
+			_exit(2);
+		/* an empty map answers ENOENT, a refusal EPERM */
+		if (bpf_map_get_next_key(fd, NULL, &key) && errno != ENOENT)
+			_exit(1);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 long collector__live_targets(const struct collector *c)

@@ -71,6 +71,13 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited);
 int collector__snapshot(struct collector *c, struct sc_model **out);
 /* Fill in the collector's own figures (walks map keys, not values). */
 int collector__info(struct collector *c, struct collector_info *out);
+/*
+ * Can a process without any capability still read and fold these maps
+ * through the open descriptors? Recent kernels check privileges when maps
+ * and programs are created, not when an open one is used. Tried in a
+ * child that drops every capability. 1 yes, 0 no, -errno.
+ */
+int collector__maps_need_no_caps(struct collector *c);
 /* Target processes still alive (SC_FILTER_TGID). */
 long collector__live_targets(const struct collector *c);
 /* Detach and free; safe on NULL. */

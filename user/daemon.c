@@ -105,7 +105,8 @@ static void usage(FILE *f)
 	      "/ (a pointer to /metrics); anything else is 404 or 405.\n"
 	      "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error (privileges,\n"
 	      "address in use, dead target), 2 on a usage error. Needs root, or CAP_BPF\n"
-	      "and CAP_PERFMON; once attached it keeps only those two capabilities.\n",
+	      "and CAP_PERFMON; once attached it keeps none where the kernel lets it\n"
+	      "read its maps without them, else only those two.\n",
 	      f);
 }
 
@@ -376,17 +377,20 @@ static void close_pidfile(struct daemon *d)
 }
 
 /*
- * Once attached, keep CAP_BPF and CAP_PERFMON (reading and folding maps,
- * detaching) and nothing else: not in the bounding set either, so nothing
- * exec'd later could get more back.
+ * Once attached, keep only what reading and folding the maps needs: no
+ * capability at all where the kernel allows using open maps without one
+ * (collector__maps_need_no_caps), else CAP_BPF and CAP_PERFMON. Not in the
+ * bounding set either, so nothing exec'd later could get more back.
  */
-static int drop_capabilities(void)
+static int drop_capabilities(bool keep_bpf)
 {
 	struct __user_cap_header_struct hdr = {
 		.version = _LINUX_CAPABILITY_VERSION_3,
 	};
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-	uint64_t keep = (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON), have;
+	uint64_t keep = keep_bpf ? (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON) :
+				   0,
+		 have;
 
 	if (syscall(SYS_capget, &hdr, data))
 		return -errno;
@@ -684,6 +688,7 @@ int cmd_daemon(int argc, char **argv)
 	char where[80];
 	sigset_t mask;
 	int sigfd = -1, ret = EXIT_FAIL, err;
+	bool keep_bpf;
 
 	err = daemon_parse_args(argc, argv, &o);
 	if (err) {
@@ -726,9 +731,17 @@ int cmd_daemon(int argc, char **argv)
 	}
 	if (open_collector(&d))
 		goto out;
-	err = drop_capabilities();
+	err = collector__maps_need_no_caps(d.col);
+	if (err < 0)
+		pr_warn("cannot tell whether the maps need capabilities: %s",
+			strerror(-err));
+	keep_bpf = err != 1;
+	err = drop_capabilities(keep_bpf);
 	if (err)
 		pr_warn("cannot drop capabilities: %s", strerror(-err));
+	else
+		pr_info("attached; capabilities kept: %s",
+			keep_bpf ? "CAP_BPF, CAP_PERFMON" : "none");
 	if (start_http(&d))
 		goto out;
 

@@ -527,7 +527,7 @@ def test_runs_with_exactly_the_units_capabilities(daemons, gates):
         "the pacer's 300 getppid calls")
     with open(f"/proc/{d.pid}/status") as f:
         status = f.read()
-    assert re.search(r"^CapEff:\s+000000c000000000$", status, re.M), status
+    assert kept_caps(status) in (NO_CAPS, BPF_CAPS), status
     rc, _, err = d.stop()
     assert rc == 0, err
     # one capability less is not enough, and the user is told why
@@ -541,12 +541,30 @@ def test_runs_with_exactly_the_units_capabilities(daemons, gates):
         assert "CAP_BPF and CAP_PERFMON" in p.stderr.decode()
 
 
-def test_root_daemon_keeps_only_bpf_and_perfmon(daemons):
+NO_CAPS = "0000000000000000"
+BPF_CAPS = "000000c000000000"  # CAP_PERFMON (38) and CAP_BPF (39)
+
+
+def kept_caps(status):
+    """The capabilities a daemon kept (effective = permitted), or None when
+    they differ or its bounding set allows more than CAP_BPF and
+    CAP_PERFMON (a process without CAP_SETPCAP cannot shrink its bounding
+    set, and no_new_privs keeps an exec from using it)."""
+    cap = {key: re.search(rf"^{key}:\s+(\S+)$", status, re.M).group(1)
+           for key in ("CapEff", "CapPrm", "CapBnd")}
+    if cap["CapEff"] != cap["CapPrm"] or cap["CapBnd"] not in (NO_CAPS, BPF_CAPS):
+        return None
+    return cap["CapEff"]
+
+
+def test_root_daemon_keeps_at_most_bpf_and_perfmon(daemons):
+    # Where the kernel lets a process use open maps without capabilities
+    # (Linux 6.x), the daemon keeps none; elsewhere only CAP_BPF and
+    # CAP_PERFMON. Either way it still reads and folds its maps.
     d = daemons(["-p", str(os.getpid())])
     with open(f"/proc/{d.pid}/status") as f:
         status = f.read()
-    for key in ("CapEff", "CapPrm", "CapBnd"):
-        assert re.search(rf"^{key}:\s+000000c000000000$", status, re.M), status
+    assert kept_caps(status) in (NO_CAPS, BPF_CAPS), status
     assert re.search(r"^NoNewPrivs:\s+1$", status, re.M)
     assert d.metrics()
 
