@@ -19,6 +19,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import threading
 import time
 
 import pytest
@@ -466,6 +467,63 @@ def test_sigint_also_stops_cleanly(daemons):
     d = daemons(["-p", str(os.getpid())])
     rc, _, err = d.stop(signal.SIGINT)
     assert rc == 0, err
+
+
+def test_sigterm_during_scrapes_detaches_everything(daemons):
+    d = daemons(["-a"])
+    links = bpf_ids(d.pid, "link_id")
+    assert len(links) >= 4
+    done = threading.Event()
+
+    def scrape():
+        while not done.is_set():
+            try:
+                d.get()
+            except OSError:
+                pass  # the daemon went away mid-request: expected
+
+    scrapers = [threading.Thread(target=scrape) for _ in range(3)]
+    for t in scrapers:
+        t.start()
+    try:
+        time.sleep(0.5)
+        rc, _, err = d.stop(signal.SIGTERM)
+    finally:
+        done.set()
+        for t in scrapers:
+            t.join()
+    assert rc == 0, err
+    for i in links:
+        assert not bpftool_has("link", i), f"BPF link {i} is still there"
+
+
+@pytest.mark.parametrize("delay", [0.0, 0.005, 0.02, 0.06, 0.15])
+def test_sigterm_while_starting_leaves_nothing_loaded(delay):
+    p = subprocess.Popen([SCPROF, "daemon", "--listen", "127.0.0.1:0", "-a"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         stdin=subprocess.DEVNULL)
+    progs = set()
+    try:
+        time.sleep(delay)
+        try:
+            progs = {int(line.split()[1])
+                     for fd in os.listdir(f"/proc/{p.pid}/fdinfo")
+                     for line in open(f"/proc/{p.pid}/fdinfo/{fd}")
+                     if line.startswith("prog_id:")}
+        except OSError:
+            pass
+        p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=TIMEOUT)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    # killed by the signal before it could block it, or a clean stop
+    assert p.returncode in (0, -signal.SIGTERM), err
+    deadline = time.monotonic() + TIMEOUT
+    while any(bpftool_has("prog", i) for i in progs):
+        assert time.monotonic() < deadline, "BPF programs left loaded"
+        time.sleep(0.1)
 
 
 def test_second_daemon_on_the_same_port_fails_clearly(daemons, tmp_path):
