@@ -188,8 +188,10 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzzers/%,$(FUZZ_SRCS))
 .PHONY: check
 # ASan's quarantine holds freed memory back from reuse; a small one keeps
 # use-after-free detection without making the memory-flatness tests fail.
+# The BPF side runs without its fast paths here (SCPROF_FAST_PATHS=0, as on
+# kernels before 5.15), so both BPF paths go through every e2e test.
 check:
-	$(Q)ASAN_OPTIONS=quarantine_size_mb=4 \
+	$(Q)ASAN_OPTIONS=quarantine_size_mb=4 SCPROF_FAST_PATHS=0 \
 		$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
 		BIN=$(OUTPUT)/asan/scprof CFLAGS="$(SAN_CFLAGS)" unit e2e
 

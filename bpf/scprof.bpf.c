@@ -551,8 +551,7 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 	}
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
+static __always_inline int sys_enter(struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
 	struct sc_task *ts;
@@ -604,6 +603,12 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
+{
+	return sys_enter(regs, id);
 }
 
 SEC("tp_btf/sys_exit")

@@ -138,10 +138,23 @@ static int open_cgroup(const char *path)
 	return fd;
 }
 
+/*
+ * SCPROF_FAST_PATHS=0 turns off the non-target cache and the calls-in-
+ * flight table: the BPF side then runs as on kernels without
+ * bpf_task_pt_regs (before 5.15), on task storage alone. For ruling them
+ * out when something looks wrong, and for testing that path (make check).
+ */
+static bool fast_paths_off(void)
+{
+	const char *v = getenv("SCPROF_FAST_PATHS");
+
+	return v && !strcmp(v, "0");
+}
+
 int collector__open(struct collector **out, const struct collector_opts *opts)
 {
 	struct collector *c;
-	bool has_pt_regs;
+	bool has_pt_regs, fast;
 	__u32 zero = 0;
 	int err, ncpus;
 
@@ -191,6 +204,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	 */
 	has_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
 					      BPF_FUNC_task_pt_regs, NULL) == 1;
+	fast = has_pt_regs && !fast_paths_off();
 	if (opts->count_only && !has_pt_regs) {
 		err = -ENOTSUP;
 		pr_err("--count-only needs a kernel with bpf_task_pt_regs "
@@ -198,9 +212,8 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 		goto err;
 	}
 	ncpus = libbpf_num_possible_cpus();
-	c->skel->rodata->nt_cache_on = opts->mode == SC_FILTER_TGID &&
-				       has_pt_regs;
-	c->skel->rodata->flight_on = !opts->count_only && has_pt_regs;
+	c->skel->rodata->nt_cache_on = opts->mode == SC_FILTER_TGID && fast;
+	c->skel->rodata->flight_on = !opts->count_only && fast;
 	c->skel->rodata->nt_slots =
 		ncpus > 0 && ncpus < SC_NT_SLOTS ? (__u32)ncpus : SC_NT_SLOTS;
 	/* Full mode: enter and exit; count-only: one program on exit. */
@@ -287,29 +300,28 @@ int collector__add_target(struct collector *c, pid_t tgid)
  * programs remembered about the task (its stack address goes to the next
  * task). The links go where the skeleton's destroy detaches them.
  */
+static bool is_syscall_prog(const struct bpf_program *prog)
+{
+	return !strncmp(bpf_program__section_name(prog), "tp_btf/sys_", 11);
+}
+
 static int attach_ordered(struct scprof_bpf *skel)
 {
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-	} order[] = {
-		{ skel->progs.sc_exit, &skel->links.sc_exit },
-		{ skel->progs.sc_exec, &skel->links.sc_exec },
-		{ skel->progs.sc_fork, &skel->links.sc_fork },
-		{ skel->progs.sc_sys_exit, &skel->links.sc_sys_exit },
-		{ skel->progs.sc_count_exit, &skel->links.sc_count_exit },
-		{ skel->progs.sc_sys_enter, &skel->links.sc_sys_enter },
-	};
+	const struct bpf_object_skeleton *s = skel->skeleton;
 
-	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
-		struct bpf_link *l;
+	for (int pass = 0; pass < 2; pass++) {
+		for (int i = 0; i < s->prog_cnt; i++) {
+			struct bpf_program *prog = *s->progs[i].prog;
+			struct bpf_link *l;
 
-		if (!bpf_program__autoload(order[i].prog))
-			continue;
-		l = bpf_program__attach(order[i].prog);
-		if (!l)
-			return -errno;
-		*order[i].link = l;
+			if (!bpf_program__autoload(prog) ||
+			    is_syscall_prog(prog) != (pass == 1))
+				continue;
+			l = bpf_program__attach(prog);
+			if (!l)
+				return -errno;
+			*s->progs[i].link = l;
+		}
 	}
 	return 0;
 }
