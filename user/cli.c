@@ -62,7 +62,7 @@ int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 			return -EINVAL;
 		memcpy(item, p, len);
 		item[len] = '\0';
-		if (cli_parse_u64(item, 1, 4194304, &v))
+		if (cli_parse_u64(item, 1, CLI_PID_MAX, &v))
 			return -EINVAL;
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 4;
@@ -277,6 +277,58 @@ int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
 	}
 }
 
+/* --format: table, json and, when csv_ok, csv. 0 or EXIT_USAGE. */
+static int format_option(const struct cli_cmd *cmd, const char *arg,
+			 bool csv_ok, enum report_format *out)
+{
+	if (!strcmp(arg, "table"))
+		*out = REPORT_TABLE;
+	else if (!strcmp(arg, "json"))
+		*out = REPORT_JSON;
+	else if (csv_ok && !strcmp(arg, "csv"))
+		*out = REPORT_CSV;
+	else
+		return cli_error(cmd, "unknown format '%s': expected %s", arg,
+				 csv_ok ? "table, json or csv" :
+					  "table or json");
+	return 0;
+}
+
+/* -o FILE, --cache FILE: a name, not an empty string. */
+static int file_option(const struct cli_cmd *cmd, const char *arg,
+		       const char *what, const char **out)
+{
+	if (!*arg)
+		return cli_error(cmd, "empty %s file name", what);
+	*out = arg;
+	return 0;
+}
+
+int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
+		     struct cli_calib_opts *o)
+{
+	switch (c) {
+	case CLI_OPT_FORMAT:
+		return format_option(cmd, arg, false, &o->format);
+	case 'o':
+		return file_option(cmd, arg, "output", &o->output);
+	case CLI_OPT_CACHE:
+		return file_option(cmd, arg, "cache", &o->cache);
+	default:
+		return -ENOENT;
+	}
+}
+
+int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out)
+{
+	if (cli_parse_seconds(arg, out))
+		return cli_error(cmd,
+				 "invalid duration '%s': expected a number of "
+				 "seconds > 0",
+				 arg);
+	return 0;
+}
+
 int cli_target_finish(const struct cli_cmd *cmd, struct cli_target *t,
 		      enum target_kind dflt)
 {
@@ -301,8 +353,7 @@ void cli_target_free(struct cli_target *t)
 }
 
 enum {
-	OPT_FORMAT = CLI_OPT_OWN,
-	OPT_MAX_EXITED,
+	OPT_MAX_EXITED = CLI_OPT_OWN,
 };
 
 static const struct option long_opts[] = {
@@ -310,7 +361,7 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	{ "interval", required_argument, NULL, 'i' },
 	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
 	{ "sort", required_argument, NULL, 'S' },
 	{ "columns", required_argument, NULL, 'U' },
 	{ "per-process", no_argument, NULL, 'P' },
@@ -396,12 +447,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				NULL)) != -1) {
 		switch (c) {
 		case 'd':
-			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(
-					cmd,
-					"invalid duration '%s': "
-					"expected a number of seconds > 0",
-					optarg);
+			if (cli_duration(cmd, optarg, &o->duration_s))
+				return EXIT_USAGE;
 			break;
 		case 'i':
 			if (cli_parse_seconds(optarg, &o->interval_s) ||
@@ -414,22 +461,12 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 					optarg);
 			break;
 		case 'o':
-			if (!*optarg)
-				return cli_error(cmd, "empty output file name");
-			o->output = optarg;
+			if (file_option(cmd, optarg, "output", &o->output))
+				return EXIT_USAGE;
 			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "table"))
-				o->report.format = REPORT_TABLE;
-			else if (!strcmp(optarg, "json"))
-				o->report.format = REPORT_JSON;
-			else if (!strcmp(optarg, "csv"))
-				o->report.format = REPORT_CSV;
-			else
-				return cli_error(cmd,
-						 "unknown format '%s': "
-						 "expected table, json or csv",
-						 optarg);
+		case CLI_OPT_FORMAT:
+			if (format_option(cmd, optarg, true, &o->report.format))
+				return EXIT_USAGE;
 			break;
 		case 'S':
 			if (report_parse_sort(optarg, &o->report.sort))

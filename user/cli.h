@@ -42,8 +42,13 @@ enum {
 	CLI_OPT_CGROUP = 0x100,
 	CLI_OPT_MAX_ENTRIES,
 	CLI_OPT_MAX_PROCS,
+	CLI_OPT_FORMAT,
+	CLI_OPT_CACHE,
 	CLI_OPT_OWN,
 };
+
+/* The largest pid (and thread id) Linux hands out: PID_MAX_LIMIT. */
+#define CLI_PID_MAX 4194304
 
 /* For a subcommand's struct option table. */
 #define CLI_TARGET_OPTIONS                                              \
@@ -61,6 +66,22 @@ enum {
 		{ "quiet", no_argument, NULL, 'q' }, \
 	{                                            \
 		"help", no_argument, NULL, 'h'       \
+	}
+
+/* The report options of calibrate and verdict: --format table|json, -o
+ * and --cache (where the calibration is saved).
+ */
+struct cli_calib_opts {
+	enum report_format format; /* REPORT_TABLE or REPORT_JSON */
+	const char *output;	   /* -o FILE; NULL: stdout */
+	const char *cache; /* --cache FILE; the caller sets the default */
+};
+
+#define CLI_CALIB_OPTIONS                                       \
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },  \
+		{ "output", required_argument, NULL, 'o' },     \
+	{                                                       \
+		"cache", required_argument, NULL, CLI_OPT_CACHE \
 	}
 
 /* The command being parsed, for its messages. */
@@ -85,6 +106,14 @@ int cli_set_kind(const struct cli_cmd *cmd, struct cli_target *t,
  */
 int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
 		      struct cli_target *t, int *verbosity);
+/*
+ * --format, -o or --cache of calibrate and verdict into o: 0, EXIT_USAGE
+ * after a one-line error, or -ENOENT when c is none of them.
+ */
+int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
+		     struct cli_calib_opts *o);
+/* -d SECS: 0, or EXIT_USAGE after a one-line error. */
+int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out);
 /* After parsing: default the kind, check -f. 0 or EXIT_USAGE. */
 int cli_target_finish(const struct cli_cmd *cmd, struct cli_target *t,
 		      enum target_kind dflt);

@@ -23,9 +23,7 @@ struct calibrate_cli {
 	bool probe;
 	bool save;
 	bool list;
-	bool json;
-	const char *output;
-	const char *cache;
+	struct cli_calib_opts out;
 	int verbosity;
 };
 
@@ -128,8 +126,6 @@ enum {
 	OPT_QUICK = CLI_OPT_OWN,
 	OPT_LIST,
 	OPT_NO_PROBE,
-	OPT_FORMAT,
-	OPT_CACHE,
 	OPT_NO_SAVE,
 };
 
@@ -138,9 +134,7 @@ static const struct option long_opts[] = {
 	{ "loops", required_argument, NULL, 'l' },
 	{ "list", no_argument, NULL, OPT_LIST },
 	{ "no-probe", no_argument, NULL, OPT_NO_PROBE },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "cache", required_argument, NULL, OPT_CACHE },
+	CLI_CALIB_OPTIONS,
 	{ "no-save", no_argument, NULL, OPT_NO_SAVE },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -154,7 +148,7 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 	memset(o, 0, sizeof(*o));
 	o->probe = true;
 	o->save = true;
-	o->cache = CALIB_CACHE_PATH;
+	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
@@ -174,35 +168,14 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 		case OPT_NO_PROBE:
 			o->probe = false;
 			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "table"))
-				o->json = false;
-			else if (!strcmp(optarg, "json"))
-				o->json = true;
-			else
-				return cli_error(
-					&cmd,
-					"unknown format '%s': expected "
-					"table or json",
-					optarg);
-			break;
-		case 'o':
-			if (!*optarg)
-				return cli_error(&cmd,
-						 "empty output file name");
-			o->output = optarg;
-			break;
-		case OPT_CACHE:
-			if (!*optarg)
-				return cli_error(&cmd, "empty cache file name");
-			o->cache = optarg;
-			break;
 		case OPT_NO_SAVE:
 			o->save = false;
 			break;
 		default:
-			err = cli_shared_option(&cmd, c, argv, NULL,
-						&o->verbosity);
+			err = cli_calib_option(&cmd, c, optarg, &o->out);
+			if (err == -ENOENT)
+				err = cli_shared_option(&cmd, c, argv, NULL,
+							&o->verbosity);
 			if (err)
 				return err;
 			break;
@@ -244,7 +217,7 @@ int cmd_calibrate(int argc, char **argv)
 		ret = EXIT_OK;
 		goto out;
 	}
-	if (output_open(&out, o.output, stdout))
+	if (output_open(&out, o.out.output, stdout))
 		goto out;
 
 	prog.on = o.verbosity >= LOG_WARN && isatty(STDERR_FILENO);
@@ -258,16 +231,16 @@ int cmd_calibrate(int argc, char **argv)
 	if (err)
 		goto out;
 
-	err = o.json ? calib_write_json(out.f, cal) :
-		       calib_write_table(out.f, cal);
+	err = o.out.format == REPORT_JSON ? calib_write_json(out.f, cal) :
+					    calib_write_table(out.f, cal);
 	if (err) {
 		pr_err("cannot write the report: %s", strerror(-err));
 		goto out;
 	}
 	if (output_commit(&out))
 		goto out;
-	if (o.save && calib_usable(cal) && !calib_cache_save(o.cache, cal))
-		pr_info("saved as %s for scprof verdict", o.cache);
+	if (o.save && calib_usable(cal) && !calib_cache_save(o.out.cache, cal))
+		pr_info("saved as %s for scprof verdict", o.out.cache);
 	ret = EXIT_OK;
 out:
 	calib_progress_end(&prog);

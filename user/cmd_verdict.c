@@ -30,10 +30,8 @@
 struct verdict_cli {
 	pid_t pid;
 	double duration_s;
-	bool json;
 	bool recalibrate;
-	const char *output;
-	const char *cache;
+	struct cli_calib_opts out;
 	int verbosity;
 };
 
@@ -100,17 +98,13 @@ static const struct cli_cmd cmd = {
 };
 
 enum {
-	OPT_FORMAT = CLI_OPT_OWN,
-	OPT_CACHE,
-	OPT_RECALIBRATE,
+	OPT_RECALIBRATE = CLI_OPT_OWN,
 };
 
 static const struct option long_opts[] = {
 	{ "pid", required_argument, NULL, 'p' },
 	{ "duration", required_argument, NULL, 'd' },
-	{ "format", required_argument, NULL, OPT_FORMAT },
-	{ "output", required_argument, NULL, 'o' },
-	{ "cache", required_argument, NULL, OPT_CACHE },
+	CLI_CALIB_OPTIONS,
 	{ "recalibrate", no_argument, NULL, OPT_RECALIBRATE },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -124,7 +118,7 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
-	o->cache = CALIB_CACHE_PATH;
+	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;
@@ -136,7 +130,7 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 				return cli_error(&cmd,
 						 "give one -p: scprof verdict "
 						 "judges one process");
-			if (cli_parse_u64(optarg, 1, 4194304, &v))
+			if (cli_parse_u64(optarg, 1, CLI_PID_MAX, &v))
 				return cli_error(&cmd,
 						 "invalid PID '%s': expected "
 						 "one process id",
@@ -144,42 +138,17 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 			o->pid = (pid_t)v;
 			break;
 		case 'd':
-			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(
-					&cmd,
-					"invalid duration '%s': expected "
-					"a number of seconds > 0",
-					optarg);
-			break;
-		case OPT_FORMAT:
-			if (!strcmp(optarg, "table"))
-				o->json = false;
-			else if (!strcmp(optarg, "json"))
-				o->json = true;
-			else
-				return cli_error(
-					&cmd,
-					"unknown format '%s': expected "
-					"table or json",
-					optarg);
-			break;
-		case 'o':
-			if (!*optarg)
-				return cli_error(&cmd,
-						 "empty output file name");
-			o->output = optarg;
-			break;
-		case OPT_CACHE:
-			if (!*optarg)
-				return cli_error(&cmd, "empty cache file name");
-			o->cache = optarg;
+			if (cli_duration(&cmd, optarg, &o->duration_s))
+				return EXIT_USAGE;
 			break;
 		case OPT_RECALIBRATE:
 			o->recalibrate = true;
 			break;
 		default:
-			err = cli_shared_option(&cmd, c, argv, NULL,
-						&o->verbosity);
+			err = cli_calib_option(&cmd, c, optarg, &o->out);
+			if (err == -ENOENT)
+				err = cli_shared_option(&cmd, c, argv, NULL,
+							&o->verbosity);
 			if (err)
 				return err;
 			break;
@@ -216,7 +185,7 @@ static int get_calibration(const struct verdict_cli *o,
 
 	*saved = false;
 	if (!o->recalibrate) {
-		err = calib_cache_load(o->cache, cal);
+		err = calib_cache_load(o->out.cache, cal);
 		if (!err) {
 			*saved = true;
 			return 0;
@@ -225,7 +194,7 @@ static int get_calibration(const struct verdict_cli *o,
 			return err;
 	}
 	if (err == -EINVAL)
-		pr_warn("ignoring %s: not a calibration", o->cache);
+		pr_warn("ignoring %s: not a calibration", o->out.cache);
 	if (!isatty(STDERR_FILENO))
 		pr_warn("no saved calibration for this boot: running the quick "
 			"one first (about 15 s)");
@@ -241,7 +210,7 @@ static int get_calibration(const struct verdict_cli *o,
 		*cal = NULL;
 		return -EIO;
 	}
-	if (calib_cache_save(o->cache, *cal))
+	if (calib_cache_save(o->out.cache, *cal))
 		pr_warn("the calibration is not saved: the next verdict will "
 			"run it again");
 	return 0;
@@ -460,8 +429,9 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		pr_err("cannot judge: %s", strerror(-err));
 		return err;
 	}
-	err = o->json ? verdict_write_json(out->f, v, &meta) :
-			verdict_write_table(out->f, v, &meta);
+	err = o->out.format == REPORT_JSON ?
+		      verdict_write_json(out->f, v, &meta) :
+		      verdict_write_table(out->f, v, &meta);
 	if (err)
 		pr_err("cannot write the report: %s", strerror(-err));
 	verdict_free(v);
@@ -537,7 +507,7 @@ int cmd_verdict(int argc, char **argv)
 		       tgid);
 		goto out;
 	}
-	if (output_open(&out, o.output, stdout))
+	if (output_open(&out, o.out.output, stdout))
 		goto out;
 
 	sigemptyset(&mask);

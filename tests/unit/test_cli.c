@@ -445,6 +445,88 @@ static void test_profile_parse_twice(void **state)
 	parsed_free(&p);
 }
 
+/* ---- cli_calib_option, cli_duration (calibrate and verdict) ------------- */
+
+static void usage_none(FILE *f)
+{
+	(void)f;
+}
+
+static const struct cli_cmd calib_cmd = {
+	.prog = "scprof calibrate",
+	.usage = usage_none,
+	.short_opts = ":o:",
+};
+
+/* One option through cli_calib_option: its return and what it printed. */
+static int calib_option(int c, const char *arg, struct cli_calib_opts *o,
+			char **err)
+{
+	struct fdcap cap;
+	int ret;
+
+	fdcap_begin(&cap, STDERR_FILENO);
+	ret = cli_calib_option(&calib_cmd, c, arg, o);
+	*err = fdcap_end(&cap);
+	return ret;
+}
+
+static void test_calib_options(void **state)
+{
+	struct cli_calib_opts o = { .cache = "/default" };
+	double d = 0;
+	struct fdcap cap;
+	char *err;
+
+	(void)state;
+	CHECK(calib_option(CLI_OPT_FORMAT, "json", &o, &err) == 0 &&
+		      o.format == REPORT_JSON && !*err,
+	      "--format json");
+	free(err);
+	CHECK(calib_option(CLI_OPT_FORMAT, "table", &o, &err) == 0 &&
+		      o.format == REPORT_TABLE,
+	      "--format table");
+	free(err);
+	CHECK(calib_option('o', "r.json", &o, &err) == 0 &&
+		      !strcmp(o.output, "r.json"),
+	      "-o");
+	free(err);
+	CHECK(calib_option(CLI_OPT_CACHE, "c.json", &o, &err) == 0 &&
+		      !strcmp(o.cache, "c.json"),
+	      "--cache");
+	free(err);
+	/* not one of them: nothing printed, nothing changed */
+	CHECK(calib_option('v', NULL, &o, &err) == -ENOENT && !*err, "-v");
+	free(err);
+	/* csv is the profiler's only */
+	CHECK(calib_option(CLI_OPT_FORMAT, "csv", &o, &err) == EXIT_USAGE &&
+		      o.format == REPORT_TABLE,
+	      "--format csv");
+	CHECK_STR(err,
+		  "scprof calibrate: unknown format 'csv': expected table or "
+		  "json (see scprof calibrate --help)\n",
+		  "--format csv");
+	free(err);
+	CHECK(calib_option('o', "", &o, &err) == EXIT_USAGE &&
+		      strstr(err, "empty output file name"),
+	      "-o ''");
+	free(err);
+	CHECK(calib_option(CLI_OPT_CACHE, "", &o, &err) == EXIT_USAGE &&
+		      strstr(err, "empty cache file name") &&
+		      !strcmp(o.cache, "c.json"),
+	      "--cache ''");
+	free(err);
+
+	CHECK(cli_duration(&calib_cmd, "1.5", &d) == 0 && d == 1.5, "-d 1.5");
+	fdcap_begin(&cap, STDERR_FILENO);
+	CHECK(cli_duration(&calib_cmd, "0", &d) == EXIT_USAGE && d == 1.5,
+	      "-d 0");
+	err = fdcap_end(&cap);
+	CHECK(unit_count_lines(err) == 1 && strstr(err, "invalid duration '0'"),
+	      "-d 0: one line, got '%s'", err);
+	free(err);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -458,6 +540,7 @@ int main(void)
 		cmocka_unit_test(test_profile_help_version),
 		cmocka_unit_test(test_profile_usage_errors),
 		cmocka_unit_test(test_profile_parse_twice),
+		cmocka_unit_test(test_calib_options),
 	};
 
 	unit_init();
