@@ -20,12 +20,12 @@
 #include "log.h"
 #include "output.h"
 #include "procfs.h"
+#include "target.h"
 #include "verdict.h"
 #include "verdict_report.h"
 
 #define DEFAULT_DURATION_S 5.0
 #define SAMPLE_NS 20000000ULL /* /proc is read every 20 ms */
-#define HARVEST_NS 1000000000ULL
 
 struct verdict_cli {
 	pid_t pid;
@@ -216,6 +216,23 @@ static int get_calibration(const struct verdict_cli *o,
 	return 0;
 }
 
+/*
+ * Read /proc/PID/stat of a live process: -ESRCH when there is none, it is
+ * a zombie, or (start_ticks not 0) its pid now belongs to a process
+ * started at another time.
+ */
+static int read_live(pid_t pid, uint64_t start_ticks, struct proc_stat *st)
+{
+	int err = procfs_read_stat(pid, st);
+
+	if (err)
+		return err;
+	if (st->state == 'Z' || st->state == 'X' ||
+	    (start_ticks && st->starttime_ticks != start_ticks))
+		return -ESRCH;
+	return 0;
+}
+
 /* The process as /proc shows it over the run. */
 struct sampler {
 	pid_t pid;
@@ -228,9 +245,7 @@ struct sampler {
 	bool gone;
 };
 
-/* Read again; the process is gone when /proc says so or its pid now
- * belongs to a process started at another time.
- */
+/* Read again, integrating the thread count; gone once the process is. */
 static void sampler_tick(struct sampler *s)
 {
 	struct proc_stat st;
@@ -238,9 +253,7 @@ static void sampler_tick(struct sampler *s)
 
 	if (s->gone)
 		return;
-	if (procfs_read_stat(s->pid, &st) ||
-	    st.starttime_ticks != s->first.starttime_ticks || st.state == 'Z' ||
-	    st.state == 'X') {
+	if (read_live(s->pid, s->first.starttime_ticks, &st)) {
 		s->gone = true;
 		return;
 	}
@@ -251,21 +264,15 @@ static void sampler_tick(struct sampler *s)
 	s->t_last = t;
 }
 
-/* Begin with the process whose start time s->first holds. */
-static int sampler_start(struct sampler *s)
+/* Begin with the process pid that started at start_ticks. */
+static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
 {
-	uint64_t start = s->first.starttime_ticks;
-	pid_t pid = s->pid;
 	int err;
 
-	memset(s, 0, sizeof(*s));
 	s->pid = pid;
-	err = procfs_read_stat(pid, &s->first);
+	err = read_live(pid, start_ticks, &s->first);
 	if (err)
 		return err;
-	if (s->first.starttime_ticks != start || s->first.state == 'Z' ||
-	    s->first.state == 'X')
-		return -ESRCH;
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
 	s->last = s->first;
 	s->t_first = s->t_last = now_ns();
@@ -286,45 +293,35 @@ static void sampler_free(struct sampler *s)
 	free(s->waits1);
 }
 
-static bool is_stop_signal(int sig)
-{
-	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
-}
-
-/* Profile until the time is up, the process ends, or a stop signal. */
+/*
+ * Profile the process pid that started at start_ticks until the time is
+ * up, it ends, or a signal of mask (blocked) comes; then take what was
+ * collected.
+ */
 static int profile(const struct verdict_cli *o, struct collector *c,
+		   const sigset_t *mask, pid_t pid, uint64_t start_ticks,
 		   struct sampler *s, struct sc_model **model)
 {
-	uint64_t deadline, next_harvest;
-	sigset_t mask;
+	uint64_t deadline;
 	int err;
 
 	*model = NULL;
-	sigemptyset(&mask);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
-	err = collector__add_target(c, s->pid);
+	err = collector__add_target(c, pid);
 	if (err) {
-		pr_err("cannot profile pid %d: %s", (int)s->pid,
-		       strerror(-err));
+		pr_err("cannot profile pid %d: %s", (int)pid, strerror(-err));
 		return err;
 	}
 	err = collector__attach(c);
 	if (err)
 		return err;
-	err = sampler_start(s);
-	if (err) {
+	if (sampler_start(s, pid, start_ticks)) {
 		s->gone = true;
-		err = 0;
 		goto snapshot;
 	}
 	deadline = s->t_first + (uint64_t)(o->duration_s * 1e9);
-	next_harvest = s->t_first + HARVEST_NS;
 	for (;;) {
 		uint64_t now = now_ns(), wait = SAMPLE_NS;
 		struct timespec ts;
-		int sig;
 
 		if (now >= deadline)
 			break;
@@ -332,21 +329,13 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 			wait = deadline - now;
 		ts.tv_sec = (time_t)(wait / 1000000000ULL);
 		ts.tv_nsec = (long)(wait % 1000000000ULL);
-		sig = sigtimedwait(&mask, NULL, &ts);
-		if (sig > 0 && is_stop_signal(sig))
+		if (sigtimedwait(mask, NULL, &ts) > 0)
 			break;
 		sampler_tick(s);
+		/* The only target, not followed: nothing else to fold. */
 		if (s->gone || collector__live_targets(c) <= 0) {
 			s->gone = true;
 			break;
-		}
-		if (now_ns() >= next_harvest) {
-			err = collector__harvest(c);
-			if (err) {
-				pr_err("collection failed: %s", strerror(-err));
-				return err;
-			}
-			next_harvest += HARVEST_NS;
 		}
 	}
 	sampler_end(s);
@@ -354,8 +343,6 @@ snapshot:
 	err = collector__snapshot(c, model);
 	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
-	/* Detach before judging: the report is not the target's cost. */
-	collector__detach(c);
 	return err;
 }
 
@@ -438,20 +425,6 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 	return err;
 }
 
-/* Is the process there, and not a zombie? 0, or -errno after one line. */
-static int check_alive(pid_t pid, struct proc_stat *st)
-{
-	int err = procfs_read_stat(pid, st);
-
-	if (!err && (st->state == 'Z' || st->state == 'X'))
-		err = -ESRCH;
-	if (err)
-		pr_err("cannot judge pid %d: %s", (int)pid,
-		       err == -ESRCH ? "no such process (or it has exited)" :
-				       strerror(-err));
-	return err;
-}
-
 int cmd_verdict(int argc, char **argv)
 {
 	struct verdict_cli o;
@@ -465,8 +438,9 @@ int cmd_verdict(int argc, char **argv)
 	struct proc_stat st;
 	sigset_t mask, oldmask;
 	bool saved = false, blocked = false;
-	int ret = EXIT_FAIL, err, tgid;
-	uint64_t start_ticks;
+	int ret = EXIT_FAIL, err;
+	size_t npids = 1;
+	pid_t pid;
 
 	err = parse(argc, argv, &o);
 	if (err)
@@ -475,38 +449,26 @@ int cmd_verdict(int argc, char **argv)
 	log_init(&lctx);
 	libbpf_set_print(log_libbpf);
 
-	tgid = procfs_tgid(o.pid);
-	if (tgid < 0) {
-		pr_err("cannot judge pid %d: %s", (int)o.pid,
-		       tgid == -ESRCH ? "no such process" : strerror(-tgid));
+	/* A thread id stands for its process. */
+	pid = o.pid;
+	if (target_resolve_pids(&pid, &npids))
+		return EXIT_FAIL;
+	if (pid == getpid()) {
+		pr_err("cannot judge pid %d: that is scprof itself", pid);
 		return EXIT_FAIL;
 	}
-	if (tgid != o.pid)
-		pr_info("pid %d is a thread of process %d: judging the whole "
-			"process",
-			(int)o.pid, tgid);
-	if (tgid == getpid()) {
-		pr_err("cannot judge pid %d: that is scprof itself", tgid);
+	err = read_live(pid, 0, &st);
+	if (err) {
+		pr_err("cannot judge pid %d: %s", (int)pid,
+		       err == -ESRCH ? "no such process (or it has exited)" :
+				       strerror(-err));
 		return EXIT_FAIL;
 	}
-	if (check_alive(tgid, &st))
-		return EXIT_FAIL;
 	/* Privileges and kernel support first: the calibration takes a while. */
 	if (collector__open(&col, &copts))
 		goto out;
 	if (get_calibration(&o, &cal, &saved))
 		goto out;
-	/* The calibration took a while: is the process still there, and
-	 * still the same one (not a new process given its pid)?
-	 */
-	start_ticks = st.starttime_ticks;
-	if (check_alive(tgid, &st))
-		goto out;
-	if (st.starttime_ticks != start_ticks) {
-		pr_err("cannot judge pid %d: it exited during the calibration",
-		       tgid);
-		goto out;
-	}
 	if (output_open(&out, o.out.output, stdout))
 		goto out;
 
@@ -516,21 +478,24 @@ int cmd_verdict(int argc, char **argv)
 	sigaddset(&mask, SIGHUP);
 	sigprocmask(SIG_BLOCK, &mask, &oldmask);
 	blocked = true;
-	s.pid = tgid;
-	s.first.starttime_ticks = start_ticks;
-	if (profile(&o, col, &s, &m))
-		goto out;
+	/* The same process as before the calibration, not a new one given
+	 * its pid: the one that started at the same time.
+	 */
+	err = profile(&o, col, &mask, pid, st.starttime_ticks, &s, &m);
+	/* Detach before judging: the report is not the target's cost. */
 	collector__destroy(col);
 	col = NULL;
+	if (err)
+		goto out;
 	if (s.t_last == s.t_first) {
 		pr_err("cannot judge pid %d: it exited before it could be "
 		       "profiled",
-		       tgid);
+		       pid);
 		goto out;
 	}
 	if (s.gone)
 		pr_warn("pid %d exited after %.1f s: judging what was seen",
-			tgid, (double)(s.t_last - s.t_first) / 1e9);
+			pid, (double)(s.t_last - s.t_first) / 1e9);
 	if (judge(&o, &s, m, cal, saved, &out) || output_commit(&out))
 		goto out;
 	ret = EXIT_OK;
