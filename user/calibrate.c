@@ -37,7 +37,8 @@
 struct cal_env {
 	int fd; /* FILE_SIZE bytes, in the page cache */
 	int devnull;
-	char *buf; /* BUF_SIZE destination, hot in the cache */
+	char *buf;   /* BUF_SIZE destination, hot in the cache */
+	size_t size; /* read and mmap loops: bytes per call, the loop's */
 	uint64_t off;
 	char *map; /* mmap loops: the file, mapped for one pass */
 	size_t map_off;
@@ -51,7 +52,7 @@ typedef void (*cal_fn)(struct cal_env *e, uint64_t n);
 struct cal_loop_def {
 	const char *name;
 	const char *desc;
-	uint32_t bytes;	    /* per call */
+	uint32_t bytes;	    /* per call: what the read and mmap loops move */
 	const char *versus; /* compared with; NULL: the floor */
 	cal_fn fn;
 };
@@ -98,46 +99,19 @@ static void loop_vdso(struct cal_env *e, uint64_t n)
 	}
 }
 
-/* pread size bytes at an offset that walks through the file. */
-static inline void pread_step(struct cal_env *e, size_t size)
+/* pread e->size bytes at an offset that walks through the file. */
+static void loop_pread(struct cal_env *e, uint64_t n)
 {
-	if (pread(e->fd, e->buf, size, (off_t)e->off) != (ssize_t)size) {
-		fail(e, -errno);
-		return;
+	for (uint64_t i = 0; i < n; i++) {
+		if (pread(e->fd, e->buf, e->size, (off_t)e->off) !=
+		    (ssize_t)e->size) {
+			fail(e, -errno);
+			return;
+		}
+		e->off += e->size;
+		if (e->off + e->size > FILE_SIZE)
+			e->off = 0;
 	}
-	e->off += size;
-	if (e->off + size > FILE_SIZE)
-		e->off = 0;
-}
-
-static void loop_read_1(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		pread_step(e, 1);
-}
-
-static void loop_read_4k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		pread_step(e, 4 * KIB);
-}
-
-static void loop_read_8k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		pread_step(e, 8 * KIB);
-}
-
-static void loop_read_16k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		pread_step(e, 16 * KIB);
-}
-
-static void loop_read_64k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		pread_step(e, 64 * KIB);
 }
 
 static void loop_write_devnull(struct cal_env *e, uint64_t n)
@@ -151,45 +125,29 @@ static void loop_write_devnull(struct cal_env *e, uint64_t n)
 }
 
 /*
- * Copy one block from the file mapped in memory. The file is mapped for
- * one pass and unmapped after it, so each pass takes the page faults (and
- * the mmap and munmap) that a program reading the file once would.
+ * Copy e->size bytes from the file mapped in memory. The file is mapped
+ * for one pass and unmapped after it, so each pass takes the page faults
+ * (and the mmap and munmap) that a program reading the file once would.
  */
-static inline void mmap_step(struct cal_env *e, size_t size)
+static void loop_mmap(struct cal_env *e, uint64_t n)
 {
-	if (!e->map || e->map_off + size > FILE_SIZE) {
-		if (e->map)
-			munmap(e->map, FILE_SIZE);
-		e->map =
-			mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE, e->fd, 0);
-		if (e->map == MAP_FAILED) {
-			e->map = NULL;
-			fail(e, -errno);
-			return;
+	for (uint64_t i = 0; i < n; i++) {
+		if (!e->map || e->map_off + e->size > FILE_SIZE) {
+			if (e->map)
+				munmap(e->map, FILE_SIZE);
+			e->map = mmap(NULL, FILE_SIZE, PROT_READ, MAP_PRIVATE,
+				      e->fd, 0);
+			if (e->map == MAP_FAILED) {
+				e->map = NULL;
+				fail(e, -errno);
+				return;
+			}
+			e->map_off = 0;
 		}
-		e->map_off = 0;
+		memcpy(e->buf, e->map + e->map_off, e->size);
+		barrier();
+		e->map_off += e->size;
 	}
-	memcpy(e->buf, e->map + e->map_off, size);
-	barrier();
-	e->map_off += size;
-}
-
-static void loop_mmap_4k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		mmap_step(e, 4 * KIB);
-}
-
-static void loop_mmap_8k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		mmap_step(e, 8 * KIB);
-}
-
-static void loop_mmap_16k(struct cal_env *e, uint64_t n)
-{
-	for (uint64_t i = 0; i < n && !e->err; i++)
-		mmap_step(e, 16 * KIB);
 }
 
 /* Raw syscalls: a libc with a vDSO getrandom would not cross at all. */
@@ -247,26 +205,26 @@ static const struct cal_loop_def loops[] = {
 	  "clock_gettime(CLOCK_MONOTONIC): answered by the vDSO, no crossing",
 	  0, NULL, loop_vdso },
 	{ "read-1B", "pread of 1 byte from a file in the page cache", 1, NULL,
-	  loop_read_1 },
+	  loop_pread },
 	{ "read-64KiB", "pread of 64 KiB from a file in the page cache",
-	  64 * KIB, "read-1B", loop_read_64k },
+	  64 * KIB, "read-1B", loop_pread },
 	{ "write-1B-devnull", "write of 1 byte to /dev/null", 1, NULL,
 	  loop_write_devnull },
 	{ "read-copy-4KiB", "copy a warm file with pread, 4 KiB per call",
-	  4 * KIB, NULL, loop_read_4k },
+	  4 * KIB, NULL, loop_pread },
 	{ "mmap-copy-4KiB",
 	  "copy a warm file from an mmap of it, 4 KiB per block (mapped once per pass)",
-	  4 * KIB, "read-copy-4KiB", loop_mmap_4k },
+	  4 * KIB, "read-copy-4KiB", loop_mmap },
 	{ "read-copy-8KiB", "copy a warm file with pread, 8 KiB per call",
-	  8 * KIB, NULL, loop_read_8k },
+	  8 * KIB, NULL, loop_pread },
 	{ "mmap-copy-8KiB",
 	  "copy a warm file from an mmap of it, 8 KiB per block", 8 * KIB,
-	  "read-copy-8KiB", loop_mmap_8k },
+	  "read-copy-8KiB", loop_mmap },
 	{ "read-copy-16KiB", "copy a warm file with pread, 16 KiB per call",
-	  16 * KIB, NULL, loop_read_16k },
+	  16 * KIB, NULL, loop_pread },
 	{ "mmap-copy-16KiB",
 	  "copy a warm file from an mmap of it, 16 KiB per block", 16 * KIB,
-	  "read-copy-16KiB", loop_mmap_16k },
+	  "read-copy-16KiB", loop_mmap },
 	{ "getrandom-16B", "getrandom of 16 bytes, one syscall per request", 16,
 	  NULL, loop_getrandom },
 	{ "getrandom-16B-buffered",
@@ -413,6 +371,7 @@ static int measure(const struct cal_loop_def *d, struct cal_env *e,
 	struct cal_stats st;
 	uint64_t n;
 
+	e->size = d->bytes;
 	e->off = 0;
 	n = scale(d->fn, e, p->run_ns);
 	if (e->err)
@@ -535,24 +494,26 @@ out:
 	return err;
 }
 
-/* A FILE_SIZE file with no name, written and read once into the cache. */
+/* A FILE_SIZE file with no name, written and read once into the cache;
+ * env_close closes it.
+ */
 static int make_file(struct cal_env *e)
 {
 	const char *dir = getenv("TMPDIR");
 	char path[4096];
-	int fd, err = 0;
+	int err;
 
 	if (!dir || !*dir)
 		dir = "/tmp";
-	fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	if (fd < 0) {
+	e->fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	if (e->fd < 0) {
 		snprintf(path, sizeof(path), "%s/scprof-calibrate.XXXXXX", dir);
-		fd = mkostemp(path, O_CLOEXEC);
-		if (fd < 0) {
+		e->fd = mkostemp(path, O_CLOEXEC);
+		if (e->fd < 0) {
 			err = -errno;
 			pr_err("cannot create a file in %s for the read loops: "
 			       "%s",
-			       dir, strerror(errno));
+			       dir, strerror(-err));
 			return err;
 		}
 		unlink(path);
@@ -560,35 +521,39 @@ static int make_file(struct cal_env *e)
 	for (size_t i = 0; i < BUF_SIZE; i++)
 		e->buf[i] = (char)(i * 131 + 7);
 	for (size_t off = 0; off < FILE_SIZE; off += BUF_SIZE) {
-		if (pwrite(fd, e->buf, BUF_SIZE, (off_t)off) != BUF_SIZE) {
-			err = errno ? -errno : -EIO;
+		ssize_t n = pwrite(e->fd, e->buf, BUF_SIZE, (off_t)off);
+
+		if (n != BUF_SIZE) {
+			err = n < 0 ? -errno : -EIO;
 			pr_err("cannot write the read loops' file in %s: %s",
 			       dir, strerror(-err));
-			close(fd);
 			return err;
 		}
 	}
 	for (size_t off = 0; off < FILE_SIZE; off += BUF_SIZE) {
-		if (pread(fd, e->buf, BUF_SIZE, (off_t)off) != BUF_SIZE)
+		if (pread(e->fd, e->buf, BUF_SIZE, (off_t)off) != BUF_SIZE)
 			break;
 	}
-	e->fd = fd;
 	return 0;
 }
 
+/* e starts with both descriptors at -1; env_close undoes what was done. */
 static int env_open(struct cal_env *e)
 {
-	memset(e, 0, sizeof(*e));
-	e->fd = e->devnull = -1;
+	int err;
+
 	e->buf = malloc(BUF_SIZE);
 	e->pool = malloc(POOL_SIZE);
-	if (!e->buf || !e->pool)
+	if (!e->buf || !e->pool) {
+		pr_err("out of memory");
 		return -ENOMEM;
+	}
 	e->pool_pos = POOL_SIZE;
 	e->devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
 	if (e->devnull < 0) {
-		pr_err("cannot open /dev/null: %s", strerror(errno));
-		return -errno;
+		err = -errno;
+		pr_err("cannot open /dev/null: %s", strerror(-err));
+		return err;
 	}
 	return make_file(e);
 }
@@ -673,7 +638,7 @@ int calibrate__run(const struct calibrate_opts *o, struct calibration **out)
 		.runs = o->quick ? QUICK_RUNS : FULL_RUNS,
 		.run_ns = o->quick ? QUICK_RUN_NS : FULL_RUN_NS,
 	};
-	struct cal_env e;
+	struct cal_env e = { .fd = -1, .devnull = -1 };
 	struct calibration *c;
 	double *samples = NULL;
 	cpu_set_t old;
@@ -682,59 +647,53 @@ int calibrate__run(const struct calibrate_opts *o, struct calibration **out)
 
 	*out = NULL;
 	c = calibration__new();
-	if (!c)
+	if (!c) {
+		pr_err("out of memory");
 		return -ENOMEM;
+	}
 	c->quick = o->quick;
 	c->created = (long long)time(NULL);
-	err = machine_read(&c->machine);
-	if (err)
-		goto out_free;
 	c->loops = calloc(NLOOPS, sizeof(*c->loops));
 	samples = calloc(3 * (size_t)p.runs, sizeof(*samples));
-	if (!c->loops || !samples) {
-		err = -ENOMEM;
-		goto out_free;
+	err = c->loops && samples ? machine_read(&c->machine) : -ENOMEM;
+	if (err) {
+		pr_err("out of memory");
+		goto cleanup;
 	}
 	err = env_open(&e);
 	if (err)
-		goto out_env;
+		goto cleanup;
 	for (size_t i = 0; i < NLOOPS; i++)
 		steps += !o->want || o->want[i];
 	steps += o->probe;
 
 	c->pinned_cpu = pin(&old);
 	c->loop_overhead_ns = measure_overhead(&e, &p, samples);
-	for (size_t i = 0; i < NLOOPS; i++) {
+	for (size_t i = 0; !err && i < NLOOPS; i++) {
 		if (o->want && !o->want[i])
 			continue;
 		progress(o, step++, steps, loops[i].name);
 		err = measure(&loops[i], &e, &p, c->loop_overhead_ns,
 			      &c->loops[c->nloops], samples);
-		if (err)
-			goto out_pin;
-		c->nloops++;
+		if (!err)
+			c->nloops++;
 	}
-	if (o->probe) {
+	if (!err && o->probe) {
 		progress(o, step++, steps, "probe effect");
 		if (measure_probe(&e, &p, c->loop_overhead_ns, &c->probe,
 				  samples))
 			pr_warn("the probe effect was not measured: "
 				"probe_overhead_ns is unknown");
 	}
-out_pin:
 	if (c->pinned_cpu >= 0)
 		sched_setaffinity(0, sizeof(old), &old);
-out_env:
+cleanup:
 	env_close(&e);
 	free(samples);
-	if (!err) {
-		*out = c;
-		return 0;
+	if (err) {
+		calibration__free(c);
+		return err;
 	}
-	calibration__free(c);
-	return err;
-out_free:
-	free(samples);
-	calibration__free(c);
-	return err;
+	*out = c;
+	return 0;
 }
