@@ -156,12 +156,13 @@ static void print_loops(FILE *f, const struct calibration *c)
 
 		calib_compare(c, r, &k);
 		compare_text(&k, cmp, sizeof(cmp));
-		fmt_ns(med, sizeof(med), r->median_ns);
+		fmt_ns(med, sizeof(med), r->ns_per_call);
 		fmt_ns(mn, sizeof(mn), r->min_ns);
 		fmt_ns(mx, sizeof(mx), r->max_ns);
-		if (r->median_ns > 0)
+		if (r->ns_per_call > 0)
 			snprintf(sp, sizeof(sp), "%.0f%%",
-				 100 * (r->max_ns - r->min_ns) / r->median_ns);
+				 100 * (r->max_ns - r->min_ns) /
+					 r->ns_per_call);
 		else
 			snprintf(sp, sizeof(sp), "-");
 		if (r->bytes_per_call && cal_ns_per_byte(r) >= 100)
@@ -193,7 +194,7 @@ static void print_probe(FILE *f, const struct calibration *c)
 		"of it\ninside the latencies it reports. scprof verdict takes "
 		"both off its figures.\n",
 		p->bare_ns, p->probed_ns, p->pairs, p->overhead_ns,
-		p->in_latency_ns);
+		cal_probe_in_latency(p));
 }
 
 static const struct cal_loop_result *get(const struct calibration *c,
@@ -311,7 +312,7 @@ static struct json_object *loop_obj(const struct cal_loop_result *r)
 	err = err ?: jw_add_str(o, "name", r->name);
 	err = err ?: jw_add_num(o, "ns_per_call", r->ns_per_call, 2);
 	err = err ?: jw_add_num(o, "min_ns", r->min_ns, 2);
-	err = err ?: jw_add_num(o, "median_ns", r->median_ns, 2);
+	err = err ?: jw_add_num(o, "median_ns", r->ns_per_call, 2);
 	err = err ?: jw_add_num(o, "max_ns", r->max_ns, 2);
 	err = err ?: jw_add_u64(o, "calls", r->calls);
 	err = err ?: jw_add_u64(o, "runs", r->runs);
@@ -385,7 +386,7 @@ static struct json_object *probe_obj(const struct cal_probe *p)
 	err = err ?: jw_add_num(o, "bare_ns", p->bare_ns, 2);
 	err = err ?: jw_add_num(o, "probed_ns", p->probed_ns, 2);
 	err = err ?: jw_add_num(o, "reported_ns", p->reported_ns, 2);
-	err = err ?: jw_add_num(o, "in_latency_ns", p->in_latency_ns, 2);
+	err = err ?: jw_add_num(o, "in_latency_ns", cal_probe_in_latency(p), 2);
 	err = err ?: jw_add_u64(o, "pairs", p->pairs);
 	if (err) {
 		json_object_put(o);
@@ -472,7 +473,6 @@ static int loop_from(struct json_object *o, struct cal_loop_result *r)
 	r->name = calibrate_loop_name((size_t)idx);
 	if (get_ns(o, "ns_per_call", &r->ns_per_call) ||
 	    get_ns(o, "min_ns", &r->min_ns) ||
-	    get_ns(o, "median_ns", &r->median_ns) ||
 	    get_ns(o, "max_ns", &r->max_ns) || jw_get_num(o, "calls", &calls) ||
 	    jw_get_num(o, "runs", &runs) || calls < 0 || runs < 0 || runs > 1e6)
 		return -EINVAL;
@@ -532,7 +532,6 @@ static int probe_from(struct json_object *root, struct cal_probe *p)
 	    get_ns(o, "bare_ns", &p->bare_ns) ||
 	    get_ns(o, "probed_ns", &p->probed_ns) ||
 	    get_ns(o, "reported_ns", &p->reported_ns) ||
-	    get_ns(o, "in_latency_ns", &p->in_latency_ns) ||
 	    jw_get_num(o, "pairs", &pairs) || pairs < 0 || pairs > 1e6)
 		return -EINVAL;
 	p->pairs = (uint32_t)pairs;

@@ -313,6 +313,12 @@ double cal_ns_per_byte(const struct cal_loop_result *r)
 	return r->bytes_per_call ? r->ns_per_call / r->bytes_per_call : 0;
 }
 
+double cal_probe_in_latency(const struct cal_probe *p)
+{
+	return p->reported_ns < p->overhead_ns ? p->reported_ns :
+						 p->overhead_ns;
+}
+
 /* ---- running loops --------------------------------------------------- */
 
 /*
@@ -385,10 +391,9 @@ static int measure(const struct cal_loop_def *d, struct cal_env *e,
 	}
 	cal_stats_compute(samples, p->runs, &st);
 	out->name = d->name;
-	out->min_ns = st.min;
-	out->median_ns = st.median;
-	out->max_ns = st.max;
 	out->ns_per_call = st.median;
+	out->min_ns = st.min;
+	out->max_ns = st.max;
 	out->calls = n * p->runs;
 	out->runs = p->runs;
 	out->bytes_per_call = d->bytes;
@@ -484,9 +489,6 @@ static int measure_probe(struct cal_env *e, const struct plan *p,
 	out->bare_ns = st.median;
 	cal_stats_compute(probed, p->runs, &st);
 	out->probed_ns = st.median;
-	out->in_latency_ns = out->reported_ns < out->overhead_ns ?
-				     out->reported_ns :
-				     out->overhead_ns;
 	out->pairs = p->runs;
 	out->measured = true;
 out:

@@ -23,10 +23,10 @@
 #define CAL_VDSO_LOOP "vdso-clock_gettime"
 
 struct cal_loop_result {
-	const char *name;		  /* static, from the loop table */
-	double ns_per_call;		  /* = median_ns */
-	double min_ns, median_ns, max_ns; /* over runs, per call */
-	uint64_t calls;			  /* calls timed, over all runs */
+	const char *name;      /* static, from the loop table */
+	double ns_per_call;    /* the median run's (JSON: also median_ns) */
+	double min_ns, max_ns; /* the fastest and slowest runs' */
+	uint64_t calls;	       /* calls timed, over all runs */
 	uint32_t runs;
 	uint32_t bytes_per_call; /* 0: the loop moves no data */
 };
@@ -36,12 +36,10 @@ struct cal_loop_result {
  */
 struct cal_probe {
 	bool measured;
-	double bare_ns;	      /* median ns per call without the programs */
-	double probed_ns;     /* median ns per call with them */
-	double overhead_ns;   /* median of the paired differences, >= 0 */
-	double reported_ns;   /* what scprof reported as the calls' latency */
-	double in_latency_ns; /* the part of overhead_ns inside reported
-			       * latencies: min(overhead_ns, reported_ns) */
+	double bare_ns;	    /* median ns per call without the programs */
+	double probed_ns;   /* median ns per call with them */
+	double overhead_ns; /* median of the paired differences, >= 0 */
+	double reported_ns; /* what scprof reported as the calls' latency */
 	uint32_t pairs;
 };
 
@@ -85,6 +83,10 @@ const struct cal_loop_result *calibration__loop(const struct calibration *c,
 						const char *name);
 /* ns per byte of a loop that moves data, else 0. */
 double cal_ns_per_byte(const struct cal_loop_result *r);
+/* The part of the probe effect inside the latencies scprof reports:
+ * min(overhead_ns, reported_ns).
+ */
+double cal_probe_in_latency(const struct cal_probe *p);
 
 /* Pure helpers, exposed for the unit tests. */
 struct cal_stats {

@@ -109,7 +109,7 @@ static void set_loop(struct calibration *c, const char *name, double ns)
 	assert_true(idx >= 0);
 	memset(r, 0, sizeof(*r));
 	r->name = calibrate_loop_name((size_t)idx);
-	r->ns_per_call = r->median_ns = ns;
+	r->ns_per_call = ns;
 	r->min_ns = ns * 0.9;
 	r->max_ns = ns * 1.2;
 	r->calls = 7000;
@@ -144,7 +144,6 @@ static struct calibration *sample_cal(void)
 	c->probe.probed_ns = 221;
 	c->probe.overhead_ns = 100;
 	c->probe.reported_ns = 80;
-	c->probe.in_latency_ns = 80;
 	c->probe.pairs = 7;
 	c->machine.cpu_model = strdup("Test CPU");
 	c->machine.kernel = strdup("6.1.0");
@@ -219,6 +218,18 @@ static void test_json_round_trip(void **state)
 		for (int k = 0; keys[k]; k++)
 			assert_true(
 				json_object_object_get_ex(l, keys[k], NULL));
+	}
+	/* derived on output: the median, and the probe's share in latencies */
+	{
+		struct json_object *probe, *v,
+			*l0 = json_object_array_get_idx(loops, 0);
+
+		assert_true(json_object_object_get_ex(l0, "median_ns", &v));
+		assert_true(fabs(json_object_get_double(v) - 120) < 0.01);
+		assert_true(json_object_object_get_ex(root, "probe", &probe));
+		assert_true(
+			json_object_object_get_ex(probe, "in_latency_ns", &v));
+		assert_true(fabs(json_object_get_double(v) - 80) < 0.01);
 	}
 	assert_int_equal(calib_from_json(root, &back), 0);
 	assert_int_equal(back->nloops, c->nloops);
