@@ -81,28 +81,30 @@ static void compare_text(const struct cal_compare *k, char *buf, size_t len)
 		 k->per_byte ? " per byte" : "", k->versus);
 }
 
+/* Text read from the machine (/proc, /sys), escaped for a terminal. */
+static void put_text(FILE *f, const char *s)
+{
+	char *e = esc_text(s, strlen(s));
+
+	if (e)
+		fputs(e, f);
+	free(e);
+}
+
 static void print_machine(FILE *f, const struct calibration *c)
 {
 	const struct machine_info *m = &c->machine;
-	char *model =
-		esc_text(m->cpu_model ? m->cpu_model : "unknown CPU",
-			 strlen(m->cpu_model ? m->cpu_model : "unknown CPU"));
-	char *kernel = esc_text(m->kernel ? m->kernel : "?",
-				strlen(m->kernel ? m->kernel : "?"));
 	size_t quiet = 0;
-	bool first = true;
 
-	fprintf(f, "Machine: %s, %d CPU%s, Linux %s", model ? model : "",
-		m->cpus, m->cpus == 1 ? "" : "s", kernel ? kernel : "");
+	fputs("Machine: ", f);
+	put_text(f, m->cpu_model ? m->cpu_model : "unknown CPU");
+	fprintf(f, ", %d CPU%s, Linux ", m->cpus, m->cpus == 1 ? "" : "s");
+	put_text(f, m->kernel ? m->kernel : "?");
 	if (m->clocksource) {
-		char *cs = esc_text(m->clocksource, strlen(m->clocksource));
-
-		fprintf(f, ", clock source %s", cs ? cs : "");
-		free(cs);
+		fputs(", clock source ", f);
+		put_text(f, m->clocksource);
 	}
 	fputc('\n', f);
-	free(model);
-	free(kernel);
 	fprintf(f, "Measured: %s run, %u runs per loop, ",
 		c->quick ? "quick" : "full", c->nloops ? c->loops[0].runs : 0);
 	if (c->pinned_cpu >= 0)
@@ -115,19 +117,15 @@ static void print_machine(FILE *f, const struct calibration *c)
 	fputs("Mitigations:", f);
 	for (size_t i = 0; i < m->nmitigations; i++) {
 		const struct mitigation *mi = &m->mitigations[i];
-		char *name, *state;
 
 		if (machine_mitigation_inactive(mi->state)) {
 			quiet++;
 			continue;
 		}
-		name = esc_text(mi->name, strlen(mi->name));
-		state = esc_text(mi->state, strlen(mi->state));
-		fprintf(f, "%s\n  %s: %s", first ? "" : "", name ? name : "",
-			state ? state : "");
-		first = false;
-		free(name);
-		free(state);
+		fputs("\n  ", f);
+		put_text(f, mi->name);
+		fputs(": ", f);
+		put_text(f, mi->state);
 	}
 	if (!m->nmitigations)
 		fputs(" unknown (no /sys/devices/system/cpu/vulnerabilities)",

@@ -354,15 +354,27 @@ static void test_cache(void **state)
 
 static void test_table(void **state)
 {
+	static const char head[] =
+		"Machine: Test CPU\\x1b, 2 CPUs, Linux 6.1.0\n"
+		"Measured: quick run, 7 runs per loop, pinned to CPU 1; an "
+		"empty loop's 0.25 ns per iteration taken off\n"
+		"Mitigations:\n"
+		"  spectre_v2: Mitigation: Retpolines\n"
+		"  1 more: not affected\n\n"
+		"loop ";
 	struct calibration *c = sample_cal();
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
 	(void)state;
+	free(c->machine.cpu_model);
+	c->machine.cpu_model = strdup("Test CPU\x1b");
 	assert_non_null(f);
 	assert_int_equal(calib_write_table(f, c), 0);
 	fclose(f);
+	/* the machine, with what was read from it escaped */
+	assert_true(!strncmp(buf, head, strlen(head)));
 	assert_non_null(strstr(buf, "syscall-getppid"));
 	assert_non_null(strstr(buf, "the floor: one kernel crossing"));
 	/* 240 ns per byte against 0.1 */
