@@ -71,8 +71,10 @@ const char *names_abi_title(unsigned int abi)
 	return abi < SC_ABI_COUNT ? tables[abi].title : "unknown";
 }
 
-static bool in_list(const char *const *list, const char *name)
+bool names_in_list(const char *const *list, const char *name)
 {
+	if (!name)
+		return false;
 	for (; *list; list++) {
 		if (!strcmp(*list, name))
 			return true;
@@ -110,14 +112,14 @@ bool names_is_io(const char *name)
 		NULL,
 	};
 
-	return name && in_list(io, name);
+	return names_in_list(io, name);
 }
 
 bool names_is_noreturn(const char *name)
 {
 	static const char *const nr[] = { "exit", "exit_group", NULL };
 
-	return name && in_list(nr, name);
+	return names_in_list(nr, name);
 }
 
 bool names_is_fork(const char *name)
@@ -125,7 +127,7 @@ bool names_is_fork(const char *name)
 	static const char *const f[] = { "fork", "vfork", "clone", "clone3",
 					 NULL };
 
-	return name && in_list(f, name);
+	return names_in_list(f, name);
 }
 
 const char *names_errno(int err)

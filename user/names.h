@@ -22,6 +22,8 @@ const char *names_abi(unsigned int abi);
 /* Title strace uses for a personality, "32 bit" etc.; NULL for native. */
 const char *names_abi_title(unsigned int abi);
 
+/* Is name one of the NULL-ended list? A NULL name is not. */
+bool names_in_list(const char *const *list, const char *name);
 /* Read/write-family syscall: a positive return is a byte count. */
 bool names_is_io(const char *name);
 /* Syscall that does not return when it succeeds (exit, exit_group). */

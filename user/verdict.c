@@ -23,22 +23,13 @@ const char *verdict_kind_name(enum verdict_kind k)
 		       "?";
 }
 
-static bool in_list(const char *const *list, const char *name)
-{
-	for (; *list; list++) {
-		if (!strcmp(*list, name))
-			return true;
-	}
-	return false;
-}
-
 bool verdict_is_read(const char *name)
 {
 	static const char *const l[] = { "read",    "pread64", "readv",
 					 "preadv",  "preadv2", "recvfrom",
 					 "recvmsg", "recv",    NULL };
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 bool verdict_is_write(const char *name)
@@ -47,7 +38,7 @@ bool verdict_is_write(const char *name)
 					 "pwritev", "pwritev2", "sendto",
 					 "sendmsg", "send",	NULL };
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 bool verdict_is_open(const char *name)
@@ -55,7 +46,7 @@ bool verdict_is_open(const char *name)
 	static const char *const l[] = { "open", "openat", "openat2", "creat",
 					 NULL };
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 bool verdict_is_wait(const char *name)
@@ -77,7 +68,7 @@ bool verdict_is_wait(const char *name)
 		"flock",	 NULL,
 	};
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 static bool is_sleep(const char *name)
@@ -95,7 +86,7 @@ static bool is_id_call(const char *name)
 		"prlimit64", "getpriority", "sysinfo", NULL,
 	};
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 static bool is_clock_call(const char *name)
@@ -104,7 +95,7 @@ static bool is_clock_call(const char *name)
 					 "time",	  "getcpu",
 					 "clock_getres",  NULL };
 
-	return in_list(l, name);
+	return names_in_list(l, name);
 }
 
 static double clamp01(double v)
