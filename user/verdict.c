@@ -23,7 +23,7 @@ const char *verdict_kind_name(enum verdict_kind k)
 		       "?";
 }
 
-bool verdict_is_read(const char *name)
+static bool is_read(const char *name)
 {
 	static const char *const l[] = { "read",    "pread64", "readv",
 					 "preadv",  "preadv2", "recvfrom",
@@ -32,7 +32,7 @@ bool verdict_is_read(const char *name)
 	return names_in_list(l, name);
 }
 
-bool verdict_is_write(const char *name)
+static bool is_write(const char *name)
 {
 	static const char *const l[] = { "write",   "pwrite64", "writev",
 					 "pwritev", "pwritev2", "sendto",
@@ -41,7 +41,7 @@ bool verdict_is_write(const char *name)
 	return names_in_list(l, name);
 }
 
-bool verdict_is_open(const char *name)
+static bool is_open(const char *name)
 {
 	static const char *const l[] = { "open", "openat", "openat2", "creat",
 					 NULL };
@@ -49,7 +49,7 @@ bool verdict_is_open(const char *name)
 	return names_in_list(l, name);
 }
 
-bool verdict_is_wait(const char *name)
+static bool is_wait(const char *name)
 {
 	static const char *const l[] = {
 		"nanosleep",	 "clock_nanosleep",
@@ -107,17 +107,14 @@ static double clamp01(double v)
 static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 			struct verdict_row *out)
 {
-	const char *name = names_syscall(r->abi, r->nr);
+	char buf[SC_NAME_LEN];
+	const char *name = names_syscall_fmt(r->abi, r->nr, buf, sizeof(buf));
 	uint64_t timed = hist_count(r->st.hist), untimed;
 	double rt = in->floor_ns;
 
-	if (!name)
-		snprintf(out->name, sizeof(out->name), "syscall_%#x", r->nr);
-	else if (r->abi != SC_ABI_NATIVE)
-		snprintf(out->name, sizeof(out->name), "%s/%s", name,
-			 names_abi(r->abi));
-	else
-		snprintf(out->name, sizeof(out->name), "%s", name);
+	snprintf(out->name, sizeof(out->name), "%s%s%s", name,
+		 r->abi != SC_ABI_NATIVE ? "/" : "",
+		 r->abi != SC_ABI_NATIVE ? names_abi(r->abi) : "");
 	if (timed > r->st.calls)
 		timed = r->st.calls;
 	untimed = r->st.calls - timed;
@@ -133,7 +130,7 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 	out->time_s =
 		((double)timed * rt + (double)untimed * in->floor_ns) / 1e9;
 	out->avg_bytes = -1;
-	if (name && names_is_io(name)) {
+	if (names_is_io(name)) {
 		uint64_t ok = r->st.calls > r->st.errors ?
 				      r->st.calls - r->st.errors :
 				      0;
@@ -185,11 +182,6 @@ static const char *plural(double n, const char *one, const char *many)
 	return n >= 0.5 && n < 1.5 ? one : many;
 }
 
-struct churn {
-	bool found;
-	uint64_t opens, closes, io;
-};
-
 /* A call made once per open, give or take: part of the open/close cycle
  * (stdio's fstat and terminal check, an fcntl...).
  */
@@ -203,8 +195,12 @@ static bool once_per_open(const struct verdict_row *r, uint64_t opens)
 
 static bool is_io(const struct verdict_row *r)
 {
-	return r->avg_bytes >= 0 &&
-	       (verdict_is_read(r->name) || verdict_is_write(r->name));
+	return r->avg_bytes >= 0 && (is_read(r->name) || is_write(r->name));
+}
+
+static bool is_close(const char *name)
+{
+	return !strcmp(name, "close");
 }
 
 /*
@@ -212,9 +208,10 @@ static bool is_io(const struct verdict_row *r)
  * covers the whole cycle: opens, closes, the I/O calls, and the calls made
  * once per open.
  */
-static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
+static int rule_churn(struct verdict *v, size_t *cap)
 {
 	const struct verdict_row *top = NULL;
+	uint64_t opens = 0, closes = 0, io = 0;
 	double cycle_s = 0, oc_s = 0, io_bytes = 0, per_open;
 	char others[96] = "";
 	size_t nothers = 0;
@@ -224,36 +221,32 @@ static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct verdict_row *r = &v->rows[i];
 
-		if (verdict_is_open(r->name)) {
-			ch->opens += r->calls;
+		if (is_open(r->name)) {
+			opens += r->calls;
 			oc_s += r->time_s;
 			if (!top || r->calls > top->calls)
 				top = r;
-		} else if (!strcmp(r->name, "close")) {
-			ch->closes += r->calls;
+		} else if (is_close(r->name)) {
+			closes += r->calls;
 			oc_s += r->time_s;
 		} else if (is_io(r)) {
-			ch->io += r->calls;
+			io += r->calls;
 			io_bytes += r->avg_bytes * (double)r->calls;
 		}
 	}
-	if (!top || ch->opens < VERDICT_MIN_OPENS ||
-	    ch->closes * 2 < ch->opens ||
-	    (double)ch->io > VERDICT_IO_PER_OPEN * (double)ch->opens ||
-	    v->cpu_s <= 0 || oc_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
+	if (!top || opens < VERDICT_MIN_OPENS || closes * 2 < opens ||
+	    (double)io > VERDICT_IO_PER_OPEN * (double)opens || v->cpu_s <= 0 ||
+	    oc_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
 		return 0;
 	err = add_finding(v, cap, &f);
 	if (err)
 		return err;
-	ch->found = true;
 	for (size_t i = 0; i < v->nrows; i++) {
 		struct verdict_row *r = &v->rows[i];
-		bool other = !verdict_is_open(r->name) &&
-			     strcmp(r->name, "close") && !is_io(r) &&
-			     once_per_open(r, ch->opens);
+		bool other = !is_open(r->name) && !is_close(r->name) &&
+			     !is_io(r);
 
-		if (!verdict_is_open(r->name) && strcmp(r->name, "close") &&
-		    !is_io(r) && !other)
+		if (other && !once_per_open(r, opens))
 			continue;
 		r->in_churn = true;
 		cycle_s += r->time_s;
@@ -263,19 +256,19 @@ static int rule_churn(struct verdict *v, size_t *cap, struct churn *ch)
 				 nothers > 1 ? ", " : "", r->name);
 	}
 	fill(f, v, VERDICT_OPEN_CLOSE_CHURN, top);
-	f->calls = ch->opens;
+	f->calls = opens;
 	f->share = clamp01(cycle_s / v->thread_s);
-	f->per_s = v->wall_s > 0 ? (double)ch->opens / v->wall_s : 0;
-	per_open = (double)ch->io / (double)ch->opens;
+	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
+	per_open = (double)io / (double)opens;
 	snprintf(f->advice, sizeof(f->advice),
 		 "%llu opens and %llu closes (%.0f per second). Each open "
 		 "comes with %.1f read or write %s moving %.0f bytes%s%s; the "
 		 "whole cycle takes %.0f%% of its CPU time. Open the file once "
 		 "and keep the descriptor (or FILE *) between uses; for random "
 		 "bytes, getrandom(2) needs no file at all.",
-		 (unsigned long long)ch->opens, (unsigned long long)ch->closes,
+		 (unsigned long long)opens, (unsigned long long)closes,
 		 f->per_s, per_open, plural(per_open, "call", "calls"),
-		 io_bytes / (double)ch->opens,
+		 io_bytes / (double)opens,
 		 nothers ? " and one call each of " : "", others,
 		 100 * clamp01(cycle_s / v->cpu_s));
 	return 0;
@@ -285,8 +278,7 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct verdict_row *r = &v->rows[i];
-		bool rd = verdict_is_read(r->name),
-		     wr = verdict_is_write(r->name);
+		bool rd = is_read(r->name), wr = is_write(r->name);
 		struct verdict_finding *f;
 		double bytes, need;
 		uint64_t saved;
@@ -340,9 +332,8 @@ static int rule_high_rate(struct verdict *v, size_t *cap,
 		double cost;
 		int err;
 
-		if (r->in_churn || verdict_is_read(r->name) ||
-		    verdict_is_write(r->name) || verdict_is_open(r->name) ||
-		    !strcmp(r->name, "close") || verdict_is_wait(r->name) ||
+		if (r->in_churn || is_read(r->name) || is_write(r->name) ||
+		    is_open(r->name) || is_close(r->name) || is_wait(r->name) ||
 		    r->calls < VERDICT_MIN_CALLS)
 			continue;
 		/* Cheap by nature, or measured within a few floors. */
@@ -406,7 +397,7 @@ static int rule_blocking(struct verdict *v, size_t *cap)
 		int err;
 
 		if (r->share < VERDICT_BLOCKING_ROW ||
-		    !(verdict_is_wait(r->name) ||
+		    !(is_wait(r->name) ||
 		      r->round_trip_ns >= VERDICT_WAIT_FLOORS * v->floor_ns))
 			continue;
 		err = add_finding(v, cap, &f);
@@ -457,7 +448,6 @@ static bool bad(double v)
 
 int verdict_judge(const struct verdict_input *in, struct verdict **out)
 {
-	struct churn ch = {};
 	struct verdict *v;
 	size_t cap = 0;
 	double sleep_s, stime;
@@ -528,7 +518,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 				clamp01(v->rows[i].time_s / v->thread_s) :
 				0;
 
-	err = rule_churn(v, &cap, &ch);
+	err = rule_churn(v, &cap);
 	err = err ?: rule_small_io(v, &cap);
 	err = err ?: rule_high_rate(v, &cap, in);
 	err = err ?: rule_blocking(v, &cap);

@@ -126,10 +126,4 @@ const char *verdict_kind_name(enum verdict_kind k);
 int verdict_judge(const struct verdict_input *in, struct verdict **out);
 void verdict_free(struct verdict *v);
 
-/* The family a syscall name belongs to, for the rules. */
-bool verdict_is_read(const char *name);
-bool verdict_is_write(const char *name);
-bool verdict_is_open(const char *name);
-bool verdict_is_wait(const char *name);
-
 #endif

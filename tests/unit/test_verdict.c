@@ -419,6 +419,43 @@ static void test_round_trip_at_least_floor(void **state)
 	verdict_free(v);
 }
 
+/* Rows are named as the table names them; other ABIs say which. */
+static void test_row_names(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+	int nr = names_syscall_nr(SC_ABI_COMPAT, "read");
+	bool seen[3] = {};
+
+	(void)state;
+	assert_true(nr >= 0);
+	proc_init(&p, 1, 0.5, 0.5);
+	add(&p, "getppid", 10, 100, 0, 0);
+	add(&p, "getppid", 20, 100, 0, 0);
+	p.rows[1].abi = SC_ABI_COMPAT;
+	p.rows[1].nr = (uint32_t)nr;
+	p.rows[1].st.bytes = 40;
+	add(&p, "getppid", 30, 100, 0, 0);
+	p.rows[2].nr = 4000;
+	v = judge(&p);
+	assert_int_equal(v->nrows, 3);
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (!strcmp(r->name, "getppid"))
+			seen[0] = r->calls == 10 && r->avg_bytes < 0;
+		else if (!strcmp(r->name, "read/32"))
+			seen[1] = r->calls == 20 &&
+				  fabs(r->avg_bytes - 2) < 1e-9;
+		else if (!strcmp(r->name, "syscall_0xfa0"))
+			seen[2] = r->calls == 30;
+		else
+			fail_msg("unexpected row '%s'", r->name);
+	}
+	assert_true(seen[0] && seen[1] && seen[2]);
+	verdict_free(v);
+}
+
 static void test_bad_input(void **state)
 {
 	struct proc p;
@@ -539,6 +576,7 @@ int main(void)
 		cmocka_unit_test(test_idle_is_not_bound),
 		cmocka_unit_test(test_uncorrected),
 		cmocka_unit_test(test_round_trip_at_least_floor),
+		cmocka_unit_test(test_row_names),
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_answer),
