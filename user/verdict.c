@@ -126,17 +126,16 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 			rt = in->floor_ns;
 	}
 	out->calls = r->st.calls;
+	out->ok_calls =
+		r->st.calls > r->st.errors ? r->st.calls - r->st.errors : 0;
 	out->round_trip_ns = rt;
 	out->time_s =
 		((double)timed * rt + (double)untimed * in->floor_ns) / 1e9;
 	out->avg_bytes = -1;
-	if (names_is_io(name)) {
-		uint64_t ok = r->st.calls > r->st.errors ?
-				      r->st.calls - r->st.errors :
-				      0;
-
-		out->avg_bytes = ok ? (double)r->st.bytes / (double)ok : 0;
-	}
+	if (names_is_io(name))
+		out->avg_bytes = out->ok_calls ? (double)r->st.bytes /
+							 (double)out->ok_calls :
+						 0;
 }
 
 static int add_finding(struct verdict *v, size_t *cap,
@@ -284,19 +283,24 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 		uint64_t saved;
 		int err;
 
+		/* Buffering replaces the calls that moved data, not the
+		 * ones that failed.
+		 */
 		if ((!rd && !wr) || r->avg_bytes < 0 ||
-		    r->calls < VERDICT_MIN_CALLS ||
+		    r->ok_calls < VERDICT_MIN_CALLS ||
 		    r->avg_bytes >= VERDICT_SMALL_IO_BYTES ||
 		    crossing_cpu(v, (double)r->calls) < VERDICT_VISIBLE_SHARE)
 			continue;
 		/* A few small reads per open are the churn's doing. */
 		if (r->in_churn)
 			continue;
-		bytes = r->avg_bytes * (double)r->calls;
+		bytes = r->avg_bytes * (double)r->ok_calls;
 		need = ceil(bytes / VERDICT_BUFFER_BYTES);
 		if (need < 1)
 			need = 1;
-		saved = (double)r->calls > need ? r->calls - (uint64_t)need : 0;
+		saved = (double)r->ok_calls > need ?
+				r->ok_calls - (uint64_t)need :
+				0;
 		err = add_finding(v, cap, &f);
 		if (err)
 			return err;
@@ -316,7 +320,8 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 			     "Collecting the output in a buffer (or writev) and "
 			     "writing",
 			need, plural(need, "call", "calls"),
-			(unsigned long long)r->calls, (unsigned long long)saved,
+			(unsigned long long)r->ok_calls,
+			(unsigned long long)saved,
 			100 * crossing_cpu(v, (double)saved), v->floor_ns);
 	}
 	return 0;

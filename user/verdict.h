@@ -86,6 +86,7 @@ struct verdict_finding {
 struct verdict_row {
 	char name[SC_NAME_LEN];
 	uint64_t calls;
+	uint64_t ok_calls;    /* the calls that did not fail */
 	double round_trip_ns; /* average, probe effect removed */
 	double time_s;	      /* sum of round trips */
 	double share;	      /* of thread time */

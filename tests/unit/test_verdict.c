@@ -180,6 +180,49 @@ static void test_small_io_counts_successes(void **state)
 	verdict_free(v);
 }
 
+/*
+ * The small-io rule counts the calls that moved data (README: "at least
+ * 1000 successful calls"): a non-blocking reader whose reads mostly fail
+ * with EAGAIN, with 400 reads of one byte, is not small I/O.
+ */
+static void test_small_io_needs_successful_calls(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.001, 0.004);
+	add(&p, "read", 5000, 300, 400, 4600);
+	v = judge(&p);
+	/* the crossings are visible: only the successes are too few */
+	assert_true(5000 * FLOOR / 1e9 / v->cpu_s > VERDICT_VISIBLE_SHARE);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+}
+
+/* Buffering saves successful calls, not failed ones. */
+static void test_small_io_saves_successful_calls(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.02, 0.18);
+	/* 100000 one-byte reads and 200000 that failed: 3e5 crossings of
+	 * 100 ns are 16% of the CPU time
+	 */
+	add(&p, "read", 300000, 300, 100000, 200000);
+	v = judge(&p);
+	f = find(v, VERDICT_SMALL_IO, "read");
+	assert_non_null(f);
+	/* 100000 bytes fit in 2 reads of 64 KiB */
+	assert_int_equal(f->saved_calls, 100000 - 2);
+	assert_non_null(strstr(f->advice, "would need 2 calls instead of "
+					  "100000: 99998 fewer"));
+	verdict_free(v);
+}
+
 /* A few small writes a second are not worth a finding. */
 static void test_small_io_needs_visible_cost(void **state)
 {
@@ -563,6 +606,8 @@ int main(void)
 		cmocka_unit_test(test_one_byte_reader),
 		cmocka_unit_test(test_64k_reader),
 		cmocka_unit_test(test_small_io_counts_successes),
+		cmocka_unit_test(test_small_io_needs_successful_calls),
+		cmocka_unit_test(test_small_io_saves_successful_calls),
 		cmocka_unit_test(test_small_io_needs_visible_cost),
 		cmocka_unit_test(test_fopen_loop),
 		cmocka_unit_test(test_fopen_small_file),
