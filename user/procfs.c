@@ -113,7 +113,7 @@ int procfs_read_stat(pid_t pid, struct proc_stat *out)
 	err = n < 0 ? -errno : 0;
 	close(fd);
 	if (err)
-		return err == -ESRCH ? -ESRCH : err;
+		return err;
 	if (n == 0) /* a zombie being reaped */
 		return -ESRCH;
 	buf[n] = '\0';

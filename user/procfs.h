@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * What /proc says about a process: CPU times, threads and start time from
- * /proc/PID/stat, and which process a thread id belongs to.
+ * /proc/PID/stat, its threads' run-queue waits from schedstat, and which
+ * process a thread id belongs to.
  */
 #ifndef SCPROF_PROCFS_H
 #define SCPROF_PROCFS_H
