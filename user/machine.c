@@ -72,24 +72,28 @@ static char *cpu_model(void)
 int machine_add_mitigation(struct machine_info *m, const char *name,
 			   const char *state)
 {
-	struct mitigation *tmp;
+	char *n = strdup(name), *st = strdup(state);
+	struct mitigation *tmp = NULL;
 	size_t i;
 
-	tmp = realloc(m->mitigations, (m->nmitigations + 1) * sizeof(*tmp));
-	if (!tmp)
+	if (n && st)
+		tmp = realloc(m->mitigations,
+			      (m->nmitigations + 1) * sizeof(*tmp));
+	if (!tmp) {
+		free(n);
+		free(st);
 		return -ENOMEM;
+	}
 	m->mitigations = tmp;
 	/* Keep them sorted: a stable order for tables and JSON. */
 	for (i = m->nmitigations; i > 0; i--) {
-		if (strcmp(tmp[i - 1].name, name) <= 0)
+		if (strcmp(tmp[i - 1].name, n) <= 0)
 			break;
 		tmp[i] = tmp[i - 1];
 	}
-	tmp[i].name = strdup(name);
-	tmp[i].state = strdup(state);
+	tmp[i].name = n;
+	tmp[i].state = st;
 	m->nmitigations++;
-	if (!tmp[i].name || !tmp[i].state)
-		return -ENOMEM;
 	return 0;
 }
 
