@@ -176,11 +176,6 @@ static double crossing_cpu(const struct verdict *v, double calls)
 	return clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
 }
 
-static const char *plural(double n, const char *one, const char *many)
-{
-	return n >= 0.5 && n < 1.5 ? one : many;
-}
-
 /* A call made once per open, give or take: part of the open/close cycle
  * (stdio's fstat and terminal check, an fcntl...).
  */
@@ -211,8 +206,7 @@ static int rule_churn(struct verdict *v, size_t *cap)
 {
 	const struct verdict_row *top = NULL;
 	uint64_t opens = 0, closes = 0, io = 0;
-	double cycle_s = 0, oc_s = 0, io_bytes = 0, per_open;
-	char others[96] = "";
+	double cycle_s = 0, oc_s = 0, io_bytes = 0;
 	size_t nothers = 0;
 	struct verdict_finding *f;
 	int err;
@@ -240,36 +234,29 @@ static int rule_churn(struct verdict *v, size_t *cap)
 	err = add_finding(v, cap, &f);
 	if (err)
 		return err;
+	fill(f, v, VERDICT_OPEN_CLOSE_CHURN, top);
 	for (size_t i = 0; i < v->nrows; i++) {
 		struct verdict_row *r = &v->rows[i];
 		bool other = !is_open(r->name) && !is_close(r->name) &&
 			     !is_io(r);
+		size_t len = strlen(f->companions);
 
 		if (other && !once_per_open(r, opens))
 			continue;
 		r->in_churn = true;
 		cycle_s += r->time_s;
 		if (other && nothers++ < 3)
-			snprintf(others + strlen(others),
-				 sizeof(others) - strlen(others), "%s%s",
+			snprintf(f->companions + len,
+				 sizeof(f->companions) - len, "%s%s",
 				 nothers > 1 ? ", " : "", r->name);
 	}
-	fill(f, v, VERDICT_OPEN_CLOSE_CHURN, top);
 	f->calls = opens;
 	f->share = clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
-	per_open = (double)io / (double)opens;
-	snprintf(f->advice, sizeof(f->advice),
-		 "%llu opens and %llu closes (%.0f per second). Each open "
-		 "comes with %.1f read or write %s moving %.0f bytes%s%s; the "
-		 "whole cycle takes %.0f%% of its CPU time. Open the file once "
-		 "and keep the descriptor (or FILE *) between uses; for random "
-		 "bytes, getrandom(2) needs no file at all.",
-		 (unsigned long long)opens, (unsigned long long)closes,
-		 f->per_s, per_open, plural(per_open, "call", "calls"),
-		 io_bytes / (double)opens,
-		 nothers ? " and one call each of " : "", others,
-		 100 * clamp01(cycle_s / v->cpu_s));
+	f->cpu_share = clamp01(cycle_s / v->cpu_s);
+	f->closes = closes;
+	f->io_per_open = (double)io / (double)opens;
+	f->bytes_per_open = io_bytes / (double)opens;
 	return 0;
 }
 
@@ -305,35 +292,33 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 		if (err)
 			return err;
 		fill(f, v, VERDICT_SMALL_IO, r);
+		f->call = rd ? VERDICT_CALL_READ : VERDICT_CALL_WRITE;
 		f->avg_bytes = r->avg_bytes;
+		f->buffered_calls = (uint64_t)need;
 		f->saved_calls = saved;
-		snprintf(
-			f->advice, sizeof(f->advice),
-			"%s moves %.*f %s per call on average. %s 64 KiB per "
-			"call would need %.0f %s instead of %llu: %llu fewer "
-			"crossings, about %.0f%% of its CPU time at %.0f ns "
-			"each.",
-			r->name, r->avg_bytes == floor(r->avg_bytes) ? 0 : 1,
-			r->avg_bytes, plural(r->avg_bytes, "byte", "bytes"),
-			rd ? "Reading through a buffer (a larger read size, or "
-			     "stdio with setvbuf) of" :
-			     "Collecting the output in a buffer (or writev) and "
-			     "writing",
-			need, plural(need, "call", "calls"),
-			(unsigned long long)r->ok_calls,
-			(unsigned long long)saved,
-			100 * crossing_cpu(v, (double)saved), v->floor_ns);
+		f->cpu_share = crossing_cpu(v, (double)saved);
 	}
 	return 0;
 }
 
-static int rule_high_rate(struct verdict *v, size_t *cap,
-			  const struct verdict_input *in)
+/* Which advice a cheap call gets. */
+static enum verdict_call cheap_call(const char *name)
+{
+	if (is_id_call(name))
+		return VERDICT_CALL_ID;
+	if (is_clock_call(name))
+		return VERDICT_CALL_CLOCK;
+	if (!strcmp(name, "sched_yield"))
+		return VERDICT_CALL_YIELD;
+	return VERDICT_CALL_OTHER;
+}
+
+static int rule_high_rate(struct verdict *v, size_t *cap)
 {
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct verdict_row *r = &v->rows[i];
+		enum verdict_call call = cheap_call(r->name);
 		struct verdict_finding *f;
-		char how[320];
 		double cost;
 		int err;
 
@@ -342,52 +327,18 @@ static int rule_high_rate(struct verdict *v, size_t *cap,
 		    r->calls < VERDICT_MIN_CALLS)
 			continue;
 		/* Cheap by nature, or measured within a few floors. */
-		if (!is_id_call(r->name) && !is_clock_call(r->name) &&
-		    strcmp(r->name, "sched_yield") &&
+		if (call == VERDICT_CALL_OTHER &&
 		    r->round_trip_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
 			continue;
 		cost = crossing_cpu(v, (double)r->calls);
 		if (cost < VERDICT_VISIBLE_SHARE)
 			continue;
-		if (is_id_call(r->name))
-			snprintf(how, sizeof(how),
-				 "the answer does not change between calls "
-				 "(or only when the process changes it "
-				 "itself): ask once and keep it.");
-		else if (is_clock_call(r->name) && in->vdso_ns > 0)
-			snprintf(how, sizeof(how),
-				 "the C library answers it in user space "
-				 "through the vDSO (%.0f ns here): calls that "
-				 "reach the kernel bypass it (a raw syscall(), "
-				 "a static or old C library, or a clock the "
-				 "vDSO cannot read). Call it through the C "
-				 "library, or read the clock less often.",
-				 in->vdso_ns);
-		else if (is_clock_call(r->name))
-			snprintf(how, sizeof(how),
-				 "the C library answers it in user space "
-				 "through the vDSO: calls that reach the "
-				 "kernel bypass it. Call it through the C "
-				 "library, or read the clock less often.");
-		else if (!strcmp(r->name, "sched_yield"))
-			snprintf(how, sizeof(how),
-				 "spinning on sched_yield pays a crossing per "
-				 "turn: block on a futex, a condition variable "
-				 "or an eventfd instead.");
-		else
-			snprintf(how, sizeof(how),
-				 "each call is little more than the crossing: "
-				 "make fewer (keep the answer, batch the "
-				 "requests, or check that every call is "
-				 "needed).");
 		err = add_finding(v, cap, &f);
 		if (err)
 			return err;
 		fill(f, v, VERDICT_HIGH_RATE, r);
-		snprintf(f->advice, sizeof(f->advice),
-			 "%.0f calls per second at %.0f ns each: the crossings "
-			 "alone take %.0f%% of its CPU time. For %s, %s",
-			 f->per_s, r->round_trip_ns, 100 * cost, r->name, how);
+		f->call = call;
+		f->cpu_share = cost;
 	}
 	return 0;
 }
@@ -410,18 +361,8 @@ static int rule_blocking(struct verdict *v, size_t *cap)
 			return err;
 		fill(f, v, VERDICT_BLOCKING, r);
 		f->avg_bytes = r->avg_bytes;
-		snprintf(f->advice, sizeof(f->advice),
-			 "%.0f%% of its threads' time is spent waiting in %s "
-			 "(%.1f us per call). %s",
-			 100 * r->share, r->name, r->round_trip_ns / 1000,
-			 is_sleep(r->name) ?
-				 "It sleeps on purpose: that is not syscall "
-				 "overhead, and fewer or cheaper calls would "
-				 "not make it faster." :
-				 "That is waiting, not syscall overhead: fewer "
-				 "or cheaper calls would not help; what it "
-				 "waits for (a peer, a lock, a timer, the "
-				 "disk) decides its speed.");
+		if (is_sleep(r->name))
+			f->call = VERDICT_CALL_SLEEP;
 	}
 	return 0;
 }
@@ -473,6 +414,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 		return -ENOMEM;
 	}
 	v->floor_ns = in->floor_ns;
+	v->vdso_ns = in->vdso_ns;
 	v->wall_s = in->wall_s;
 	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
 	for (size_t i = 0; i < in->nrows; i++) {
@@ -525,7 +467,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 
 	err = rule_churn(v, &cap);
 	err = err ?: rule_small_io(v, &cap);
-	err = err ?: rule_high_rate(v, &cap, in);
+	err = err ?: rule_high_rate(v, &cap);
 	err = err ?: rule_blocking(v, &cap);
 	if (err) {
 		verdict_free(v);

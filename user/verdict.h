@@ -70,6 +70,18 @@ struct verdict_input {
 	double probe_reported_ns; /* what scprof reported for the floor call */
 };
 
+/* What kind of call a finding is about, for its advice. */
+enum verdict_call {
+	VERDICT_CALL_OTHER,
+	VERDICT_CALL_READ,  /* small-io */
+	VERDICT_CALL_WRITE, /* small-io */
+	VERDICT_CALL_ID,    /* high-rate: getpid and the like */
+	VERDICT_CALL_CLOCK, /* high-rate: the vDSO could answer it */
+	VERDICT_CALL_YIELD, /* high-rate: sched_yield */
+	VERDICT_CALL_SLEEP, /* blocking: it sleeps on purpose */
+};
+
+/* A finding's figures; verdict_advice() (verdict_report.h) words them. */
 struct verdict_finding {
 	enum verdict_kind kind;
 	char syscall[SC_NAME_LEN];
@@ -79,7 +91,18 @@ struct verdict_finding {
 	double round_trip_ns; /* average, probe effect removed */
 	double per_s;	      /* calls per second */
 	uint64_t saved_calls; /* small-io: calls that 64 KiB buffers save */
-	char advice[512];
+	enum verdict_call call;
+	/* Of its CPU time: what the saved crossings cost (small-io), the
+	 * whole cycle (open-close-churn), the crossings (high-rate).
+	 */
+	double cpu_share;
+	uint64_t buffered_calls; /* small-io: calls moving 64 KiB each */
+	uint64_t closes;	 /* open-close-churn */
+	double io_per_open;	 /* open-close-churn: reads and writes */
+	double bytes_per_open;	 /* open-close-churn: what they move */
+	char companions[96];	 /* open-close-churn: calls made once per
+				  * open, at most 3: "newfstatat, ioctl"
+				  */
 };
 
 /* One syscall's derived figures. */
@@ -115,6 +138,7 @@ struct verdict {
 	bool corrected;		  /* the probe effect was taken off */
 	bool syscall_bound;
 	double floor_ns;
+	double vdso_ns;		  /* 0: unknown */
 	struct verdict_row *rows; /* by time, largest first */
 	size_t nrows;
 	struct verdict_finding *findings; /* by share, largest first */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Rendering a verdict: a short report with its evidence, or JSON. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,128 @@ void verdict_answer(const struct verdict *v, char *buf, size_t len)
 			 "NO: only %.0f%% of its CPU time goes into syscalls; "
 			 "the rest is its own code.",
 			 100 * v->cpu_syscall_share);
+}
+
+static const char *plural(double n, const char *one, const char *many)
+{
+	return n >= 0.5 && n < 1.5 ? one : many;
+}
+
+static void small_io_advice(const struct verdict *v,
+			    const struct verdict_finding *f, char *buf,
+			    size_t len)
+{
+	/* buffered + saved: the calls that moved data */
+	uint64_t calls = f->buffered_calls + f->saved_calls;
+
+	snprintf(buf, len,
+		 "%s moves %.*f %s per call on average. %s 64 KiB per call "
+		 "would need %llu %s instead of %llu: %llu fewer crossings, "
+		 "about %.0f%% of its CPU time at %.0f ns each.",
+		 f->syscall, f->avg_bytes == floor(f->avg_bytes) ? 0 : 1,
+		 f->avg_bytes, plural(f->avg_bytes, "byte", "bytes"),
+		 f->call == VERDICT_CALL_READ ?
+			 "Reading through a buffer (a larger read size, or "
+			 "stdio with setvbuf) of" :
+			 "Collecting the output in a buffer (or writev) and "
+			 "writing",
+		 (unsigned long long)f->buffered_calls,
+		 plural((double)f->buffered_calls, "call", "calls"),
+		 (unsigned long long)calls, (unsigned long long)f->saved_calls,
+		 100 * f->cpu_share, v->floor_ns);
+}
+
+static void churn_advice(const struct verdict_finding *f, char *buf, size_t len)
+{
+	snprintf(buf, len,
+		 "%llu opens and %llu closes (%.0f per second). Each open "
+		 "comes with %.1f read or write %s moving %.0f bytes%s%s; the "
+		 "whole cycle takes %.0f%% of its CPU time. Open the file once "
+		 "and keep the descriptor (or FILE *) between uses; for random "
+		 "bytes, getrandom(2) needs no file at all.",
+		 (unsigned long long)f->calls, (unsigned long long)f->closes,
+		 f->per_s, f->io_per_open,
+		 plural(f->io_per_open, "call", "calls"), f->bytes_per_open,
+		 *f->companions ? " and one call each of " : "", f->companions,
+		 100 * f->cpu_share);
+}
+
+static void high_rate_advice(const struct verdict *v,
+			     const struct verdict_finding *f, char *buf,
+			     size_t len)
+{
+	char how[320];
+
+	if (f->call == VERDICT_CALL_ID)
+		snprintf(how, sizeof(how),
+			 "the answer does not change between calls (or only "
+			 "when the process changes it itself): ask once and "
+			 "keep it.");
+	else if (f->call == VERDICT_CALL_CLOCK && v->vdso_ns > 0)
+		snprintf(how, sizeof(how),
+			 "the C library answers it in user space through the "
+			 "vDSO (%.0f ns here): calls that reach the kernel "
+			 "bypass it (a raw syscall(), a static or old C "
+			 "library, or a clock the vDSO cannot read). Call it "
+			 "through the C library, or read the clock less "
+			 "often.",
+			 v->vdso_ns);
+	else if (f->call == VERDICT_CALL_CLOCK)
+		snprintf(how, sizeof(how),
+			 "the C library answers it in user space through the "
+			 "vDSO: calls that reach the kernel bypass it. Call it "
+			 "through the C library, or read the clock less "
+			 "often.");
+	else if (f->call == VERDICT_CALL_YIELD)
+		snprintf(how, sizeof(how),
+			 "spinning on sched_yield pays a crossing per turn: "
+			 "block on a futex, a condition variable or an eventfd "
+			 "instead.");
+	else
+		snprintf(how, sizeof(how),
+			 "each call is little more than the crossing: make "
+			 "fewer (keep the answer, batch the requests, or check "
+			 "that every call is needed).");
+	snprintf(buf, len,
+		 "%.0f calls per second at %.0f ns each: the crossings alone "
+		 "take %.0f%% of its CPU time. For %s, %s",
+		 f->per_s, f->round_trip_ns, 100 * f->cpu_share, f->syscall,
+		 how);
+}
+
+static void blocking_advice(const struct verdict_finding *f, char *buf,
+			    size_t len)
+{
+	snprintf(buf, len,
+		 "%.0f%% of its threads' time is spent waiting in %s (%.1f us "
+		 "per call). %s",
+		 100 * f->share, f->syscall, f->round_trip_ns / 1000,
+		 f->call == VERDICT_CALL_SLEEP ?
+			 "It sleeps on purpose: that is not syscall overhead, "
+			 "and fewer or cheaper calls would not make it "
+			 "faster." :
+			 "That is waiting, not syscall overhead: fewer or "
+			 "cheaper calls would not help; what it waits for (a "
+			 "peer, a lock, a timer, the disk) decides its speed.");
+}
+
+void verdict_advice(const struct verdict *v, const struct verdict_finding *f,
+		    char *buf, size_t len)
+{
+	switch (f->kind) {
+	case VERDICT_SMALL_IO:
+		small_io_advice(v, f, buf, len);
+		break;
+	case VERDICT_OPEN_CLOSE_CHURN:
+		churn_advice(f, buf, len);
+		break;
+	case VERDICT_HIGH_RATE:
+		high_rate_advice(v, f, buf, len);
+		break;
+	default:
+		blocking_advice(f, buf, len);
+		break;
+	}
 }
 
 /* 12345678 -> "12,345,678" */
@@ -120,7 +243,7 @@ static void print_figures(FILE *f, const struct verdict *v,
 
 static void print_findings(FILE *f, const struct verdict *v)
 {
-	char calls[32];
+	char calls[32], advice[VERDICT_ADVICE_LEN];
 
 	if (!v->nfindings) {
 		fputs("\nFindings: none.\n", f);
@@ -137,7 +260,8 @@ static void print_findings(FILE *f, const struct verdict *v)
 		if (x->avg_bytes >= 0)
 			fprintf(f, ", %.1f B avg", x->avg_bytes);
 		fprintf(f, ", share %.0f%%\n", 100 * x->share);
-		fprintf(f, "      %s\n", x->advice);
+		verdict_advice(v, x, advice, sizeof(advice));
+		fprintf(f, "      %s\n", advice);
 		free(name);
 	}
 }
@@ -183,20 +307,23 @@ int verdict_write_table(FILE *f, const struct verdict *v,
 
 /* ---- JSON ------------------------------------------------------------ */
 
-static struct json_object *finding_obj(const struct verdict_finding *x)
+static struct json_object *finding_obj(const struct verdict *v,
+				       const struct verdict_finding *x)
 {
 	struct json_object *o = json_object_new_object();
+	char advice[VERDICT_ADVICE_LEN];
 	int err = 0;
 
 	if (!o)
 		return NULL;
+	verdict_advice(v, x, advice, sizeof(advice));
 	err = err ?: jw_add_str(o, "kind", verdict_kind_name(x->kind));
 	err = err ?: jw_add_str(o, "syscall", x->syscall);
 	err = err ?: jw_add_u64(o, "calls", x->calls);
 	if (x->avg_bytes >= 0)
 		err = err ?: jw_add_num(o, "avg_bytes", x->avg_bytes, 1);
 	err = err ?: jw_add_num(o, "share", x->share, 4);
-	err = err ?: jw_add_str(o, "advice", x->advice);
+	err = err ?: jw_add_str(o, "advice", advice);
 	err = err ?: jw_add_num(o, "round_trip_ns", x->round_trip_ns, 1);
 	err = err ?: jw_add_num(o, "per_s", x->per_s, 1);
 	if (x->kind == VERDICT_SMALL_IO)
@@ -313,7 +440,7 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 		err = jw_add(root, "findings", arr);
 	}
 	for (size_t i = 0; !err && i < v->nfindings; i++)
-		err = jw_push(arr, finding_obj(&v->findings[i]));
+		err = jw_push(arr, finding_obj(v, &v->findings[i]));
 	if (!err) {
 		arr = json_object_new_array();
 		err = jw_add(root, "syscalls", arr);
