@@ -190,14 +190,17 @@ static int get_calibration(const struct verdict_cli *o,
 			*saved = true;
 			return 0;
 		}
-		if (err == -ENOMEM)
+		if (err == -ENOMEM) {
+			pr_err("out of memory");
 			return err;
+		}
 	}
 	if (err == -EINVAL)
 		pr_warn("ignoring %s: not a calibration", o->out.cache);
 	if (!isatty(STDERR_FILENO))
-		pr_warn("no saved calibration for this boot: running the quick "
-			"one first (about 15 s)");
+		pr_warn("%s: running the quick one first (about 15 s)",
+			o->recalibrate ? "--recalibrate" :
+					 "no saved calibration for this boot");
 	prog.on = o->verbosity >= LOG_WARN && isatty(STDERR_FILENO);
 	err = calibrate__run(&co, cal);
 	calib_progress_end(&prog);
