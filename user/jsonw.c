@@ -28,7 +28,7 @@ int jw_add_null(struct json_object *obj, const char *key)
 	return json_object_object_add(obj, key, NULL) ? -ENOMEM : 0;
 }
 
-struct json_object *jw_num(double v, int decimals)
+static struct json_object *jw_num(double v, int decimals)
 {
 	char buf[64];
 

@@ -23,7 +23,6 @@ int jw_add_null(struct json_object *obj, const char *key);
 /* A string of raw bytes, made valid UTF-8 first. */
 int jw_add_str(struct json_object *obj, const char *key, const char *s);
 int jw_push(struct json_object *arr, struct json_object *val);
-struct json_object *jw_num(double v, int decimals);
 /* Print pretty, with a final newline. 0 or -errno. */
 int jw_print(FILE *f, struct json_object *root);
 
