@@ -2,7 +2,6 @@
 /* `scprof calibrate`: measure what a syscall costs here. */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
