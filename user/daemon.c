@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/file.h>
@@ -23,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "comm_series.h"
 #include "commands.h"
@@ -55,14 +55,6 @@ struct daemon {
 	uint64_t scrapes;
 	bool targets_gone;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- command line ---------------------------------------------------- */
 
@@ -467,7 +459,7 @@ static int render_metrics(struct daemon *d, char **buf, size_t *len)
 	struct prom_self self = {};
 	struct collector_info info;
 	struct sc_model *m = NULL;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = clock_mono_ns();
 	FILE *f;
 	int err;
 
@@ -491,7 +483,7 @@ static int render_metrics(struct daemon *d, char **buf, size_t *len)
 	self.map_bytes = info.map_bytes;
 	self.procs_folded = info.procs_folded;
 	self.scrapes = ++d->scrapes;
-	self.scrape_ns = now_ns() - t0;
+	self.scrape_ns = clock_mono_ns() - t0;
 	self.cpu_ns = self_cpu_ns();
 	self.rss_bytes = self_rss_bytes();
 	in.model = m;
@@ -632,7 +624,7 @@ static int run(struct daemon *d, int sigfd)
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(d->http, MHD_DAEMON_INFO_EPOLL_FD);
 	uint64_t fold_ns = (uint64_t)(d->o->fold_s * 1e9);
-	uint64_t next_fold = now_ns() + fold_ns;
+	uint64_t next_fold = clock_mono_ns() + fold_ns;
 	struct pollfd pfd[2] = {
 		{ .fd = sigfd, .events = POLLIN },
 		{ .fd = info ? info->epoll_fd : -1, .events = POLLIN },
@@ -644,7 +636,7 @@ static int run(struct daemon *d, int sigfd)
 	}
 	for (;;) {
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
-		uint64_t now = now_ns();
+		uint64_t now = clock_mono_ns();
 		int timeout_ms, err;
 
 		if (now >= next_fold) {

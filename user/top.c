@@ -14,6 +14,7 @@
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "commands.h"
 #include "delta.h"
@@ -34,14 +35,6 @@ static const struct {
 	[TOP_SORT_P99] = { "p99", "p99 latency", 'p' },
 	[TOP_SORT_TIME] = { "time", "time in syscalls", 't' },
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- frames ------------------------------------------------------------ */
 
@@ -421,7 +414,7 @@ struct top {
 static int tick(struct top *t)
 {
 	struct sc_model *cur = NULL, *d;
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	int err;
 
 	err = collector__snapshot(t->col, &cur);
@@ -534,7 +527,7 @@ static int run(struct top *t, int sigfd)
 	if (tty)
 		draw(t);
 	for (;;) {
-		uint64_t now = now_ns(),
+		uint64_t now = clock_mono_ns(),
 			 until = next < deadline ? next : deadline;
 		int ms = until > now ? (int)((until - now + 999999) / 1000000) :
 				       0;
@@ -552,7 +545,7 @@ static int run(struct top *t, int sigfd)
 				draw(t);
 			}
 		}
-		now = now_ns();
+		now = clock_mono_ns();
 		if (now >= deadline)
 			return 0;
 		if (now < next)
@@ -616,7 +609,7 @@ int cmd_top(int argc, char **argv)
 		collector__add_target(t.col, o.target.pids[i]);
 	if (collector__attach(t.col))
 		goto out;
-	t.t_prev = now_ns();
+	t.t_prev = clock_mono_ns();
 
 	if (!o.batch) {
 		setlocale(LC_ALL, "");
