@@ -7,7 +7,15 @@
 #ifndef SCPROF_DELTA_H
 #define SCPROF_DELTA_H
 
+#include <stdint.h>
+
 #include "model.h"
+
+/* cur - prev for a counter that only grows; 0 if it seems to go back. */
+static inline uint64_t delta_u64(uint64_t cur, uint64_t prev)
+{
+	return cur > prev ? cur - prev : 0;
+}
 
 /* dst = cur - prev for every counter and histogram bucket (never below 0).
  * min_ns/max_ns become the bounds of the lowest and highest non-empty
