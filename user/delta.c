@@ -69,32 +69,29 @@ static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
 	return 0;
 }
 
-/* The growth of process c since p (NULL: new) into d, if it has any. */
-static int proc_delta(struct sc_model *d, const struct sc_proc *c,
-		      const struct sc_proc *p)
+/* Process c in d, with the rows of tmp (taken, leaving tmp empty); not
+ * added when tmp has none. p: c in the previous snapshot, or NULL.
+ */
+static int proc_take(struct sc_model *d, const struct sc_proc *c,
+		     const struct sc_proc *p, struct sc_proc *tmp)
 {
-	struct sc_proc tmp = {};
 	struct sc_proc *dp;
 
-	if (rows_delta(&tmp, c->rows, c->nrows, p ? p->rows : NULL,
-		       p ? p->nrows : 0))
-		goto err;
-	if (!tmp.nrows)
+	if (!tmp->nrows)
 		return 0;
 	dp = model_proc(d, c->pid, c->start_ns);
 	if (!dp)
-		goto err;
-	dp->rows = tmp.rows;
-	dp->nrows = tmp.nrows;
-	dp->cap = tmp.cap;
+		return -ENOMEM;
+	dp->rows = tmp->rows;
+	dp->nrows = tmp->nrows;
+	dp->cap = tmp->cap;
+	memset(tmp, 0, sizeof(*tmp));
 	dp->ppid = c->ppid;
 	memcpy(dp->comm, c->comm, sizeof(dp->comm));
 	dp->exited = c->exited;
 	dp->exit_code = c->exit_code;
+	dp->merged = delta_u64(c->merged, p ? p->merged : 0);
 	return 0;
-err:
-	free(tmp.rows);
-	return -ENOMEM;
 }
 
 static uint64_t errno_count(const struct sc_model *m,
@@ -113,22 +110,42 @@ struct sc_model *model_delta(const struct sc_model *cur,
 			     const struct sc_model *prev)
 {
 	struct sc_model *d = model_new();
-	struct sc_proc total = {};
+	struct sc_proc total = {}, known = {}, tmp = {};
+	const struct sc_proc *agg = NULL, *p;
 
 	if (!d)
 		return NULL;
+	for (size_t i = 0; i < cur->nprocs && !agg; i++) {
+		if (!cur->procs[i].pid)
+			agg = &cur->procs[i];
+	}
 	for (size_t i = 0; i < cur->nprocs; i++) {
 		const struct sc_proc *c = &cur->procs[i];
 
-		if (proc_delta(d, c,
-			       prev ? model_find_proc(prev, c->pid,
-						      c->start_ns) :
-				      NULL))
+		if (c == agg)
+			continue;
+		p = prev ? model_find_proc(prev, c->pid, c->start_ns) : NULL;
+		if (rows_delta(&tmp, c->rows, c->nrows, p ? p->rows : NULL,
+			       p ? p->nrows : 0) ||
+		    (agg && model_proc_merge(&known, &tmp)) ||
+		    proc_take(d, c, p, &tmp))
 			goto err;
 	}
 	if (rows_delta(&total, cur->total, cur->ntotal,
 		       prev ? prev->total : NULL, prev ? prev->ntotal : 0))
 		goto err;
+	/* The aggregate grows by whole processes, their earlier intervals
+	 * included, as they are merged into it: its share of this interval
+	 * is what no process above accounts for.
+	 */
+	if (agg) {
+		p = prev ? model_find_proc(prev, agg->pid, agg->start_ns) :
+			   NULL;
+		if (rows_delta(&tmp, total.rows, total.nrows, known.rows,
+			       known.nrows) ||
+		    proc_take(d, agg, p, &tmp))
+			goto err;
+	}
 	d->total = total.rows;
 	d->ntotal = total.nrows;
 	total.rows = NULL;
@@ -142,9 +159,12 @@ struct sc_model *model_delta(const struct sc_model *cur,
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		d->drops[i] =
 			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	free(known.rows);
 	return d;
 err:
 	free(total.rows);
+	free(known.rows);
+	free(tmp.rows);
 	model_free(d);
 	return NULL;
 }
