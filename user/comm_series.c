@@ -33,6 +33,7 @@ struct comm_series {
 	struct seen_set seen;
 	struct pending *pend;
 	size_t pend_cap, npend;
+	struct pending **cand; /* settle's, max_pending of them */
 	/* series [0, nseries), then other at [nseries] */
 	struct comm_series_row *rows;
 	size_t nseries;
@@ -83,8 +84,9 @@ int comm_series__new(struct comm_series **out,
 			s->o.max_series * 4 > 256 ? s->o.max_series * 4 : 256;
 	s->pend_cap = pow2_at_least((size_t)s->o.max_pending * 2);
 	s->pend = calloc(s->pend_cap, sizeof(*s->pend));
+	s->cand = calloc(s->o.max_pending, sizeof(*s->cand));
 	s->rows = calloc((size_t)s->o.max_series + 1, sizeof(*s->rows));
-	if (!s->pend || !s->rows) {
+	if (!s->pend || !s->cand || !s->rows) {
 		comm_series__free(s);
 		return -ENOMEM;
 	}
@@ -99,6 +101,7 @@ void comm_series__free(struct comm_series *s)
 		return;
 	free(s->seen.slots);
 	free(s->pend);
+	free(s->cand);
 	free(s->rows);
 	free(s);
 }
@@ -180,30 +183,18 @@ static struct comm_series_row *other(struct comm_series *s)
 	return &s->rows[s->nseries];
 }
 
-/* The label of a comm: its bytes up to the NUL, invalid UTF-8 replaced. */
-static int label_of(const char *comm, char *label)
-{
-	char *u = esc_utf8(comm, esc_strnlen(comm, SC_COMM_LEN));
-
-	if (!u)
-		return -ENOMEM;
-	strncpy(label, u, COMM_LABEL_LEN - 1);
-	label[COMM_LABEL_LEN - 1] = '\0';
-	free(u);
-	return 0;
-}
-
-static int pending_add(struct comm_series *s, const char *comm,
-		       const struct comm_counts *d)
+/* Credit d to the name comm (its bytes up to the NUL, invalid UTF-8
+ * replaced: the label). Cannot fail, so an update is all or nothing.
+ */
+static void pending_add(struct comm_series *s, const char *comm,
+			const struct comm_counts *d)
 {
 	char label[COMM_LABEL_LEN];
-	int err;
 
 	if (counts_zero(d))
-		return 0;
-	err = label_of(comm, label);
-	if (err)
-		return err;
+		return;
+	esc_utf8_buf(comm, esc_strnlen(comm, SC_COMM_LEN), label,
+		     sizeof(label));
 	for (size_t i = hash_label(label);; i++) {
 		struct pending *e = &s->pend[i & (s->pend_cap - 1)];
 
@@ -214,7 +205,7 @@ static int pending_add(struct comm_series *s, const char *comm,
 				/* Too many names at once: straight to other. */
 				counts_add(&other(s)->c, d);
 				s->folded++;
-				return 0;
+				return;
 			}
 			memset(e, 0, sizeof(*e));
 			memcpy(e->label, label, sizeof(e->label));
@@ -222,17 +213,16 @@ static int pending_add(struct comm_series *s, const char *comm,
 			s->npend++;
 		}
 		counts_add(&e->c, d);
-		return 0;
+		return;
 	}
 }
 
-int comm_series__fold(struct comm_series *s, const struct sc_model *exited)
+void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
 {
 	for (size_t i = 0; i < exited->nprocs; i++) {
 		const struct sc_proc *p = &exited->procs[i];
 		struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
 		struct comm_counts now, d;
-		int err;
 
 		if (!p->pid)
 			continue;
@@ -243,11 +233,8 @@ int comm_series__fold(struct comm_series *s, const struct sc_model *exited)
 		} else {
 			d = now;
 		}
-		err = pending_add(s, p->comm, &d);
-		if (err)
-			return err;
+		pending_add(s, p->comm, &d);
 	}
-	return 0;
 }
 
 static int series_find(const struct comm_series *s, const char *label)
@@ -292,9 +279,9 @@ static int pending_cmp(const void *pa, const void *pb)
 /* Give the growth of each name to its series, free the slots of idle
  * series, then give free slots to the busiest names without one.
  */
-static int settle(struct comm_series *s, uint64_t now_ns)
+static void settle(struct comm_series *s, uint64_t now_ns)
 {
-	struct pending **cand;
+	struct pending **cand = s->cand;
 	size_t ncand = 0;
 
 	for (size_t i = 0; i < s->pend_cap; i++) {
@@ -320,9 +307,6 @@ static int settle(struct comm_series *s, uint64_t now_ns)
 			i++;
 		}
 	}
-	cand = malloc((s->npend ? s->npend : 1) * sizeof(*cand));
-	if (!cand)
-		return -ENOMEM;
 	for (size_t i = 0; i < s->pend_cap; i++) {
 		if (s->pend[i].used && !s->pend[i].settled)
 			cand[ncand++] = &s->pend[i];
@@ -336,17 +320,14 @@ static int settle(struct comm_series *s, uint64_t now_ns)
 			s->folded++;
 		}
 	}
-	free(cand);
 	memset(s->pend, 0, s->pend_cap * sizeof(*s->pend));
 	s->npend = 0;
-	return 0;
 }
 
 int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 			uint64_t now_ns)
 {
 	struct seen_set next = {};
-	int err = 0;
 
 	next.cap = pow2_at_least(snap->nprocs * 2 + 1);
 	next.slots = calloc(next.cap, sizeof(*next.slots));
@@ -364,19 +345,14 @@ int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 			counts_sub(&d, &now, &e->c);
 		else
 			d = now;
-		err = pending_add(s, p->comm, &d);
-		if (err)
-			break;
+		pending_add(s, p->comm, &d);
 		seen_put(&next, p->pid, p->start_ns, &now);
-	}
-	if (err) {
-		free(next.slots);
-		return err;
 	}
 	/* Whoever is not in the snapshot any more is forgotten. */
 	free(s->seen.slots);
 	s->seen = next;
-	return settle(s, now_ns);
+	settle(s, now_ns);
+	return 0;
 }
 
 const struct comm_series_row *comm_series__rows(const struct comm_series *s,

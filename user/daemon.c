@@ -604,7 +604,7 @@ static int fold_exited(struct daemon *d)
 		return -ENOMEM;
 	err = collector__harvest_exited(d->col, d->comms ? exited : NULL);
 	if (!err && d->comms)
-		err = comm_series__fold(d->comms, exited);
+		comm_series__fold(d->comms, exited);
 	model_free(exited);
 	/* Models are transient: give their memory back, so the daemon's
 	 * footprint is its steady state, not its largest fold.
