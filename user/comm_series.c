@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "comm_series.h"
+#include "delta.h"
 #include "escape.h"
 
 /* What is remembered of one live process: its figures when last seen. */
@@ -39,16 +40,6 @@ struct comm_series {
 	size_t nseries;
 	uint64_t folded, evicted;
 };
-
-static size_t hash_proc(uint32_t pid, uint64_t start_ns)
-{
-	uint64_t h = ((uint64_t)pid << 32) ^ start_ns;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (size_t)h;
-}
 
 static size_t hash_label(const char *s)
 {
@@ -111,7 +102,7 @@ static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
 {
 	if (!set->cap)
 		return NULL;
-	for (size_t i = hash_proc(pid, start_ns);; i++) {
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
 		if (!e->used)
@@ -125,7 +116,7 @@ static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
 static void seen_put(struct seen_set *set, uint32_t pid, uint64_t start_ns,
 		     const struct comm_counts *c)
 {
-	for (size_t i = hash_proc(pid, start_ns);; i++) {
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
 		if (e->used && (e->pid != pid || e->start_ns != start_ns))
@@ -151,18 +142,13 @@ static void proc_counts(const struct sc_proc *p, struct comm_counts *c)
 	}
 }
 
-static uint64_t sub(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static void counts_sub(struct comm_counts *d, const struct comm_counts *a,
 		       const struct comm_counts *b)
 {
-	d->calls = sub(a->calls, b->calls);
-	d->errors = sub(a->errors, b->errors);
-	d->total_ns = sub(a->total_ns, b->total_ns);
-	d->bytes = sub(a->bytes, b->bytes);
+	d->calls = delta_u64(a->calls, b->calls);
+	d->errors = delta_u64(a->errors, b->errors);
+	d->total_ns = delta_u64(a->total_ns, b->total_ns);
+	d->bytes = delta_u64(a->bytes, b->bytes);
 }
 
 static void counts_add(struct comm_counts *d, const struct comm_counts *a)
@@ -217,23 +203,32 @@ static void pending_add(struct comm_series *s, const char *comm,
 	}
 }
 
+/* Credit to p's current name what it did since it was last seen (all of
+ * it when never seen); *now gets its figures, which it is next seen at.
+ */
+static void credit(struct comm_series *s, const struct sc_proc *p,
+		   struct comm_counts *now)
+{
+	struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
+	struct comm_counts d;
+
+	proc_counts(p, now);
+	if (e) {
+		counts_sub(&d, now, &e->c);
+		e->c = *now;
+	} else {
+		d = *now;
+	}
+	pending_add(s, p->comm, &d);
+}
+
 void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
 {
-	for (size_t i = 0; i < exited->nprocs; i++) {
-		const struct sc_proc *p = &exited->procs[i];
-		struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
-		struct comm_counts now, d;
+	struct comm_counts now;
 
-		if (!p->pid)
-			continue;
-		proc_counts(p, &now);
-		if (e) {
-			counts_sub(&d, &now, &e->c);
-			e->c = now; /* nothing left to attribute */
-		} else {
-			d = now;
-		}
-		pending_add(s, p->comm, &d);
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		if (exited->procs[i].pid)
+			credit(s, &exited->procs[i], &now);
 	}
 }
 
@@ -335,17 +330,11 @@ int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 		return -ENOMEM;
 	for (size_t i = 0; i < snap->nprocs; i++) {
 		const struct sc_proc *p = &snap->procs[i];
-		struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
-		struct comm_counts now, d;
+		struct comm_counts now;
 
 		if (!p->pid)
 			continue;
-		proc_counts(p, &now);
-		if (e)
-			counts_sub(&d, &now, &e->c);
-		else
-			d = now;
-		pending_add(s, p->comm, &d);
+		credit(s, p, &now);
 		seen_put(&next, p->pid, p->start_ns, &now);
 	}
 	/* Whoever is not in the snapshot any more is forgotten. */
