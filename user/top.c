@@ -22,6 +22,7 @@
 #include "hist.h"
 #include "log.h"
 #include "names.h"
+#include "report.h"
 #include "target.h"
 #include "top.h"
 
@@ -38,24 +39,17 @@ static const struct {
 
 /* ---- frames ------------------------------------------------------------ */
 
-static double per_sec(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0;
-}
-
 static int cmp_double_desc(double a, double b)
 {
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static enum top_sort cur_sort;
-
-static int proc_cmp(const void *pa, const void *pb)
+static int proc_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct top_proc *a = pa, *b = pb;
 	int c = 0;
 
-	switch (cur_sort) {
+	switch (*(const enum top_sort *)arg) {
 	case TOP_SORT_ERRORS:
 		c = cmp_double_desc(a->errors_s, b->errors_s);
 		break;
@@ -77,8 +71,9 @@ static int proc_cmp(const void *pa, const void *pb)
 
 void top_frame_sort(struct top_frame *fr, enum top_sort sort)
 {
-	cur_sort = sort;
-	qsort(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp);
+	if (fr->nprocs > 1) /* procs is NULL before the first frame */
+		qsort_r(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp,
+			&sort);
 }
 
 /* The TOP_NTOP rows of p with the most calls. */
@@ -103,7 +98,7 @@ static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
 		tp->top[k].name = names_syscall_fmt(best[k]->abi, best[k]->nr,
 						    tp->top[k].buf,
 						    sizeof(tp->top[k].buf));
-		tp->top[k].calls_s = per_sec(best[k]->st.calls, ns);
+		tp->top[k].calls_s = report_per_sec(best[k]->st.calls, ns);
 		tp->ntop = k + 1;
 	}
 }
@@ -127,8 +122,8 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		calls += d->total[i].st.calls;
 		errors += d->total[i].st.errors;
 	}
-	fr->calls_s = per_sec(calls, ns);
-	fr->errors_s = per_sec(errors, ns);
+	fr->calls_s = report_per_sec(calls, ns);
+	fr->errors_s = report_per_sec(errors, ns);
 	fr->dropped = d->drops[SC_DROP_STATS_FULL];
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct sc_proc *p = &d->procs[i];
@@ -145,8 +140,8 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		tp->pid = p->pid;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
 		tp->exited = p->exited;
-		tp->calls_s = per_sec(sum->calls, ns);
-		tp->errors_s = per_sec(sum->errors, ns);
+		tp->calls_s = report_per_sec(sum->calls, ns);
+		tp->errors_s = report_per_sec(sum->errors, ns);
 		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
 		tp->p99_ns = hist_quantile(sum, 0.99);
 		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
@@ -221,7 +216,7 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		if (max_rows && i >= max_rows)
 			break;
 		tops[0] = '\0';
-		for (int k = 0; k < p->ntop; k++)
+		for (int k = 0; k < p->ntop && off < sizeof(tops); k++)
 			off += (size_t)snprintf(tops + off, sizeof(tops) - off,
 						"%s%s %.0f", k ? ", " : "",
 						p->top[k].name,
@@ -272,7 +267,7 @@ static void usage(FILE *f)
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
 	      "      --rows N          processes per frame with --batch (default 20, 0: all)\n"
-	      "  -v, --verbose         more messages\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
 	      "\n"
@@ -404,10 +399,9 @@ struct top {
 	struct collector *col;
 	struct sc_model *prev;
 	uint64_t t_prev;
-	struct top_frame frame;
-	bool have_frame;
+	struct top_frame frame; /* the last one; empty before the first */
 	enum top_sort sort;
-	unsigned long frames;
+	unsigned long frames; /* built so far */
 };
 
 /* One interval: snapshot, delta against the last one, fold the exited. */
@@ -425,8 +419,7 @@ static int tick(struct top *t)
 		model_free(cur);
 		return -ENOMEM;
 	}
-	if (t->have_frame)
-		top_frame_free(&t->frame);
+	top_frame_free(&t->frame);
 	err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
 	model_free(d);
 	model_free(t->prev);
@@ -434,7 +427,6 @@ static int tick(struct top *t)
 	t->t_prev = now;
 	if (err)
 		return err;
-	t->have_frame = true;
 	t->frames++;
 	/* After the snapshot: a process that exited in this interval has
 	 * shown its last calls; now its cells can go.
@@ -472,7 +464,7 @@ static void draw(struct top *t)
 	size_t n = 0;
 
 	erase();
-	if (!t->have_frame) {
+	if (!t->frames) {
 		mvprintw(0, 0,
 			 "scprof top - collecting for %.1f s...   keys: c e "
 			 "p t sort, q quit",
@@ -502,8 +494,7 @@ static bool on_key(struct top *t, int ch)
 	for (int s = 0; s < TOP_SORT_COUNT; s++) {
 		if (ch == sorts[s].key) {
 			t->sort = (enum top_sort)s;
-			if (t->have_frame)
-				top_frame_sort(&t->frame, t->sort);
+			top_frame_sort(&t->frame, t->sort);
 		}
 	}
 	return false;
@@ -640,8 +631,7 @@ out:
 	if (curses)
 		endwin();
 	collector__destroy(t.col);
-	if (t.have_frame)
-		top_frame_free(&t.frame);
+	top_frame_free(&t.frame);
 	model_free(t.prev);
 	if (sigfd >= 0)
 		close(sigfd);
