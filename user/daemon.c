@@ -408,22 +408,6 @@ static int drop_capabilities(bool keep_bpf)
 	return 0;
 }
 
-static int open_collector(struct daemon *d)
-{
-	const struct daemon_opts *o = d->o;
-	struct collector_opts copts = {};
-	int err;
-
-	target_collector_opts(&o->target, &copts);
-	copts.fold = COLLECTOR_FOLD_TOTAL;
-	err = collector__open(&d->col, &copts);
-	if (err)
-		return err;
-	for (size_t i = 0; i < o->target.npids; i++)
-		collector__add_target(d->col, o->target.pids[i]);
-	return collector__attach(d->col);
-}
-
 /* ---- scrapes --------------------------------------------------------- */
 
 static uint64_t self_cpu_ns(void)
@@ -701,6 +685,7 @@ int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o;
 	struct daemon d = { .o = &o, .listen_fd = -1, .pidfile_fd = -1 };
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
 	struct log_ctx lctx = { .prog = "scprof daemon" };
 	char where[80];
 	sigset_t mask;
@@ -746,7 +731,7 @@ int cmd_daemon(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (open_collector(&d))
+	if (target_attach(&o.target, &copts, &d.col))
 		goto out;
 	err = collector__maps_need_no_caps(d.col);
 	if (err < 0)

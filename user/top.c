@@ -593,12 +593,7 @@ int cmd_top(int argc, char **argv)
 	if (o.target.kind == TARGET_PIDS &&
 	    target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
-	target_collector_opts(&o.target, &copts);
-	if (collector__open(&t.col, &copts))
-		goto out;
-	for (size_t i = 0; i < o.target.npids; i++)
-		collector__add_target(t.col, o.target.pids[i]);
-	if (collector__attach(t.col))
+	if (target_attach(&o.target, &copts, &t.col))
 		goto out;
 	t.t_prev = clock_mono_ns();
 
