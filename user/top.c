@@ -566,7 +566,7 @@ int cmd_top(int argc, char **argv)
 	struct top t = { .o = &o };
 	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
 	struct log_ctx lctx = { .prog = "scprof top" };
-	bool curses = false;
+	SCREEN *scr = NULL;
 	sigset_t mask;
 	int sigfd = -1, ret = EXIT_FAIL, err;
 
@@ -599,11 +599,13 @@ int cmd_top(int argc, char **argv)
 
 	if (!o.batch) {
 		setlocale(LC_ALL, "");
-		if (!initscr()) {
-			pr_err("cannot set up the terminal");
+		/* initscr would exit on its own for an unknown TERM. */
+		scr = newterm(NULL, stdout, stdin);
+		if (!scr) {
+			pr_err("cannot use the terminal: is TERM right? "
+			       "(--batch needs none)");
 			goto out;
 		}
-		curses = true;
 		cbreak();
 		noecho();
 		nonl();
@@ -612,9 +614,9 @@ int cmd_top(int argc, char **argv)
 		curs_set(0);
 	}
 	err = run(&t, sigfd);
-	if (curses) {
+	if (scr) {
 		endwin();
-		curses = false;
+		delscreen(scr);
 	}
 	if (err) {
 		pr_err("%s", err == -EIO ? "cannot write the frames" :
@@ -623,8 +625,6 @@ int cmd_top(int argc, char **argv)
 	}
 	ret = EXIT_OK;
 out:
-	if (curses)
-		endwin();
 	collector__destroy(t.col);
 	top_frame_free(&t.frame);
 	model_free(t.prev);
