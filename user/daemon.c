@@ -344,9 +344,14 @@ static int open_pidfile(struct daemon *d)
 		return err;
 	}
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
-		err = -errno;
-		pr_err("cannot write pidfile '%s': %s", path, strerror(errno));
+	err = ftruncate(fd, 0) ? -errno : 0;
+	if (!err) {
+		ssize_t w = pwrite(fd, buf, (size_t)n, 0);
+
+		err = w < 0 ? -errno : w != n ? -EIO : 0; /* short: no errno */
+	}
+	if (err) {
+		pr_err("cannot write pidfile '%s': %s", path, strerror(-err));
 		unlink(path);
 		close(fd);
 		return err;
