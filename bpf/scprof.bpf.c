@@ -248,11 +248,14 @@ static __always_inline enum want wanted(struct task_struct *task)
 			return tgid == solo ? WANT_SOLO : WANT_NO;
 		return is_target(tgid) ? WANT_YES : WANT_NO;
 	}
+	/* scprof never records itself, even from inside the cgroup */
+	if (tgid == self_tgid)
+		return WANT_NO;
 	if (filter_mode == SC_FILTER_CGROUP)
 		return bpf_current_task_under_cgroup(&cgroup_map, 0) == 1 ?
 			       WANT_YES :
 			       WANT_NO;
-	return tgid != self_tgid ? WANT_YES : WANT_NO;
+	return WANT_YES;
 }
 
 /* Direct loads from the BTF pointer: BPF_CORE_READ would be a helper call

@@ -239,3 +239,20 @@ def test_duration_with_a_command_reports_then_waits_for_it():
     assert calls_of(r, "execve") == 1
     # the profile covered the -d window, a fraction of the command's life
     assert r["duration_ns"] < 0.6 * wall_ns
+
+
+def test_scprof_never_records_itself_in_its_own_cgroup(tmp_path):
+    mounts = [l.split() for l in open("/proc/self/mounts")]
+    root = next(m[1] for m in mounts if m[2] == "cgroup2")
+    cg = os.path.join(root, f"scprof-self-{os.getpid()}")
+    os.mkdir(cg)
+    out = tmp_path / "r.json"
+    try:
+        # scprof enters the cgroup itself, then profiles it for a while
+        p = run(["sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec {SCPROF} "
+                 f"-q --cgroup {cg} -d 0.5 --format json -o {out}"])
+        assert p.returncode == 0, p.stderr
+        r = json.loads(out.read_text())
+        assert r["processes"] == [], r["processes"]
+    finally:
+        os.rmdir(cg)
