@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termcap.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
@@ -598,9 +599,14 @@ int cmd_top(int argc, char **argv)
 	t.t_prev = clock_mono_ns();
 
 	if (!o.batch) {
+		const char *term = getenv("TERM");
+
 		setlocale(LC_ALL, "");
-		/* initscr would exit on its own for an unknown TERM. */
-		scr = newterm(NULL, stdout, stdin);
+		/* Whether terminfo knows TERM, asked first: initscr would
+		 * exit by itself, newterm fail leaving memory behind.
+		 */
+		if (term && tgetent(NULL, term) == 1)
+			scr = newterm(NULL, stdout, stdin);
 		if (!scr) {
 			pr_err("cannot use the terminal: is TERM right? "
 			       "(--batch needs none)");
