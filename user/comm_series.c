@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "comm_series.h"
+#include "delta.h"
 #include "escape.h"
 
 /* What is remembered of one live process: its figures when last seen. */
@@ -33,21 +34,12 @@ struct comm_series {
 	struct seen_set seen;
 	struct pending *pend;
 	size_t pend_cap, npend;
+	struct pending **cand; /* settle's, max_pending of them */
 	/* series [0, nseries), then other at [nseries] */
 	struct comm_series_row *rows;
 	size_t nseries;
 	uint64_t folded, evicted;
 };
-
-static size_t hash_proc(uint32_t pid, uint64_t start_ns)
-{
-	uint64_t h = ((uint64_t)pid << 32) ^ start_ns;
-
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdULL;
-	h ^= h >> 33;
-	return (size_t)h;
-}
 
 static size_t hash_label(const char *s)
 {
@@ -83,8 +75,9 @@ int comm_series__new(struct comm_series **out,
 			s->o.max_series * 4 > 256 ? s->o.max_series * 4 : 256;
 	s->pend_cap = pow2_at_least((size_t)s->o.max_pending * 2);
 	s->pend = calloc(s->pend_cap, sizeof(*s->pend));
+	s->cand = calloc(s->o.max_pending, sizeof(*s->cand));
 	s->rows = calloc((size_t)s->o.max_series + 1, sizeof(*s->rows));
-	if (!s->pend || !s->rows) {
+	if (!s->pend || !s->cand || !s->rows) {
 		comm_series__free(s);
 		return -ENOMEM;
 	}
@@ -99,6 +92,7 @@ void comm_series__free(struct comm_series *s)
 		return;
 	free(s->seen.slots);
 	free(s->pend);
+	free(s->cand);
 	free(s->rows);
 	free(s);
 }
@@ -108,7 +102,7 @@ static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
 {
 	if (!set->cap)
 		return NULL;
-	for (size_t i = hash_proc(pid, start_ns);; i++) {
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
 		if (!e->used)
@@ -122,7 +116,7 @@ static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
 static void seen_put(struct seen_set *set, uint32_t pid, uint64_t start_ns,
 		     const struct comm_counts *c)
 {
-	for (size_t i = hash_proc(pid, start_ns);; i++) {
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
 		if (e->used && (e->pid != pid || e->start_ns != start_ns))
@@ -148,18 +142,13 @@ static void proc_counts(const struct sc_proc *p, struct comm_counts *c)
 	}
 }
 
-static uint64_t sub(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 static void counts_sub(struct comm_counts *d, const struct comm_counts *a,
 		       const struct comm_counts *b)
 {
-	d->calls = sub(a->calls, b->calls);
-	d->errors = sub(a->errors, b->errors);
-	d->total_ns = sub(a->total_ns, b->total_ns);
-	d->bytes = sub(a->bytes, b->bytes);
+	d->calls = delta_u64(a->calls, b->calls);
+	d->errors = delta_u64(a->errors, b->errors);
+	d->total_ns = delta_u64(a->total_ns, b->total_ns);
+	d->bytes = delta_u64(a->bytes, b->bytes);
 }
 
 static void counts_add(struct comm_counts *d, const struct comm_counts *a)
@@ -180,30 +169,18 @@ static struct comm_series_row *other(struct comm_series *s)
 	return &s->rows[s->nseries];
 }
 
-/* The label of a comm: its bytes up to the NUL, invalid UTF-8 replaced. */
-static int label_of(const char *comm, char *label)
-{
-	char *u = esc_utf8(comm, esc_strnlen(comm, SC_COMM_LEN));
-
-	if (!u)
-		return -ENOMEM;
-	strncpy(label, u, COMM_LABEL_LEN - 1);
-	label[COMM_LABEL_LEN - 1] = '\0';
-	free(u);
-	return 0;
-}
-
-static int pending_add(struct comm_series *s, const char *comm,
-		       const struct comm_counts *d)
+/* Credit d to the name comm (its bytes up to the NUL, invalid UTF-8
+ * replaced: the label). Cannot fail, so an update is all or nothing.
+ */
+static void pending_add(struct comm_series *s, const char *comm,
+			const struct comm_counts *d)
 {
 	char label[COMM_LABEL_LEN];
-	int err;
 
 	if (counts_zero(d))
-		return 0;
-	err = label_of(comm, label);
-	if (err)
-		return err;
+		return;
+	esc_utf8_buf(comm, esc_strnlen(comm, SC_COMM_LEN), label,
+		     sizeof(label));
 	for (size_t i = hash_label(label);; i++) {
 		struct pending *e = &s->pend[i & (s->pend_cap - 1)];
 
@@ -214,7 +191,7 @@ static int pending_add(struct comm_series *s, const char *comm,
 				/* Too many names at once: straight to other. */
 				counts_add(&other(s)->c, d);
 				s->folded++;
-				return 0;
+				return;
 			}
 			memset(e, 0, sizeof(*e));
 			memcpy(e->label, label, sizeof(e->label));
@@ -222,32 +199,37 @@ static int pending_add(struct comm_series *s, const char *comm,
 			s->npend++;
 		}
 		counts_add(&e->c, d);
-		return 0;
+		return;
 	}
 }
 
-int comm_series__fold(struct comm_series *s, const struct sc_model *exited)
+/* Credit to p's current name what it did since it was last seen (all of
+ * it when never seen); *now gets its figures, which it is next seen at.
+ */
+static void credit(struct comm_series *s, const struct sc_proc *p,
+		   struct comm_counts *now)
 {
-	for (size_t i = 0; i < exited->nprocs; i++) {
-		const struct sc_proc *p = &exited->procs[i];
-		struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
-		struct comm_counts now, d;
-		int err;
+	struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
+	struct comm_counts d;
 
-		if (!p->pid)
-			continue;
-		proc_counts(p, &now);
-		if (e) {
-			counts_sub(&d, &now, &e->c);
-			e->c = now; /* nothing left to attribute */
-		} else {
-			d = now;
-		}
-		err = pending_add(s, p->comm, &d);
-		if (err)
-			return err;
+	proc_counts(p, now);
+	if (e) {
+		counts_sub(&d, now, &e->c);
+		e->c = *now;
+	} else {
+		d = *now;
 	}
-	return 0;
+	pending_add(s, p->comm, &d);
+}
+
+void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
+{
+	struct comm_counts now;
+
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		if (exited->procs[i].pid)
+			credit(s, &exited->procs[i], &now);
+	}
 }
 
 static int series_find(const struct comm_series *s, const char *label)
@@ -292,9 +274,9 @@ static int pending_cmp(const void *pa, const void *pb)
 /* Give the growth of each name to its series, free the slots of idle
  * series, then give free slots to the busiest names without one.
  */
-static int settle(struct comm_series *s, uint64_t now_ns)
+static void settle(struct comm_series *s, uint64_t now_ns)
 {
-	struct pending **cand;
+	struct pending **cand = s->cand;
 	size_t ncand = 0;
 
 	for (size_t i = 0; i < s->pend_cap; i++) {
@@ -320,9 +302,6 @@ static int settle(struct comm_series *s, uint64_t now_ns)
 			i++;
 		}
 	}
-	cand = malloc((s->npend ? s->npend : 1) * sizeof(*cand));
-	if (!cand)
-		return -ENOMEM;
 	for (size_t i = 0; i < s->pend_cap; i++) {
 		if (s->pend[i].used && !s->pend[i].settled)
 			cand[ncand++] = &s->pend[i];
@@ -336,17 +315,14 @@ static int settle(struct comm_series *s, uint64_t now_ns)
 			s->folded++;
 		}
 	}
-	free(cand);
 	memset(s->pend, 0, s->pend_cap * sizeof(*s->pend));
 	s->npend = 0;
-	return 0;
 }
 
 int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 			uint64_t now_ns)
 {
 	struct seen_set next = {};
-	int err = 0;
 
 	next.cap = pow2_at_least(snap->nprocs * 2 + 1);
 	next.slots = calloc(next.cap, sizeof(*next.slots));
@@ -354,29 +330,18 @@ int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 		return -ENOMEM;
 	for (size_t i = 0; i < snap->nprocs; i++) {
 		const struct sc_proc *p = &snap->procs[i];
-		struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
-		struct comm_counts now, d;
+		struct comm_counts now;
 
 		if (!p->pid)
 			continue;
-		proc_counts(p, &now);
-		if (e)
-			counts_sub(&d, &now, &e->c);
-		else
-			d = now;
-		err = pending_add(s, p->comm, &d);
-		if (err)
-			break;
+		credit(s, p, &now);
 		seen_put(&next, p->pid, p->start_ns, &now);
-	}
-	if (err) {
-		free(next.slots);
-		return err;
 	}
 	/* Whoever is not in the snapshot any more is forgotten. */
 	free(s->seen.slots);
 	s->seen = next;
-	return settle(s, now_ns);
+	settle(s, now_ns);
+	return 0;
 }
 
 const struct comm_series_row *comm_series__rows(const struct comm_series *s,

@@ -56,9 +56,10 @@ void comm_series__free(struct comm_series *s);
 /* Attribute to their final names what exited processes did since they
  * were last seen. exited: processes with their final rows.
  */
-int comm_series__fold(struct comm_series *s, const struct sc_model *exited);
+void comm_series__fold(struct comm_series *s, const struct sc_model *exited);
 /* Attribute the growth of the live processes of a cumulative snapshot
  * (processes with pid 0, aggregates, are skipped) and settle the series.
+ * 0, or -ENOMEM with nothing changed.
  */
 int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 			uint64_t now_ns);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <linux/capability.h>
 #include <sys/file.h>
@@ -23,6 +22,7 @@
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "comm_series.h"
 #include "commands.h"
@@ -50,19 +50,10 @@ struct daemon {
 	struct comm_series *comms;
 	struct MHD_Daemon *http;
 	int listen_fd;
-	int pidfile_fd;
-	bool pidfile_written;
+	int pidfile_fd; /* >= 0: locked and written, removed on exit */
 	uint64_t scrapes;
 	bool targets_gone;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* ---- command line ---------------------------------------------------- */
 
@@ -353,15 +344,19 @@ static int open_pidfile(struct daemon *d)
 		return err;
 	}
 	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	if (ftruncate(fd, 0) || pwrite(fd, buf, (size_t)n, 0) != n) {
-		err = -errno;
-		pr_err("cannot write pidfile '%s': %s", path, strerror(errno));
+	err = ftruncate(fd, 0) ? -errno : 0;
+	if (!err) {
+		ssize_t w = pwrite(fd, buf, (size_t)n, 0);
+
+		err = w < 0 ? -errno : w != n ? -EIO : 0; /* short: no errno */
+	}
+	if (err) {
+		pr_err("cannot write pidfile '%s': %s", path, strerror(-err));
 		unlink(path);
 		close(fd);
 		return err;
 	}
 	d->pidfile_fd = fd;
-	d->pidfile_written = true;
 	return 0;
 }
 
@@ -369,7 +364,7 @@ static void close_pidfile(struct daemon *d)
 {
 	if (d->pidfile_fd < 0)
 		return;
-	if (d->pidfile_written && unlink(d->o->pidfile) && errno != ENOENT)
+	if (unlink(d->o->pidfile) && errno != ENOENT)
 		pr_warn("cannot remove pidfile '%s': %s", d->o->pidfile,
 			strerror(errno));
 	close(d->pidfile_fd);
@@ -418,22 +413,6 @@ static int drop_capabilities(bool keep_bpf)
 	return 0;
 }
 
-static int open_collector(struct daemon *d)
-{
-	const struct daemon_opts *o = d->o;
-	struct collector_opts copts = {};
-	int err;
-
-	target_collector_opts(&o->target, &copts);
-	copts.fold = COLLECTOR_FOLD_TOTAL;
-	err = collector__open(&d->col, &copts);
-	if (err)
-		return err;
-	for (size_t i = 0; i < o->target.npids; i++)
-		collector__add_target(d->col, o->target.pids[i]);
-	return collector__attach(d->col);
-}
-
 /* ---- scrapes --------------------------------------------------------- */
 
 static uint64_t self_cpu_ns(void)
@@ -460,57 +439,76 @@ static uint64_t self_rss_bytes(void)
 	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
-/* Read the maps and render the exposition into a malloc'ed buffer. */
-static int render_metrics(struct daemon *d, char **buf, size_t *len)
+/*
+ * One scrape: a cumulative snapshot of the maps (*m, which the caller
+ * frees), the per-name series brought up to date, and scprof's own
+ * figures into *self; in then refers to all three.
+ */
+static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
+		  struct prom_input *in)
 {
-	struct prom_input in = {};
-	struct prom_self self = {};
 	struct collector_info info;
-	struct sc_model *m = NULL;
-	uint64_t t0 = now_ns();
-	FILE *f;
+	uint64_t t0 = clock_mono_ns();
 	int err;
 
-	err = collector__snapshot(d->col, &m);
+	err = collector__snapshot(d->col, m);
+	if (!err && d->comms)
+		err = comm_series__update(d->comms, *m, t0);
+	if (!err)
+		err = collector__info(d->col, &info);
 	if (err)
 		return err;
 	if (d->comms) {
-		err = comm_series__update(d->comms, m, t0);
-		if (err)
-			goto out;
-		in.comms = comm_series__rows(d->comms, &in.ncomms);
-		self.comm_folded = comm_series__folded(d->comms);
-		self.comm_evicted = comm_series__evicted(d->comms);
+		in->comms = comm_series__rows(d->comms, &in->ncomms);
+		self->comm_folded = comm_series__folded(d->comms);
+		self->comm_evicted = comm_series__evicted(d->comms);
 	}
-	collector__info(d->col, &info);
-	self.progs_attached = info.progs_attached;
-	self.stats_entries = info.stats_entries;
-	self.stats_max = info.stats_max;
-	self.procs_entries = info.procs_entries;
-	self.procs_max = info.procs_max;
-	self.map_bytes = info.map_bytes;
-	self.procs_folded = info.procs_folded;
-	self.scrapes = ++d->scrapes;
-	self.scrape_ns = now_ns() - t0;
-	self.cpu_ns = self_cpu_ns();
-	self.rss_bytes = self_rss_bytes();
-	in.model = m;
-	in.self = &self;
+	self->progs_attached = info.progs_attached;
+	self->stats_entries = info.stats_entries;
+	self->stats_max = info.stats_max;
+	self->procs_entries = info.procs_entries;
+	self->procs_max = info.procs_max;
+	self->map_bytes = info.map_bytes;
+	self->procs_folded = info.procs_folded;
+	self->scrapes = ++d->scrapes;
+	self->scrape_ns = clock_mono_ns() - t0;
+	self->cpu_ns = self_cpu_ns();
+	self->rss_bytes = self_rss_bytes();
+	in->model = *m;
+	in->self = self;
+	return 0;
+}
 
-	f = open_memstream(buf, len);
-	if (!f) {
-		err = -errno;
-		goto out;
-	}
-	err = report_prom(f, &in);
+/* The exposition of a scrape, into a malloc'ed buffer. */
+static int render(const struct prom_input *in, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = report_prom(f, in);
 	if (fclose(f) && !err)
 		err = -EIO;
 	if (err) {
 		free(*buf);
 		*buf = NULL;
 	}
-out:
+	return err;
+}
+
+static int serve_metrics(struct daemon *d, char **buf, size_t *len)
+{
+	struct prom_input in = {};
+	struct prom_self self = {};
+	struct sc_model *m = NULL;
+	int err;
+
+	err = scrape(d, &m, &self, &in);
+	if (!err)
+		err = render(&in, buf, len);
 	model_free(m);
+	/* Models are transient: give their memory back. */
 	malloc_trim(0);
 	return err;
 }
@@ -538,12 +536,19 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 	return ret;
 }
 
+/* A short plain-text reply. */
+static enum MHD_Result reply_text(struct MHD_Connection *conn,
+				  unsigned int status, const char *msg)
+{
+	return reply(conn, status, "text/plain; charset=utf-8", (char *)msg,
+		     strlen(msg), false);
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
 				  size_t *upload_data_size, void **req_cls)
 {
-	static const char text[] = "text/plain; charset=utf-8";
 	struct daemon *d = cls;
 	char *buf = NULL;
 	size_t len = 0;
@@ -555,21 +560,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	(void)req_cls;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text,
-			     (char *)"method not allowed: use GET\n", 28,
-			     false);
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "method not allowed: use GET or HEAD\n");
 	if (!strcmp(url, "/"))
-		return reply(conn, MHD_HTTP_OK, text, (char *)index_page,
-			     sizeof(index_page) - 1, false);
+		return reply_text(conn, MHD_HTTP_OK, index_page);
 	if (strcmp(url, "/metrics"))
-		return reply(conn, MHD_HTTP_NOT_FOUND, text,
-			     (char *)"not found: metrics are at /metrics\n", 35,
-			     false);
-	err = render_metrics(d, &buf, &len);
+		return reply_text(conn, MHD_HTTP_NOT_FOUND,
+				  "not found: metrics are at /metrics\n");
+	err = serve_metrics(d, &buf, &len);
 	if (err) {
 		pr_err("cannot collect metrics: %s", strerror(-err));
-		return reply(conn, MHD_HTTP_INTERNAL_SERVER_ERROR, text,
-			     (char *)"cannot collect metrics\n", 23, false);
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "cannot collect metrics\n");
 	}
 	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
 }
@@ -605,14 +607,18 @@ static int start_http(struct daemon *d)
 
 static int fold_exited(struct daemon *d)
 {
-	struct sc_model *exited = model_new();
+	struct sc_model *exited = NULL;
 	int err;
 
-	if (!exited)
-		return -ENOMEM;
-	err = collector__harvest_exited(d->col, d->comms ? exited : NULL);
-	if (!err && d->comms)
-		err = comm_series__fold(d->comms, exited);
+	/* The per-name series need the exited processes' final figures. */
+	if (d->comms) {
+		exited = model_new();
+		if (!exited)
+			return -ENOMEM;
+	}
+	err = collector__harvest_exited(d->col, exited);
+	if (!err && exited)
+		comm_series__fold(d->comms, exited);
 	model_free(exited);
 	/* Models are transient: give their memory back, so the daemon's
 	 * footprint is its steady state, not its largest fold.
@@ -632,7 +638,7 @@ static int run(struct daemon *d, int sigfd)
 	const union MHD_DaemonInfo *info =
 		MHD_get_daemon_info(d->http, MHD_DAEMON_INFO_EPOLL_FD);
 	uint64_t fold_ns = (uint64_t)(d->o->fold_s * 1e9);
-	uint64_t next_fold = now_ns() + fold_ns;
+	uint64_t next_fold = clock_mono_ns() + fold_ns;
 	struct pollfd pfd[2] = {
 		{ .fd = sigfd, .events = POLLIN },
 		{ .fd = info ? info->epoll_fd : -1, .events = POLLIN },
@@ -644,7 +650,7 @@ static int run(struct daemon *d, int sigfd)
 	}
 	for (;;) {
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
-		uint64_t now = now_ns();
+		uint64_t now = clock_mono_ns();
 		int timeout_ms, err;
 
 		if (now >= next_fold) {
@@ -684,6 +690,7 @@ int cmd_daemon(int argc, char **argv)
 {
 	struct daemon_opts o;
 	struct daemon d = { .o = &o, .listen_fd = -1, .pidfile_fd = -1 };
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
 	struct log_ctx lctx = { .prog = "scprof daemon" };
 	char where[80];
 	sigset_t mask;
@@ -729,7 +736,7 @@ int cmd_daemon(int argc, char **argv)
 			goto out;
 		}
 	}
-	if (open_collector(&d))
+	if (target_attach(&o.target, &copts, &d.col))
 		goto out;
 	err = collector__maps_need_no_caps(d.col);
 	if (err < 0)

@@ -5,11 +5,6 @@
 
 #include "delta.h"
 
-static uint64_t sub(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
 void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 		 const struct sc_stats *prev)
 {
@@ -19,13 +14,13 @@ void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 	if (!prev)
 		prev = &none;
 	memset(dst, 0, sizeof(*dst));
-	dst->calls = sub(cur->calls, prev->calls);
-	dst->errors = sub(cur->errors, prev->errors);
-	dst->interrupted = sub(cur->interrupted, prev->interrupted);
-	dst->total_ns = sub(cur->total_ns, prev->total_ns);
-	dst->bytes = sub(cur->bytes, prev->bytes);
+	dst->calls = delta_u64(cur->calls, prev->calls);
+	dst->errors = delta_u64(cur->errors, prev->errors);
+	dst->interrupted = delta_u64(cur->interrupted, prev->interrupted);
+	dst->total_ns = delta_u64(cur->total_ns, prev->total_ns);
+	dst->bytes = delta_u64(cur->bytes, prev->bytes);
 	for (int i = 0; i < (int)SC_HIST_BUCKETS; i++) {
-		dst->hist[i] = sub(cur->hist[i], prev->hist[i]);
+		dst->hist[i] = delta_u64(cur->hist[i], prev->hist[i]);
 		if (!dst->hist[i])
 			continue;
 		if (lo < 0)
@@ -58,30 +53,44 @@ static const struct sc_row *row_find(const struct sc_row *rows, size_t n,
 	return NULL;
 }
 
-/* The rows of cur that grew since prev, into dst's rows. */
-static int rows_delta(struct sc_row **dst, size_t *ndst, size_t *cap,
-		      const struct sc_row *cur, size_t ncur,
-		      const struct sc_row *prev, size_t nprev)
+/* Add to out the rows of cur that grew since prev (NULL: nothing). */
+static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
+		      size_t ncur, const struct sc_row *prev, size_t nprev)
 {
 	for (size_t i = 0; i < ncur; i++) {
 		const struct sc_row *p =
 			row_find(prev, nprev, cur[i].abi, cur[i].nr);
-		struct sc_row r = { .abi = cur[i].abi, .nr = cur[i].nr };
+		struct sc_stats st;
 
-		stats_delta(&r.st, &cur[i].st, p ? &p->st : NULL);
-		if (!r.st.calls)
-			continue;
-		if (*ndst == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 8;
-			struct sc_row *tmp = realloc(*dst, ncap * sizeof(*tmp));
-
-			if (!tmp)
-				return -ENOMEM;
-			*dst = tmp;
-			*cap = ncap;
-		}
-		(*dst)[(*ndst)++] = r;
+		stats_delta(&st, &cur[i].st, p ? &p->st : NULL);
+		if (st.calls && model_proc_add(out, cur[i].abi, cur[i].nr, &st))
+			return -ENOMEM;
 	}
+	return 0;
+}
+
+/* Process c in d, with the rows of tmp (taken, leaving tmp empty); not
+ * added when tmp has none. p: c in the previous snapshot, or NULL.
+ */
+static int proc_take(struct sc_model *d, const struct sc_proc *c,
+		     const struct sc_proc *p, struct sc_proc *tmp)
+{
+	struct sc_proc *dp;
+
+	if (!tmp->nrows)
+		return 0;
+	dp = model_proc(d, c->pid, c->start_ns);
+	if (!dp)
+		return -ENOMEM;
+	dp->rows = tmp->rows;
+	dp->nrows = tmp->nrows;
+	dp->cap = tmp->cap;
+	memset(tmp, 0, sizeof(*tmp));
+	dp->ppid = c->ppid;
+	memcpy(dp->comm, c->comm, sizeof(dp->comm));
+	dp->exited = c->exited;
+	dp->exit_code = c->exit_code;
+	dp->merged = delta_u64(c->merged, p ? p->merged : 0);
 	return 0;
 }
 
@@ -101,55 +110,61 @@ struct sc_model *model_delta(const struct sc_model *cur,
 			     const struct sc_model *prev)
 {
 	struct sc_model *d = model_new();
-	size_t tcap = 0;
+	struct sc_proc total = {}, known = {}, tmp = {};
+	const struct sc_proc *agg = NULL, *p;
 
 	if (!d)
 		return NULL;
+	for (size_t i = 0; i < cur->nprocs && !agg; i++) {
+		if (!cur->procs[i].pid)
+			agg = &cur->procs[i];
+	}
 	for (size_t i = 0; i < cur->nprocs; i++) {
 		const struct sc_proc *c = &cur->procs[i];
-		const struct sc_proc *p =
-			prev ? model_find_proc(prev, c->pid, c->start_ns) :
-			       NULL;
-		struct sc_row *rows = NULL;
-		size_t n = 0, cap = 0;
-		struct sc_proc *dp;
 
-		if (rows_delta(&rows, &n, &cap, c->rows, c->nrows,
-			       p ? p->rows : NULL, p ? p->nrows : 0)) {
-			free(rows);
-			goto err;
-		}
-		if (!n) {
-			free(rows);
+		if (c == agg)
 			continue;
-		}
-		dp = model_proc(d, c->pid, c->start_ns);
-		if (!dp) {
-			free(rows);
+		p = prev ? model_find_proc(prev, c->pid, c->start_ns) : NULL;
+		if (rows_delta(&tmp, c->rows, c->nrows, p ? p->rows : NULL,
+			       p ? p->nrows : 0) ||
+		    (agg && model_proc_merge(&known, &tmp)) ||
+		    proc_take(d, c, p, &tmp))
 			goto err;
-		}
-		dp->rows = rows;
-		dp->nrows = n;
-		dp->cap = cap;
-		dp->ppid = c->ppid;
-		memcpy(dp->comm, c->comm, sizeof(dp->comm));
-		dp->exited = c->exited;
-		dp->exit_code = c->exit_code;
 	}
-	if (rows_delta(&d->total, &d->ntotal, &tcap, cur->total, cur->ntotal,
+	if (rows_delta(&total, cur->total, cur->ntotal,
 		       prev ? prev->total : NULL, prev ? prev->ntotal : 0))
 		goto err;
+	/* The aggregate grows by whole processes, their earlier intervals
+	 * included, as they are merged into it: its share of this interval
+	 * is what no process above accounts for.
+	 */
+	if (agg) {
+		p = prev ? model_find_proc(prev, agg->pid, agg->start_ns) :
+			   NULL;
+		if (rows_delta(&tmp, total.rows, total.nrows, known.rows,
+			       known.nrows) ||
+		    proc_take(d, agg, p, &tmp))
+			goto err;
+	}
+	d->total = total.rows;
+	d->ntotal = total.nrows;
+	total.rows = NULL;
 	for (size_t i = 0; i < cur->nerrnos; i++) {
 		const struct sc_errno_row *e = &cur->errnos[i];
-		uint64_t n = sub(e->count, errno_count(prev, e));
+		uint64_t n = delta_u64(e->count, errno_count(prev, e));
 
 		if (n && model_errno_add(d, e->abi, e->nr, e->err, n))
 			goto err;
 	}
 	for (int i = 0; i < SC_DROP_COUNT; i++)
-		d->drops[i] = sub(cur->drops[i], prev ? prev->drops[i] : 0);
+		d->drops[i] =
+			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	free(known.rows);
 	return d;
 err:
+	free(total.rows);
+	free(known.rows);
+	free(tmp.rows);
 	model_free(d);
 	return NULL;
 }

@@ -137,26 +137,56 @@ char *esc_text(const char *in, size_t len)
 	return buf_done(&b);
 }
 
+/* The next character of esc_utf8's output from s[*i]: its bytes in *out,
+ * their count returned, *i moved past the input it stands for.
+ */
+static size_t utf8_next(const unsigned char *s, size_t len, size_t *i,
+			const char **out)
+{
+	uint32_t cp;
+	size_t n = utf8_seq(s + *i, len - *i, &cp);
+
+	/* A NUL would end the returned string early: replace it. */
+	if (!n || !cp) {
+		*out = "\xef\xbf\xbd";
+		(*i)++;
+		return 3;
+	}
+	*out = (const char *)s + *i;
+	*i += n;
+	return n;
+}
+
 char *esc_utf8(const char *in, size_t len)
 {
 	const unsigned char *s = (const unsigned char *)in;
 	struct buf b = {};
-	size_t i = 0;
+	const char *c;
 
-	while (i < len) {
-		uint32_t cp;
-		size_t n = utf8_seq(s + i, len - i, &cp);
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_next(s, len, &i, &c);
 
-		/* A NUL would end the returned string early: replace it. */
-		if (!n || !cp) {
-			buf_put(&b, "\xef\xbf\xbd", 3);
-			i++;
-		} else {
-			buf_put(&b, (const char *)s + i, n);
-			i += n;
-		}
+		buf_put(&b, c, n);
 	}
 	return buf_done(&b);
+}
+
+size_t esc_utf8_buf(const char *in, size_t len, char *buf, size_t size)
+{
+	const unsigned char *s = (const unsigned char *)in;
+	size_t w = 0;
+	const char *c;
+
+	for (size_t i = 0; i < len;) {
+		size_t n = utf8_next(s, len, &i, &c);
+
+		if (w + n >= size)
+			break;
+		memcpy(buf + w, c, n);
+		w += n;
+	}
+	buf[w] = '\0';
+	return w;
 }
 
 char *esc_csv(const char *in, size_t len)

@@ -24,6 +24,11 @@ char *esc_text(const char *in, size_t len);
  */
 char *esc_utf8(const char *in, size_t len);
 /*
+ * esc_utf8 into buf (size >= 1) without allocating: as much as fits,
+ * cut between two characters, NUL-terminated. Returns the length.
+ */
+size_t esc_utf8_buf(const char *in, size_t len, char *buf, size_t size);
+/*
  * One CSV field (RFC 4180): text as for esc_text (so one line, no control
  * bytes), quoted with doubled quotes when it has a comma, quote or space.
  */

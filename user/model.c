@@ -65,7 +65,7 @@ err:
 	return NULL;
 }
 
-static size_t hash_proc(uint32_t pid, uint64_t start_ns)
+size_t model_proc_hash(uint32_t pid, uint64_t start_ns)
 {
 	uint64_t h = ((uint64_t)pid << 32) ^ start_ns;
 
@@ -85,7 +85,8 @@ static int index_grow(struct sc_model *m)
 	for (size_t i = 0; i < cap; i++)
 		idx[i] = INDEX_EMPTY;
 	for (size_t i = 0; i < m->nprocs; i++) {
-		size_t s = hash_proc(m->procs[i].pid, m->procs[i].start_ns);
+		size_t s =
+			model_proc_hash(m->procs[i].pid, m->procs[i].start_ns);
 
 		while (idx[s & (cap - 1)] != INDEX_EMPTY)
 			s++;
@@ -102,7 +103,7 @@ struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
 {
 	if (!m->index_cap)
 		return NULL;
-	for (size_t s = hash_proc(pid, start_ns);; s++) {
+	for (size_t s = model_proc_hash(pid, start_ns);; s++) {
 		size_t i = m->index[s & (m->index_cap - 1)];
 
 		if (i == INDEX_EMPTY)
@@ -136,7 +137,7 @@ struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->start_ns = start_ns;
-	for (s = hash_proc(pid, start_ns);; s++) {
+	for (s = model_proc_hash(pid, start_ns);; s++) {
 		if (m->index[s & (m->index_cap - 1)] == INDEX_EMPTY) {
 			m->index[s & (m->index_cap - 1)] = m->nprocs;
 			break;

@@ -67,6 +67,8 @@ void model_free(struct sc_model *m);
 /* Deep copy; NULL on allocation failure. */
 struct sc_model *model_clone(const struct sc_model *m);
 
+/* Hash of a process identity (pid, start_ns), for open addressing. */
+size_t model_proc_hash(uint32_t pid, uint64_t start_ns);
 /* Find or create the process (pid, start_ns). NULL on allocation failure. */
 struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns);
 /* The process (pid, start_ns) if the model has it, else NULL. */

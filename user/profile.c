@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "cli.h"
+#include "clock.h"
 #include "collector.h"
 #include "delta.h"
 #include "commands.h"
@@ -23,14 +24,6 @@
 #define HARVEST_INTERVAL_NS 1000000000ULL
 /* How often the end of the targets is checked (a read of BPF globals). */
 #define POLL_INTERVAL_NS 100000000ULL
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
 static char *describe(const struct profile_opts *o)
@@ -199,7 +192,7 @@ static int run_loop(struct run *r, const sigset_t *mask)
 	int stop_requests = 0;
 
 	for (;;) {
-		uint64_t now = now_ns(), wait = POLL_INTERVAL_NS;
+		uint64_t now = clock_mono_ns(), wait = POLL_INTERVAL_NS;
 		struct timespec ts;
 		siginfo_t si;
 		int sig, err;
@@ -226,7 +219,7 @@ static int run_loop(struct run *r, const sigset_t *mask)
 			if (si.si_code <= 0)
 				kill(r->child.pid, sig);
 		}
-		now = now_ns();
+		now = clock_mono_ns();
 		if (now >= harvest) {
 			err = collector__harvest(r->col);
 			if (err)
@@ -408,7 +401,7 @@ int cmd_profile(int argc, char **argv)
 		collector__add_target(r.col, o.target.pids[i]);
 	if (collector__attach(r.col))
 		goto out;
-	r.t0 = now_ns();
+	r.t0 = clock_mono_ns();
 	r.t_prev = r.t0;
 
 	if (r.launched) {
@@ -429,7 +422,7 @@ int cmd_profile(int argc, char **argv)
 	}
 
 	err = run_loop(&r, &mask);
-	r.t1 = now_ns();
+	r.t1 = clock_mono_ns();
 	if (err) {
 		pr_err("collection failed: %s", strerror(-err));
 		goto out;

@@ -212,6 +212,11 @@ struct row_view *report_views(const struct sc_row *rows, size_t n,
 	return v;
 }
 
+double report_per_sec(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0.0;
+}
+
 void report_total(const struct sc_row *rows, size_t n, uint32_t abi,
 		  struct sc_row *out)
 {

@@ -80,6 +80,8 @@ int report_parse_cols(const char *s, enum report_col *cols, const char **bad);
  */
 struct row_view *report_views(const struct sc_row *rows, size_t n,
 			      enum report_col sort);
+/* n events over ns nanoseconds, per second (0 when ns is 0). */
+double report_per_sec(uint64_t n, uint64_t ns);
 /* Derived view of a sum of rows (the "total" line). */
 void report_total(const struct sc_row *rows, size_t n, uint32_t abi,
 		  struct sc_row *out);

@@ -8,6 +8,8 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,31 +47,32 @@ static void family(FILE *f, const char *name, const char *type,
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Bucket index where the log-linear bucket starting at 2^k begins. */
-static unsigned int first_bucket_at(uint64_t bound)
-{
-	unsigned int i = 0;
+/* The finite bounds as label values, "0.000000256" to "68.719476736":
+ * made once per exposition.
+ */
+struct le_labels {
+	char s[PROM_LE_COUNT][24];
+};
 
-	while (i < SC_HIST_BUCKETS && sc_hist_lower(i) < bound)
-		i++;
-	return i;
-}
-
-static void histogram(FILE *f, const char *lbl, const struct sc_stats *st)
+static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
+		      const struct sc_stats *st)
 {
 	uint64_t cum = 0;
 	unsigned int b = 0;
 	char buf[48];
 
 	for (unsigned int k = 0; k < PROM_LE_COUNT; k++) {
-		unsigned int end = first_bucket_at(prom_le_ns(k));
+		/* Each bound starts a BPF bucket: the calls below it are
+		 * those of the buckets before that one.
+		 */
+		unsigned int end = sc_hist_bucket(prom_le_ns(k));
 
 		for (; b < end; b++)
 			cum += st->hist[b];
 		fprintf(f,
 			"scprof_syscall_duration_seconds_bucket{%s,le=\"%s\"} "
 			"%" PRIu64 "\n",
-			lbl, secs(prom_le_ns(k), buf, sizeof(buf)), cum);
+			lbl, le->s[k], cum);
 	}
 	for (; b < SC_HIST_BUCKETS; b++)
 		cum += st->hist[b];
@@ -87,6 +90,7 @@ static int syscalls(FILE *f, const struct sc_model *m)
 {
 	struct row_view *v = report_views(m->total, m->ntotal, COL_NONE);
 	char(*lbl)[96];
+	struct le_labels le;
 
 	if (m->ntotal && !v)
 		return -ENOMEM;
@@ -123,8 +127,10 @@ static int syscalls(FILE *f, const struct sc_model *m)
 	family(f, "scprof_syscall_duration_seconds", "histogram",
 	       "Wall time inside system calls; a bucket counts the calls "
 	       "shorter than its bound.");
+	for (unsigned int k = 0; k < PROM_LE_COUNT; k++)
+		secs(prom_le_ns(k), le.s[k], sizeof(le.s[k]));
 	for (size_t i = 0; i < m->ntotal; i++)
-		histogram(f, lbl[i], &v[i].row->st);
+		histogram(f, lbl[i], &le, &v[i].row->st);
 	free(lbl);
 	free(v);
 	return 0;
@@ -134,16 +140,22 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 {
 	static const struct {
 		const char *name, *help;
+		size_t off; /* of the counter in struct comm_counts */
+		bool ns;    /* a time in ns, shown in seconds */
 	} fam[] = {
 		{ "scprof_comm_syscalls_total",
 		  "System calls by process name (top names; the others in "
-		  "comm=\"(other processes)\")." },
+		  "comm=\"(other processes)\").",
+		  offsetof(struct comm_counts, calls), false },
 		{ "scprof_comm_syscall_errors_total",
-		  "Failed system calls by process name." },
+		  "Failed system calls by process name.",
+		  offsetof(struct comm_counts, errors), false },
 		{ "scprof_comm_syscall_seconds_total",
-		  "Wall time inside system calls by process name." },
+		  "Wall time inside system calls by process name.",
+		  offsetof(struct comm_counts, total_ns), true },
 		{ "scprof_comm_syscall_bytes_total",
-		  "Bytes moved by read/write-family calls by process name." },
+		  "Bytes moved by read/write-family calls by process name.",
+		  offsetof(struct comm_counts, bytes), false },
 	};
 	char **lbl = calloc(n ? n : 1, sizeof(*lbl));
 	char buf[48];
@@ -160,21 +172,19 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 		if (!lbl[i])
 			err = -ENOMEM;
 	}
-	for (size_t k = 0; k < 4 && !err; k++) {
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !err; k++) {
 		family(f, fam[k].name, "counter", fam[k].help);
 		for (size_t i = 0; i < n; i++) {
-			const struct comm_counts *c = &rows[i].c;
+			uint64_t v;
 
-			fprintf(f, "%s{comm=\"%s\"} ", fam[k].name, lbl[i]);
-			if (k == 0)
-				fprintf(f, "%" PRIu64 "\n", c->calls);
-			else if (k == 1)
-				fprintf(f, "%" PRIu64 "\n", c->errors);
-			else if (k == 2)
-				fprintf(f, "%s\n",
-					secs(c->total_ns, buf, sizeof(buf)));
+			memcpy(&v, (const char *)&rows[i].c + fam[k].off,
+			       sizeof(v));
+			if (fam[k].ns)
+				secs(v, buf, sizeof(buf));
 			else
-				fprintf(f, "%" PRIu64 "\n", c->bytes);
+				snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			fprintf(f, "%s{comm=\"%s\"} %s\n", fam[k].name, lbl[i],
+				buf);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -183,15 +193,11 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 	return err;
 }
 
-static void gauge(FILE *f, const char *name, const char *help, uint64_t v)
+/* A family of one sample without labels. */
+static void single(FILE *f, const char *name, const char *type,
+		   const char *help, uint64_t v)
 {
-	family(f, name, "gauge", help);
-	fprintf(f, "%s %" PRIu64 "\n", name, v);
-}
-
-static void counter(FILE *f, const char *name, const char *help, uint64_t v)
-{
-	family(f, name, "counter", help);
+	family(f, name, type, help);
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
@@ -213,8 +219,8 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		fprintf(f, "scprof_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
 			reasons[i], (uint64_t)m->drops[i]);
-	gauge(f, "scprof_bpf_programs_attached",
-	      "BPF programs attached (links held).", s->progs_attached);
+	single(f, "scprof_bpf_programs_attached", "gauge",
+	       "BPF programs attached (links held).", s->progs_attached);
 	family(f, "scprof_bpf_map_entries", "gauge",
 	       "Entries in the BPF maps that hold live processes.");
 	fprintf(f, "scprof_bpf_map_entries{map=\"stats\"} %" PRIu32 "\n",
@@ -227,24 +233,24 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 		s->stats_max);
 	fprintf(f, "scprof_bpf_map_max_entries{map=\"procs\"} %" PRIu32 "\n",
 		s->procs_max);
-	gauge(f, "scprof_bpf_map_memory_bytes",
-	      "Kernel memory of scprof's BPF maps (fdinfo memlock).",
-	      s->map_bytes);
-	counter(f, "scprof_processes_folded_total",
-		"Exited processes whose figures were folded out of the BPF "
-		"maps into the totals.",
-		s->procs_folded);
+	single(f, "scprof_bpf_map_memory_bytes", "gauge",
+	       "Kernel memory of scprof's BPF maps (fdinfo memlock).",
+	       s->map_bytes);
+	single(f, "scprof_processes_folded_total", "counter",
+	       "Exited processes whose figures were folded out of the BPF "
+	       "maps into the totals.",
+	       s->procs_folded);
 	if (with_comms) {
-		counter(f, "scprof_comm_series_folded_total",
-			"Process names whose figures went to the other bucket "
-			"for want of a series (once per name and scrape).",
-			s->comm_folded);
-		counter(f, "scprof_comm_series_evicted_total",
-			"Per-name series dropped after being idle.",
-			s->comm_evicted);
+		single(f, "scprof_comm_series_folded_total", "counter",
+		       "Process names whose figures went to the other bucket "
+		       "for want of a series (once per name and scrape).",
+		       s->comm_folded);
+		single(f, "scprof_comm_series_evicted_total", "counter",
+		       "Per-name series dropped after being idle.",
+		       s->comm_evicted);
 	}
-	counter(f, "scprof_scrapes_total", "Scrapes of /metrics served.",
-		s->scrapes);
+	single(f, "scprof_scrapes_total", "counter",
+	       "Scrapes of /metrics served.", s->scrapes);
 	family(f, "scprof_scrape_duration_seconds", "gauge",
 	       "Time this scrape took to read the BPF maps.");
 	fprintf(f, "scprof_scrape_duration_seconds %s\n",
@@ -253,8 +259,8 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	       "CPU time used by the scprof daemon itself (user + system).");
 	fprintf(f, "scprof_cpu_seconds_total %s\n",
 		secs(s->cpu_ns, buf, sizeof(buf)));
-	gauge(f, "scprof_resident_memory_bytes",
-	      "Resident memory of the scprof daemon.", s->rss_bytes);
+	single(f, "scprof_resident_memory_bytes", "gauge",
+	       "Resident memory of the scprof daemon.", s->rss_bytes);
 	family(f, "scprof_build_info", "gauge", "scprof's version.");
 	fprintf(f, "scprof_build_info{version=\"%s\"} 1\n", SCPROF_VERSION);
 }

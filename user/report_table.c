@@ -59,11 +59,6 @@ static double usecs(uint64_t ns)
 	return (double)ns / 1e3;
 }
 
-static double per_sec(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0.0;
-}
-
 static unsigned int max_u(unsigned int a, unsigned int b)
 {
 	return a > b ? a : b;
@@ -127,7 +122,7 @@ static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
 			fprintf(f, "%*" PRIu64, w, (uint64_t)st->bytes);
 		break;
 	case COL_RATE:
-		fprintf(f, "%*.1f", w, per_sec(st->calls, rate_ns));
+		fprintf(f, "%*.1f", w, report_per_sec(st->calls, rate_ns));
 		break;
 	default:
 		break;
@@ -237,8 +232,8 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
 			need = num_len("%" PRIu64, bytes);
 			break;
 		case COL_RATE:
-			need = num_len("%.1f",
-				       per_sec(tot.st.calls, o->rate_ns));
+			need = num_len("%.1f", report_per_sec(tot.st.calls,
+							      o->rate_ns));
 			break;
 		default:
 			break;

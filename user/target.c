@@ -58,3 +58,20 @@ void target_collector_opts(const struct cli_target *t,
 	copts->max_stats = t->max_stats;
 	copts->max_procs = t->max_procs;
 }
+
+int target_attach(const struct cli_target *t, struct collector_opts *copts,
+		  struct collector **out)
+{
+	int err;
+
+	target_collector_opts(t, copts);
+	err = collector__open(out, copts);
+	if (err)
+		return err;
+	for (size_t i = 0; i < t->npids; i++) {
+		err = collector__add_target(*out, t->pids[i]);
+		if (err)
+			return err;
+	}
+	return collector__attach(*out);
+}

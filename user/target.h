@@ -22,5 +22,12 @@ enum sc_filter_mode target_filter(enum target_kind k);
 /* The collector settings of a target: filter, cgroup, -f, map sizes. */
 void target_collector_opts(const struct cli_target *t,
 			   struct collector_opts *copts);
+/*
+ * Open a collector with copts (the fields above filled in from t), add
+ * t's pids (resolved) and attach: top's and the daemon's start. 0 or
+ * -errno, the reason reported; *out is for collector__destroy either way.
+ */
+int target_attach(const struct cli_target *t, struct collector_opts *copts,
+		  struct collector **out);
 
 #endif

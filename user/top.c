@@ -9,11 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termcap.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
 
+#include "clock.h"
 #include "collector.h"
 #include "commands.h"
 #include "delta.h"
@@ -21,6 +23,7 @@
 #include "hist.h"
 #include "log.h"
 #include "names.h"
+#include "report.h"
 #include "target.h"
 #include "top.h"
 
@@ -35,34 +38,19 @@ static const struct {
 	[TOP_SORT_TIME] = { "time", "time in syscalls", 't' },
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* ---- frames ------------------------------------------------------------ */
-
-static double per_sec(uint64_t n, uint64_t ns)
-{
-	return ns ? (double)n * 1e9 / (double)ns : 0;
-}
 
 static int cmp_double_desc(double a, double b)
 {
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
-static enum top_sort cur_sort;
-
-static int proc_cmp(const void *pa, const void *pb)
+static int proc_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct top_proc *a = pa, *b = pb;
 	int c = 0;
 
-	switch (cur_sort) {
+	switch (*(const enum top_sort *)arg) {
 	case TOP_SORT_ERRORS:
 		c = cmp_double_desc(a->errors_s, b->errors_s);
 		break;
@@ -84,8 +72,9 @@ static int proc_cmp(const void *pa, const void *pb)
 
 void top_frame_sort(struct top_frame *fr, enum top_sort sort)
 {
-	cur_sort = sort;
-	qsort(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp);
+	if (fr->nprocs > 1) /* procs is NULL before the first frame */
+		qsort_r(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp,
+			&sort);
 }
 
 /* The TOP_NTOP rows of p with the most calls. */
@@ -110,7 +99,7 @@ static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
 		tp->top[k].name = names_syscall_fmt(best[k]->abi, best[k]->nr,
 						    tp->top[k].buf,
 						    sizeof(tp->top[k].buf));
-		tp->top[k].calls_s = per_sec(best[k]->st.calls, ns);
+		tp->top[k].calls_s = report_per_sec(best[k]->st.calls, ns);
 		tp->ntop = k + 1;
 	}
 }
@@ -134,8 +123,8 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		calls += d->total[i].st.calls;
 		errors += d->total[i].st.errors;
 	}
-	fr->calls_s = per_sec(calls, ns);
-	fr->errors_s = per_sec(errors, ns);
+	fr->calls_s = report_per_sec(calls, ns);
+	fr->errors_s = report_per_sec(errors, ns);
 	fr->dropped = d->drops[SC_DROP_STATS_FULL];
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct sc_proc *p = &d->procs[i];
@@ -152,8 +141,8 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		tp->pid = p->pid;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
 		tp->exited = p->exited;
-		tp->calls_s = per_sec(sum->calls, ns);
-		tp->errors_s = per_sec(sum->errors, ns);
+		tp->calls_s = report_per_sec(sum->calls, ns);
+		tp->errors_s = report_per_sec(sum->errors, ns);
 		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
 		tp->p99_ns = hist_quantile(sum, 0.99);
 		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
@@ -228,7 +217,7 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		if (max_rows && i >= max_rows)
 			break;
 		tops[0] = '\0';
-		for (int k = 0; k < p->ntop; k++)
+		for (int k = 0; k < p->ntop && off < sizeof(tops); k++)
 			off += (size_t)snprintf(tops + off, sizeof(tops) - off,
 						"%s%s %.0f", k ? ", " : "",
 						p->top[k].name,
@@ -279,7 +268,7 @@ static void usage(FILE *f)
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
 	      "      --rows N          processes per frame with --batch (default 20, 0: all)\n"
-	      "  -v, --verbose         more messages\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
 	      "\n"
@@ -411,17 +400,16 @@ struct top {
 	struct collector *col;
 	struct sc_model *prev;
 	uint64_t t_prev;
-	struct top_frame frame;
-	bool have_frame;
+	struct top_frame frame; /* the last one; empty before the first */
 	enum top_sort sort;
-	unsigned long frames;
+	unsigned long frames; /* built so far */
 };
 
 /* One interval: snapshot, delta against the last one, fold the exited. */
 static int tick(struct top *t)
 {
 	struct sc_model *cur = NULL, *d;
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	int err;
 
 	err = collector__snapshot(t->col, &cur);
@@ -432,8 +420,7 @@ static int tick(struct top *t)
 		model_free(cur);
 		return -ENOMEM;
 	}
-	if (t->have_frame)
-		top_frame_free(&t->frame);
+	top_frame_free(&t->frame);
 	err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
 	model_free(d);
 	model_free(t->prev);
@@ -441,7 +428,6 @@ static int tick(struct top *t)
 	t->t_prev = now;
 	if (err)
 		return err;
-	t->have_frame = true;
 	t->frames++;
 	/* After the snapshot: a process that exited in this interval has
 	 * shown its last calls; now its cells can go.
@@ -479,7 +465,7 @@ static void draw(struct top *t)
 	size_t n = 0;
 
 	erase();
-	if (!t->have_frame) {
+	if (!t->frames) {
 		mvprintw(0, 0,
 			 "scprof top - collecting for %.1f s...   keys: c e "
 			 "p t sort, q quit",
@@ -509,8 +495,7 @@ static bool on_key(struct top *t, int ch)
 	for (int s = 0; s < TOP_SORT_COUNT; s++) {
 		if (ch == sorts[s].key) {
 			t->sort = (enum top_sort)s;
-			if (t->have_frame)
-				top_frame_sort(&t->frame, t->sort);
+			top_frame_sort(&t->frame, t->sort);
 		}
 	}
 	return false;
@@ -534,7 +519,7 @@ static int run(struct top *t, int sigfd)
 	if (tty)
 		draw(t);
 	for (;;) {
-		uint64_t now = now_ns(),
+		uint64_t now = clock_mono_ns(),
 			 until = next < deadline ? next : deadline;
 		int ms = until > now ? (int)((until - now + 999999) / 1000000) :
 				       0;
@@ -552,7 +537,7 @@ static int run(struct top *t, int sigfd)
 				draw(t);
 			}
 		}
-		now = now_ns();
+		now = clock_mono_ns();
 		if (now >= deadline)
 			return 0;
 		if (now < next)
@@ -582,7 +567,7 @@ int cmd_top(int argc, char **argv)
 	struct top t = { .o = &o };
 	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
 	struct log_ctx lctx = { .prog = "scprof top" };
-	bool curses = false;
+	SCREEN *scr = NULL;
 	sigset_t mask;
 	int sigfd = -1, ret = EXIT_FAIL, err;
 
@@ -609,22 +594,24 @@ int cmd_top(int argc, char **argv)
 	if (o.target.kind == TARGET_PIDS &&
 	    target_resolve_pids(o.target.pids, &o.target.npids))
 		goto out;
-	target_collector_opts(&o.target, &copts);
-	if (collector__open(&t.col, &copts))
+	if (target_attach(&o.target, &copts, &t.col))
 		goto out;
-	for (size_t i = 0; i < o.target.npids; i++)
-		collector__add_target(t.col, o.target.pids[i]);
-	if (collector__attach(t.col))
-		goto out;
-	t.t_prev = now_ns();
+	t.t_prev = clock_mono_ns();
 
 	if (!o.batch) {
+		const char *term = getenv("TERM");
+
 		setlocale(LC_ALL, "");
-		if (!initscr()) {
-			pr_err("cannot set up the terminal");
+		/* Whether terminfo knows TERM, asked first: initscr would
+		 * exit by itself, newterm fail leaving memory behind.
+		 */
+		if (term && tgetent(NULL, term) == 1)
+			scr = newterm(NULL, stdout, stdin);
+		if (!scr) {
+			pr_err("cannot use the terminal: is TERM right? "
+			       "(--batch needs none)");
 			goto out;
 		}
-		curses = true;
 		cbreak();
 		noecho();
 		nonl();
@@ -633,9 +620,9 @@ int cmd_top(int argc, char **argv)
 		curs_set(0);
 	}
 	err = run(&t, sigfd);
-	if (curses) {
+	if (scr) {
 		endwin();
-		curses = false;
+		delscreen(scr);
 	}
 	if (err) {
 		pr_err("%s", err == -EIO ? "cannot write the frames" :
@@ -644,11 +631,8 @@ int cmd_top(int argc, char **argv)
 	}
 	ret = EXIT_OK;
 out:
-	if (curses)
-		endwin();
 	collector__destroy(t.col);
-	if (t.have_frame)
-		top_frame_free(&t.frame);
+	top_frame_free(&t.frame);
 	model_free(t.prev);
 	if (sigfd >= 0)
 		close(sigfd);

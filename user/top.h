@@ -15,6 +15,7 @@
 
 #include "cli.h"
 #include "model.h"
+#include "names.h"
 
 enum top_sort {
 	TOP_SORT_CALLS,	 /* calls/s */
@@ -47,7 +48,7 @@ struct top_proc {
 	double busy_pct; /* wall time inside syscalls / interval, all threads */
 	struct {
 		const char *name;
-		char buf[32];
+		char buf[SC_NAME_LEN];
 		double calls_s;
 	} top[TOP_NTOP];
 	int ntop;

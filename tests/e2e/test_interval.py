@@ -109,6 +109,35 @@ def test_interval_per_process_tables():
     assert sorted(per_proc.values()) == [50, 3000]
 
 
+def test_interval_tables_add_up_with_merged_processes():
+    # Three pacers of 1.2 s one after the other, -i 2, --max-exited 1;
+    # exited processes are folded about every second. The first is kept
+    # on its own (folded at ~2 s); the second, still running at the first
+    # report (2 s), is merged into the aggregate at ~3 s; the third runs to
+    # the end (3.6 s). The last report's aggregate must show what the
+    # second did after 2 s, not its whole history again: in every report
+    # the per-process tables add up to the total.
+    script = "; ".join([f"{workload('pacer')} 100 0 10 120"] * 3)
+    p = run_scprof(["-i", "2", "-f", "-P", "--max-exited", "1", "-U",
+                    "calls,name", "--", "/bin/sh", "-c", script],
+                   env=CLEAN_ENV)
+    assert p.returncode == 0, p.stderr
+    merged = getppid = 0
+    for _, _, tables in intervals(p.stderr.decode()):
+        total = int(rows(tables[:1]).get("getppid", {"calls": 0})["calls"])
+        by_proc = 0
+        for title, _, rs, _ in tables[1:]:
+            m = re.fullmatch(r"(\d+) more exited processes, merged:", title)
+            if m:
+                merged += int(m.group(1))
+            r = {x["syscall"]: x for x in rs}.get("getppid")
+            by_proc += int(r["calls"]) if r else 0
+        assert by_proc == total, p.stderr.decode()
+        getppid += total
+    assert merged == 1, p.stderr.decode()
+    assert getppid - 3 * 12000 in (0, 1)  # the shell may make one
+
+
 def test_stop_signal_prints_the_last_interval(tmp_path):
     pacer = subprocess.Popen([workload("pacer"), "100", "0", "10", "0"],
                              env=CLEAN_ENV)

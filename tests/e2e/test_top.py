@@ -212,6 +212,18 @@ def test_live_view_ctrl_c_and_resize(tmux, pacers):
     assert t.exit_status() == 0
 
 
+def test_unknown_terminal_is_one_clear_line(tmux, tmp_path):
+    # A terminal, but a TERM that terminfo does not know: scprof's own
+    # one-line error and exit 1 (curses' initscr would print its own
+    # message and exit by itself).
+    err = tmp_path / "stderr"
+    t = tmux(f"TERM=bogusterm {SCPROF} top -i 0.3 -p {os.getpid()} 2>{err}")
+    assert t.exit_status() == 1
+    lines = err.read_text().strip().splitlines()
+    assert lines == ["scprof top: cannot use the terminal: is TERM right? "
+                     "(--batch needs none)"], lines
+
+
 # ---- bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("args,code,msg", [

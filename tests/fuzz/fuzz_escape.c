@@ -80,6 +80,16 @@ static void check_utf8(const char *in, size_t len)
 	if (!memchr(in, 0, len) && valid_utf8((const unsigned char *)in, len) &&
 	    (strlen(out) != len || memcmp(out, in, len)))
 		abort();
+	/* into a fixed buffer: a prefix of it, cut between characters */
+	{
+		char buf[48];
+		size_t n = esc_utf8_buf(in, len, buf, sizeof(buf));
+
+		if (n >= sizeof(buf) || buf[n] || memcmp(buf, out, n) ||
+		    !valid_utf8((const unsigned char *)buf, n) ||
+		    (strlen(out) < sizeof(buf) && n != strlen(out)))
+			abort();
+	}
 	free(out);
 }
 

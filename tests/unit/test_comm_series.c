@@ -106,7 +106,7 @@ static void test_exit_is_attributed_once(void **state)
 	 */
 	put(ex, 7, "worker", 130);
 	put(ex, 9, "worker", 20);
-	assert_int_equal(comm_series__fold(s, ex), 0);
+	comm_series__fold(s, ex);
 	/* the next snapshot has pid 8 only, grown to 60 */
 	put(empty, 8, "worker", 60);
 	assert_int_equal(comm_series__update(s, empty, 2), 0);
@@ -233,7 +233,7 @@ static void test_monotonic_under_churn(void **state)
 		if (round > 1) {
 			put(ex, round - 1, names[(round - 1) % 5], round + 2);
 			expect_total += 3;
-			assert_int_equal(comm_series__fold(s, ex), 0);
+			comm_series__fold(s, ex);
 		}
 		put(snap, 100000, "steady", round * 2);
 		put(snap, round, names[round % 5], round);

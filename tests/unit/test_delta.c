@@ -91,6 +91,53 @@ static void test_folded_process_counted_once(void **state)
 	model_free(cur);
 }
 
+/* With -P, exited processes beyond --max-exited are merged into the pid-0
+ * aggregate when they are folded. Its share of an interval is what the
+ * merged processes did in it, not their whole history: the per-process
+ * deltas add up to the totals.
+ */
+static void test_merged_aggregate_gets_its_interval_share(void **state)
+{
+	struct sc_model *prev = model_new(), *cur = model_new(), *d;
+	const struct sc_proc *agg;
+	struct sc_proc *p;
+	uint64_t sum = 0;
+
+	(void)state;
+	p = proc(prev, 0, 50); /* one merged earlier, with 50 calls */
+	p->merged = 1;
+	p->exited = true;
+	proc(prev, 42, 100); /* live, 100 calls so far */
+	proc(prev, 43, 7);
+	model_finalize(prev);
+	p = proc(cur, 0, 50 + 120); /* 42 exited at 120 calls, merged */
+	p->merged = 2;
+	p->exited = true;
+	proc(cur, 43, 9);
+	proc(cur, 44, 5); /* born in the interval */
+	model_finalize(cur);
+	d = model_delta(cur, prev);
+	assert_non_null(d);
+	assert_int_equal(d->total[0].st.calls, 20 + 2 + 5);
+	agg = model_find_proc(d, 0, 1);
+	assert_non_null(agg);
+	assert_int_equal(agg->nrows, 1);
+	assert_int_equal(agg->rows[0].st.calls, 20);
+	assert_int_equal(agg->rows[0].st.hist[sc_hist_bucket(200)], 20);
+	assert_int_equal(agg->merged, 1); /* merged in this interval */
+	assert_true(agg->exited);
+	for (size_t i = 0; i < d->nprocs; i++)
+		sum += d->procs[i].rows[0].st.calls;
+	assert_int_equal(sum, d->total[0].st.calls);
+	model_free(d);
+	/* nothing merged in an interval: no aggregate row */
+	d = model_delta(cur, cur);
+	assert_null(model_find_proc(d, 0, 1));
+	model_free(d);
+	model_free(prev);
+	model_free(cur);
+}
+
 static void test_idle_rows_left_out(void **state)
 {
 	struct sc_model *prev = model_new(), *cur, *d;
@@ -120,6 +167,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_stats_delta),
 		cmocka_unit_test(test_folded_process_counted_once),
+		cmocka_unit_test(test_merged_aggregate_gets_its_interval_share),
 		cmocka_unit_test(test_idle_rows_left_out),
 	};
 

@@ -218,6 +218,25 @@ static void test_utf8_embedded_nul(void **state)
 	UTF8("\0\0x", RC RC "x");
 }
 
+/* Into a fixed buffer: what fits, never half a character. */
+static void test_utf8_buf_cuts_between_characters(void **state)
+{
+	char buf[6];
+
+	(void)state;
+	assert_int_equal(esc_utf8_buf("abcd", 4, buf, sizeof(buf)), 4);
+	assert_string_equal(buf, "abcd");
+	assert_int_equal(esc_utf8_buf("abcdefgh", 8, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "abcde");
+	/* U+FFFD for \xff takes 3 bytes: "ab" + RC fits, a second RC not */
+	assert_int_equal(esc_utf8_buf("ab\xff\xff", 4, buf, sizeof(buf)), 5);
+	assert_string_equal(buf, "ab" RC);
+	assert_int_equal(esc_utf8_buf("abc\xc3\xa9", 5, buf, 5), 3);
+	assert_string_equal(buf, "abc");
+	assert_int_equal(esc_utf8_buf("abc", 3, buf, 1), 0);
+	assert_string_equal(buf, "");
+}
+
 /* ---- esc_csv ------------------------------------------------------------- */
 
 static void test_csv_exact(void **state)
@@ -384,6 +403,14 @@ static void check_properties(const char *in, size_t len)
 	if (unit_utf8_valid(in, len) && !memchr(in, '\0', len))
 		CHECK(strlen(utf8) == len && !memcmp(utf8, in, len),
 		      "esc_utf8 changed valid UTF-8 input");
+	{
+		char fixed[4 * sizeof(back)];
+
+		CHECK(esc_utf8_buf(in, len, fixed, sizeof(fixed)) ==
+				      strlen(utf8) &&
+			      !strcmp(fixed, utf8),
+		      "esc_utf8_buf differs from esc_utf8");
+	}
 
 	/* esc_csv: one well-formed field holding exactly esc_text's text. */
 	{
@@ -465,6 +492,7 @@ int main(void)
 		cmocka_unit_test(test_strnlen),
 		cmocka_unit_test(test_utf8_exact),
 		cmocka_unit_test(test_utf8_embedded_nul),
+		cmocka_unit_test(test_utf8_buf_cuts_between_characters),
 		cmocka_unit_test(test_csv_exact),
 		cmocka_unit_test(test_prom_exact),
 		cmocka_unit_test(test_properties_all_short_inputs),

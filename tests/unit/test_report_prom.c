@@ -429,6 +429,53 @@ static void test_hostile_comm_labels(void **state)
 	model_free(m);
 }
 
+/* Each per-name family carries its own counter, seconds as decimals. */
+static void test_comm_families_values(void **state)
+{
+	struct comm_series_opts so = { .max_series = 2 };
+	struct comm_series *cs;
+	struct sc_model *snap = model_new(), *m = model_fixture();
+	struct prom_input in = { .model = m };
+	struct sc_proc *p = model_proc(snap, 7, 1);
+	struct sc_stats st = {
+		.calls = 10, .errors = 2, .total_ns = 1500000001, .bytes = 4096
+	};
+	static const struct {
+		const char *name, *value;
+	} want[] = {
+		{ "scprof_comm_syscalls_total", "10" },
+		{ "scprof_comm_syscall_errors_total", "2" },
+		{ "scprof_comm_syscall_seconds_total", "1.500000001" },
+		{ "scprof_comm_syscall_bytes_total", "4096" },
+	};
+	size_t n, nrows;
+	struct sample *s;
+
+	(void)state;
+	strcpy(p->comm, "worker");
+	model_proc_add(p, 0, 0, &st);
+	assert_int_equal(comm_series__new(&cs, &so), 0);
+	assert_int_equal(comm_series__update(cs, snap, 1), 0);
+	in.comms = comm_series__rows(cs, &nrows);
+	in.ncomms = nrows;
+	s = render(&in, &n);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct sample *x =
+			find(s, n, want[i].name, "comm", "worker");
+
+		if (!x)
+			fail_msg("no %s for worker", want[i].name);
+		assert_string_equal(x->value, want[i].value);
+		x = find(s, n, want[i].name, "comm", "(other processes)");
+		assert_non_null(x);
+		assert_string_equal(x->value, "0");
+	}
+	free(s);
+	comm_series__free(cs);
+	model_free(snap);
+	model_free(m);
+}
+
 /* Label sets must be unique or a scrape is rejected. */
 static void test_no_duplicate_series(void **state)
 {
@@ -496,6 +543,7 @@ int main(void)
 		cmocka_unit_test(test_syscall_counters),
 		cmocka_unit_test(test_histogram_properties),
 		cmocka_unit_test(test_hostile_comm_labels),
+		cmocka_unit_test(test_comm_families_values),
 		cmocka_unit_test(test_no_duplicate_series),
 		cmocka_unit_test(test_write_error),
 	};

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The clock that intervals, deadlines and scrape times are measured on. */
+#ifndef SCPROF_CLOCK_H
+#define SCPROF_CLOCK_H
+
+#include <stdint.h>
+
+/* CLOCK_MONOTONIC in ns: never jumps with the wall clock. */
+uint64_t clock_mono_ns(void);
+
+#endif
