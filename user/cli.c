@@ -149,6 +149,8 @@ void cli_usage_profile(FILE *f)
 	      "  -V, --version         version\n"
 	      "\n"
 	      "Other commands (scprof COMMAND --help for each):\n"
+	      "  scprof top            a live view of the busiest processes\n"
+	      "  scprof daemon         Prometheus metrics over HTTP\n"
 	      "  scprof calibrate      what a syscall costs on this machine\n"
 	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
 	      "\n"

@@ -14,6 +14,7 @@
 #include "calib_report.h"
 #include "calibrate.h"
 #include "cli.h"
+#include "clock.h"
 #include "collector.h"
 #include "commands.h"
 #include "log.h"
@@ -161,14 +162,6 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 	return 0;
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* The saved calibration, or a quick one run now and saved. */
 static int get_calibration(const struct verdict_cli *o,
 			   struct calibration **cal, bool *saved)
@@ -259,7 +252,7 @@ static void sampler_tick(struct sampler *s)
 		s->gone = true;
 		return;
 	}
-	t = now_ns();
+	t = clock_mono_ns();
 	s->thread_s += (double)(t - s->t_last) / 1e9 *
 		       (double)(s->last.num_threads + st.num_threads) / 2;
 	s->last = st;
@@ -277,7 +270,7 @@ static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
 		return err;
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
 	s->last = s->first;
-	s->t_first = s->t_last = now_ns();
+	s->t_first = s->t_last = clock_mono_ns();
 	return 0;
 }
 
@@ -322,7 +315,7 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	}
 	deadline = s->t_first + (uint64_t)(o->duration_s * 1e9);
 	for (;;) {
-		uint64_t now = now_ns(), wait = SAMPLE_NS;
+		uint64_t now = clock_mono_ns(), wait = SAMPLE_NS;
 		struct timespec ts;
 
 		if (now >= deadline)

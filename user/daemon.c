@@ -40,6 +40,7 @@
 
 #define COMM_IDLE_NS (600ULL * 1000000000ULL)
 #define MAX_CONNECTIONS 16
+#define MAX_CONNECTIONS_PER_IP 8
 
 static const char index_page[] =
 	"scprof daemon: Prometheus metrics at /metrics\n";
@@ -594,7 +595,9 @@ static int start_http(struct daemon *d)
 		MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
 		MHD_OPTION_CONNECTION_TIMEOUT, d->o->http_timeout_s,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		MHD_OPTION_END);
+		/* one remote host cannot take every slot from the scraper */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)MAX_CONNECTIONS_PER_IP, MHD_OPTION_END);
 	if (!d->http) {
 		pr_err("cannot start the HTTP server on %s", d->o->listen);
 		return -EIO;

@@ -50,7 +50,8 @@ def test_intervals_add_up_to_ground_truth():
         title, header, rs, total = tables[0]
         assert header == ["% time", "seconds", "usecs/call", "calls",
                           "calls/s", "errors", "syscall"]
-        assert 0 < secs <= 0.3 + 0.25, secs
+        # no bound on the length: a busy machine may wake scprof late
+        assert secs > 0, secs
         for r in rs + [total]:
             calls, rate = int(r["calls"]), float(r["calls/s"])
             # calls/s is the interval's calls over its length, which is
