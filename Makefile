@@ -33,11 +33,15 @@ LDLIBS := -lbpf -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
-USER_SRCS := $(wildcard user/*.c)
+# user/ is one folder per layer (see README, "How the code is laid out").
+LAYERS := cmd analyze collect render model util
+USER_SRCS := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
+GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
+	$(OUTPUT)/user/model/errno_names.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
-	$(OUTPUT)/user/syscall_names.o $(OUTPUT)/user/errno_names.o
+	$(GEN_NAMES:.c=.o)
 # Everything but main: what the unit tests link against.
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
 .PHONY: all
 all: $(BIN)
@@ -46,7 +50,7 @@ $(BIN): $(USER_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT) $(OUTPUT)/user $(OUTPUT)/tests:
+$(OUTPUT) $(OUTPUT)/tests $(addprefix $(OUTPUT)/user/,$(LAYERS)):
 	$(Q)mkdir -p $@
 
 $(OUTPUT)/scprof.bpf.o: bpf/scprof.bpf.c | $(OUTPUT)
@@ -57,16 +61,16 @@ $(OUTPUT)/scprof.skel.h: $(OUTPUT)/scprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name scprof_bpf > $@
 
-$(OUTPUT)/user/syscall_names.c $(OUTPUT)/user/errno_names.c: $(OUTPUT)/user/%_names.c: user/gen_names.sh | $(OUTPUT)/user
+$(GEN_NAMES): $(OUTPUT)/user/model/%_names.c: user/model/gen_names.sh | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
-	$(Q)sh user/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
+	$(Q)sh user/model/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
 
 # The skeleton is generated before any userspace object is compiled.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(addprefix $(OUTPUT)/user/,$(LAYERS))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/user/%.o: $(OUTPUT)/user/%.c | $(OUTPUT)/user
+$(OUTPUT)/user/%.o: $(OUTPUT)/user/%.c | $(OUTPUT)/user/model
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
@@ -74,7 +78,8 @@ $(OUTPUT)/user/%.o: $(OUTPUT)/user/%.c | $(OUTPUT)/user
 PYTHON ?= /usr/bin/python3
 WORKLOAD_SRCS := $(wildcard tests/workloads/*.c)
 WORKLOADS := $(patsubst tests/workloads/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD_SRCS))
-UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+# tests/unit/LAYER/test_MODULE.c: the unit tests mirror user/'s layers.
+UNIT_SRCS := $(wildcard tests/unit/*/test_*.c)
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 
 $(OUTPUT)/workloads:
@@ -84,11 +89,12 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
 
-$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/tests
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -Wno-missing-prototypes -c $< -o $@
 
-$(OUTPUT)/tests/test_%: $(OUTPUT)/tests/test_%.o $(LIB_OBJS)
+$(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
@@ -126,6 +132,7 @@ e2e: $(BIN) $(WORKLOADS)
 test: deps
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(UNIT_TESTS)
+	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory e2e
 	$(Q)$(MAKE) --no-print-directory check
@@ -165,15 +172,25 @@ bench: deps
 		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
 
 # ---- style ----------------------------------------------------------------
-LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*.c user/*.h \
-	tests/unit/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c \
+LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
+	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c \
 	bench/*.c)
 
-# Every C file as .clang-format (kernel style) has it.
-.PHONY: lint
+# Every C file as .clang-format (kernel style) has it, and user/ keeps its
+# layers: includes run down only (tests/lint/layers.py).
+.PHONY: lint layers
 lint:
 	$(call msg,LINT,clang-format)
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
+	$(call msg,LINT,layers)
+	$(Q)$(PYTHON) tests/lint/layers.py
+
+# The same from the built objects' symbols: calls run down too, and no two
+# modules call each other (no circle such as a format calling back into
+# the dispatcher that chose it).
+layers: $(USER_OBJS)
+	$(call msg,LINT,layers (calls))
+	$(Q)$(PYTHON) tests/lint/layers.py $(USER_OBJS)
 
 # ---- sanitizers and fuzzing ---------------------------------------------
 SAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -228,7 +245,7 @@ clean:
 	$(call msg,CLEAN)
 	$(Q)rm -rf $(OUTPUT) $(BIN)
 
--include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*.d $(OUTPUT)/tests/*.d \
+-include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*/*.d \
 	$(OUTPUT)/bench/*.d)
 
 .SECONDARY:

@@ -445,6 +445,34 @@ static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns)
 	__sync_fetch_and_add(&st->hist[idx], 1);
 }
 
+/* What a call's return value says, into per-CPU counters (plain adds). */
+static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
+				       long ret)
+{
+	if (is_error(ret)) {
+		c->errors++;
+		if (is_interrupted(ret))
+			c->interrupted++;
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		c->bytes += ret;
+	}
+}
+
+/* The same into a shared cell (atomic adds). */
+static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
+				      long ret)
+{
+	if (is_error(ret)) {
+		__sync_fetch_and_add(&st->errors, 1);
+		if (is_interrupted(ret))
+			__sync_fetch_and_add(&st->interrupted, 1);
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		__sync_fetch_and_add(&st->bytes, ret);
+	}
+}
+
 /* Full mode, solo target: counters per CPU (plain adds), latency shared. */
 static __always_inline void record_solo(struct sc_counts *c,
 					struct sc_stats *st, __u32 nr,
@@ -454,14 +482,7 @@ static __always_inline void record_solo(struct sc_counts *c,
 	c->calls++;
 	if (!timed)
 		return;
-	if (is_error(ret)) {
-		c->errors++;
-		if (is_interrupted(ret))
-			c->interrupted++;
-		count_errno(nr, abi, ret);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
-		c->bytes += ret;
-	}
+	counts_ret(c, nr, abi, ret);
 	c->total_ns += delta_ns;
 	add_latency(st, delta_ns);
 }
@@ -499,16 +520,7 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	__sync_fetch_and_add(&st->calls, 1);
 	if (!timed)
 		return;
-
-	if (is_error(ret)) {
-		__sync_fetch_and_add(&st->errors, 1);
-		if (is_interrupted(ret))
-			__sync_fetch_and_add(&st->interrupted, 1);
-		count_errno(nr, abi, ret);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
-		__sync_fetch_and_add(&st->bytes, ret);
-	}
-
+	stats_ret(st, nr, abi, ret);
 	__sync_fetch_and_add(&st->total_ns, delta_ns);
 	add_latency(st, delta_ns);
 }
@@ -530,28 +542,14 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 		if (!c)
 			return;
 		c->calls++;
-		if (is_error(ret)) {
-			c->errors++;
-			if (is_interrupted(ret))
-				c->interrupted++;
-			count_errno(nr, abi, ret);
-		} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
-			c->bytes += ret;
-		}
+		counts_ret(c, nr, abi, ret);
 		return;
 	}
 	st = stats_cell(task, nr, abi);
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->calls, 1);
-	if (is_error(ret)) {
-		__sync_fetch_and_add(&st->errors, 1);
-		if (is_interrupted(ret))
-			__sync_fetch_and_add(&st->interrupted, 1);
-		count_errno(nr, abi, ret);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
-		__sync_fetch_and_add(&st->bytes, ret);
-	}
+	stats_ret(st, nr, abi, ret);
 }
 
 static __always_inline int sys_enter(struct pt_regs *regs, long id)

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "cmd/cli.h"
 
 #define MAX_ARGS 32
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target for user/escape.c: whatever bytes a process puts in its
+ * libFuzzer target for user/util/escape.c: whatever bytes a process puts in its
  * name, each escaper's output must keep its format's promise.
  */
 #include <stdbool.h>
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "escape.h"
+#include "util/escape.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

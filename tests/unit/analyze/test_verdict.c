@@ -1,0 +1,641 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests for the verdict's rules (user/analyze/verdict.c) on synthetic
+ * processes: each one is what a known workload looks like to scprof.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "analyze/verdict.h"
+#include "model/names.h"
+#include "render/verdict_report.h"
+
+#define FLOOR 100.0   /* ns: the calibrated floor */
+#define REPORTED 60.0 /* ns: scprof's latency for the floor call */
+#define PROBE 50.0    /* ns: probe_overhead_ns */
+
+struct proc {
+	struct sc_row rows[16];
+	size_t n;
+	struct verdict_input in;
+};
+
+static void proc_init(struct proc *p, double wall, double utime, double stime)
+{
+	memset(p, 0, sizeof(*p));
+	p->in.rows = p->rows;
+	p->in.wall_s = wall;
+	p->in.thread_s = wall;
+	p->in.utime_s = utime;
+	p->in.stime_s = stime;
+	p->in.floor_ns = FLOOR;
+	p->in.vdso_ns = 20;
+	p->in.probe_ns = PROBE;
+	p->in.probe_reported_ns = REPORTED;
+}
+
+/* A syscall made calls times, each reported at avg_ns, moving bytes. */
+static void add(struct proc *p, const char *name, uint64_t calls, double avg_ns,
+		uint64_t bytes, uint64_t errors)
+{
+	struct sc_row *r = &p->rows[p->n++];
+	int nr = names_syscall_nr(SC_ABI_NATIVE, name);
+
+	assert_true(nr >= 0);
+	memset(r, 0, sizeof(*r));
+	r->nr = (uint32_t)nr;
+	r->abi = SC_ABI_NATIVE;
+	r->st.calls = calls;
+	r->st.errors = errors;
+	r->st.total_ns = (uint64_t)(avg_ns * (double)calls);
+	r->st.bytes = bytes;
+	r->st.hist[sc_hist_bucket((uint64_t)avg_ns)] = calls;
+	p->in.nrows = p->n;
+}
+
+static struct verdict *judge(struct proc *p)
+{
+	struct verdict *v = NULL;
+
+	assert_int_equal(verdict_judge(&p->in, &v), 0);
+	assert_non_null(v);
+	return v;
+}
+
+static const struct verdict_finding *
+find(const struct verdict *v, enum verdict_kind k, const char *syscall)
+{
+	for (size_t i = 0; i < v->nfindings; i++) {
+		if (v->findings[i].kind == k &&
+		    (!syscall || !strcmp(v->findings[i].syscall, syscall)))
+			return &v->findings[i];
+	}
+	return NULL;
+}
+
+/* A finding's advice, as both reports word it. */
+static const char *advice(const struct verdict *v,
+			  const struct verdict_finding *f)
+{
+	static char buf[VERDICT_ADVICE_LEN];
+
+	verdict_advice(v, f, buf, sizeof(buf));
+	return buf;
+}
+
+static bool has_kind(const struct verdict *v, enum verdict_kind k)
+{
+	return find(v, k, NULL) != NULL;
+}
+
+static void test_kind_names(void **state)
+{
+	(void)state;
+	assert_string_equal(verdict_kind_name(VERDICT_SMALL_IO), "small-io");
+	assert_string_equal(verdict_kind_name(VERDICT_OPEN_CLOSE_CHURN),
+			    "open-close-churn");
+	assert_string_equal(verdict_kind_name(VERDICT_HIGH_RATE), "high-rate");
+	assert_string_equal(verdict_kind_name(VERDICT_BLOCKING), "blocking");
+}
+
+/* No syscalls, all user time: not syscall-bound, nothing found. */
+static void test_compute(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 2, 0);
+	add(&p, "write", 2, 5000, 20, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_true(v->syscall_share < 0.01);
+	assert_int_equal(v->nfindings, 0);
+	verdict_free(v);
+}
+
+/*
+ * One-byte reads for a whole second of one thread: 4 million calls whose
+ * reported latency is 160 ns, i.e. a 200 ns round trip (floor 100 plus
+ * 100 above what the floor call reports).
+ */
+static void test_one_byte_reader(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 4000000, REPORTED + 100, 4000000, 0);
+	v = judge(&p);
+	assert_true(fabs(v->rows[0].round_trip_ns - 200) < 1e-6);
+	/* 4e6 x 200 ns = 0.8 s of the thread's 1 s less 4e6 x 50 ns */
+	assert_true(fabs(v->syscall_s - 0.8) < 1e-6);
+	assert_true(fabs(v->probe_s - 0.2) < 1e-6);
+	assert_true(fabs(v->thread_s - 0.8) < 1e-6);
+	assert_true(fabs(v->cpu_s - 0.8) < 1e-6);
+	assert_true(v->syscall_bound);
+	assert_true(v->syscall_share > 0.99);
+	/* 4e6 crossings x 100 ns = 0.4 s of 0.8 s of CPU */
+	assert_true(fabs(v->crossing_share - 0.5) < 1e-6);
+	f = find(v, VERDICT_SMALL_IO, "read");
+	assert_non_null(f);
+	assert_int_equal(f->calls, 4000000);
+	assert_true(fabs(f->avg_bytes - 1) < 1e-9);
+	/* 4e6 bytes fit in 62 reads of 64 KiB */
+	assert_int_equal(f->saved_calls, 4000000 - 62);
+	assert_non_null(strstr(advice(v, f), "64 KiB"));
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	verdict_free(v);
+}
+
+/* 64 KiB reads: as syscall-heavy, but not small I/O. */
+static void test_64k_reader(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 200000, 4000, 200000ULL * 65536, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	assert_int_equal(v->nfindings, 0);
+	/* 200000 x 100 ns = 0.02 s of 0.99 s of CPU */
+	assert_true(v->crossing_share < 0.03);
+	verdict_free(v);
+}
+
+/* Failed reads move no bytes and do not make the rest look small. */
+static void test_small_io_counts_successes(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "read", 300000, 500, 100000ULL * 8192, 200000);
+	v = judge(&p);
+	assert_true(fabs(v->rows[0].avg_bytes - 8192) < 1e-9);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+}
+
+/*
+ * The small-io rule counts the calls that moved data (README: "at least
+ * 1000 successful calls"): a non-blocking reader whose reads mostly fail
+ * with EAGAIN, with 400 reads of one byte, is not small I/O.
+ */
+static void test_small_io_needs_successful_calls(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.001, 0.004);
+	add(&p, "read", 5000, 300, 400, 4600);
+	v = judge(&p);
+	/* the crossings are visible: only the successes are too few */
+	assert_true(5000 * FLOOR / 1e9 / v->cpu_s > VERDICT_VISIBLE_SHARE);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+}
+
+/* Buffering saves successful calls, not failed ones. */
+static void test_small_io_saves_successful_calls(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.02, 0.18);
+	/* 100000 one-byte reads and 200000 that failed: 3e5 crossings of
+	 * 100 ns are 16% of the CPU time
+	 */
+	add(&p, "read", 300000, 300, 100000, 200000);
+	v = judge(&p);
+	f = find(v, VERDICT_SMALL_IO, "read");
+	assert_non_null(f);
+	/* 100000 bytes fit in 2 reads of 64 KiB */
+	assert_int_equal(f->saved_calls, 100000 - 2);
+	assert_non_null(strstr(advice(v, f), "would need 2 calls instead of "
+					     "100000: 99998 fewer"));
+	verdict_free(v);
+}
+
+/* A few small writes a second are not worth a finding. */
+static void test_small_io_needs_visible_cost(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 10, 5, 5);
+	add(&p, "write", 5000, 2000, 5000 * 10, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+}
+
+/* fopen/fread/fclose per request: one finding for the whole cycle. */
+static void test_fopen_loop(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "openat", 50000, 2500, 0, 0);
+	add(&p, "newfstatat", 50000, 200, 0, 0);
+	add(&p, "ioctl", 50001, 150, 0, 50001);
+	add(&p, "read", 50000, 8000, 50000ULL * 4096, 0);
+	add(&p, "close", 50000, 400, 0, 0);
+	add(&p, "brk", 3, 1000, 0, 0);
+	v = judge(&p);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_int_equal(f->calls, 50000);
+	assert_non_null(strstr(advice(v, f), "newfstatat"));
+	assert_non_null(strstr(advice(v, f), "ioctl"));
+	/* the cycle's companions are not reported on their own */
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	/* the finding covers every call of the cycle, not brk */
+	assert_true(f->share >
+		    0.99 * (v->syscall_s - v->rows[v->nrows - 1].time_s) /
+			    v->thread_s);
+	assert_true(v->syscall_bound);
+	verdict_free(v);
+}
+
+/* Reading a small file whole on each open: still churn, not small-io. */
+static void test_fopen_small_file(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.35);
+	add(&p, "openat", 100000, 500, 0, 0);
+	add(&p, "read", 400000, 250, 400000ULL * 16, 0);
+	add(&p, "close", 100000, 200, 0, 0);
+	v = judge(&p);
+	assert_non_null(find(v, VERDICT_OPEN_CLOSE_CHURN, "openat"));
+	/* the reads alone would be small-io: 4e5 x 100 ns is 11% of the CPU */
+	assert_true(0.04 / v->cpu_s > 0.1);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+}
+
+/* A file kept open and read many times is not churn. */
+static void test_no_churn_when_reused(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "openat", 1000, 2500, 0, 0);
+	add(&p, "close", 1000, 400, 0, 0);
+	add(&p, "read", 200000, 3000, 200000ULL * 65536, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	verdict_free(v);
+}
+
+/* getppid and clock_gettime as raw syscalls, as fast as they go. */
+static void test_high_rate(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "getppid", 3000000, REPORTED + 10, 0, 0);
+	add(&p, "clock_gettime", 3000000, REPORTED + 30, 0, 0);
+	v = judge(&p);
+	f = find(v, VERDICT_HIGH_RATE, "getppid");
+	assert_non_null(f);
+	assert_true(fabs(f->per_s - 3000000) < 1);
+	assert_non_null(strstr(advice(v, f), "keep it"));
+	f = find(v, VERDICT_HIGH_RATE, "clock_gettime");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "vDSO"));
+	assert_true(v->syscall_bound);
+	verdict_free(v);
+}
+
+/* An expensive call made often is not "high-rate": the work dominates. */
+static void test_high_rate_needs_cheap_calls(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "fsync", 100000, 8000, 0, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	verdict_free(v);
+}
+
+/* Sleeping 2 ms at a time: waits, not overhead. */
+static void test_sleeper(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.001, 0.01);
+	add(&p, "clock_nanosleep", 950, 2100000, 0, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_true(v->syscall_share > 0.95);
+	assert_true(v->blocked_share > 0.9);
+	f = find(v, VERDICT_BLOCKING, "clock_nanosleep");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "sleeps on purpose"));
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	verdict_free(v);
+}
+
+/* Blocked in reads of a socket or pipe: slow reads, not small ones. */
+static void test_blocking_on_reads(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.02, 0.03);
+	add(&p, "read", 1000, 900000, 1000 * 100, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_non_null(find(v, VERDICT_BLOCKING, "read"));
+	verdict_free(v);
+}
+
+/* Busy in the kernel, with run-queue waits: still bound, not blocked. */
+static void test_runqueue_is_not_blocking(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	/* half the second on a CPU, half waiting for one */
+	proc_init(&p, 1, 0.025, 0.475);
+	p.in.runq_s = 0.5;
+	add(&p, "read", 1000000, 800, 1000000ULL * 1024, 0);
+	v = judge(&p);
+	assert_true(v->syscall_bound);
+	assert_true(v->blocked_share < 0.05);
+	assert_false(has_kind(v, VERDICT_BLOCKING));
+	verdict_free(v);
+}
+
+/*
+ * Woken every 2 ms, then kept waiting for a CPU on a busy machine: the
+ * waits happen inside clock_nanosleep, yet it is not syscall-bound.
+ */
+static void test_sleeper_on_a_busy_machine(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.002, 0.02);
+	p.in.runq_s = 1.2;
+	add(&p, "clock_nanosleep", 800, 2500000, 0, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_true(v->blocked_share > 0.2);
+	assert_non_null(find(v, VERDICT_BLOCKING, "clock_nanosleep"));
+	verdict_free(v);
+}
+
+/* All its time in syscalls, but hardly running: not syscall-bound. */
+static void test_idle_is_not_bound(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 10, 0.001, 0.05);
+	add(&p, "epoll_wait", 100, 99000000, 0, 0);
+	add(&p, "read", 200, 2000, 200 * 10, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	verdict_free(v);
+}
+
+/* Without a probe measurement nothing is taken off. */
+static void test_uncorrected(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	p.in.probe_ns = 0;
+	p.in.probe_reported_ns = 0;
+	add(&p, "read", 1000000, 300, 1000000, 0);
+	v = judge(&p);
+	assert_false(v->corrected);
+	assert_true(fabs(v->rows[0].round_trip_ns - 400) < 1e-6);
+	assert_true(fabs(v->cpu_s - 1.0) < 1e-9);
+	verdict_free(v);
+}
+
+/* A call reported faster than the floor call is still a whole crossing. */
+static void test_round_trip_at_least_floor(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.5, 0.5);
+	add(&p, "getpid", 10, 10, 0, 0);
+	v = judge(&p);
+	assert_true(fabs(v->rows[0].round_trip_ns - FLOOR) < 1e-9);
+	verdict_free(v);
+}
+
+/* Rows are named as the table names them; other ABIs say which. */
+static void test_row_names(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+	int nr = names_syscall_nr(SC_ABI_COMPAT, "read");
+	bool seen[3] = {};
+
+	(void)state;
+	assert_true(nr >= 0);
+	proc_init(&p, 1, 0.5, 0.5);
+	add(&p, "getppid", 10, 100, 0, 0);
+	add(&p, "getppid", 20, 100, 0, 0);
+	p.rows[1].abi = SC_ABI_COMPAT;
+	p.rows[1].nr = (uint32_t)nr;
+	p.rows[1].st.bytes = 40;
+	add(&p, "getppid", 30, 100, 0, 0);
+	p.rows[2].nr = 4000;
+	v = judge(&p);
+	assert_int_equal(v->nrows, 3);
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (!strcmp(r->name, "getppid"))
+			seen[0] = r->calls == 10 && r->avg_bytes < 0;
+		else if (!strcmp(r->name, "read/32"))
+			seen[1] = r->calls == 20 &&
+				  fabs(r->avg_bytes - 2) < 1e-9;
+		else if (!strcmp(r->name, "syscall_0xfa0"))
+			seen[2] = r->calls == 30;
+		else
+			fail_msg("unexpected row '%s'", r->name);
+	}
+	assert_true(seen[0] && seen[1] && seen[2]);
+	verdict_free(v);
+}
+
+static void test_bad_input(void **state)
+{
+	struct proc p;
+	struct verdict *v = NULL;
+
+	(void)state;
+	proc_init(&p, 1, 0.5, 0.5);
+	p.in.floor_ns = 0;
+	assert_int_equal(verdict_judge(&p.in, &v), -EINVAL);
+	proc_init(&p, NAN, 0.5, 0.5);
+	assert_int_equal(verdict_judge(&p.in, &v), -EINVAL);
+	proc_init(&p, 1, -1, 0.5);
+	assert_int_equal(verdict_judge(&p.in, &v), -EINVAL);
+	assert_null(v);
+	/* nothing at all: a valid, empty verdict */
+	proc_init(&p, 0, 0, 0);
+	v = judge(&p);
+	assert_false(v->syscall_bound);
+	assert_int_equal(v->calls, 0);
+	verdict_free(v);
+}
+
+static void test_report(void **state)
+{
+	struct verdict_meta meta = { .pid = 42,
+				     .comm = "evil\x1b[2J",
+				     .threads = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	struct proc p;
+	struct verdict *v;
+	FILE *f;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 4000000, REPORTED + 100, 4000000, 0);
+	v = judge(&p);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(verdict_write_table(f, v, &meta), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "Is it the syscalls? YES"));
+	assert_non_null(strstr(buf, "small-io"));
+	/* the name is escaped: no raw escape byte reaches the terminal */
+	assert_null(strchr(buf, '\x1b'));
+	assert_non_null(strstr(buf, "evil\\x1b[2J"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(verdict_write_json(f, v, &meta), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"syscall_share\": "));
+	assert_non_null(strstr(buf, "\"syscall_bound\": true"));
+	assert_non_null(strstr(buf, "\"kind\": \"small-io\""));
+	assert_non_null(strstr(buf, "\"avg_bytes\": 1.0"));
+	assert_non_null(strstr(buf, "\"calibration\": null"));
+	assert_null(strchr(buf, '\x1b'));
+	free(buf);
+	verdict_free(v);
+}
+
+/* The one-line answer says whether the crossings or the work dominate. */
+static void test_answer(void **state)
+{
+	char ans[256];
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 4000000, REPORTED + 100, 4000000, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "YES"));
+	assert_non_null(strstr(ans, "fewer calls would help"));
+	verdict_free(v);
+
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "read", 200000, 4000, 200000ULL * 65536, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "YES"));
+	assert_non_null(strstr(ans, "the work the calls do"));
+	verdict_free(v);
+
+	proc_init(&p, 2, 2, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "NO: only 0%"));
+	verdict_free(v);
+
+	proc_init(&p, 2, 0.002, 0.02);
+	add(&p, "clock_nanosleep", 950, 2100000, 0, 0);
+	v = judge(&p);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "NO: it barely runs"));
+	assert_non_null(strstr(ans, "waiting"));
+	verdict_free(v);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_kind_names),
+		cmocka_unit_test(test_compute),
+		cmocka_unit_test(test_one_byte_reader),
+		cmocka_unit_test(test_64k_reader),
+		cmocka_unit_test(test_small_io_counts_successes),
+		cmocka_unit_test(test_small_io_needs_successful_calls),
+		cmocka_unit_test(test_small_io_saves_successful_calls),
+		cmocka_unit_test(test_small_io_needs_visible_cost),
+		cmocka_unit_test(test_fopen_loop),
+		cmocka_unit_test(test_fopen_small_file),
+		cmocka_unit_test(test_no_churn_when_reused),
+		cmocka_unit_test(test_high_rate),
+		cmocka_unit_test(test_high_rate_needs_cheap_calls),
+		cmocka_unit_test(test_sleeper),
+		cmocka_unit_test(test_blocking_on_reads),
+		cmocka_unit_test(test_runqueue_is_not_blocking),
+		cmocka_unit_test(test_sleeper_on_a_busy_machine),
+		cmocka_unit_test(test_idle_is_not_bound),
+		cmocka_unit_test(test_uncorrected),
+		cmocka_unit_test(test_round_trip_at_least_floor),
+		cmocka_unit_test(test_row_names),
+		cmocka_unit_test(test_bad_input),
+		cmocka_unit_test(test_report),
+		cmocka_unit_test(test_answer),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

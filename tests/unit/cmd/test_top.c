@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* scprof top's frames: rates, error shares, sorting, escaped names. */
+#include "unit.h"
+
+#include "cmd/cmd_top.h"
+
+static void put(struct sc_model *m, uint32_t pid, const char *comm, uint32_t nr,
+		uint64_t calls, uint64_t errors, uint64_t ns)
+{
+	struct sc_proc *p = model_proc(m, pid, 1);
+	struct sc_stats st = { .calls = calls,
+			       .errors = errors,
+			       .total_ns = ns * calls };
+
+	st.hist[sc_hist_bucket(ns)] = calls;
+	st.min_ns = st.max_ns = ns;
+	strncpy(p->comm, comm, SC_COMM_LEN - 1);
+	assert_int_equal(model_proc_add(p, 0, nr, &st), 0);
+}
+
+static struct sc_model *fixture(void)
+{
+	struct sc_model *m = model_new();
+
+	put(m, 10, "busy", 110, 2000, 0, 200);	  /* getppid */
+	put(m, 10, "busy", 0, 500, 0, 300);	  /* read */
+	put(m, 20, "failing", 257, 100, 50, 900); /* openat */
+	put(m, 30, "slow", 7, 10, 0, 5000000);	  /* poll */
+	put(m, 0, "", 110, 999, 0, 100);	  /* folded aggregate */
+	put(m, 40, "\x1b]0;pwn\x07", 39, 1, 0, 100);
+	model_finalize(m);
+	return m;
+}
+
+static void test_rates_and_order(void **state)
+{
+	struct sc_model *m = fixture();
+	struct top_frame fr;
+
+	(void)state;
+	/* an interval of half a second */
+	assert_int_equal(top_frame_build(m, 500000000, TOP_SORT_CALLS, &fr), 0);
+	assert_int_equal(fr.nprocs, 4); /* the pid-0 aggregate is not a row */
+	CHECK(fr.procs[0].pid == 10, "busiest first, got %u", fr.procs[0].pid);
+	CHECK(fr.procs[0].calls_s == 5000.0, "got %f", fr.procs[0].calls_s);
+	CHECK(!strcmp(fr.procs[0].top[0].name, "getppid") &&
+		      !strcmp(fr.procs[0].top[1].name, "read"),
+	      "top syscalls by calls");
+	CHECK(fr.procs[0].ntop == 2, "two syscalls");
+	/* the totals count everything, the folded aggregate too */
+	CHECK(fr.calls_s == 2.0 * (2000 + 500 + 100 + 10 + 999 + 1), "%f",
+	      fr.calls_s);
+	top_frame_sort(&fr, TOP_SORT_ERRORS);
+	CHECK(fr.procs[0].pid == 20 && fr.procs[0].err_pct == 50.0,
+	      "failing first at 50%%");
+	CHECK(fr.procs[0].errors_s == 100.0, "%f", fr.procs[0].errors_s);
+	top_frame_sort(&fr, TOP_SORT_P99);
+	CHECK(fr.procs[0].pid == 30, "slowest p99 first");
+	top_frame_sort(&fr, TOP_SORT_TIME);
+	/* 10 calls x 5 ms in 0.5 s: 10% of the interval inside syscalls */
+	CHECK(fr.procs[0].pid == 30 && fr.procs[0].busy_pct > 9.99 &&
+		      fr.procs[0].busy_pct < 10.01,
+	      "%f", fr.procs[0].busy_pct);
+	top_frame_free(&fr);
+	model_free(m);
+}
+
+static void test_lines_escape_names_and_limit_rows(void **state)
+{
+	struct sc_model *m = fixture();
+	struct top_frame fr;
+	char **lines;
+	size_t n;
+	bool found = false;
+
+	(void)state;
+	assert_int_equal(top_frame_build(m, 1000000000, TOP_SORT_CALLS, &fr),
+			 0);
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 0, false, &lines, &n), 0);
+	assert_int_equal(n, 3 + 4);
+	CHECK(strstr(lines[0], "by calls/s") != NULL, "%s", lines[0]);
+	CHECK(strstr(lines[0], "keys:") == NULL, "no keys in batch mode");
+	for (size_t i = 0; i < n; i++) {
+		for (const char *p = lines[i]; *p; p++)
+			CHECK((unsigned char)*p >= 0x20 && *p != 0x7f,
+			      "control byte in line %zu", i);
+		found |= strstr(lines[i], "\\x1b]0;pwn\\x07") != NULL;
+		free(lines[i]);
+	}
+	free(lines);
+	CHECK(found, "the hostile name, escaped");
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 2, true, &lines, &n), 0);
+	assert_int_equal(n, 3 + 2);
+	CHECK(strstr(lines[0], "keys:") != NULL, "keys in the live view");
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+	top_frame_free(&fr);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rates_and_order),
+		cmocka_unit_test(test_lines_escape_names_and_limit_rows),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

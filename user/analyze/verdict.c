@@ -1,0 +1,467 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The verdict's rules: rows, times and the calibration in; findings out. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/verdict.h"
+#include "model/hist.h"
+
+static bool is_read(const char *name)
+{
+	static const char *const l[] = { "read",    "pread64", "readv",
+					 "preadv",  "preadv2", "recvfrom",
+					 "recvmsg", "recv",    NULL };
+
+	return names_in_list(l, name);
+}
+
+static bool is_write(const char *name)
+{
+	static const char *const l[] = { "write",   "pwrite64", "writev",
+					 "pwritev", "pwritev2", "sendto",
+					 "sendmsg", "send",	NULL };
+
+	return names_in_list(l, name);
+}
+
+static bool is_open(const char *name)
+{
+	static const char *const l[] = { "open", "openat", "openat2", "creat",
+					 NULL };
+
+	return names_in_list(l, name);
+}
+
+static bool is_wait(const char *name)
+{
+	static const char *const l[] = {
+		"nanosleep",	 "clock_nanosleep",
+		"epoll_wait",	 "epoll_pwait",
+		"epoll_pwait2",	 "poll",
+		"ppoll",	 "select",
+		"pselect6",	 "_newselect",
+		"futex",	 "futex_waitv",
+		"wait4",	 "waitid",
+		"waitpid",	 "pause",
+		"rt_sigsuspend", "rt_sigtimedwait",
+		"accept",	 "accept4",
+		"msgrcv",	 "semop",
+		"semtimedop",	 "io_getevents",
+		"io_pgetevents", "io_uring_enter",
+		"flock",	 NULL,
+	};
+
+	return names_in_list(l, name);
+}
+
+static bool is_sleep(const char *name)
+{
+	return !strcmp(name, "nanosleep") || !strcmp(name, "clock_nanosleep") ||
+	       !strcmp(name, "pause");
+}
+
+static bool is_id_call(const char *name)
+{
+	static const char *const l[] = {
+		"getpid",    "getppid",	    "gettid",  "getuid",  "geteuid",
+		"getgid",    "getegid",	    "getpgrp", "getpgid", "getsid",
+		"getresuid", "getresgid",   "uname",   "getcwd",  "getrlimit",
+		"prlimit64", "getpriority", "sysinfo", NULL,
+	};
+
+	return names_in_list(l, name);
+}
+
+static bool is_clock_call(const char *name)
+{
+	static const char *const l[] = { "clock_gettime", "gettimeofday",
+					 "time",	  "getcpu",
+					 "clock_getres",  NULL };
+
+	return names_in_list(l, name);
+}
+
+static double clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
+/* Per-row figures; the name carries the ABI when it is not native. */
+static void row_figures(const struct verdict_input *in, const struct sc_row *r,
+			struct verdict_row *out)
+{
+	char buf[SC_NAME_LEN];
+	const char *name = names_syscall_fmt(r->abi, r->nr, buf, sizeof(buf));
+	uint64_t timed = hist_count(r->st.hist), untimed;
+	double rt = in->floor_ns;
+
+	snprintf(out->name, sizeof(out->name), "%s%s%s", name,
+		 r->abi != SC_ABI_NATIVE ? "/" : "",
+		 r->abi != SC_ABI_NATIVE ? names_abi(r->abi) : "");
+	if (timed > r->st.calls)
+		timed = r->st.calls;
+	untimed = r->st.calls - timed;
+	if (timed) {
+		double rep = (double)r->st.total_ns / (double)timed;
+
+		rt = in->floor_ns + rep - in->probe_reported_ns;
+		if (rt < in->floor_ns)
+			rt = in->floor_ns;
+	}
+	out->calls = r->st.calls;
+	out->ok_calls =
+		r->st.calls > r->st.errors ? r->st.calls - r->st.errors : 0;
+	out->round_trip_ns = rt;
+	out->time_s =
+		((double)timed * rt + (double)untimed * in->floor_ns) / 1e9;
+	out->avg_bytes = -1;
+	if (names_is_io(name))
+		out->avg_bytes = out->ok_calls ? (double)r->st.bytes /
+							 (double)out->ok_calls :
+						 0;
+}
+
+static int add_finding(struct verdict *v, size_t *cap,
+		       struct verdict_finding **out)
+{
+	if (v->nfindings == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 4;
+		struct verdict_finding *tmp =
+			realloc(v->findings, ncap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		v->findings = tmp;
+		*cap = ncap;
+	}
+	*out = &v->findings[v->nfindings++];
+	memset(*out, 0, sizeof(**out));
+	(*out)->avg_bytes = -1;
+	return 0;
+}
+
+static void fill(struct verdict_finding *f, const struct verdict *v,
+		 enum verdict_kind kind, const struct verdict_row *r)
+{
+	f->kind = kind;
+	snprintf(f->syscall, sizeof(f->syscall), "%s", r->name);
+	f->calls = r->calls;
+	f->share = r->share;
+	f->round_trip_ns = r->round_trip_ns;
+	f->per_s = v->wall_s > 0 ? (double)r->calls / v->wall_s : 0;
+}
+
+/* The CPU share a number of crossings costs. */
+static double crossing_cpu(const struct verdict *v, double calls)
+{
+	if (v->cpu_s <= 0)
+		return calls > 0 ? 1 : 0;
+	return clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
+}
+
+/* A call made once per open, give or take: part of the open/close cycle
+ * (stdio's fstat and terminal check, an fcntl...).
+ */
+static bool once_per_open(const struct verdict_row *r, uint64_t opens)
+{
+	double lo = (1 - VERDICT_PER_OPEN_SLACK) * (double)opens,
+	       hi = (1 + VERDICT_PER_OPEN_SLACK) * (double)opens;
+
+	return (double)r->calls >= lo && (double)r->calls <= hi;
+}
+
+static bool is_io(const struct verdict_row *r)
+{
+	return r->avg_bytes >= 0 && (is_read(r->name) || is_write(r->name));
+}
+
+static bool is_close(const char *name)
+{
+	return !strcmp(name, "close");
+}
+
+/*
+ * Files opened and closed again around a few small I/O calls. The finding
+ * covers the whole cycle: opens, closes, the I/O calls, and the calls made
+ * once per open.
+ */
+static int rule_churn(struct verdict *v, size_t *cap)
+{
+	const struct verdict_row *top = NULL;
+	uint64_t opens = 0, closes = 0, io = 0;
+	double cycle_s = 0, oc_s = 0, io_bytes = 0;
+	size_t nothers = 0;
+	struct verdict_finding *f;
+	int err;
+
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (is_open(r->name)) {
+			opens += r->calls;
+			oc_s += r->time_s;
+			if (!top || r->calls > top->calls)
+				top = r;
+		} else if (is_close(r->name)) {
+			closes += r->calls;
+			oc_s += r->time_s;
+		} else if (is_io(r)) {
+			io += r->calls;
+			io_bytes += r->avg_bytes * (double)r->calls;
+		}
+	}
+	if (!top || opens < VERDICT_MIN_OPENS || closes * 2 < opens ||
+	    (double)io > VERDICT_IO_PER_OPEN * (double)opens || v->cpu_s <= 0 ||
+	    oc_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
+		return 0;
+	err = add_finding(v, cap, &f);
+	if (err)
+		return err;
+	fill(f, v, VERDICT_OPEN_CLOSE_CHURN, top);
+	for (size_t i = 0; i < v->nrows; i++) {
+		struct verdict_row *r = &v->rows[i];
+		bool other = !is_open(r->name) && !is_close(r->name) &&
+			     !is_io(r);
+		size_t len = strlen(f->companions);
+
+		if (other && !once_per_open(r, opens))
+			continue;
+		r->in_churn = true;
+		cycle_s += r->time_s;
+		if (other && nothers++ < 3)
+			snprintf(f->companions + len,
+				 sizeof(f->companions) - len, "%s%s",
+				 nothers > 1 ? ", " : "", r->name);
+	}
+	f->calls = opens;
+	f->share = clamp01(cycle_s / v->thread_s);
+	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
+	f->cpu_share = clamp01(cycle_s / v->cpu_s);
+	f->closes = closes;
+	f->io_per_open = (double)io / (double)opens;
+	f->bytes_per_open = io_bytes / (double)opens;
+	return 0;
+}
+
+static int rule_small_io(struct verdict *v, size_t *cap)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		bool rd = is_read(r->name), wr = is_write(r->name);
+		struct verdict_finding *f;
+		double bytes, need;
+		uint64_t saved;
+		int err;
+
+		/* Buffering replaces the calls that moved data, not the
+		 * ones that failed.
+		 */
+		if ((!rd && !wr) || r->avg_bytes < 0 ||
+		    r->ok_calls < VERDICT_MIN_CALLS ||
+		    r->avg_bytes >= VERDICT_SMALL_IO_BYTES ||
+		    crossing_cpu(v, (double)r->calls) < VERDICT_VISIBLE_SHARE)
+			continue;
+		/* A few small reads per open are the churn's doing. */
+		if (r->in_churn)
+			continue;
+		bytes = r->avg_bytes * (double)r->ok_calls;
+		need = ceil(bytes / VERDICT_BUFFER_BYTES);
+		if (need < 1)
+			need = 1;
+		saved = (double)r->ok_calls > need ?
+				r->ok_calls - (uint64_t)need :
+				0;
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_SMALL_IO, r);
+		f->call = rd ? VERDICT_CALL_READ : VERDICT_CALL_WRITE;
+		f->avg_bytes = r->avg_bytes;
+		f->buffered_calls = (uint64_t)need;
+		f->saved_calls = saved;
+		f->cpu_share = crossing_cpu(v, (double)saved);
+	}
+	return 0;
+}
+
+/* Which advice a cheap call gets. */
+static enum verdict_call cheap_call(const char *name)
+{
+	if (is_id_call(name))
+		return VERDICT_CALL_ID;
+	if (is_clock_call(name))
+		return VERDICT_CALL_CLOCK;
+	if (!strcmp(name, "sched_yield"))
+		return VERDICT_CALL_YIELD;
+	return VERDICT_CALL_OTHER;
+}
+
+static int rule_high_rate(struct verdict *v, size_t *cap)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		enum verdict_call call = cheap_call(r->name);
+		struct verdict_finding *f;
+		double cost;
+		int err;
+
+		if (r->in_churn || is_read(r->name) || is_write(r->name) ||
+		    is_open(r->name) || is_close(r->name) || is_wait(r->name) ||
+		    r->calls < VERDICT_MIN_CALLS)
+			continue;
+		/* Cheap by nature, or measured within a few floors. */
+		if (call == VERDICT_CALL_OTHER &&
+		    r->round_trip_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
+			continue;
+		cost = crossing_cpu(v, (double)r->calls);
+		if (cost < VERDICT_VISIBLE_SHARE)
+			continue;
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_HIGH_RATE, r);
+		f->call = call;
+		f->cpu_share = cost;
+	}
+	return 0;
+}
+
+static int rule_blocking(struct verdict *v, size_t *cap)
+{
+	if (v->blocked_s < VERDICT_BLOCKED_SHARE * v->thread_s)
+		return 0;
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		struct verdict_finding *f;
+		int err;
+
+		if (r->share < VERDICT_BLOCKING_ROW ||
+		    !(is_wait(r->name) ||
+		      r->round_trip_ns >= VERDICT_WAIT_FLOORS * v->floor_ns))
+			continue;
+		err = add_finding(v, cap, &f);
+		if (err)
+			return err;
+		fill(f, v, VERDICT_BLOCKING, r);
+		f->avg_bytes = r->avg_bytes;
+		if (is_sleep(r->name))
+			f->call = VERDICT_CALL_SLEEP;
+	}
+	return 0;
+}
+
+static int cmp_row(const void *a, const void *b)
+{
+	const struct verdict_row *x = a, *y = b;
+
+	if (x->time_s != y->time_s)
+		return x->time_s > y->time_s ? -1 : 1;
+	return strcmp(x->name, y->name);
+}
+
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct verdict_finding *x = a, *y = b;
+
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	return strcmp(x->syscall, y->syscall);
+}
+
+static bool bad(double v)
+{
+	return !isfinite(v) || v < 0;
+}
+
+int verdict_judge(const struct verdict_input *in, struct verdict **out)
+{
+	struct verdict *v;
+	size_t cap = 0;
+	double sleep_s, stime;
+	int err;
+
+	*out = NULL;
+	if (!(in->floor_ns > 0) || bad(in->floor_ns) || bad(in->wall_s) ||
+	    bad(in->thread_s) || bad(in->utime_s) || bad(in->stime_s) ||
+	    bad(in->runq_s) || bad(in->vdso_ns) || bad(in->probe_ns) ||
+	    bad(in->probe_reported_ns))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->rows = calloc(in->nrows ? in->nrows : 1, sizeof(*v->rows));
+	if (!v->rows) {
+		free(v);
+		return -ENOMEM;
+	}
+	v->floor_ns = in->floor_ns;
+	v->vdso_ns = in->vdso_ns;
+	v->wall_s = in->wall_s;
+	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
+	for (size_t i = 0; i < in->nrows; i++) {
+		if (!in->rows[i].st.calls)
+			continue;
+		row_figures(in, &in->rows[i], &v->rows[v->nrows]);
+		v->calls += v->rows[v->nrows].calls;
+		v->syscall_s += v->rows[v->nrows].time_s;
+		v->nrows++;
+	}
+	if (v->nrows > 1)
+		qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_row);
+
+	v->calls_per_s = in->wall_s > 0 ? (double)v->calls / in->wall_s : 0;
+	v->probe_s = (double)v->calls * in->probe_ns / 1e9;
+	v->thread_s = in->thread_s - v->probe_s;
+	if (v->thread_s < v->syscall_s)
+		v->thread_s = v->syscall_s;
+	v->user_s = in->utime_s;
+	v->system_s = in->stime_s;
+	v->cpu_s = in->utime_s + in->stime_s - v->probe_s;
+	if (v->cpu_s < 0)
+		v->cpu_s = 0;
+	v->cpus = in->wall_s > 0 ? v->cpu_s / in->wall_s : 0;
+	v->runq_s = in->runq_s;
+	sleep_s = v->thread_s - v->cpu_s - v->runq_s;
+	if (sleep_s < 0)
+		sleep_s = 0;
+	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
+	v->blocked_share =
+		v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
+	v->syscall_share =
+		v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
+	stime = in->stime_s - v->probe_s;
+	if (stime < 0)
+		stime = 0;
+	v->syscall_cpu_s = stime < v->syscall_s ? stime : v->syscall_s;
+	v->cpu_syscall_share =
+		v->cpu_s > 0 ? clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
+	v->crossing_s = (double)v->calls * in->floor_ns / 1e9;
+	v->crossing_share = crossing_cpu(v, (double)v->calls);
+	v->syscall_bound = v->cpu_s > 0 &&
+			   v->cpu_s >= VERDICT_MIN_CPUS * in->wall_s &&
+			   v->cpu_syscall_share >= VERDICT_BOUND_SHARE;
+	for (size_t i = 0; i < v->nrows; i++)
+		v->rows[i].share =
+			v->thread_s > 0 ?
+				clamp01(v->rows[i].time_s / v->thread_s) :
+				0;
+
+	err = rule_churn(v, &cap);
+	err = err ?: rule_small_io(v, &cap);
+	err = err ?: rule_high_rate(v, &cap);
+	err = err ?: rule_blocking(v, &cap);
+	if (err) {
+		verdict_free(v);
+		return err;
+	}
+	if (v->nfindings > 1)
+		qsort(v->findings, v->nfindings, sizeof(*v->findings),
+		      cmp_finding);
+	*out = v;
+	return 0;
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The verdict: from one process's syscall rows, its CPU and thread times
+ * and this machine's calibration, decide whether syscalls dominate its
+ * time and which of the known patterns it shows. Pure logic: no BPF, no
+ * /proc, no output (verdict_report.c renders a verdict).
+ *
+ * Figures and rules (README "Is it the syscalls?"):
+ *  - a call's round trip (user to kernel to user, probe effect removed) is
+ *    floor + (its latency as scprof reports it - the floor call's latency
+ *    as scprof reported it under the probe), and at least the floor;
+ *  - syscall_s is the sum of round trips; syscall_share = syscall_s /
+ *    thread_s, where thread_s is the threads' wall time (threads counted
+ *    over the run) less the probe's cost (calls x probe_overhead_ns);
+ *  - CPU time is utime + stime less the probe's cost; the part spent in
+ *    syscalls is min(syscall_s, system time less the probe's cost);
+ *  - what is left of thread_s after CPU time and run-queue waits is
+ *    spent asleep, which happens inside syscalls: blocked_s =
+ *    min(syscall_s, that);
+ *  - syscall_bound: the process keeps at least a tenth of a CPU busy
+ *    (cpu_s >= 0.1 x wall) and at least half of its CPU time is spent
+ *    inside syscalls. Waiting, for an event or for a CPU, is not syscall
+ *    overhead and does not count.
+ */
+#ifndef SCPROF_VERDICT_H
+#define SCPROF_VERDICT_H
+
+#include <stddef.h>
+
+#include "model/model.h"
+#include "model/verdict.h"
+
+struct verdict_input {
+	const struct sc_row *rows; /* one process, any ABI */
+	size_t nrows;
+	double wall_s;	 /* how long it was profiled */
+	double thread_s; /* wall time summed over its threads */
+	double utime_s;	 /* CPU time during the run */
+	double stime_s;
+	double runq_s; /* run-queue waits, summed over threads; 0: unknown */
+	/* From the calibration. */
+	double floor_ns;	  /* syscall-getppid round trip, > 0 */
+	double vdso_ns;		  /* vdso-clock_gettime; 0: unknown */
+	double probe_ns;	  /* probe_overhead_ns; 0: not corrected */
+	double probe_reported_ns; /* what scprof reported for the floor call */
+};
+
+/* 0 or -ENOMEM / -EINVAL (floor_ns <= 0, times not finite). */
+int verdict_judge(const struct verdict_input *in, struct verdict **out);
+
+#endif

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `scprof calibrate`: measure what a syscall costs here. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "analyze/calibrate.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "render/calib_cache.h"
+#include "render/calib_report.h"
+#include "render/output.h"
+#include "util/log.h"
+
+struct calibrate_cli {
+	bool quick;
+	bool *want; /* NULL: every loop */
+	bool probe;
+	bool save;
+	bool list;
+	struct cli_calib_opts out;
+	int verbosity;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: scprof calibrate [OPTIONS]\n"
+	      "\n"
+	      "Measure what a system call costs on this machine, with built-in loops that\n"
+	      "repeat the classic experiments: the raw syscall floor, a vDSO call that\n"
+	      "does not cross into the kernel, 1-byte against 64 KiB reads, read() against\n"
+	      "mmap for copying a file, getrandom per request against a buffered one, and\n"
+	      "fopen/fread/fclose per request. Each loop runs pinned to one CPU, scaled so\n"
+	      "that one timed run lasts 80 ms (200 ms for a full run), and is repeated 7\n"
+	      "(15) times: ns/call is the median run, min and max the fastest and slowest,\n"
+	      "spread their distance as a share of the median, all after an empty loop's\n"
+	      "cost per iteration is taken off. The run reports the CPU model, the kernel\n"
+	      "and the speculative-execution mitigations in force, which change what a\n"
+	      "crossing costs.\n"
+	      "\n"
+	      "The probe effect: the floor loop runs again in alternating pairs, bare and\n"
+	      "with scprof's own BPF programs attached and recording this process. The\n"
+	      "median difference, probe_overhead_ns, is what scprof adds to each syscall\n"
+	      "of a process it profiles; scprof verdict takes it off its figures.\n"
+	      "\n"
+	      "A calibration that measured the floor and the probe effect is saved for\n"
+	      "this boot (keyed by /proc/sys/kernel/random/boot_id) and used by\n"
+	      "scprof verdict, which otherwise runs the quick calibration itself.\n"
+	      "\n"
+	      "Options:\n"
+	      "      --quick           about 15 s instead of about a minute: 7 runs of\n"
+	      "                        80 ms per loop instead of 15 runs of 200 ms\n"
+	      "  -l, --loops LIST      only these loops, comma-separated (see --list)\n"
+	      "      --list            print the loop names and what each measures\n"
+	      "      --no-probe        do not measure the probe effect (no BPF needed)\n"
+	      "      --format FMT      table (default) or json: one object with loops\n"
+	      "                        [{name, ns_per_call, min_ns, median_ns, max_ns,\n"
+	      "                        calls, runs, bytes_per_call?, ns_per_byte?}],\n"
+	      "                        mitigations {name: state}, probe_overhead_ns,\n"
+	      "                        probe, machine, loop_overhead_ns, quick, created,\n"
+	      "                        version\n"
+	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
+	      "                        stdout\n"
+	      "      --cache FILE      where to save the calibration (default\n"
+	      "                        " CALIB_CACHE_PATH ")\n"
+	      "      --no-save         do not save it\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           only errors, and no progress line\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "Figures are this machine's, now: other load on the CPU shows up as spread.\n"
+	      "Exit status: 0, 1 on a runtime error, 2 on a usage error.\n",
+	      f);
+}
+
+static const struct cli_cmd cmd = {
+	.prog = "scprof calibrate",
+	.usage = usage,
+	.short_opts = ":l:o:vqh",
+};
+
+/* "a,b,c" into want[]; unknown or repeated names are usage errors. */
+static int parse_loops(const char *s, bool **want)
+{
+	size_t n = CAL_NLOOPS;
+
+	free(*want);
+	*want = calloc(n, sizeof(**want));
+	if (!*want)
+		return cli_error(&cmd, "out of memory");
+	for (const char *p = s;;) {
+		size_t len = strcspn(p, ",");
+		char name[64];
+		int idx;
+
+		if (!len)
+			return cli_error(&cmd,
+					 "empty loop name in --loops '%s'", s);
+		if (len >= sizeof(name))
+			return cli_error(&cmd,
+					 "unknown loop '%.*s': --list names "
+					 "them",
+					 (int)len, p);
+		memcpy(name, p, len);
+		name[len] = '\0';
+		idx = cal_find_loop(name);
+		if (idx < 0)
+			return cli_error(&cmd,
+					 "unknown loop '%s': --list names them",
+					 name);
+		if ((*want)[idx])
+			return cli_error(&cmd, "loop '%s' is named twice",
+					 name);
+		(*want)[idx] = true;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+enum {
+	OPT_QUICK = CLI_OPT_OWN,
+	OPT_LIST,
+	OPT_NO_PROBE,
+	OPT_NO_SAVE,
+};
+
+static const struct option long_opts[] = {
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "loops", required_argument, NULL, 'l' },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "no-probe", no_argument, NULL, OPT_NO_PROBE },
+	CLI_CALIB_OPTIONS,
+	{ "no-save", no_argument, NULL, OPT_NO_SAVE },
+	CLI_COMMON_OPTIONS,
+	{},
+};
+
+/* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
+static int parse(int argc, char **argv, struct calibrate_cli *o)
+{
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	o->probe = true;
+	o->save = true;
+	o->out.cache = CALIB_CACHE_PATH;
+	o->verbosity = LOG_WARN;
+	optind = 0; /* 0: glibc resets all of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case OPT_QUICK:
+			o->quick = true;
+			break;
+		case 'l':
+			if (parse_loops(optarg, &o->want))
+				return EXIT_USAGE;
+			break;
+		case OPT_LIST:
+			o->list = true;
+			break;
+		case OPT_NO_PROBE:
+			o->probe = false;
+			break;
+		case OPT_NO_SAVE:
+			o->save = false;
+			break;
+		default:
+			err = cli_calib_option(&cmd, c, optarg, &o->out);
+			if (err == -ENOENT)
+				err = cli_shared_option(&cmd, c, argv, NULL,
+							&o->verbosity);
+			if (err)
+				return err;
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_error(&cmd, "unexpected argument '%s'",
+				 argv[optind]);
+	return 0;
+}
+
+static void list_loops(void)
+{
+	for (size_t i = 0; i < CAL_NLOOPS; i++)
+		printf("%-24s %s\n", cal_loop(i)->name, cal_loop(i)->desc);
+}
+
+int cmd_calibrate(int argc, char **argv)
+{
+	struct calibrate_cli o;
+	struct log_ctx lctx = { .prog = "scprof calibrate" };
+	struct calib_progress prog = { .prefix = "scprof calibrate" };
+	struct calibrate_opts co = {};
+	struct calibration *cal = NULL;
+	struct output out = {};
+	int ret = EXIT_FAIL, err;
+
+	err = parse(argc, argv, &o);
+	if (err) {
+		free(o.want);
+		return err == 1 ? EXIT_OK : err;
+	}
+	lctx.level = o.verbosity;
+	log_init(&lctx);
+	libbpf_set_print(log_libbpf);
+	if (o.list) {
+		list_loops();
+		ret = EXIT_OK;
+		goto out;
+	}
+	if (output_open(&out, o.out.output, stdout))
+		goto out;
+
+	prog.on = o.verbosity >= LOG_WARN && isatty(STDERR_FILENO);
+	co.quick = o.quick;
+	co.want = o.want;
+	co.probe = o.probe;
+	co.progress = calib_progress_show;
+	co.progress_ctx = &prog;
+	err = calibrate__run(&co, &cal);
+	calib_progress_end(&prog);
+	if (err)
+		goto out;
+
+	err = o.out.format == REPORT_JSON ? calib_write_json(out.f, cal) :
+					    calib_write_table(out.f, cal);
+	if (err) {
+		pr_err("cannot write the report: %s", strerror(-err));
+		goto out;
+	}
+	if (output_commit(&out))
+		goto out;
+	if (o.save && calib_usable(cal) && !calib_cache_save(o.out.cache, cal))
+		pr_info("saved as %s for scprof verdict", o.out.cache);
+	ret = EXIT_OK;
+out:
+	calib_progress_end(&prog);
+	output_abort(&out);
+	calibration__free(cal);
+	free(o.want);
+	return ret;
+}

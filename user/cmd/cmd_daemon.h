@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * `scprof daemon`: attach once, fold exited processes away as they go, and
+ * serve the cumulative figures as Prometheus metrics over HTTP
+ * (libmicrohttpd, driven from the daemon's own single-threaded loop).
+ */
+#ifndef SCPROF_DAEMON_H
+#define SCPROF_DAEMON_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+#include "cmd/cli.h"
+
+#define DAEMON_DEFAULT_LISTEN "127.0.0.1:9733"
+
+struct daemon_opts {
+	struct target_spec target; /* TARGET_ALL unless -p or --cgroup */
+	const char *listen;	   /* as given, for messages */
+	struct sockaddr_storage addr;
+	socklen_t addrlen;
+	const char *pidfile;
+	unsigned int comm_series; /* 0: no per-comm series */
+	double fold_s;		  /* how often exited processes are folded */
+	unsigned int http_timeout_s;
+	int verbosity;
+};
+
+/*
+ * Parse "ADDR:PORT": an IPv4 address, "[IPv6]" or "localhost", and a port
+ * from 0 (the kernel picks one) to 65535. 0 or -EINVAL.
+ */
+int daemon_parse_listen(const char *s, struct sockaddr_storage *ss,
+			socklen_t *len);
+/* argv[0] is "daemon". 0 to run, 1 after --help (exit 0), or EXIT_USAGE
+ * after a one-line error.
+ */
+int daemon_parse_args(int argc, char **argv, struct daemon_opts *o);
+void daemon_free_opts(struct daemon_opts *o);
+
+#endif

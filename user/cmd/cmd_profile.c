@@ -1,0 +1,443 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `scprof [OPTIONS] TARGET`: profile until the target ends, then report. */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "collect/collector.h"
+#include "collect/launch.h"
+#include "collect/target.h"
+#include "model/delta.h"
+#include "render/output.h"
+#include "render/report.h"
+#include "util/clock.h"
+#include "util/escape.h"
+#include "util/log.h"
+#include "util/signals.h"
+
+#define HARVEST_INTERVAL_NS 1000000000ULL
+/* How often the end of the targets is checked (a read of BPF globals). */
+#define POLL_INTERVAL_NS 100000000ULL
+
+/* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
+static char *describe(const struct profile_opts *o)
+{
+	size_t len = 64;
+	char *s, *p;
+
+	if (o->target.kind == TARGET_CMD)
+		for (char **a = o->argv; *a; a++)
+			len += strlen(*a) + 1;
+	else if (o->target.kind == TARGET_CGROUP)
+		len += strlen(o->target.cgroup);
+	else if (o->target.kind == TARGET_PIDS)
+		len += o->target.npids * 12;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	p = s;
+	switch (o->target.kind) {
+	case TARGET_CMD:
+		for (char **a = o->argv; *a; a++)
+			p += sprintf(p, "%s%s", a == o->argv ? "" : " ", *a);
+		break;
+	case TARGET_PIDS:
+		p += sprintf(p, "pid ");
+		for (size_t i = 0; i < o->target.npids; i++)
+			p += sprintf(p, "%s%d", i ? "," : "",
+				     o->target.pids[i]);
+		break;
+	case TARGET_CGROUP:
+		sprintf(p, "cgroup %s", o->target.cgroup);
+		break;
+	default:
+		sprintf(p, "all processes");
+		break;
+	}
+	return s;
+}
+
+static const char *mode_name(enum target_kind k)
+{
+	switch (k) {
+	case TARGET_CMD:
+		return "command";
+	case TARGET_PIDS:
+		return "pid";
+	case TARGET_CGROUP:
+		return "cgroup";
+	default:
+		return "all";
+	}
+}
+
+struct run {
+	struct profile_opts *o;
+	struct collector *col;
+	struct launch child;
+	bool launched;
+	bool released; /* the command was let go to exec */
+	bool targets_exited;
+	uint64_t t0, t1;
+	/* -i */
+	struct output *out;
+	struct sc_model *prev; /* the snapshot at the last interval report */
+	uint64_t t_prev;
+	unsigned int reports;
+};
+
+static void warn_drops(const struct sc_model *m)
+{
+	if (m->drops[SC_DROP_STATS_FULL])
+		pr_warn("%llu calls were not recorded: the stats map was full "
+			"(raise --max-entries)",
+			(unsigned long long)m->drops[SC_DROP_STATS_FULL]);
+	if (m->drops[SC_DROP_TASK_STORAGE])
+		pr_warn("%llu calls were not timed or counted: no task storage",
+			(unsigned long long)m->drops[SC_DROP_TASK_STORAGE]);
+	if (m->drops[SC_DROP_PROCS_FULL])
+		pr_warn("%llu processes have no name: the process map was "
+			"full (raise --max-procs)",
+			(unsigned long long)m->drops[SC_DROP_PROCS_FULL]);
+}
+
+/* "2025-11-22T14:03:05.120+0100": the wall-clock end of an interval. */
+static void timestamp(char *buf, size_t len)
+{
+	struct timespec ts;
+	struct tm tm;
+	size_t n;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	localtime_r(&ts.tv_sec, &tm);
+	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
+	n += (size_t)snprintf(buf + n, len - n, ".%03ld", ts.tv_nsec / 1000000);
+	strftime(buf + n, len - n, "%z", &tm);
+}
+
+/*
+ * -i: report what happened since the previous report, computed from two
+ * cumulative snapshots (nothing is deleted from the maps for this). The
+ * last report of a run detaches first, like the one-shot report, and is
+ * left out when the short rest of the run saw no call.
+ */
+static int write_interval(struct run *r, uint64_t now, bool last)
+{
+	struct report_opts ro = r->o->report;
+	struct report_meta meta = { .mode = mode_name(r->o->target.kind) };
+	struct sc_model *cur = NULL, *d;
+	char stamp[64];
+	int err;
+
+	err = collector__snapshot(r->col, &cur);
+	if (last) {
+		collector__destroy(r->col);
+		r->col = NULL;
+	}
+	if (err) {
+		pr_err("cannot read the collected data: %s", strerror(-err));
+		return err;
+	}
+	d = model_delta(cur, r->prev);
+	if (!d) {
+		model_free(cur);
+		pr_err("cannot compute the interval: out of memory");
+		return -ENOMEM;
+	}
+	d->duration_ns = now - r->t_prev;
+	meta.duration_ns = d->duration_ns;
+	if (!last || d->ntotal || !r->reports) {
+		timestamp(stamp, sizeof(stamp));
+		ro.rate_ns = d->duration_ns;
+		fprintf(r->out->f, "%s--- %s, interval %.3f s ---\n",
+			r->reports ? "\n" : "", stamp,
+			(double)d->duration_ns / 1e9);
+		err = report_write(r->out->f, d, &ro, &meta);
+		if (err)
+			pr_err("cannot write the report: %s", strerror(-err));
+		r->reports++;
+	}
+	if (last)
+		warn_drops(cur);
+	model_free(d);
+	model_free(r->prev);
+	r->prev = cur;
+	r->t_prev = now;
+	return err;
+}
+
+/* Wait for the end of the run: the targets end, the time is up, or a
+ * stop signal. Exited processes are folded out of the maps as we go, and
+ * with -i a report is printed at every interval.
+ */
+static int run_loop(struct run *r, const sigset_t *mask)
+{
+	uint64_t deadline = r->o->duration_s > 0 ?
+				    r->t0 + (uint64_t)(r->o->duration_s * 1e9) :
+				    UINT64_MAX;
+	uint64_t ival = (uint64_t)(r->o->interval_s * 1e9);
+	uint64_t next = ival ? r->t0 + ival : UINT64_MAX;
+	uint64_t harvest = r->t0 + HARVEST_INTERVAL_NS;
+	int stop_requests = 0;
+
+	for (;;) {
+		uint64_t now = clock_mono_ns(), wait = POLL_INTERVAL_NS;
+		struct timespec ts;
+		siginfo_t si;
+		int sig, err;
+
+		if (now >= deadline)
+			return 0;
+		if (deadline - now < wait)
+			wait = deadline - now;
+		if (next <= now)
+			wait = 0;
+		else if (next - now < wait)
+			wait = next - now;
+		ts.tv_sec = (time_t)(wait / 1000000000ULL);
+		ts.tv_nsec = (long)(wait % 1000000000ULL);
+		sig = sigtimedwait(mask, &si, &ts);
+		if (sig > 0 && signals_is_stop(sig)) {
+			/* A command gets the signal too: a terminal already
+			 * sent it to the whole process group, anyone else is
+			 * passed on. The report waits for the command to end;
+			 * a second signal stops waiting.
+			 */
+			if (!r->launched || r->child.reaped || stop_requests++)
+				return 0;
+			if (si.si_code <= 0)
+				kill(r->child.pid, sig);
+		}
+		now = clock_mono_ns();
+		if (now >= harvest) {
+			err = collector__harvest(r->col);
+			if (err)
+				return err;
+			harvest = now + HARVEST_INTERVAL_NS;
+		}
+		if (r->launched) {
+			if (launch_poll(&r->child) &&
+			    (!r->o->target.follow ||
+			     collector__live_targets(r->col) <= 0))
+				return 0;
+		} else if (r->o->target.kind == TARGET_PIDS &&
+			   collector__live_targets(r->col) <= 0) {
+			r->targets_exited = true;
+			return 0;
+		}
+		if (now >= next && now < deadline) {
+			err = write_interval(r, now, false);
+			if (err)
+				return err;
+			while (next <= now)
+				next += ival;
+		}
+	}
+}
+
+/*
+ * -d ended the profile while the command still runs: wait for it, as a
+ * shell would, so scprof exits with its status and the terminal is not
+ * handed back under a running program. Stop signals from other processes
+ * are passed on; a second one from the terminal stops waiting.
+ */
+static void wait_command(struct run *r, const sigset_t *mask)
+{
+	int from_tty = 0;
+
+	while (!launch_poll(&r->child)) {
+		struct timespec ts = { .tv_sec = 1 };
+		siginfo_t si;
+		int sig = sigtimedwait(mask, &si, &ts);
+
+		if (sig <= 0 || !signals_is_stop(sig))
+			continue;
+		if (si.si_code <= 0)
+			kill(r->child.pid, sig);
+		else if (++from_tty >= 2)
+			return;
+	}
+}
+
+static int write_report(struct run *r, struct output *out)
+{
+	struct report_meta meta = {
+		.mode = mode_name(r->o->target.kind),
+		.duration_ns = r->t1 - r->t0,
+		.targets_exited = r->targets_exited ||
+				  (r->launched && r->child.reaped),
+		.exit_status = r->launched && r->child.reaped ?
+				       launch_exit_status(&r->child) :
+				       -1,
+	};
+	struct sc_model *m = NULL;
+	char *target = describe(r->o);
+	int err;
+
+	if (!target)
+		return -ENOMEM;
+	meta.target = target;
+	/* Fold what exited since the last harvest first, so --max-exited
+	 * holds for the report too.
+	 */
+	err = collector__harvest(r->col);
+	if (!err)
+		err = collector__snapshot(r->col, &m);
+	/* Detach before printing: the report is not the targets' cost. */
+	collector__destroy(r->col);
+	r->col = NULL;
+	if (err) {
+		pr_err("cannot read the collected data: %s", strerror(-err));
+		free(target);
+		return err;
+	}
+	m->duration_ns = meta.duration_ns;
+	warn_drops(m);
+	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
+	err = report_write(out->f, m, &r->o->report, &meta);
+	if (err)
+		pr_err("cannot write the report: %s", strerror(-err));
+	model_free(m);
+	free(target);
+	return err;
+}
+
+/* -i without -U: strace's columns with calls/s after calls. */
+static void add_rate_column(struct report_opts *ro)
+{
+	size_t n = 0;
+
+	while (n < COL_COUNT && ro->cols[n] != COL_NONE)
+		n++;
+	if (n + 1 >= COL_COUNT)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		if (ro->cols[i] != COL_CALLS)
+			continue;
+		memmove(&ro->cols[i + 2], &ro->cols[i + 1],
+			(n - i - 1) * sizeof(ro->cols[0]));
+		ro->cols[i + 1] = COL_RATE;
+		return;
+	}
+}
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_opts o;
+	struct collector_opts copts = {};
+	struct output out = {};
+	struct log_ctx lctx = { .prog = "scprof" };
+	struct run r = { .o = &o };
+	sigset_t mask, oldmask;
+	int ret = EXIT_FAIL, err;
+
+	/* Stop signals are taken by the run loop, whenever they come: one
+	 * arriving while the programs load waits there and ends the run
+	 * cleanly, with every link detached.
+	 */
+	signals_block_stop(&mask, SIGCHLD, &oldmask);
+
+	err = cli_parse_profile(argc, argv, &o);
+	if (err) {
+		cli_free_profile(&o);
+		return err == 1 ? EXIT_OK : err;
+	}
+	lctx.level = o.verbosity;
+	log_init(&lctx);
+	libbpf_set_print(log_libbpf);
+
+	if (o.target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o.target.pids, &o.target.npids))
+		goto out;
+	if (output_open(&out, o.output,
+			o.target.kind == TARGET_CMD ? stderr : stdout))
+		goto out;
+
+	if (o.target.kind == TARGET_CMD) {
+		err = launch_start(&r.child, o.argv, &oldmask);
+		if (err) {
+			ret = err == -ENOENT ? 127 :
+			      err == -EACCES ? 126 :
+					       EXIT_FAIL;
+			goto out;
+		}
+		r.launched = true;
+	}
+
+	target_collector_opts(&o.target, &copts);
+	copts.count_only = o.count_only;
+	copts.max_exited = o.max_exited;
+	/* Exited processes one by one are only printed by -P, JSON and CSV:
+	 * otherwise merge them as they go, so long runs stay small.
+	 */
+	if (!o.report.per_process && o.report.format == REPORT_TABLE)
+		copts.fold = COLLECTOR_FOLD_TOTAL;
+	if (o.interval_s > 0) {
+		if (!o.cols_given)
+			add_rate_column(&o.report);
+		r.out = &out;
+	}
+	if (collector__open(&r.col, &copts))
+		goto out;
+	if (o.target.kind == TARGET_CMD)
+		collector__add_target(r.col, r.child.pid);
+	for (size_t i = 0; i < o.target.npids; i++)
+		collector__add_target(r.col, o.target.pids[i]);
+	if (collector__attach(r.col))
+		goto out;
+	r.t0 = clock_mono_ns();
+	r.t_prev = r.t0;
+
+	if (r.launched) {
+		launch_release(&r.child);
+		r.released = true;
+		err = launch_exec_error(&r.child);
+		if (err) {
+			pr_err("cannot run '%s': %s", o.argv[0], strerror(err));
+			ret = err == ENOENT ? 127 : 126;
+			goto out;
+		}
+	} else if (isatty(STDERR_FILENO)) {
+		char *d = describe(&o), *e = d ? esc_text(d, strlen(d)) : NULL;
+
+		pr_warn("profiling %s; Ctrl-C to stop and report", e ? e : "");
+		free(d);
+		free(e);
+	}
+
+	err = run_loop(&r, &mask);
+	r.t1 = clock_mono_ns();
+	if (err) {
+		pr_err("collection failed: %s", strerror(-err));
+		goto out;
+	}
+	if (r.targets_exited)
+		pr_warn("the target process%s exited: reporting what was "
+			"collected",
+			o.target.npids > 1 ? "es" : "");
+	if (o.interval_s > 0)
+		err = write_interval(&r, r.t1, true);
+	else
+		err = write_report(&r, &out);
+	if (err || output_commit(&out))
+		goto out;
+	if (r.launched && !r.child.reaped)
+		wait_command(&r, &mask);
+	ret = r.launched ? launch_exit_status(&r.child) : EXIT_OK;
+out:
+	/* Failed before the command could run: don't leave it stopped. */
+	if (r.launched && !r.released)
+		launch_kill(&r.child);
+	collector__destroy(r.col);
+	model_free(r.prev);
+	output_abort(&out);
+	cli_free_profile(&o);
+	return ret;
+}

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <curses.h>
+#include <errno.h>
+#include <getopt.h>
+#include <locale.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termcap.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <bpf/libbpf.h>
+
+#include "cmd/cmd_top.h"
+#include "cmd/commands.h"
+#include "collect/collector.h"
+#include "collect/target.h"
+#include "model/delta.h"
+#include "model/hist.h"
+#include "model/names.h"
+#include "render/report.h"
+#include "util/clock.h"
+#include "util/escape.h"
+#include "util/log.h"
+#include "util/signals.h"
+
+static const struct {
+	const char *name;  /* -s value */
+	const char *title; /* as the title line says it */
+	int key;	   /* interactive key */
+} sorts[TOP_SORT_COUNT] = {
+	[TOP_SORT_CALLS] = { "calls", "calls/s", 'c' },
+	[TOP_SORT_ERRORS] = { "errors", "errors/s", 'e' },
+	[TOP_SORT_P99] = { "p99", "p99 latency", 'p' },
+	[TOP_SORT_TIME] = { "time", "time in syscalls", 't' },
+};
+
+/* ---- frames ------------------------------------------------------------ */
+
+static int cmp_double_desc(double a, double b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int proc_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct top_proc *a = pa, *b = pb;
+	int c = 0;
+
+	switch (*(const enum top_sort *)arg) {
+	case TOP_SORT_ERRORS:
+		c = cmp_double_desc(a->errors_s, b->errors_s);
+		break;
+	case TOP_SORT_P99:
+		c = a->p99_ns < b->p99_ns ? 1 : a->p99_ns > b->p99_ns ? -1 : 0;
+		break;
+	case TOP_SORT_TIME:
+		c = cmp_double_desc(a->busy_pct, b->busy_pct);
+		break;
+	default:
+		break;
+	}
+	if (!c)
+		c = cmp_double_desc(a->calls_s, b->calls_s);
+	if (!c)
+		c = a->pid < b->pid ? -1 : a->pid > b->pid;
+	return c;
+}
+
+void top_frame_sort(struct top_frame *fr, enum top_sort sort)
+{
+	if (fr->nprocs > 1) /* procs is NULL before the first frame */
+		qsort_r(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp,
+			&sort);
+}
+
+/* The TOP_NTOP rows of p with the most calls. */
+static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
+			 uint64_t ns)
+{
+	const struct sc_row *best[TOP_NTOP] = {};
+
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct sc_row *r = &p->rows[i];
+
+		for (int k = 0; k < TOP_NTOP; k++) {
+			if (best[k] && best[k]->st.calls >= r->st.calls)
+				continue;
+			memmove(&best[k + 1], &best[k],
+				(TOP_NTOP - k - 1) * sizeof(best[0]));
+			best[k] = r;
+			break;
+		}
+	}
+	for (int k = 0; k < TOP_NTOP && best[k]; k++) {
+		tp->top[k].name = names_syscall_fmt(best[k]->abi, best[k]->nr,
+						    tp->top[k].buf,
+						    sizeof(tp->top[k].buf));
+		tp->top[k].calls_s = view_per_sec(best[k]->st.calls, ns);
+		tp->ntop = k + 1;
+	}
+}
+
+int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
+		    struct top_frame *fr)
+{
+	struct sc_stats *sum = malloc(sizeof(*sum));
+	uint64_t calls = 0, errors = 0;
+
+	memset(fr, 0, sizeof(*fr));
+	fr->interval_ns = ns;
+	fr->procs = calloc(d->nprocs ? d->nprocs : 1, sizeof(*fr->procs));
+	if (!fr->procs || !sum) {
+		free(sum);
+		free(fr->procs);
+		fr->procs = NULL;
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < d->ntotal; i++) {
+		calls += d->total[i].st.calls;
+		errors += d->total[i].st.errors;
+	}
+	fr->calls_s = view_per_sec(calls, ns);
+	fr->errors_s = view_per_sec(errors, ns);
+	fr->dropped = d->drops[SC_DROP_STATS_FULL];
+	for (size_t i = 0; i < d->nprocs; i++) {
+		const struct sc_proc *p = &d->procs[i];
+		struct top_proc *tp;
+
+		if (!p->pid || !p->nrows)
+			continue; /* pid 0: what exited processes left */
+		memset(sum, 0, sizeof(*sum));
+		for (size_t j = 0; j < p->nrows; j++)
+			stats_add(sum, &p->rows[j].st);
+		if (!sum->calls)
+			continue;
+		tp = &fr->procs[fr->nprocs++];
+		tp->pid = p->pid;
+		memcpy(tp->comm, p->comm, sizeof(tp->comm));
+		tp->exited = p->exited;
+		tp->calls_s = view_per_sec(sum->calls, ns);
+		tp->errors_s = view_per_sec(sum->errors, ns);
+		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
+		tp->p99_ns = hist_quantile(sum, 0.99);
+		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
+				    0;
+		top_syscalls(tp, p, ns);
+	}
+	free(sum);
+	top_frame_sort(fr, sort);
+	return 0;
+}
+
+void top_frame_free(struct top_frame *fr)
+{
+	free(fr->procs);
+	fr->procs = NULL;
+	fr->nprocs = 0;
+}
+
+static int push_line(char ***lines, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static int push_line(char ***lines, size_t *n, const char *fmt, ...)
+{
+	char **tmp = realloc(*lines, (*n + 1) * sizeof(**lines));
+	va_list ap;
+	int r;
+
+	if (!tmp)
+		return -ENOMEM;
+	*lines = tmp;
+	va_start(ap, fmt);
+	r = vasprintf(&(*lines)[*n], fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	(*n)++;
+	return 0;
+}
+
+int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
+		    unsigned int max_rows, bool interactive, char ***lines,
+		    size_t *n)
+{
+	char stamp[16], tops[128];
+	time_t t = time(NULL);
+	struct tm tm;
+	int err;
+
+	*lines = NULL;
+	*n = 0;
+	localtime_r(&t, &tm);
+	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
+	err = push_line(lines, n, "scprof top - %s, every %.1f s, by %s%s%s",
+			stamp, (double)fr->interval_ns / 1e9, sorts[sort].title,
+			fr->targets_gone ? " - the targets have exited" : "",
+			interactive ? "   keys: c e p t sort, q quit" : "");
+	err = err   ?:
+		      push_line(lines, n,
+				"%zu processes active, %.1f calls/s, %.1f "
+				"errors/s, %llu calls dropped",
+				fr->nprocs, fr->calls_s, fr->errors_s,
+				(unsigned long long)fr->dropped);
+	err = err   ?:
+		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
+				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",
+				"P99-us", "IN-SYS%", "TOP SYSCALLS (calls/s)");
+	for (size_t i = 0; !err && i < fr->nprocs; i++) {
+		const struct top_proc *p = &fr->procs[i];
+		char *comm;
+		size_t off = 0;
+
+		if (max_rows && i >= max_rows)
+			break;
+		tops[0] = '\0';
+		for (int k = 0; k < p->ntop && off < sizeof(tops); k++)
+			off += (size_t)snprintf(tops + off, sizeof(tops) - off,
+						"%s%s %.0f", k ? ", " : "",
+						p->top[k].name,
+						p->top[k].calls_s);
+		comm = esc_text(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
+		if (!comm)
+			return -ENOMEM;
+		err = push_line(lines, n,
+				"%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
+				p->pid, comm, p->calls_s, p->errors_s,
+				p->err_pct, (double)p->p99_ns / 1e3,
+				p->busy_pct, tops);
+		free(comm);
+	}
+	return err;
+}
+
+static void free_lines(char **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(lines[i]);
+	free(lines);
+}
+
+/* ---- command line ---------------------------------------------------------- */
+
+static void usage(FILE *f)
+{
+	fputs("Usage: scprof top [OPTIONS] [-a | -p PID[,PID...] | --cgroup PATH]\n"
+	      "\n"
+	      "A live view of the busiest processes by syscall rate: calls and errors per\n"
+	      "second, error share, p99 latency, share of wall time inside syscalls, and\n"
+	      "each process's top syscalls, refreshed every interval. Keys: c, e, p, t\n"
+	      "sort by calls/s, errors/s, p99, time in syscalls; q quits.\n"
+	      "\n"
+	      "Targets (default: the whole system, scprof excepted):\n"
+	      "  -a, --all             the whole system\n"
+	      "  -p, --pid PID[,PID]   running processes, all their threads\n"
+	      "      --cgroup PATH     every task under a cgroup v2 directory\n"
+	      "  -f, --follow          with -p, also children forked by the targets\n"
+	      "      --max-entries N   stats map size (default 16384)\n"
+	      "      --max-procs N     process map size (default 8192)\n"
+	      "\n"
+	      "Display:\n"
+	      "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
+	      "  -s, --sort KEY        calls (default), errors, p99 or time\n"
+	      "  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
+	      "  -n, --frames N        stop after N frames\n"
+	      "  -d, --duration SECS   stop after SECS seconds\n"
+	      "      --rows N          processes per frame with --batch (default 20, 0: all)\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "With -p, --batch stops once every target has exited. Exit status: 0, 1 on\n"
+	      "a runtime error, 2 on a usage error (also: no terminal without --batch).\n",
+	      f);
+}
+
+enum {
+	OPT_ROWS = CLI_OPT_OWN,
+};
+
+static const struct option long_opts[] = {
+	CLI_TARGET_OPTIONS,
+	{ "interval", required_argument, NULL, 'i' },
+	{ "sort", required_argument, NULL, 's' },
+	{ "batch", no_argument, NULL, 'b' },
+	{ "frames", required_argument, NULL, 'n' },
+	{ "duration", required_argument, NULL, 'd' },
+	{ "rows", required_argument, NULL, OPT_ROWS },
+	CLI_COMMON_OPTIONS,
+	{},
+};
+
+static const struct cli_cmd top_cmd = {
+	.prog = "scprof top",
+	.usage = usage,
+	.short_opts = ":ap:fi:s:bn:d:vqh",
+};
+
+int top_parse_args(int argc, char **argv, struct top_opts *o)
+{
+	const struct cli_cmd *cmd = &top_cmd;
+	uint64_t v;
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	o->interval_s = 1;
+	o->rows = 20;
+	o->verbosity = LOG_WARN;
+	optind = 0; /* 0: glibc resets all of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
+				NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (cli_parse_seconds(optarg, &o->interval_s) ||
+			    o->interval_s < 0.1)
+				return cli_error(
+					cmd,
+					"invalid interval '%s': "
+					"expected a number of seconds >= "
+					"0.1",
+					optarg);
+			break;
+		case 'd':
+			if (cli_parse_seconds(optarg, &o->duration_s))
+				return cli_error(
+					cmd,
+					"invalid duration '%s': "
+					"expected a number of seconds > 0",
+					optarg);
+			break;
+		case 's':
+			for (v = 0; v < TOP_SORT_COUNT; v++) {
+				if (!strcmp(optarg, sorts[v].name))
+					break;
+			}
+			if (v == TOP_SORT_COUNT)
+				return cli_error(
+					cmd,
+					"invalid sort key '%s': "
+					"expected calls, errors, p99 or "
+					"time",
+					optarg);
+			o->sort = (enum top_sort)v;
+			break;
+		case 'b':
+			o->batch = true;
+			break;
+		case 'n':
+			if (cli_parse_u64(optarg, 1, 1000000000, &v))
+				return cli_error(cmd,
+						 "invalid frame count '%s': "
+						 "expected a number >= 1",
+						 optarg);
+			o->frames = (unsigned long)v;
+			break;
+		case OPT_ROWS:
+			if (cli_parse_u64(optarg, 0, 1000000, &v))
+				return cli_error(cmd,
+						 "invalid --rows '%s': "
+						 "expected a number >= 0",
+						 optarg);
+			o->rows = (unsigned int)v;
+			break;
+		default:
+			err = cli_shared_option(cmd, c, argv, &o->target,
+						&o->verbosity);
+			if (err)
+				return err;
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_error(cmd,
+				 "unexpected argument '%s': top watches "
+				 "running processes (use -p PID or --cgroup "
+				 "PATH)",
+				 argv[optind]);
+	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	if (err)
+		return err;
+	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		return cli_error(cmd, "the live view needs a terminal; use "
+				      "--batch for plain-text frames");
+	return 0;
+}
+
+void top_free_opts(struct top_opts *o)
+{
+	cli_target_free(&o->target);
+}
+
+/* ---- the loop ------------------------------------------------------------- */
+
+struct top {
+	struct top_opts *o;
+	struct collector *col;
+	struct sc_model *prev;
+	uint64_t t_prev;
+	struct top_frame frame; /* the last one; empty before the first */
+	enum top_sort sort;
+	unsigned long frames; /* built so far */
+};
+
+/* One interval: snapshot, delta against the last one, fold the exited. */
+static int tick(struct top *t)
+{
+	struct sc_model *cur = NULL, *d;
+	uint64_t now = clock_mono_ns();
+	int err;
+
+	err = collector__snapshot(t->col, &cur);
+	if (err)
+		return err;
+	d = model_delta(cur, t->prev);
+	if (!d) {
+		model_free(cur);
+		return -ENOMEM;
+	}
+	top_frame_free(&t->frame);
+	err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
+	model_free(d);
+	model_free(t->prev);
+	t->prev = cur;
+	t->t_prev = now;
+	if (err)
+		return err;
+	t->frames++;
+	/* After the snapshot: a process that exited in this interval has
+	 * shown its last calls; now its cells can go.
+	 */
+	err = collector__harvest(t->col);
+	if (t->o->target.kind == TARGET_PIDS &&
+	    collector__live_targets(t->col) <= 0)
+		t->frame.targets_gone = true;
+	return err;
+}
+
+static int print_frame(struct top *t)
+{
+	char **lines;
+	size_t n;
+	int err;
+
+	err = top_frame_lines(&t->frame, t->sort, t->o->rows, false, &lines,
+			      &n);
+	if (!err) {
+		if (t->frames > 1)
+			putchar('\n');
+		for (size_t i = 0; i < n; i++)
+			puts(lines[i]);
+		if (fflush(stdout) || ferror(stdout))
+			err = -EIO;
+	}
+	free_lines(lines, n);
+	return err;
+}
+
+static void draw(struct top *t)
+{
+	char **lines = NULL;
+	size_t n = 0;
+
+	erase();
+	if (!t->frames) {
+		mvprintw(0, 0,
+			 "scprof top - collecting for %.1f s...   keys: c e "
+			 "p t sort, q quit",
+			 t->o->interval_s);
+	} else if (!top_frame_lines(&t->frame, t->sort, 0, true, &lines, &n)) {
+		for (size_t i = 0; i < n && (int)i < LINES; i++) {
+			if (i == 2)
+				attron(A_REVERSE);
+			mvaddnstr((int)i, 0, lines[i], COLS);
+			if (i == 2) {
+				for (int x = (int)strlen(lines[i]); x < COLS;
+				     x++)
+					addch(' ');
+				attroff(A_REVERSE);
+			}
+		}
+	}
+	free_lines(lines, n);
+	refresh();
+}
+
+/* A key: true to quit. */
+static bool on_key(struct top *t, int ch)
+{
+	if (ch == 'q' || ch == 'Q')
+		return true;
+	for (int s = 0; s < TOP_SORT_COUNT; s++) {
+		if (ch == sorts[s].key) {
+			t->sort = (enum top_sort)s;
+			top_frame_sort(&t->frame, t->sort);
+		}
+	}
+	return false;
+}
+
+static int run(struct top *t, int sigfd)
+{
+	uint64_t ival = (uint64_t)(t->o->interval_s * 1e9);
+	uint64_t next = t->t_prev + ival;
+	uint64_t deadline =
+		t->o->duration_s > 0 ?
+			t->t_prev + (uint64_t)(t->o->duration_s * 1e9) :
+			UINT64_MAX;
+	bool tty = !t->o->batch;
+	struct pollfd pfd[2] = {
+		{ .fd = sigfd, .events = POLLIN },
+		{ .fd = tty ? STDIN_FILENO : -1, .events = POLLIN },
+	};
+	int err;
+
+	if (tty)
+		draw(t);
+	for (;;) {
+		uint64_t now = clock_mono_ns(),
+			 until = next < deadline ? next : deadline;
+		int ms = until > now ? (int)((until - now + 999999) / 1000000) :
+				       0;
+
+		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
+			return -errno;
+		if (pfd[0].revents & POLLIN)
+			return 0; /* SIGINT, SIGTERM, SIGHUP */
+		if (tty) {
+			int ch;
+
+			while ((ch = getch()) != ERR) {
+				if (on_key(t, ch))
+					return 0;
+				draw(t);
+			}
+		}
+		now = clock_mono_ns();
+		if (now >= deadline)
+			return 0;
+		if (now < next)
+			continue;
+		err = tick(t);
+		if (err)
+			return err;
+		while (next <= now)
+			next += ival;
+		if (tty) {
+			draw(t);
+		} else {
+			err = print_frame(t);
+			if (err)
+				return err;
+			if (t->frame.targets_gone)
+				return 0;
+		}
+		if (t->o->frames && t->frames >= t->o->frames)
+			return 0;
+	}
+}
+
+int cmd_top(int argc, char **argv)
+{
+	struct top_opts o;
+	struct top t = { .o = &o };
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
+	struct log_ctx lctx = { .prog = "scprof top" };
+	SCREEN *scr = NULL;
+	sigset_t mask;
+	int sigfd = -1, ret = EXIT_FAIL, err;
+
+	err = top_parse_args(argc, argv, &o);
+	if (err) {
+		top_free_opts(&o);
+		return err == 1 ? EXIT_OK : err;
+	}
+	t.sort = o.sort;
+	lctx.level = o.verbosity;
+	log_init(&lctx);
+	libbpf_set_print(log_libbpf);
+
+	signals_block_stop(&mask, 0, NULL);
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (sigfd < 0) {
+		pr_err("cannot set up signals: %s", strerror(errno));
+		goto out;
+	}
+	if (o.target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o.target.pids, &o.target.npids))
+		goto out;
+	if (target_attach(&o.target, &copts, &t.col))
+		goto out;
+	t.t_prev = clock_mono_ns();
+
+	if (!o.batch) {
+		const char *term = getenv("TERM");
+
+		setlocale(LC_ALL, "");
+		/* Whether terminfo knows TERM, asked first: initscr would
+		 * exit by itself, newterm fail leaving memory behind.
+		 */
+		if (term && tgetent(NULL, term) == 1)
+			scr = newterm(NULL, stdout, stdin);
+		if (!scr) {
+			pr_err("cannot use the terminal: is TERM right? "
+			       "(--batch needs none)");
+			goto out;
+		}
+		cbreak();
+		noecho();
+		nonl();
+		keypad(stdscr, TRUE);
+		nodelay(stdscr, TRUE);
+		curs_set(0);
+	}
+	err = run(&t, sigfd);
+	if (scr) {
+		endwin();
+		delscreen(scr);
+	}
+	if (err) {
+		pr_err("%s", err == -EIO ? "cannot write the frames" :
+					   strerror(-err));
+		goto out;
+	}
+	ret = EXIT_OK;
+out:
+	collector__destroy(t.col);
+	top_frame_free(&t.frame);
+	model_free(t.prev);
+	if (sigfd >= 0)
+		close(sigfd);
+	top_free_opts(&o);
+	return ret;
+}

@@ -1,0 +1,503 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* `scprof verdict -p PID`: is it the syscalls? */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "analyze/calibrate.h"
+#include "analyze/verdict.h"
+#include "cmd/cli.h"
+#include "cmd/commands.h"
+#include "collect/collector.h"
+#include "collect/target.h"
+#include "render/calib_cache.h"
+#include "render/calib_report.h"
+#include "render/output.h"
+#include "render/verdict_report.h"
+#include "util/clock.h"
+#include "util/log.h"
+#include "util/procfs.h"
+#include "util/signals.h"
+
+#define DEFAULT_DURATION_S 5.0
+#define SAMPLE_NS 20000000ULL /* /proc is read every 20 ms */
+
+struct verdict_cli {
+	pid_t pid;
+	double duration_s;
+	bool recalibrate;
+	struct cli_calib_opts out;
+	int verbosity;
+};
+
+static void usage(FILE *f)
+{
+	fputs("Usage: scprof verdict -p PID [-d SECONDS] [OPTIONS]\n"
+	      "\n"
+	      "Is it the syscalls? Profile a running process (all its threads, not its\n"
+	      "children) for a while and answer with numbers:\n"
+	      "  syscall_share   the share of its threads' wall time spent inside\n"
+	      "                  syscalls, entry and exit included\n"
+	      "  syscall_bound   yes when the process keeps at least a tenth of a CPU busy\n"
+	      "                  and at least half of its CPU time is spent inside\n"
+	      "                  syscalls; time asleep in a syscall, or waiting for a CPU,\n"
+	      "                  does not count: waiting is not syscall overhead\n"
+	      "  CPU time        user and system time from /proc, and calls per second\n"
+	      "  crossing cost   calls x the calibrated floor (the cheapest syscall's round\n"
+	      "                  trip), as a share of its CPU time\n"
+	      "  findings        the patterns behind the cost, with advice:\n"
+	      "    small-io          read/write-family calls averaging under 4 KiB whose\n"
+	      "                      crossings cost >= 5% of its CPU; says how many calls\n"
+	      "                      64 KiB buffers would save\n"
+	      "    open-close-churn  >= 100 opens, closed again, with <= 4 reads or writes\n"
+	      "                      each, taking >= 5% of its CPU\n"
+	      "    high-rate         a cheap call (getpid and other ids, clock calls that\n"
+	      "                      bypass the vDSO, sched_yield, or any call within 4\n"
+	      "                      floors) made so often that the crossings take >= 5%\n"
+	      "                      of its CPU\n"
+	      "    blocking          >= 20% of its threads' time asleep inside syscalls;\n"
+	      "                      names the waiting calls (>= 10% of the time each)\n"
+	      "\n"
+	      "The figures use this machine's calibration (see scprof calibrate): the one\n"
+	      "saved for this boot, or else the quick calibration, run first (about 15 s)\n"
+	      "and saved. scprof's own cost is taken off: probe_overhead_ns per call from\n"
+	      "CPU and thread time, and latencies are rebased on the floor call's.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -p, --pid PID         the process (a thread id stands for its process)\n"
+	      "  -d, --duration SECS   how long to profile, default 5 (decimals allowed);\n"
+	      "                        Ctrl-C or SIGTERM stops early and reports\n"
+	      "      --format FMT      table (default) or json: one object with\n"
+	      "                        syscall_share, syscall_bound, findings [{kind,\n"
+	      "                        syscall, calls, avg_bytes?, share, advice, ...}],\n"
+	      "                        syscalls, CPU and calibration figures\n"
+	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
+	      "                        stdout\n"
+	      "      --cache FILE      the saved calibration (default\n"
+	      "                        " CALIB_CACHE_PATH ")\n"
+	      "      --recalibrate     run the quick calibration even if one is saved\n"
+	      "  -v, --verbose         more messages\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "\n"
+	      "If the process exits during the run, the report covers what was seen and\n"
+	      "says so. Exit status: 0, 1 on a runtime error (no such process,\n"
+	      "privileges), 2 on a usage error. Needs root, or CAP_BPF and CAP_PERFMON.\n",
+	      f);
+}
+
+static const struct cli_cmd cmd = {
+	.prog = "scprof verdict",
+	.usage = usage,
+	.short_opts = ":p:d:o:vqh",
+};
+
+enum {
+	OPT_RECALIBRATE = CLI_OPT_OWN,
+};
+
+static const struct option long_opts[] = {
+	{ "pid", required_argument, NULL, 'p' },
+	{ "duration", required_argument, NULL, 'd' },
+	CLI_CALIB_OPTIONS,
+	{ "recalibrate", no_argument, NULL, OPT_RECALIBRATE },
+	CLI_COMMON_OPTIONS,
+	{},
+};
+
+/* 0 to run, 1 after --help, EXIT_USAGE after an error. */
+static int parse(int argc, char **argv, struct verdict_cli *o)
+{
+	uint64_t v;
+	int c, err;
+
+	memset(o, 0, sizeof(*o));
+	o->duration_s = DEFAULT_DURATION_S;
+	o->out.cache = CALIB_CACHE_PATH;
+	o->verbosity = LOG_WARN;
+	optind = 0; /* 0: glibc resets all of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
+	       -1) {
+		switch (c) {
+		case 'p':
+			if (o->pid)
+				return cli_error(&cmd,
+						 "give one -p: scprof verdict "
+						 "judges one process");
+			if (cli_parse_u64(optarg, 1, CLI_PID_MAX, &v))
+				return cli_error(&cmd,
+						 "invalid PID '%s': expected "
+						 "one process id",
+						 optarg);
+			o->pid = (pid_t)v;
+			break;
+		case 'd':
+			if (cli_duration(&cmd, optarg, &o->duration_s))
+				return EXIT_USAGE;
+			break;
+		case OPT_RECALIBRATE:
+			o->recalibrate = true;
+			break;
+		default:
+			err = cli_calib_option(&cmd, c, optarg, &o->out);
+			if (err == -ENOENT)
+				err = cli_shared_option(&cmd, c, argv, NULL,
+							&o->verbosity);
+			if (err)
+				return err;
+			break;
+		}
+	}
+	if (optind < argc)
+		return cli_error(&cmd, "unexpected argument '%s'",
+				 argv[optind]);
+	if (!o->pid)
+		return cli_error(&cmd, "which process? give -p PID");
+	return 0;
+}
+
+/* The saved calibration, or a quick one run now and saved. */
+static int get_calibration(const struct verdict_cli *o,
+			   struct calibration **cal, bool *saved)
+{
+	struct calib_progress prog = { .prefix = "scprof verdict" };
+	struct calibrate_opts co = {
+		.quick = true,
+		.probe = true,
+		.progress = calib_progress_show,
+		.progress_ctx = &prog,
+	};
+	int err = -ENOENT;
+
+	*saved = false;
+	if (!o->recalibrate) {
+		err = calib_cache_load(o->out.cache, cal);
+		if (!err) {
+			*saved = true;
+			return 0;
+		}
+		if (err == -ENOMEM) {
+			pr_err("out of memory");
+			return err;
+		}
+	}
+	if (err == -EINVAL)
+		pr_warn("ignoring %s: not a calibration", o->out.cache);
+	if (!isatty(STDERR_FILENO))
+		pr_warn("%s: running the quick one first (about 15 s)",
+			o->recalibrate ? "--recalibrate" :
+					 "no saved calibration for this boot");
+	prog.on = o->verbosity >= LOG_WARN && isatty(STDERR_FILENO);
+	err = calibrate__run(&co, cal);
+	calib_progress_end(&prog);
+	if (err)
+		return err;
+	if (!calib_usable(*cal)) {
+		pr_err("the calibration could not measure the floor and the "
+		       "probe effect");
+		calibration__free(*cal);
+		*cal = NULL;
+		return -EIO;
+	}
+	if (calib_cache_save(o->out.cache, *cal))
+		pr_warn("the calibration is not saved: the next verdict will "
+			"run it again");
+	return 0;
+}
+
+/*
+ * Read /proc/PID/stat of a live process: -ESRCH when there is none, it is
+ * a zombie, or (start_ticks not 0) its pid now belongs to a process
+ * started at another time.
+ */
+static int read_live(pid_t pid, uint64_t start_ticks, struct proc_stat *st)
+{
+	int err = procfs_read_stat(pid, st);
+
+	if (err)
+		return err;
+	if (st->state == 'Z' || st->state == 'X' ||
+	    (start_ticks && st->starttime_ticks != start_ticks))
+		return -ESRCH;
+	return 0;
+}
+
+/* The process as /proc shows it over the run. */
+struct sampler {
+	pid_t pid;
+	struct proc_stat first, last;
+	uint64_t t_first, t_last; /* when they were read */
+	double thread_s;	  /* threads x time, integrated */
+	struct task_wait *waits0, *waits1;
+	size_t nwaits0, nwaits1;
+	bool have_waits;
+	bool gone;
+};
+
+/* Read again, integrating the thread count; gone once the process is. */
+static void sampler_tick(struct sampler *s)
+{
+	struct proc_stat st;
+	uint64_t t;
+
+	if (s->gone)
+		return;
+	if (read_live(s->pid, s->first.starttime_ticks, &st)) {
+		s->gone = true;
+		return;
+	}
+	t = clock_mono_ns();
+	s->thread_s += (double)(t - s->t_last) / 1e9 *
+		       (double)(s->last.num_threads + st.num_threads) / 2;
+	s->last = st;
+	s->t_last = t;
+}
+
+/* Begin with the process pid that started at start_ticks. */
+static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
+{
+	int err;
+
+	s->pid = pid;
+	err = read_live(pid, start_ticks, &s->first);
+	if (err)
+		return err;
+	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
+	s->last = s->first;
+	s->t_first = s->t_last = clock_mono_ns();
+	return 0;
+}
+
+static void sampler_end(struct sampler *s)
+{
+	sampler_tick(s);
+	if (s->gone || !s->have_waits ||
+	    procfs_task_waits(s->pid, &s->waits1, &s->nwaits1))
+		s->have_waits = false;
+}
+
+static void sampler_free(struct sampler *s)
+{
+	free(s->waits0);
+	free(s->waits1);
+}
+
+/*
+ * Profile the process pid that started at start_ticks until the time is
+ * up, it ends, or a signal of mask (blocked) comes; then take what was
+ * collected.
+ */
+static int profile(const struct verdict_cli *o, struct collector *c,
+		   const sigset_t *mask, pid_t pid, uint64_t start_ticks,
+		   struct sampler *s, struct sc_model **model)
+{
+	uint64_t deadline;
+	int err;
+
+	*model = NULL;
+	err = collector__add_target(c, pid);
+	if (err) {
+		pr_err("cannot profile pid %d: %s", (int)pid, strerror(-err));
+		return err;
+	}
+	err = collector__attach(c);
+	if (err)
+		return err;
+	if (sampler_start(s, pid, start_ticks)) {
+		s->gone = true;
+		goto snapshot;
+	}
+	deadline = s->t_first + (uint64_t)(o->duration_s * 1e9);
+	for (;;) {
+		uint64_t now = clock_mono_ns(), wait = SAMPLE_NS;
+		struct timespec ts;
+
+		if (now >= deadline)
+			break;
+		if (deadline - now < wait)
+			wait = deadline - now;
+		ts.tv_sec = (time_t)(wait / 1000000000ULL);
+		ts.tv_nsec = (long)(wait % 1000000000ULL);
+		if (sigtimedwait(mask, NULL, &ts) > 0)
+			break;
+		sampler_tick(s);
+		/* The only target, not followed: nothing else to fold. */
+		if (s->gone || collector__live_targets(c) <= 0) {
+			s->gone = true;
+			break;
+		}
+	}
+	sampler_end(s);
+snapshot:
+	err = collector__snapshot(c, model);
+	if (err)
+		pr_err("cannot read the collected data: %s", strerror(-err));
+	return err;
+}
+
+/* The target's rows: the process with its pid and start time. */
+static const struct sc_proc *find_proc(const struct sc_model *m,
+				       const struct sampler *s)
+{
+	uint64_t tick_ns = 1000000000ULL / (uint64_t)procfs_ticks_per_s();
+	const struct sc_proc *any = NULL;
+
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct sc_proc *p = &m->procs[i];
+		uint64_t ticks = p->start_ns / tick_ns;
+
+		if (p->pid != (uint32_t)s->pid)
+			continue;
+		if (ticks + 1 >= s->first.starttime_ticks &&
+		    ticks <= s->first.starttime_ticks + 1)
+			return p;
+		any = p;
+	}
+	/* Without a start time match, a lone process of that pid is it. */
+	return any;
+}
+
+static int judge(const struct verdict_cli *o, const struct sampler *s,
+		 const struct sc_model *m, const struct calibration *cal,
+		 bool saved, struct output *out)
+{
+	const struct sc_proc *p = find_proc(m, s);
+	const struct cal_loop_result *fl = calibration__loop(cal,
+							     CAL_FLOOR_LOOP),
+				     *vd = calibration__loop(cal,
+							     CAL_VDSO_LOOP);
+	double hz = (double)procfs_ticks_per_s();
+	struct verdict_input in = {
+		.rows = p ? p->rows : NULL,
+		.nrows = p ? p->nrows : 0,
+		.wall_s = (double)(s->t_last - s->t_first) / 1e9,
+		.thread_s = s->thread_s,
+		.utime_s =
+			(double)(s->last.utime_ticks - s->first.utime_ticks) /
+			hz,
+		.stime_s =
+			(double)(s->last.stime_ticks - s->first.stime_ticks) /
+			hz,
+		.floor_ns = fl ? fl->ns_per_call : 0,
+		.vdso_ns = vd ? vd->ns_per_call : 0,
+		.probe_ns = cal->probe.measured ? cal->probe.overhead_ns : 0,
+		.probe_reported_ns =
+			cal->probe.measured ? cal->probe.reported_ns : 0,
+	};
+	struct verdict_meta meta = {
+		.pid = s->pid,
+		.comm = s->first.comm,
+		.exited = s->gone,
+		.threads = s->last.num_threads,
+		.cal = cal,
+		.cal_saved = saved,
+		.now = (long long)time(NULL),
+	};
+	struct verdict *v = NULL;
+	int err;
+
+	if (s->have_waits)
+		in.runq_s = (double)procfs_waits_delta(s->waits0, s->nwaits0,
+						       s->waits1, s->nwaits1) /
+			    1e9;
+	err = verdict_judge(&in, &v);
+	if (err) {
+		pr_err("cannot judge: %s", strerror(-err));
+		return err;
+	}
+	err = o->out.format == REPORT_JSON ?
+		      verdict_write_json(out->f, v, &meta) :
+		      verdict_write_table(out->f, v, &meta);
+	if (err)
+		pr_err("cannot write the report: %s", strerror(-err));
+	verdict_free(v);
+	return err;
+}
+
+int cmd_verdict(int argc, char **argv)
+{
+	struct verdict_cli o;
+	struct log_ctx lctx = { .prog = "scprof verdict" };
+	struct collector_opts copts = { .mode = SC_FILTER_TGID };
+	struct collector *col = NULL;
+	struct calibration *cal = NULL;
+	struct sc_model *m = NULL;
+	struct output out = {};
+	struct sampler s = {};
+	struct proc_stat st;
+	sigset_t mask, oldmask;
+	bool saved = false, blocked = false;
+	int ret = EXIT_FAIL, err;
+	size_t npids = 1;
+	pid_t pid;
+
+	err = parse(argc, argv, &o);
+	if (err)
+		return err == 1 ? EXIT_OK : err;
+	lctx.level = o.verbosity;
+	log_init(&lctx);
+	libbpf_set_print(log_libbpf);
+
+	/* A thread id stands for its process. */
+	pid = o.pid;
+	if (target_resolve_pids(&pid, &npids))
+		return EXIT_FAIL;
+	if (pid == getpid()) {
+		pr_err("cannot judge pid %d: that is scprof itself", pid);
+		return EXIT_FAIL;
+	}
+	err = read_live(pid, 0, &st);
+	if (err) {
+		pr_err("cannot judge pid %d: %s", (int)pid,
+		       err == -ESRCH ? "no such process (or it has exited)" :
+				       strerror(-err));
+		return EXIT_FAIL;
+	}
+	/* Privileges and kernel support first: the calibration takes a while. */
+	if (collector__open(&col, &copts))
+		goto out;
+	if (get_calibration(&o, &cal, &saved))
+		goto out;
+	if (output_open(&out, o.out.output, stdout))
+		goto out;
+
+	signals_block_stop(&mask, 0, &oldmask);
+	blocked = true;
+	/* The same process as before the calibration, not a new one given
+	 * its pid: the one that started at the same time.
+	 */
+	err = profile(&o, col, &mask, pid, st.starttime_ticks, &s, &m);
+	/* Detach before judging: the report is not the target's cost. */
+	collector__destroy(col);
+	col = NULL;
+	if (err)
+		goto out;
+	if (s.t_last == s.t_first) {
+		pr_err("cannot judge pid %d: it exited before it could be "
+		       "profiled",
+		       pid);
+		goto out;
+	}
+	if (s.gone)
+		pr_warn("pid %d exited after %.1f s: judging what was seen",
+			pid, (double)(s.t_last - s.t_first) / 1e9);
+	if (judge(&o, &s, m, cal, saved, &out) || output_commit(&out))
+		goto out;
+	ret = EXIT_OK;
+out:
+	if (blocked)
+		sigprocmask(SIG_SETMASK, &oldmask, NULL);
+	collector__destroy(col);
+	output_abort(&out);
+	model_free(m);
+	calibration__free(cal);
+	sampler_free(&s);
+	return ret;
+}

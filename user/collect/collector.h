@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The collector owns the BPF side: open, configure, load and attach the
+ * programs, then read their maps into the record model. Exited processes
+ * are folded out of the maps into userspace as the run goes, so maps hold
+ * only live processes.
+ */
+#ifndef SCPROF_COLLECTOR_H
+#define SCPROF_COLLECTOR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "model/model.h"
+
+/* What happens to the figures of a process once it has exited. */
+enum collector_fold {
+	COLLECTOR_FOLD_PROCS = 0, /* keep each exited process (default), up
+				   * to max_exited; later ones are merged
+				   * into the aggregate below
+				   */
+	COLLECTOR_FOLD_TOTAL,	  /* merge them all into one aggregate process
+				   * (pid 0, start 0, empty comm): memory stays
+				   * bounded however many processes come and go
+				   */
+};
+
+struct collector_opts {
+	enum sc_filter_mode mode;
+	const char *cgroup_path; /* SC_FILTER_CGROUP: a cgroup v2 directory */
+	bool follow;		 /* SC_FILTER_TGID: add children on fork */
+	uint32_t max_stats;	 /* stats map entries, 0: default */
+	uint32_t max_procs;	 /* procs map entries, 0: default */
+	bool count_only;	 /* calls, errors and bytes; no times */
+	enum collector_fold fold;
+	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
+				  * by one, 0: default
+				  */
+};
+
+/* The collector's own state, for self-monitoring. */
+struct collector_info {
+	unsigned int progs_attached;	   /* BPF links held */
+	uint32_t stats_entries, stats_max; /* (process, syscall) cells */
+	uint32_t procs_entries, procs_max;
+	uint64_t map_bytes;    /* kernel memory of the maps (fdinfo memlock) */
+	uint64_t procs_folded; /* exited processes folded out of the maps */
+};
+
+struct collector;
+
+/* Checks the kernel and privileges, opens and loads. 0 or -errno, with
+ * the reason already reported in one line.
+ */
+int collector__open(struct collector **out, const struct collector_opts *opts);
+/* SC_FILTER_TGID: add a process to the targets; before attach. */
+int collector__add_target(struct collector *c, pid_t tgid);
+int collector__attach(struct collector *c);
+/* Detach the programs, keeping the maps and what they hold; a later
+ * collector__attach attaches them again (calibrate's probe effect).
+ */
+void collector__detach(struct collector *c);
+/* Move what exited processes left in the maps into userspace. */
+int collector__harvest(struct collector *c);
+/* Like collector__harvest; when exited is not NULL, also add to it each
+ * process folded now, with its final rows, comm and exit code.
+ */
+int collector__harvest_exited(struct collector *c, struct sc_model *exited);
+/* Everything seen so far (folded and live), finalized. Caller frees. */
+int collector__snapshot(struct collector *c, struct sc_model **out);
+/* Fill in the collector's own figures (walks map keys, not values). */
+int collector__info(struct collector *c, struct collector_info *out);
+/*
+ * Can a process without any capability still read and fold these maps
+ * through the open descriptors? Recent kernels check privileges when maps
+ * and programs are created, not when an open one is used. Tried in a
+ * child that drops every capability. 1 yes, 0 no, -errno.
+ */
+int collector__maps_need_no_caps(struct collector *c);
+/* Target processes still alive (SC_FILTER_TGID). */
+long collector__live_targets(const struct collector *c);
+/* Detach and free; safe on NULL. */
+void collector__destroy(struct collector *c);
+
+#endif

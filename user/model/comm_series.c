@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/comm_series.h"
+#include "model/delta.h"
+#include "util/escape.h"
+
+/* What is remembered of one live process: its figures when last seen. */
+struct seen {
+	uint32_t pid;
+	bool used;
+	uint64_t start_ns;
+	struct comm_counts c;
+};
+
+struct seen_set {
+	struct seen *slots;
+	size_t cap; /* a power of two, 0 when empty */
+	size_t n;
+};
+
+/* Growth of one name since the last update. */
+struct pending {
+	char label[COMM_LABEL_LEN];
+	bool used;
+	bool settled; /* already given to its series */
+	struct comm_counts c;
+};
+
+struct comm_series {
+	struct comm_series_opts o;
+	struct seen_set seen;
+	struct pending *pend;
+	size_t pend_cap, npend;
+	struct pending **cand; /* settle's, max_pending of them */
+	/* series [0, nseries), then other at [nseries] */
+	struct comm_series_row *rows;
+	size_t nseries;
+	uint64_t folded, evicted;
+};
+
+static size_t hash_label(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 0x100000001b3ULL;
+	}
+	return (size_t)h;
+}
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t c = 16;
+
+	while (c < n)
+		c *= 2;
+	return c;
+}
+
+int comm_series__new(struct comm_series **out,
+		     const struct comm_series_opts *opts)
+{
+	struct comm_series *s = calloc(1, sizeof(*s));
+
+	*out = NULL;
+	if (!s)
+		return -ENOMEM;
+	s->o = *opts;
+	if (!s->o.max_pending)
+		s->o.max_pending =
+			s->o.max_series * 4 > 256 ? s->o.max_series * 4 : 256;
+	s->pend_cap = pow2_at_least((size_t)s->o.max_pending * 2);
+	s->pend = calloc(s->pend_cap, sizeof(*s->pend));
+	s->cand = calloc(s->o.max_pending, sizeof(*s->cand));
+	s->rows = calloc((size_t)s->o.max_series + 1, sizeof(*s->rows));
+	if (!s->pend || !s->cand || !s->rows) {
+		comm_series__free(s);
+		return -ENOMEM;
+	}
+	s->rows[0].other = true;
+	*out = s;
+	return 0;
+}
+
+void comm_series__free(struct comm_series *s)
+{
+	if (!s)
+		return;
+	free(s->seen.slots);
+	free(s->pend);
+	free(s->cand);
+	free(s->rows);
+	free(s);
+}
+
+static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
+			      uint64_t start_ns)
+{
+	if (!set->cap)
+		return NULL;
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
+		struct seen *e = &set->slots[i & (set->cap - 1)];
+
+		if (!e->used)
+			return NULL;
+		if (e->pid == pid && e->start_ns == start_ns)
+			return e;
+	}
+}
+
+/* Into a set sized for it beforehand: never full. */
+static void seen_put(struct seen_set *set, uint32_t pid, uint64_t start_ns,
+		     const struct comm_counts *c)
+{
+	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
+		struct seen *e = &set->slots[i & (set->cap - 1)];
+
+		if (e->used && (e->pid != pid || e->start_ns != start_ns))
+			continue;
+		if (!e->used)
+			set->n++;
+		e->used = true;
+		e->pid = pid;
+		e->start_ns = start_ns;
+		e->c = *c;
+		return;
+	}
+}
+
+static void proc_counts(const struct sc_proc *p, struct comm_counts *c)
+{
+	memset(c, 0, sizeof(*c));
+	for (size_t i = 0; i < p->nrows; i++) {
+		c->calls += p->rows[i].st.calls;
+		c->errors += p->rows[i].st.errors;
+		c->total_ns += p->rows[i].st.total_ns;
+		c->bytes += p->rows[i].st.bytes;
+	}
+}
+
+static void counts_sub(struct comm_counts *d, const struct comm_counts *a,
+		       const struct comm_counts *b)
+{
+	d->calls = delta_u64(a->calls, b->calls);
+	d->errors = delta_u64(a->errors, b->errors);
+	d->total_ns = delta_u64(a->total_ns, b->total_ns);
+	d->bytes = delta_u64(a->bytes, b->bytes);
+}
+
+static void counts_add(struct comm_counts *d, const struct comm_counts *a)
+{
+	d->calls += a->calls;
+	d->errors += a->errors;
+	d->total_ns += a->total_ns;
+	d->bytes += a->bytes;
+}
+
+static bool counts_zero(const struct comm_counts *c)
+{
+	return !c->calls && !c->errors && !c->total_ns && !c->bytes;
+}
+
+static struct comm_series_row *other(struct comm_series *s)
+{
+	return &s->rows[s->nseries];
+}
+
+/* Credit d to the name comm (its bytes up to the NUL, invalid UTF-8
+ * replaced: the label). Cannot fail, so an update is all or nothing.
+ */
+static void pending_add(struct comm_series *s, const char *comm,
+			const struct comm_counts *d)
+{
+	char label[COMM_LABEL_LEN];
+
+	if (counts_zero(d))
+		return;
+	esc_utf8_buf(comm, esc_strnlen(comm, SC_COMM_LEN), label,
+		     sizeof(label));
+	for (size_t i = hash_label(label);; i++) {
+		struct pending *e = &s->pend[i & (s->pend_cap - 1)];
+
+		if (e->used && strcmp(e->label, label))
+			continue;
+		if (!e->used) {
+			if (s->npend >= s->o.max_pending) {
+				/* Too many names at once: straight to other. */
+				counts_add(&other(s)->c, d);
+				s->folded++;
+				return;
+			}
+			memset(e, 0, sizeof(*e));
+			memcpy(e->label, label, sizeof(e->label));
+			e->used = true;
+			s->npend++;
+		}
+		counts_add(&e->c, d);
+		return;
+	}
+}
+
+/* Credit to p's current name what it did since it was last seen (all of
+ * it when never seen); *now gets its figures, which it is next seen at.
+ */
+static void credit(struct comm_series *s, const struct sc_proc *p,
+		   struct comm_counts *now)
+{
+	struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
+	struct comm_counts d;
+
+	proc_counts(p, now);
+	if (e) {
+		counts_sub(&d, now, &e->c);
+		e->c = *now;
+	} else {
+		d = *now;
+	}
+	pending_add(s, p->comm, &d);
+}
+
+void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
+{
+	struct comm_counts now;
+
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		if (exited->procs[i].pid)
+			credit(s, &exited->procs[i], &now);
+	}
+}
+
+static int series_find(const struct comm_series *s, const char *label)
+{
+	for (size_t i = 0; i < s->nseries; i++) {
+		if (!strcmp(s->rows[i].label, label))
+			return (int)i;
+	}
+	return -1;
+}
+
+static void series_remove(struct comm_series *s, size_t i)
+{
+	s->rows[i] = s->rows[s->nseries - 1];
+	s->rows[s->nseries - 1] = s->rows[s->nseries];
+	s->nseries--;
+}
+
+static void series_append(struct comm_series *s, const struct pending *p,
+			  uint64_t now_ns)
+{
+	struct comm_series_row *r;
+
+	s->rows[s->nseries + 1] = s->rows[s->nseries]; /* other moves up */
+	r = &s->rows[s->nseries++];
+	memset(r, 0, sizeof(*r));
+	memcpy(r->label, p->label, sizeof(r->label));
+	r->c = p->c;
+	r->changed_ns = now_ns;
+}
+
+static int pending_cmp(const void *pa, const void *pb)
+{
+	const struct pending *a = *(const struct pending *const *)pa;
+	const struct pending *b = *(const struct pending *const *)pb;
+
+	if (a->c.calls != b->c.calls)
+		return a->c.calls < b->c.calls ? 1 : -1;
+	return strcmp(a->label, b->label);
+}
+
+/* Give the growth of each name to its series, free the slots of idle
+ * series, then give free slots to the busiest names without one.
+ */
+static void settle(struct comm_series *s, uint64_t now_ns)
+{
+	struct pending **cand = s->cand;
+	size_t ncand = 0;
+
+	for (size_t i = 0; i < s->pend_cap; i++) {
+		struct pending *e = &s->pend[i];
+		int k;
+
+		if (!e->used)
+			continue;
+		k = series_find(s, e->label);
+		if (k < 0)
+			continue;
+		counts_add(&s->rows[k].c, &e->c);
+		if (e->c.calls)
+			s->rows[k].changed_ns = now_ns;
+		e->settled = true;
+	}
+	for (size_t i = 0; i < s->nseries;) {
+		if (s->o.idle_ns &&
+		    now_ns - s->rows[i].changed_ns > s->o.idle_ns) {
+			series_remove(s, i);
+			s->evicted++;
+		} else {
+			i++;
+		}
+	}
+	for (size_t i = 0; i < s->pend_cap; i++) {
+		if (s->pend[i].used && !s->pend[i].settled)
+			cand[ncand++] = &s->pend[i];
+	}
+	qsort(cand, ncand, sizeof(*cand), pending_cmp);
+	for (size_t i = 0; i < ncand; i++) {
+		if (s->nseries < s->o.max_series) {
+			series_append(s, cand[i], now_ns);
+		} else {
+			counts_add(&other(s)->c, &cand[i]->c);
+			s->folded++;
+		}
+	}
+	memset(s->pend, 0, s->pend_cap * sizeof(*s->pend));
+	s->npend = 0;
+}
+
+int comm_series__update(struct comm_series *s, const struct sc_model *snap,
+			uint64_t now_ns)
+{
+	struct seen_set next = {};
+
+	next.cap = pow2_at_least(snap->nprocs * 2 + 1);
+	next.slots = calloc(next.cap, sizeof(*next.slots));
+	if (!next.slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < snap->nprocs; i++) {
+		const struct sc_proc *p = &snap->procs[i];
+		struct comm_counts now;
+
+		if (!p->pid)
+			continue;
+		credit(s, p, &now);
+		seen_put(&next, p->pid, p->start_ns, &now);
+	}
+	/* Whoever is not in the snapshot any more is forgotten. */
+	free(s->seen.slots);
+	s->seen = next;
+	settle(s, now_ns);
+	return 0;
+}
+
+const struct comm_series_row *comm_series__rows(const struct comm_series *s,
+						size_t *n)
+{
+	*n = s->nseries + 1;
+	return s->rows;
+}
+
+uint64_t comm_series__folded(const struct comm_series *s)
+{
+	return s->folded;
+}
+
+uint64_t comm_series__evicted(const struct comm_series *s)
+{
+	return s->evicted;
+}
+
+size_t comm_series__tracked(const struct comm_series *s)
+{
+	return s->seen.n;
+}

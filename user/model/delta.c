@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/delta.h"
+
+void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
+		 const struct sc_stats *prev)
+{
+	static const struct sc_stats none;
+	int lo = -1, hi = -1;
+
+	if (!prev)
+		prev = &none;
+	memset(dst, 0, sizeof(*dst));
+	dst->calls = delta_u64(cur->calls, prev->calls);
+	dst->errors = delta_u64(cur->errors, prev->errors);
+	dst->interrupted = delta_u64(cur->interrupted, prev->interrupted);
+	dst->total_ns = delta_u64(cur->total_ns, prev->total_ns);
+	dst->bytes = delta_u64(cur->bytes, prev->bytes);
+	for (int i = 0; i < (int)SC_HIST_BUCKETS; i++) {
+		dst->hist[i] = delta_u64(cur->hist[i], prev->hist[i]);
+		if (!dst->hist[i])
+			continue;
+		if (lo < 0)
+			lo = i;
+		hi = i;
+	}
+	if (lo < 0)
+		return;
+	dst->min_ns = sc_hist_lower((__u32)lo);
+	dst->max_ns = hi + 1 < (int)SC_HIST_BUCKETS ?
+			      sc_hist_lower((__u32)hi + 1) - 1 :
+			      cur->max_ns;
+	if (cur->min_ns > dst->min_ns)
+		dst->min_ns = cur->min_ns;
+	if (cur->max_ns && cur->max_ns < dst->max_ns)
+		dst->max_ns = cur->max_ns;
+	if (dst->min_ns > dst->max_ns)
+		dst->min_ns = dst->max_ns;
+	if (!dst->min_ns)
+		dst->min_ns = 1; /* 0 means "no timed call" */
+}
+
+static const struct sc_row *row_find(const struct sc_row *rows, size_t n,
+				     uint32_t abi, uint32_t nr)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].abi == abi && rows[i].nr == nr)
+			return &rows[i];
+	}
+	return NULL;
+}
+
+/* Add to out the rows of cur that grew since prev (NULL: nothing). */
+static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
+		      size_t ncur, const struct sc_row *prev, size_t nprev)
+{
+	for (size_t i = 0; i < ncur; i++) {
+		const struct sc_row *p =
+			row_find(prev, nprev, cur[i].abi, cur[i].nr);
+		struct sc_stats st;
+
+		stats_delta(&st, &cur[i].st, p ? &p->st : NULL);
+		if (st.calls && model_proc_add(out, cur[i].abi, cur[i].nr, &st))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* Process c in d, with the rows of tmp (taken, leaving tmp empty); not
+ * added when tmp has none. p: c in the previous snapshot, or NULL.
+ */
+static int proc_take(struct sc_model *d, const struct sc_proc *c,
+		     const struct sc_proc *p, struct sc_proc *tmp)
+{
+	struct sc_proc *dp;
+
+	if (!tmp->nrows)
+		return 0;
+	dp = model_proc(d, c->pid, c->start_ns);
+	if (!dp)
+		return -ENOMEM;
+	dp->rows = tmp->rows;
+	dp->nrows = tmp->nrows;
+	dp->cap = tmp->cap;
+	memset(tmp, 0, sizeof(*tmp));
+	dp->ppid = c->ppid;
+	memcpy(dp->comm, c->comm, sizeof(dp->comm));
+	dp->exited = c->exited;
+	dp->exit_code = c->exit_code;
+	dp->merged = delta_u64(c->merged, p ? p->merged : 0);
+	return 0;
+}
+
+static uint64_t errno_count(const struct sc_model *m,
+			    const struct sc_errno_row *e)
+{
+	for (size_t i = 0; m && i < m->nerrnos; i++) {
+		const struct sc_errno_row *x = &m->errnos[i];
+
+		if (x->abi == e->abi && x->nr == e->nr && x->err == e->err)
+			return x->count;
+	}
+	return 0;
+}
+
+struct sc_model *model_delta(const struct sc_model *cur,
+			     const struct sc_model *prev)
+{
+	struct sc_model *d = model_new();
+	struct sc_proc total = {}, known = {}, tmp = {};
+	const struct sc_proc *agg = NULL, *p;
+
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < cur->nprocs && !agg; i++) {
+		if (!cur->procs[i].pid)
+			agg = &cur->procs[i];
+	}
+	for (size_t i = 0; i < cur->nprocs; i++) {
+		const struct sc_proc *c = &cur->procs[i];
+
+		if (c == agg)
+			continue;
+		p = prev ? model_find_proc(prev, c->pid, c->start_ns) : NULL;
+		if (rows_delta(&tmp, c->rows, c->nrows, p ? p->rows : NULL,
+			       p ? p->nrows : 0) ||
+		    (agg && model_proc_merge(&known, &tmp)) ||
+		    proc_take(d, c, p, &tmp))
+			goto err;
+	}
+	if (rows_delta(&total, cur->total, cur->ntotal,
+		       prev ? prev->total : NULL, prev ? prev->ntotal : 0))
+		goto err;
+	/* The aggregate grows by whole processes, their earlier intervals
+	 * included, as they are merged into it: its share of this interval
+	 * is what no process above accounts for.
+	 */
+	if (agg) {
+		p = prev ? model_find_proc(prev, agg->pid, agg->start_ns) :
+			   NULL;
+		if (rows_delta(&tmp, total.rows, total.nrows, known.rows,
+			       known.nrows) ||
+		    proc_take(d, agg, p, &tmp))
+			goto err;
+	}
+	d->total = total.rows;
+	d->ntotal = total.nrows;
+	total.rows = NULL;
+	for (size_t i = 0; i < cur->nerrnos; i++) {
+		const struct sc_errno_row *e = &cur->errnos[i];
+		uint64_t n = delta_u64(e->count, errno_count(prev, e));
+
+		if (n && model_errno_add(d, e->abi, e->nr, e->err, n))
+			goto err;
+	}
+	for (int i = 0; i < SC_DROP_COUNT; i++)
+		d->drops[i] =
+			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	free(known.rows);
+	return d;
+err:
+	free(total.rows);
+	free(known.rows);
+	free(tmp.rows);
+	model_free(d);
+	return NULL;
+}

@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model.h"
+
+#define INDEX_EMPTY ((size_t)-1)
+
+struct sc_model *model_new(void)
+{
+	return calloc(1, sizeof(struct sc_model));
+}
+
+static void proc_free(struct sc_proc *p)
+{
+	free(p->rows);
+}
+
+void model_free(struct sc_model *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->nprocs; i++)
+		proc_free(&m->procs[i]);
+	free(m->procs);
+	free(m->index);
+	free(m->total);
+	free(m->errnos);
+	free(m);
+}
+
+struct sc_model *model_clone(const struct sc_model *m)
+{
+	struct sc_model *c = model_new();
+
+	if (!c)
+		return NULL;
+	memcpy(c->drops, m->drops, sizeof(c->drops));
+	c->duration_ns = m->duration_ns;
+	c->count_only = m->count_only;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct sc_proc *src = &m->procs[i];
+		struct sc_proc *p = model_proc(c, src->pid, src->start_ns);
+
+		if (!p)
+			goto err;
+		if (model_proc_merge(p, src))
+			goto err;
+		p->ppid = src->ppid;
+		memcpy(p->comm, src->comm, sizeof(p->comm));
+		p->exited = src->exited;
+		p->exit_code = src->exit_code;
+		p->merged = src->merged;
+	}
+	for (size_t i = 0; i < m->nerrnos; i++) {
+		const struct sc_errno_row *e = &m->errnos[i];
+
+		if (model_errno_add(c, e->abi, e->nr, e->err, e->count))
+			goto err;
+	}
+	return c;
+err:
+	model_free(c);
+	return NULL;
+}
+
+size_t model_proc_hash(uint32_t pid, uint64_t start_ns)
+{
+	uint64_t h = ((uint64_t)pid << 32) ^ start_ns;
+
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	return (size_t)h;
+}
+
+static int index_grow(struct sc_model *m)
+{
+	size_t cap = m->index_cap ? m->index_cap * 2 : 64;
+	size_t *idx = malloc(cap * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < cap; i++)
+		idx[i] = INDEX_EMPTY;
+	for (size_t i = 0; i < m->nprocs; i++) {
+		size_t s =
+			model_proc_hash(m->procs[i].pid, m->procs[i].start_ns);
+
+		while (idx[s & (cap - 1)] != INDEX_EMPTY)
+			s++;
+		idx[s & (cap - 1)] = i;
+	}
+	free(m->index);
+	m->index = idx;
+	m->index_cap = cap;
+	return 0;
+}
+
+struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
+				uint64_t start_ns)
+{
+	if (!m->index_cap)
+		return NULL;
+	for (size_t s = model_proc_hash(pid, start_ns);; s++) {
+		size_t i = m->index[s & (m->index_cap - 1)];
+
+		if (i == INDEX_EMPTY)
+			return NULL;
+		if (m->procs[i].pid == pid && m->procs[i].start_ns == start_ns)
+			return &m->procs[i];
+	}
+}
+
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns)
+{
+	struct sc_proc *p = model_find_proc(m, pid, start_ns);
+	size_t s;
+
+	if (p)
+		return p;
+
+	/* Keep the index at most half full. */
+	if ((m->nprocs + 1) * 2 > m->index_cap && index_grow(m))
+		return NULL;
+	if (m->nprocs == m->procs_cap) {
+		size_t cap = m->procs_cap ? m->procs_cap * 2 : 16;
+		struct sc_proc *tmp = realloc(m->procs, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return NULL;
+		m->procs = tmp;
+		m->procs_cap = cap;
+	}
+	p = &m->procs[m->nprocs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->start_ns = start_ns;
+	for (s = model_proc_hash(pid, start_ns);; s++) {
+		if (m->index[s & (m->index_cap - 1)] == INDEX_EMPTY) {
+			m->index[s & (m->index_cap - 1)] = m->nprocs;
+			break;
+		}
+	}
+	m->nprocs++;
+	return p;
+}
+
+void stats_add(struct sc_stats *dst, const struct sc_stats *src)
+{
+	dst->calls += src->calls;
+	dst->errors += src->errors;
+	dst->interrupted += src->interrupted;
+	dst->total_ns += src->total_ns;
+	dst->bytes += src->bytes;
+	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
+		dst->min_ns = src->min_ns;
+	if (src->max_ns > dst->max_ns)
+		dst->max_ns = src->max_ns;
+	for (size_t i = 0; i < SC_HIST_BUCKETS; i++)
+		dst->hist[i] += src->hist[i];
+}
+
+static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
+			      uint32_t abi, uint32_t nr)
+{
+	struct sc_row *r;
+
+	for (size_t i = 0; i < *n; i++) {
+		if ((*rows)[i].nr == nr && (*rows)[i].abi == abi)
+			return &(*rows)[i];
+	}
+	if (*n == *cap) {
+		/* Rows are large (a histogram each): grow gently. */
+		size_t ncap = *cap ? *cap + *cap / 2 + 1 : 4;
+		struct sc_row *tmp = realloc(*rows, ncap * sizeof(*tmp));
+
+		if (!tmp)
+			return NULL;
+		*rows = tmp;
+		*cap = ncap;
+	}
+	r = &(*rows)[(*n)++];
+	memset(r, 0, sizeof(*r));
+	r->abi = abi;
+	r->nr = nr;
+	return r;
+}
+
+int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
+		   const struct sc_stats *st)
+{
+	struct sc_row *r = row_get(&p->rows, &p->nrows, &p->cap, abi, nr);
+
+	if (!r)
+		return -ENOMEM;
+	stats_add(&r->st, st);
+	return 0;
+}
+
+int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
+{
+	for (size_t i = 0; i < src->nrows; i++) {
+		const struct sc_row *r = &src->rows[i];
+		int err = model_proc_add(dst, r->abi, r->nr, &r->st);
+
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
+		    uint64_t count)
+{
+	struct sc_errno_row *e;
+
+	for (size_t i = 0; i < m->nerrnos; i++) {
+		e = &m->errnos[i];
+		if (e->abi == abi && e->nr == nr && e->err == err) {
+			e->count += count;
+			return 0;
+		}
+	}
+	if (m->nerrnos == m->errnos_cap) {
+		size_t cap = m->errnos_cap ? m->errnos_cap * 2 : 16;
+		struct sc_errno_row *tmp =
+			realloc(m->errnos, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		m->errnos = tmp;
+		m->errnos_cap = cap;
+	}
+	e = &m->errnos[m->nerrnos++];
+	e->abi = abi;
+	e->nr = nr;
+	e->err = err;
+	e->count = count;
+	return 0;
+}
+
+int model_finalize(struct sc_model *m)
+{
+	/* slot[abi][nr]: 1 + index into total, 0 while absent */
+	size_t(*slot)[SC_NR_MAX] = calloc(SC_ABI_COUNT, sizeof(*slot));
+	size_t cap = 0;
+	int err = 0;
+
+	if (!slot)
+		return -ENOMEM;
+	free(m->total);
+	m->total = NULL;
+	m->ntotal = 0;
+	for (size_t i = 0; i < m->nprocs && !err; i++) {
+		const struct sc_proc *p = &m->procs[i];
+
+		for (size_t j = 0; j < p->nrows; j++) {
+			const struct sc_row *src = &p->rows[j];
+			bool fast = src->nr < SC_NR_MAX &&
+				    src->abi < SC_ABI_COUNT;
+			struct sc_row *r;
+
+			if (fast && slot[src->abi][src->nr]) {
+				r = &m->total[slot[src->abi][src->nr] - 1];
+			} else {
+				r = row_get(&m->total, &m->ntotal, &cap,
+					    src->abi, src->nr);
+				if (!r) {
+					err = -ENOMEM;
+					break;
+				}
+				if (fast)
+					slot[src->abi][src->nr] = m->ntotal;
+			}
+			stats_add(&r->st, &src->st);
+		}
+	}
+	free(slot);
+	return err;
+}
+
+uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi)
+{
+	uint64_t calls = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].abi == abi)
+			calls += rows[i].st.calls;
+	}
+	return calls;
+}

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <stdio.h>
+#include <string.h>
+
+#include "model/names.h"
+#include "scprof.h"
+
+/* From the generated syscall_names.c and errno_names.c. */
+extern const char *const sc_names_native[];
+extern const unsigned int sc_names_native_len;
+extern const char *const sc_names_compat[];
+extern const unsigned int sc_names_compat_len;
+extern const char *const sc_names_x32[];
+extern const unsigned int sc_names_x32_len;
+extern const char *const sc_errno_names[];
+extern const unsigned int sc_errno_names_len;
+
+static const struct {
+	const char *const *names;
+	const unsigned int *len;
+	const char *label;
+	const char *title;
+} tables[SC_ABI_COUNT] = {
+	[SC_ABI_NATIVE] = { sc_names_native, &sc_names_native_len, "64", NULL },
+	[SC_ABI_COMPAT] = { sc_names_compat, &sc_names_compat_len, "32",
+			    "32 bit" },
+	[SC_ABI_X32] = { sc_names_x32, &sc_names_x32_len, "x32", "x32" },
+};
+
+const char *names_syscall(unsigned int abi, unsigned int nr)
+{
+	if (abi >= SC_ABI_COUNT || nr >= *tables[abi].len)
+		return NULL;
+	return tables[abi].names[nr];
+}
+
+const char *names_syscall_fmt(unsigned int abi, unsigned int nr, char *buf,
+			      size_t len)
+{
+	const char *name = names_syscall(abi, nr);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "syscall_%#x", nr);
+	return buf;
+}
+
+int names_syscall_nr(unsigned int abi, const char *name)
+{
+	if (abi >= SC_ABI_COUNT)
+		return -1;
+	for (unsigned int i = 0; i < *tables[abi].len; i++) {
+		if (tables[abi].names[i] && !strcmp(tables[abi].names[i], name))
+			return (int)i;
+	}
+	return -1;
+}
+
+unsigned int names_syscall_count(unsigned int abi)
+{
+	return abi < SC_ABI_COUNT ? *tables[abi].len : 0;
+}
+
+const char *names_abi(unsigned int abi)
+{
+	return abi < SC_ABI_COUNT ? tables[abi].label : "?";
+}
+
+const char *names_abi_title(unsigned int abi)
+{
+	return abi < SC_ABI_COUNT ? tables[abi].title : "unknown";
+}
+
+bool names_in_list(const char *const *list, const char *name)
+{
+	if (!name)
+		return false;
+	for (; *list; list++) {
+		if (!strcmp(*list, name))
+			return true;
+	}
+	return false;
+}
+
+bool names_is_io(const char *name)
+{
+	static const char *const io[] = {
+		"read",
+		"write",
+		"pread64",
+		"pwrite64",
+		"readv",
+		"writev",
+		"preadv",
+		"pwritev",
+		"preadv2",
+		"pwritev2",
+		"sendto",
+		"recvfrom",
+		"sendmsg",
+		"recvmsg",
+		"sendfile",
+		"sendfile64",
+		"splice",
+		"tee",
+		"vmsplice",
+		"copy_file_range",
+		"process_vm_readv",
+		"process_vm_writev",
+		"send",
+		"recv",
+		NULL,
+	};
+
+	return names_in_list(io, name);
+}
+
+bool names_is_noreturn(const char *name)
+{
+	static const char *const nr[] = { "exit", "exit_group", NULL };
+
+	return names_in_list(nr, name);
+}
+
+bool names_is_fork(const char *name)
+{
+	static const char *const f[] = { "fork", "vfork", "clone", "clone3",
+					 NULL };
+
+	return names_in_list(f, name);
+}
+
+const char *names_errno(int err)
+{
+	if (err <= 0 || (unsigned int)err >= sc_errno_names_len)
+		return NULL;
+	return sc_errno_names[err];
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A verdict: the figures and findings that analyze/verdict derives from
+ * one process's rows, and render/verdict_report words. The thresholds of
+ * the rules are here because the advice quotes them.
+ */
+#ifndef SCPROF_MODEL_VERDICT_H
+#define SCPROF_MODEL_VERDICT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/names.h"
+
+/* Thresholds of the rules. */
+#define VERDICT_BOUND_SHARE 0.5	    /* of CPU time, inside syscalls */
+#define VERDICT_MIN_CPUS 0.1	    /* CPUs the process keeps busy */
+#define VERDICT_VISIBLE_SHARE 0.05  /* of CPU time: a cost worth naming */
+#define VERDICT_SMALL_IO_BYTES 4096 /* average below this: small I/O */
+#define VERDICT_BUFFER_BYTES 65536  /* what buffering would move per call */
+#define VERDICT_MIN_CALLS 1000	 /* fewer calls are never small-io/high-rate */
+#define VERDICT_CHEAP_FLOORS 4.0 /* round trip within 4 floors: cheap */
+/* (ids, clocks and sched_yield are cheap by nature, whatever measured) */
+#define VERDICT_MIN_OPENS 100
+#define VERDICT_IO_PER_OPEN 4.0	   /* at most this many I/O calls per open */
+#define VERDICT_PER_OPEN_SLACK 0.1 /* one call per open, within 10% */
+#define VERDICT_BLOCKED_SHARE 0.2  /* of thread time, blocked in syscalls */
+#define VERDICT_BLOCKING_ROW 0.1   /* of thread time, in one syscall */
+#define VERDICT_WAIT_FLOORS 100.0  /* a call this slow waits */
+
+enum verdict_kind {
+	VERDICT_SMALL_IO,
+	VERDICT_OPEN_CLOSE_CHURN,
+	VERDICT_HIGH_RATE,
+	VERDICT_BLOCKING,
+};
+
+/* What kind of call a finding is about, for its advice. */
+enum verdict_call {
+	VERDICT_CALL_OTHER,
+	VERDICT_CALL_READ,  /* small-io */
+	VERDICT_CALL_WRITE, /* small-io */
+	VERDICT_CALL_ID,    /* high-rate: getpid and the like */
+	VERDICT_CALL_CLOCK, /* high-rate: the vDSO could answer it */
+	VERDICT_CALL_YIELD, /* high-rate: sched_yield */
+	VERDICT_CALL_SLEEP, /* blocking: it sleeps on purpose */
+};
+
+/* A finding's figures; verdict_advice() (verdict_report.h) words them. */
+struct verdict_finding {
+	enum verdict_kind kind;
+	char syscall[SC_NAME_LEN];
+	uint64_t calls;
+	double avg_bytes;     /* < 0: not a byte-moving call */
+	double share;	      /* its syscall time / thread time */
+	double round_trip_ns; /* average, probe effect removed */
+	double per_s;	      /* calls per second */
+	uint64_t saved_calls; /* small-io: calls that 64 KiB buffers save */
+	enum verdict_call call;
+	/* Of its CPU time: what the saved crossings cost (small-io), the
+	 * whole cycle (open-close-churn), the crossings (high-rate).
+	 */
+	double cpu_share;
+	uint64_t buffered_calls; /* small-io: calls moving 64 KiB each */
+	uint64_t closes;	 /* open-close-churn */
+	double io_per_open;	 /* open-close-churn: reads and writes */
+	double bytes_per_open;	 /* open-close-churn: what they move */
+	char companions[96];	 /* open-close-churn: calls made once per
+				  * open, at most 3: "newfstatat, ioctl"
+				  */
+};
+
+/* One syscall's derived figures. */
+struct verdict_row {
+	char name[SC_NAME_LEN];
+	uint64_t calls;
+	uint64_t ok_calls;    /* the calls that did not fail */
+	double round_trip_ns; /* average, probe effect removed */
+	double time_s;	      /* sum of round trips */
+	double share;	      /* of thread time */
+	double avg_bytes;     /* < 0: not a byte-moving call */
+	bool in_churn;	      /* part of an open-close-churn finding */
+};
+
+struct verdict {
+	uint64_t calls;
+	double calls_per_s;
+	double wall_s;
+	double thread_s;	 /* corrected */
+	double syscall_s;	 /* time inside syscalls, corrected */
+	double syscall_share;	 /* syscall_s / thread_s, in [0, 1] */
+	double cpu_s;		 /* utime + stime, corrected */
+	double user_s, system_s; /* as /proc says, not corrected */
+	double cpus;		 /* cpu_s / wall_s */
+	double runq_s;		 /* run-queue waits, summed over threads */
+	double blocked_s;
+	double blocked_share;	  /* of thread time */
+	double syscall_cpu_s;	  /* CPU time inside syscalls, corrected */
+	double cpu_syscall_share; /* syscall_cpu_s / cpu_s */
+	double crossing_s;	  /* calls x floor */
+	double crossing_share;	  /* of CPU time, in [0, 1] */
+	double probe_s;		  /* calls x probe_overhead_ns, taken off */
+	bool corrected;		  /* the probe effect was taken off */
+	bool syscall_bound;
+	double floor_ns;
+	double vdso_ns;		  /* 0: unknown */
+	struct verdict_row *rows; /* by time, largest first */
+	size_t nrows;
+	struct verdict_finding *findings; /* by share, largest first */
+	size_t nfindings;
+};
+
+const char *verdict_kind_name(enum verdict_kind k);
+void verdict_free(struct verdict *v);
+
+#endif

@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "render/output.h"
+#include "util/log.h"
+
+/* A device, FIFO or directory: opened as it is, no temporary file. */
+static int open_in_place(struct output *o, const char *path)
+{
+	int fd, err;
+
+	o->path = strdup(path);
+	if (!o->path)
+		return -ENOMEM;
+	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+		goto err;
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		err = -errno;
+		close(fd);
+		pr_err("cannot write '%s': %s", path, strerror(-err));
+		goto err;
+	}
+	return 0;
+err:
+	output_abort(o);
+	return err;
+}
+
+int output_open(struct output *o, const char *path, FILE *stream)
+{
+	struct stat st;
+	mode_t mask;
+	int fd, err;
+
+	memset(o, 0, sizeof(*o));
+	if (!path) {
+		o->f = stream;
+		return 0;
+	}
+	if (!stat(path, &st)) {
+		if (!S_ISREG(st.st_mode))
+			return open_in_place(o, path);
+		/* Through a symlink: replace the file, not the link. */
+		if (!lstat(path, &st) && S_ISLNK(st.st_mode))
+			o->path = realpath(path, NULL);
+	}
+	if (!o->path)
+		o->path = strdup(path);
+	if (!o->path || asprintf(&o->tmp, "%s.XXXXXX", o->path) < 0) {
+		o->tmp = NULL;
+		err = -ENOMEM;
+		goto err;
+	}
+	fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+		free(o->tmp);
+		o->tmp = NULL;
+		goto err;
+	}
+	/* mkstemp makes 0600; give the file the mode open(2) would. */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask)) {
+		/* not fatal: the report stays readable by its owner */
+	}
+	o->f = fdopen(fd, "w");
+	if (!o->f) {
+		err = -errno;
+		close(fd);
+		pr_err("cannot write '%s': %s", path, strerror(-err));
+		goto err;
+	}
+	return 0;
+err:
+	output_abort(o);
+	return err;
+}
+
+int output_commit(struct output *o)
+{
+	int err = 0;
+
+	if (!o->path) {
+		if (fflush(o->f) || ferror(o->f))
+			err = -EIO;
+		return err;
+	}
+	errno = 0;
+	if (fflush(o->f) || ferror(o->f) || (o->tmp && fsync(fileno(o->f))))
+		err = errno ? -errno : -EIO;
+	if (fclose(o->f) && !err)
+		err = -errno;
+	o->f = NULL;
+	if (!err && o->tmp && rename(o->tmp, o->path))
+		err = -errno;
+	if (err) {
+		pr_err("cannot write '%s': %s", o->path, strerror(-err));
+		output_abort(o);
+		return err;
+	}
+	free(o->tmp);
+	free(o->path);
+	o->tmp = o->path = NULL;
+	return 0;
+}
+
+void output_abort(struct output *o)
+{
+	if (o->path && o->f)
+		fclose(o->f);
+	if (o->tmp)
+		unlink(o->tmp);
+	free(o->tmp);
+	free(o->path);
+	memset(o, 0, sizeof(*o));
+}

@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The CSV report: a header, then one row per (process, syscall). */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "render/report_csv.h"
+#include "util/escape.h"
+
+static int proc_rows(FILE *f, const struct sc_proc *p,
+		     const struct report_opts *o)
+{
+	struct row_view *v = view_rows(p->rows, p->nrows, o->sort);
+	char *comm;
+
+	if (p->nrows && !v)
+		return -ENOMEM;
+	comm = esc_csv(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
+	if (!comm) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < p->nrows; i++) {
+		const struct sc_stats *st = &v[i].row->st;
+
+		fprintf(f,
+			"%u,%s,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+			",%" PRIu64 ",%" PRIu64 ",",
+			p->pid, comm, names_abi(v[i].row->abi), v[i].name,
+			v[i].row->nr, (uint64_t)st->calls, (uint64_t)st->errors,
+			(uint64_t)st->total_ns, (uint64_t)st->min_ns,
+			(uint64_t)st->max_ns, v[i].avg_ns, v[i].p50_ns,
+			v[i].p90_ns, v[i].p99_ns);
+		if (v[i].has_bytes)
+			fprintf(f, "%" PRIu64, (uint64_t)st->bytes);
+		fputc('\n', f);
+	}
+	free(comm);
+	free(v);
+	return 0;
+}
+
+int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
+	       const struct report_meta *meta)
+{
+	const struct sc_proc **by_pid = view_procs_by_pid(m);
+	int err = 0;
+
+	(void)meta;
+	if (m->nprocs && !by_pid)
+		return -ENOMEM;
+	fputs("pid,comm,abi,syscall,nr,calls,errors,total_ns,min_ns,max_ns,"
+	      "avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
+	      f);
+	for (size_t i = 0; i < m->nprocs && !err; i++)
+		err = proc_rows(f, by_pid[i], o);
+	free(by_pid);
+	return err;
+}

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The JSON report: one object, built with json-c. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <json-c/json.h>
+
+#include "render/report_json.h"
+#include "render/jsonw.h"
+#include "util/escape.h"
+
+static struct json_object *errnos_of(const struct sc_model *m,
+				     const struct sc_row *r)
+{
+	struct json_object *o = json_object_new_object();
+	char buf[32];
+
+	if (!o)
+		return NULL;
+	for (size_t i = 0; m && i < m->nerrnos; i++) {
+		const struct sc_errno_row *e = &m->errnos[i];
+		const char *name = names_errno((int)e->err);
+
+		if (e->abi != r->abi || e->nr != r->nr)
+			continue;
+		if (!name) {
+			snprintf(buf, sizeof(buf), "%u", e->err);
+			name = buf;
+		}
+		if (jw_add_u64(o, name, e->count)) {
+			json_object_put(o);
+			return NULL;
+		}
+	}
+	return o;
+}
+
+/* One syscall object; errno detail only for the aggregate (m != NULL). */
+static struct json_object *syscall_obj(const struct row_view *v,
+				       const struct sc_model *m)
+{
+	const struct sc_stats *st = &v->row->st;
+	struct json_object *o = json_object_new_object();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err = err ?: jw_add(o, "name", json_object_new_string(v->name));
+	err = err ?: jw_add_u64(o, "nr", v->row->nr);
+	err = err   ?:
+		      jw_add(o, "abi",
+			     json_object_new_string(names_abi(v->row->abi)));
+	err = err ?: jw_add_u64(o, "calls", st->calls);
+	err = err ?: jw_add_u64(o, "errors", st->errors);
+	err = err ?: jw_add_u64(o, "interrupted", st->interrupted);
+	err = err ?: jw_add_u64(o, "total_ns", st->total_ns);
+	err = err ?: jw_add_u64(o, "min_ns", st->min_ns);
+	err = err ?: jw_add_u64(o, "max_ns", st->max_ns);
+	err = err ?: jw_add_u64(o, "avg_ns", v->avg_ns);
+	err = err ?: jw_add_u64(o, "p50_ns", v->p50_ns);
+	err = err ?: jw_add_u64(o, "p90_ns", v->p90_ns);
+	err = err ?: jw_add_u64(o, "p99_ns", v->p99_ns);
+	/* bytes: null where a return value is not a byte count */
+	if (v->has_bytes)
+		err = err ?: jw_add_u64(o, "bytes", st->bytes);
+	else
+		err = err ?: jw_add_null(o, "bytes");
+	if (m)
+		err = err ?: jw_add(o, "errnos", errnos_of(m, v->row));
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
+					const struct report_opts *o,
+					const struct sc_model *m)
+{
+	struct json_object *arr = json_object_new_array();
+	struct row_view *v = view_rows(rows, n, o->sort);
+
+	if (!arr || (n && !v))
+		goto err;
+	for (size_t i = 0; i < n; i++) {
+		if (jw_push(arr, syscall_obj(&v[i], m)))
+			goto err;
+	}
+	free(v);
+	return arr;
+err:
+	free(v);
+	json_object_put(arr);
+	return NULL;
+}
+
+static struct json_object *process_obj(const struct sc_proc *p,
+				       const struct report_opts *o)
+{
+	struct json_object *obj = json_object_new_object();
+	char comm[SC_COMM_LEN + 1] = "";
+	int err = 0;
+
+	if (!obj)
+		return NULL;
+	memcpy(comm, p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
+	err = err ?: jw_add_u64(obj, "pid", p->pid);
+	err = err ?: jw_add_u64(obj, "ppid", p->ppid);
+	err = err ?: jw_add_str(obj, "comm", comm);
+	err = err ?: jw_add(obj, "exited", json_object_new_boolean(p->exited));
+	/* pid 0: the exited processes beyond --max-exited, merged */
+	if (!p->pid)
+		err = err ?: jw_add_u64(obj, "merged_processes", p->merged);
+	err = err   ?:
+		      jw_add(obj, "syscalls",
+			     syscall_list(p->rows, p->nrows, o, NULL));
+	if (err) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+static struct json_object *dropped_obj(const struct sc_model *m)
+{
+	struct json_object *o = json_object_new_object();
+	int err = 0;
+
+	if (!o)
+		return NULL;
+	err = err ?: jw_add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
+	err = err   ?:
+		      jw_add_u64(o, "untimed_calls",
+				 m->drops[SC_DROP_TASK_STORAGE]);
+	err = err   ?:
+		      jw_add_u64(o, "process_info",
+				 m->drops[SC_DROP_PROCS_FULL]);
+	err = err   ?:
+		      jw_add_u64(o, "errno_detail",
+				 m->drops[SC_DROP_ERRNO_FULL]);
+	if (err) {
+		json_object_put(o);
+		return NULL;
+	}
+	return o;
+}
+
+int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		const struct report_meta *meta)
+{
+	struct json_object *root = json_object_new_object(), *procs = NULL;
+	const struct sc_proc **by_pid = view_procs_by_pid(m);
+	int err = 0;
+
+	if (!root || (m->nprocs && !by_pid)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = err   ?:
+		      jw_add(root, "version",
+			     json_object_new_string(SCPROF_VERSION));
+	err = err ?: jw_add(root, "mode", json_object_new_string(meta->mode));
+	err = err ?: jw_add_str(root, "target", meta->target);
+	err = err ?: jw_add_u64(root, "duration_ns", meta->duration_ns);
+	/* Only with --count-only: every time field below is 0, not
+	 * measured.
+	 */
+	if (m->count_only)
+		err = err   ?:
+			      jw_add(root, "count_only",
+				     json_object_new_boolean(true));
+	err = err   ?:
+		      jw_add(root, "targets_exited",
+			     json_object_new_boolean(meta->targets_exited));
+	if (meta->exit_status >= 0)
+		err = err   ?:
+			      jw_add(root, "exit_status",
+				     json_object_new_int(meta->exit_status));
+	err = err ?: jw_add(root, "dropped", dropped_obj(m));
+	err = err   ?:
+		      jw_add(root, "syscalls",
+			     syscall_list(m->total, m->ntotal, o, m));
+	if (!err) {
+		procs = json_object_new_array();
+		err = jw_add(root, "processes", procs);
+	}
+	for (size_t i = 0; !err && i < m->nprocs; i++)
+		err = jw_push(procs, process_obj(by_pid[i], o));
+	if (!err)
+		err = jw_print(f, root);
+out:
+	free(by_pid);
+	json_object_put(root);
+	return err;
+}

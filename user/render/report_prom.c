@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Prometheus text format: one HELP and TYPE line per family, then samples
+ * `name{label="value",...} number`. Label values are valid UTF-8 with \\,
+ * \" and \n escaped (escape.c); counters are cumulative since the daemon
+ * attached; histograms are cumulative over `le`, end with +Inf and have
+ * _count equal to it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/report_prom.h"
+#include "model/hist.h"
+#include "model/names.h"
+#include "render/view.h"
+#include "util/escape.h"
+
+uint64_t prom_le_ns(unsigned int i)
+{
+	return 1ULL << (8 + 2 * i);
+}
+
+/* ns as exact decimal seconds: 256 -> "0.000000256", 2e9 -> "2". */
+static const char *secs(uint64_t ns, char *buf, size_t len)
+{
+	uint64_t frac = ns % 1000000000ULL;
+	int n = snprintf(buf, len, "%" PRIu64, (uint64_t)(ns / 1000000000ULL));
+
+	if (frac && n > 0 && (size_t)n < len) {
+		char *p = buf + n;
+
+		snprintf(p, len - (size_t)n, ".%09" PRIu64, (uint64_t)frac);
+		p += strlen(p) - 1;
+		while (*p == '0')
+			*p-- = '\0';
+	}
+	return buf;
+}
+
+static void family(FILE *f, const char *name, const char *type,
+		   const char *help)
+{
+	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+/* The finite bounds as label values, "0.000000256" to "68.719476736":
+ * made once per exposition.
+ */
+struct le_labels {
+	char s[PROM_LE_COUNT][24];
+};
+
+static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
+		      const struct sc_stats *st)
+{
+	uint64_t cum = 0;
+	unsigned int b = 0;
+	char buf[48];
+
+	for (unsigned int k = 0; k < PROM_LE_COUNT; k++) {
+		/* Each bound starts a BPF bucket: the calls below it are
+		 * those of the buckets before that one.
+		 */
+		unsigned int end = sc_hist_bucket(prom_le_ns(k));
+
+		for (; b < end; b++)
+			cum += st->hist[b];
+		fprintf(f,
+			"scprof_syscall_duration_seconds_bucket{%s,le=\"%s\"} "
+			"%" PRIu64 "\n",
+			lbl, le->s[k], cum);
+	}
+	for (; b < SC_HIST_BUCKETS; b++)
+		cum += st->hist[b];
+	fprintf(f,
+		"scprof_syscall_duration_seconds_bucket{%s,le=\"+Inf\"} %" PRIu64
+		"\n",
+		lbl, cum);
+	fprintf(f, "scprof_syscall_duration_seconds_sum{%s} %s\n", lbl,
+		secs(st->total_ns, buf, sizeof(buf)));
+	fprintf(f, "scprof_syscall_duration_seconds_count{%s} %" PRIu64 "\n",
+		lbl, cum);
+}
+
+static int syscalls(FILE *f, const struct sc_model *m)
+{
+	struct row_view *v = view_rows(m->total, m->ntotal, COL_NONE);
+	char(*lbl)[96];
+	struct le_labels le;
+
+	if (m->ntotal && !v)
+		return -ENOMEM;
+	lbl = calloc(m->ntotal ? m->ntotal : 1, sizeof(*lbl));
+	if (!lbl) {
+		free(v);
+		return -ENOMEM;
+	}
+	/* Syscall names come from our own tables: nothing to escape. */
+	for (size_t i = 0; i < m->ntotal; i++)
+		snprintf(lbl[i], sizeof(lbl[i]), "syscall=\"%s\",abi=\"%s\"",
+			 v[i].name, names_abi(v[i].row->abi));
+
+	family(f, "scprof_syscalls_total", "counter",
+	       "System calls made by the targets, counted when they return "
+	       "(exit and exit_group when they are entered).");
+	for (size_t i = 0; i < m->ntotal; i++)
+		fprintf(f, "scprof_syscalls_total{%s} %" PRIu64 "\n", lbl[i],
+			(uint64_t)v[i].row->st.calls);
+	family(f, "scprof_syscall_errors_total", "counter",
+	       "System calls that returned an error (-4095..-1).");
+	for (size_t i = 0; i < m->ntotal; i++)
+		fprintf(f, "scprof_syscall_errors_total{%s} %" PRIu64 "\n",
+			lbl[i], (uint64_t)v[i].row->st.errors);
+	family(f, "scprof_syscall_bytes_total", "counter",
+	       "Bytes moved by read/write-family system calls (their positive "
+	       "return values).");
+	for (size_t i = 0; i < m->ntotal; i++) {
+		if (v[i].has_bytes)
+			fprintf(f,
+				"scprof_syscall_bytes_total{%s} %" PRIu64 "\n",
+				lbl[i], (uint64_t)v[i].row->st.bytes);
+	}
+	family(f, "scprof_syscall_duration_seconds", "histogram",
+	       "Wall time inside system calls; a bucket counts the calls "
+	       "shorter than its bound.");
+	for (unsigned int k = 0; k < PROM_LE_COUNT; k++)
+		secs(prom_le_ns(k), le.s[k], sizeof(le.s[k]));
+	for (size_t i = 0; i < m->ntotal; i++)
+		histogram(f, lbl[i], &le, &v[i].row->st);
+	free(lbl);
+	free(v);
+	return 0;
+}
+
+static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
+{
+	static const struct {
+		const char *name, *help;
+		size_t off; /* of the counter in struct comm_counts */
+		bool ns;    /* a time in ns, shown in seconds */
+	} fam[] = {
+		{ "scprof_comm_syscalls_total",
+		  "System calls by process name (top names; the others in "
+		  "comm=\"(other processes)\").",
+		  offsetof(struct comm_counts, calls), false },
+		{ "scprof_comm_syscall_errors_total",
+		  "Failed system calls by process name.",
+		  offsetof(struct comm_counts, errors), false },
+		{ "scprof_comm_syscall_seconds_total",
+		  "Wall time inside system calls by process name.",
+		  offsetof(struct comm_counts, total_ns), true },
+		{ "scprof_comm_syscall_bytes_total",
+		  "Bytes moved by read/write-family calls by process name.",
+		  offsetof(struct comm_counts, bytes), false },
+	};
+	char **lbl = calloc(n ? n : 1, sizeof(*lbl));
+	char buf[48];
+	int err = 0;
+
+	if (!lbl)
+		return -ENOMEM;
+	for (size_t i = 0; i < n && !err; i++) {
+		/* 16+ bytes of ASCII: no comm can be named like this. */
+		const char *s = rows[i].other ? "(other processes)" :
+						rows[i].label;
+
+		lbl[i] = esc_prom_label(s, strlen(s));
+		if (!lbl[i])
+			err = -ENOMEM;
+	}
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !err; k++) {
+		family(f, fam[k].name, "counter", fam[k].help);
+		for (size_t i = 0; i < n; i++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)&rows[i].c + fam[k].off,
+			       sizeof(v));
+			if (fam[k].ns)
+				secs(v, buf, sizeof(buf));
+			else
+				snprintf(buf, sizeof(buf), "%" PRIu64, v);
+			fprintf(f, "%s{comm=\"%s\"} %s\n", fam[k].name, lbl[i],
+				buf);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		free(lbl[i]);
+	free(lbl);
+	return err;
+}
+
+/* A family of one sample without labels. */
+static void single(FILE *f, const char *name, const char *type,
+		   const char *help, uint64_t v)
+{
+	family(f, name, type, help);
+	fprintf(f, "%s %" PRIu64 "\n", name, v);
+}
+
+static void self_metrics(FILE *f, const struct prom_self *s,
+			 const struct sc_model *m, bool with_comms)
+{
+	static const char *const reasons[SC_DROP_COUNT] = {
+		[SC_DROP_STATS_FULL] = "stats_full",
+		[SC_DROP_TASK_STORAGE] = "task_storage",
+		[SC_DROP_PROCS_FULL] = "procs_full",
+		[SC_DROP_ERRNO_FULL] = "errno_full",
+	};
+	char buf[48];
+
+	family(f, "scprof_dropped_total", "counter",
+	       "Records the BPF side could not keep: stats_full (calls lost), "
+	       "task_storage (calls not timed), procs_full (process names), "
+	       "errno_full (errno detail).");
+	for (int i = 0; i < SC_DROP_COUNT; i++)
+		fprintf(f, "scprof_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
+			reasons[i], (uint64_t)m->drops[i]);
+	single(f, "scprof_bpf_programs_attached", "gauge",
+	       "BPF programs attached (links held).", s->progs_attached);
+	family(f, "scprof_bpf_map_entries", "gauge",
+	       "Entries in the BPF maps that hold live processes.");
+	fprintf(f, "scprof_bpf_map_entries{map=\"stats\"} %" PRIu32 "\n",
+		s->stats_entries);
+	fprintf(f, "scprof_bpf_map_entries{map=\"procs\"} %" PRIu32 "\n",
+		s->procs_entries);
+	family(f, "scprof_bpf_map_max_entries", "gauge",
+	       "Capacity of those BPF maps.");
+	fprintf(f, "scprof_bpf_map_max_entries{map=\"stats\"} %" PRIu32 "\n",
+		s->stats_max);
+	fprintf(f, "scprof_bpf_map_max_entries{map=\"procs\"} %" PRIu32 "\n",
+		s->procs_max);
+	single(f, "scprof_bpf_map_memory_bytes", "gauge",
+	       "Kernel memory of scprof's BPF maps (fdinfo memlock).",
+	       s->map_bytes);
+	single(f, "scprof_processes_folded_total", "counter",
+	       "Exited processes whose figures were folded out of the BPF "
+	       "maps into the totals.",
+	       s->procs_folded);
+	if (with_comms) {
+		single(f, "scprof_comm_series_folded_total", "counter",
+		       "Process names whose figures went to the other bucket "
+		       "for want of a series (once per name and scrape).",
+		       s->comm_folded);
+		single(f, "scprof_comm_series_evicted_total", "counter",
+		       "Per-name series dropped after being idle.",
+		       s->comm_evicted);
+	}
+	single(f, "scprof_scrapes_total", "counter",
+	       "Scrapes of /metrics served.", s->scrapes);
+	family(f, "scprof_scrape_duration_seconds", "gauge",
+	       "Time this scrape took to read the BPF maps.");
+	fprintf(f, "scprof_scrape_duration_seconds %s\n",
+		secs(s->scrape_ns, buf, sizeof(buf)));
+	family(f, "scprof_cpu_seconds_total", "counter",
+	       "CPU time used by the scprof daemon itself (user + system).");
+	fprintf(f, "scprof_cpu_seconds_total %s\n",
+		secs(s->cpu_ns, buf, sizeof(buf)));
+	single(f, "scprof_resident_memory_bytes", "gauge",
+	       "Resident memory of the scprof daemon.", s->rss_bytes);
+	family(f, "scprof_build_info", "gauge", "scprof's version.");
+	fprintf(f, "scprof_build_info{version=\"%s\"} 1\n", SCPROF_VERSION);
+}
+
+int report_prom(FILE *f, const struct prom_input *in)
+{
+	int err = syscalls(f, in->model);
+
+	if (!err && in->comms)
+		err = comms(f, in->comms, in->ncomms);
+	if (!err && in->self)
+		self_metrics(f, in->self, in->model, in->comms != NULL);
+	if (!err && (fflush(f) || ferror(f)))
+		err = -EIO;
+	return err;
+}

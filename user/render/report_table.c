@@ -1,0 +1,448 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The strace -c table: same header, widths, number formats and total line,
+ * so that scripts written for strace -c read scprof's output unchanged.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/report_table.h"
+#include "model/hist.h"
+#include "util/escape.h"
+
+struct coldesc {
+	const char *hdr;
+	unsigned int minw; /* strace's historical width, else the header's */
+	bool left;
+};
+
+static const struct coldesc cdesc[COL_COUNT] = {
+	[COL_TIME_PCT] = { "% time", 6 },
+	[COL_TIME_TOTAL] = { "seconds", 11 },
+	[COL_TIME_AVG] = { "usecs/call", 11 },
+	[COL_CALLS] = { "calls", 9 },
+	[COL_ERRORS] = { "errors", 9 },
+	[COL_NAME] = { "syscall", 16, true },
+	[COL_TIME_MIN] = { "shortest", 8 },
+	[COL_TIME_MAX] = { "longest", 7 },
+	[COL_P50] = { "p50-usecs", 9 },
+	[COL_P90] = { "p90-usecs", 9 },
+	[COL_P99] = { "p99-usecs", 9 },
+	[COL_BYTES] = { "bytes", 11 },
+	[COL_RATE] = { "calls/s", 9 },
+};
+
+static unsigned int num_len(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+static unsigned int num_len(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	return n > 0 ? (unsigned int)n : 0;
+}
+
+static double secs(uint64_t ns)
+{
+	return (double)ns / 1e9;
+}
+
+static double usecs(uint64_t ns)
+{
+	return (double)ns / 1e3;
+}
+
+static unsigned int max_u(unsigned int a, unsigned int b)
+{
+	return a > b ? a : b;
+}
+
+/* One cell; v is the row view (NULL for the total line, which uses tot). */
+static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
+		     const struct row_view *v, const struct row_view *tot,
+		     uint64_t total_ns, uint64_t rate_ns)
+{
+	const struct row_view *x = v ? v : tot;
+	const struct sc_stats *st = &x->row->st;
+	double pct;
+
+	switch (c) {
+	case COL_TIME_PCT:
+		pct = v ? (st->total_ns ? 100.0 * (double)st->total_ns /
+						  (double)total_ns :
+					  0.0) :
+			  100.0;
+		fprintf(f, "%*.2f", w, pct);
+		break;
+	case COL_TIME_TOTAL:
+		fprintf(f, "%*.6f", w, secs(st->total_ns));
+		break;
+	case COL_TIME_AVG:
+		fprintf(f, "%*" PRIu64, w, x->avg_ns / 1000);
+		break;
+	case COL_CALLS:
+		fprintf(f, "%*" PRIu64, w, (uint64_t)st->calls);
+		break;
+	case COL_ERRORS:
+		/* strace leaves a zero error count blank */
+		fprintf(f, "%*.0" PRIu64, w, (uint64_t)st->errors);
+		break;
+	case COL_NAME:
+		if (last)
+			fputs(v ? v->name : "total", f);
+		else
+			fprintf(f, "%-*s", w, v ? v->name : "total");
+		break;
+	case COL_TIME_MIN:
+		fprintf(f, "%*.6f", w, secs(st->min_ns));
+		break;
+	case COL_TIME_MAX:
+		fprintf(f, "%*.6f", w, secs(st->max_ns));
+		break;
+	case COL_P50:
+		fprintf(f, "%*.3f", w, usecs(x->p50_ns));
+		break;
+	case COL_P90:
+		fprintf(f, "%*.3f", w, usecs(x->p90_ns));
+		break;
+	case COL_P99:
+		fprintf(f, "%*.3f", w, usecs(x->p99_ns));
+		break;
+	case COL_BYTES:
+		if (v && !v->has_bytes)
+			fprintf(f, "%*s", w, "");
+		else
+			fprintf(f, "%*" PRIu64, w, (uint64_t)st->bytes);
+		break;
+	case COL_RATE:
+		fprintf(f, "%*.1f", w, view_per_sec(st->calls, rate_ns));
+		break;
+	default:
+		break;
+	}
+}
+
+static void view_of_total(struct row_view *tv, const struct sc_row *tot)
+{
+	const struct sc_stats *st = &tot->st;
+
+	memset(tv, 0, sizeof(*tv));
+	tv->row = tot;
+	tv->name = "total";
+	tv->avg_ns = st->calls ? st->total_ns / st->calls : 0;
+	tv->p50_ns = hist_quantile(st, 0.50);
+	tv->p90_ns = hist_quantile(st, 0.90);
+	tv->p99_ns = hist_quantile(st, 0.99);
+	tv->has_bytes = true;
+}
+
+int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
+		     const struct report_opts *o)
+{
+	struct row_view *all, tv;
+	struct sc_row tot;
+	unsigned int w[COL_COUNT] = {}, name_max = 0;
+	uint64_t avg_max = 0, min_max = 0, max_max = 0, p_max = 0, bytes = 0;
+	size_t ncols = 0, nv = 0;
+
+	all = view_rows(rows, n, o->sort);
+	if (n && !all)
+		return -ENOMEM;
+	/* Keep this ABI's rows, in sorted order, at the front. */
+	for (size_t i = 0; i < n; i++) {
+		if (!(all[i].row->abi == abi && all[i].row->st.calls))
+			continue;
+		all[nv] = all[i];
+		/* An unknown number's name lives in name_buf: follow it, as
+		 * the copied-from slot may be overwritten by a later row.
+		 */
+		if (all[i].name == all[i].name_buf)
+			all[nv].name = all[nv].name_buf;
+		nv++;
+	}
+	view_total(rows, n, abi, &tot);
+	/* bytes of the total line: read/write-family rows only */
+	for (size_t i = 0; i < nv; i++) {
+		const struct row_view *v = &all[i];
+		unsigned int len = (unsigned int)strlen(v->name);
+
+		name_max = max_u(name_max, len);
+		if (v->avg_ns > avg_max)
+			avg_max = v->avg_ns;
+		if (v->row->st.min_ns > min_max)
+			min_max = v->row->st.min_ns;
+		if (v->row->st.max_ns > max_max)
+			max_max = v->row->st.max_ns;
+		if (v->p99_ns > p_max)
+			p_max = v->p99_ns;
+		if (v->has_bytes)
+			bytes += v->row->st.bytes;
+	}
+	tot.st.bytes = bytes;
+	view_of_total(&tv, &tot);
+
+	while (ncols < COL_COUNT && o->cols[ncols] != COL_NONE)
+		ncols++;
+	for (size_t i = 0; i < ncols; i++) {
+		enum report_col c = o->cols[i];
+		unsigned int need = 0;
+
+		switch (c) {
+		case COL_TIME_PCT:
+			need = 6;
+			break;
+		case COL_TIME_TOTAL:
+			need = num_len("%.6f", secs(tot.st.total_ns));
+			break;
+		case COL_TIME_AVG:
+			need = num_len("%" PRIu64, avg_max / 1000);
+			break;
+		case COL_CALLS:
+			need = num_len("%" PRIu64, (uint64_t)tot.st.calls);
+			break;
+		case COL_ERRORS:
+			need = num_len("%" PRIu64, (uint64_t)tot.st.errors);
+			break;
+		case COL_NAME:
+			need = name_max + 1;
+			break;
+		case COL_TIME_MIN:
+			need = num_len("%" PRIu64 ".000000",
+				       min_max / 1000000000);
+			break;
+		case COL_TIME_MAX:
+			need = num_len("%" PRIu64 ".000000",
+				       max_max / 1000000000);
+			break;
+		case COL_P50:
+		case COL_P90:
+		case COL_P99:
+			need = num_len("%.3f",
+				       usecs(p_max > tv.p99_ns ? p_max :
+								 tv.p99_ns));
+			break;
+		case COL_BYTES:
+			need = num_len("%" PRIu64, bytes);
+			break;
+		case COL_RATE:
+			need = num_len("%.1f",
+				       view_per_sec(tot.st.calls, o->rate_ns));
+			break;
+		default:
+			break;
+		}
+		w[c] = max_u(cdesc[c].minw, need);
+		w[c] = max_u(w[c], (unsigned int)strlen(cdesc[c].hdr));
+	}
+
+	/* header */
+	for (size_t i = 0; i < ncols; i++) {
+		enum report_col c = o->cols[i];
+
+		if (i)
+			fputc(' ', f);
+		if (cdesc[c].left && i == ncols - 1)
+			fputs(cdesc[c].hdr, f);
+		else if (cdesc[c].left)
+			fprintf(f, "%-*s", w[c], cdesc[c].hdr);
+		else
+			fprintf(f, "%*s", w[c], cdesc[c].hdr);
+	}
+	fputc('\n', f);
+
+	for (int part = 0; part < 2; part++) {
+		/* dashed rule */
+		for (size_t i = 0; i < ncols; i++) {
+			if (i)
+				fputc(' ', f);
+			for (unsigned int j = 0; j < w[o->cols[i]]; j++)
+				fputc('-', f);
+		}
+		fputc('\n', f);
+		if (part)
+			break;
+		for (size_t r = 0; r < nv; r++) {
+			for (size_t i = 0; i < ncols; i++) {
+				if (i)
+					fputc(' ', f);
+				put_cell(f, o->cols[i], w[o->cols[i]],
+					 i == ncols - 1, &all[r], &tv,
+					 tot.st.total_ns, o->rate_ns);
+			}
+			fputc('\n', f);
+		}
+	}
+	/* total line */
+	for (size_t i = 0; i < ncols; i++) {
+		if (i)
+			fputc(' ', f);
+		put_cell(f, o->cols[i], w[o->cols[i]], i == ncols - 1, NULL,
+			 &tv, tot.st.total_ns, o->rate_ns);
+	}
+	fputc('\n', f);
+	free(all);
+	return 0;
+}
+
+/* All ABIs of a row set, strace style: native first, others titled. */
+static int table_rows(FILE *f, const struct sc_row *rows, size_t n,
+		      const struct report_opts *o)
+{
+	bool printed = false;
+	int err;
+
+	for (uint32_t abi = 0; abi < SC_ABI_COUNT; abi++) {
+		const char *title = names_abi_title(abi);
+
+		if (!model_abi_calls(rows, n, abi))
+			continue;
+		if (title)
+			fprintf(f, "System call usage summary for %s mode:\n",
+				title);
+		err = report_table_abi(f, rows, n, abi, o);
+		if (err)
+			return err;
+		printed = true;
+	}
+	/* Nothing seen: an empty table says so more clearly than silence. */
+	if (!printed)
+		return report_table_abi(f, rows, n, SC_ABI_NATIVE, o);
+	return 0;
+}
+
+static void bar(FILE *f, uint64_t v, uint64_t max, unsigned int width)
+{
+	unsigned int stars = max ? (unsigned int)(v * width / max) : 0;
+
+	if (v && !stars)
+		stars = 1;
+	fputc('|', f);
+	for (unsigned int i = 0; i < width; i++)
+		fputc(i < stars ? '*' : ' ', f);
+	fputc('|', f);
+}
+
+/* bcc-style log2 bar chart of one row (sub-buckets merged per power). */
+static void histogram(FILE *f, const struct sc_model *m,
+		      const struct row_view *v)
+{
+	uint64_t pow2[SC_HIST_MAX_LOG2 + 2] = {}, max = 0;
+	int first = -1, last = -1;
+	const struct sc_stats *st = &v->row->st;
+
+	for (uint32_t i = 0; i < SC_HIST_BUCKETS; i++) {
+		uint64_t lo = sc_hist_lower(i);
+		uint32_t k = lo ? sc_log2(lo) + 1 :
+				  0; /* 0: [0,1), k: [2^(k-1), 2^k) */
+
+		pow2[k] += st->hist[i];
+	}
+	for (int k = 0; k < SC_HIST_MAX_LOG2 + 2; k++) {
+		if (!pow2[k])
+			continue;
+		if (first < 0)
+			first = k;
+		last = k;
+		if (pow2[k] > max)
+			max = pow2[k];
+	}
+	fprintf(f, "\n%s%s%s: %" PRIu64 " calls", v->name,
+		v->row->abi ? " " : "",
+		v->row->abi ? names_abi(v->row->abi) : "", (uint64_t)st->calls);
+	if (st->errors)
+		fprintf(f, ", %" PRIu64 " errors", (uint64_t)st->errors);
+	fputc('\n', f);
+	for (size_t i = 0; i < m->nerrnos; i++) {
+		const struct sc_errno_row *e = &m->errnos[i];
+		const char *en = names_errno((int)e->err);
+
+		if (e->abi != v->row->abi || e->nr != v->row->nr)
+			continue;
+		if (en)
+			fprintf(f, "    %-22s : %" PRIu64 "\n", en, e->count);
+		else
+			fprintf(f, "    errno %-16u : %" PRIu64 "\n", e->err,
+				e->count);
+	}
+	if (first < 0)
+		return;
+	fprintf(f, "%20s%12s: count     distribution\n", "nsecs", "");
+	for (int k = first; k <= last; k++) {
+		uint64_t lo = k ? 1ULL << (k - 1) : 0;
+		uint64_t hi = k ? (1ULL << k) - 1 : 0;
+
+		fprintf(f, "%14" PRIu64 " -> %-14" PRIu64 ": %-9" PRIu64 " ",
+			lo, hi, pow2[k]);
+		bar(f, pow2[k], max, 40);
+		fputc('\n', f);
+	}
+}
+
+static int histograms(FILE *f, const struct sc_model *m,
+		      const struct report_opts *o)
+{
+	struct row_view *v = view_rows(m->total, m->ntotal, o->sort);
+
+	if (m->ntotal && !v)
+		return -ENOMEM;
+	fputs("\nLatency histograms (wall time inside each call):\n", f);
+	for (size_t i = 0; i < m->ntotal; i++)
+		histogram(f, m, &v[i]);
+	free(v);
+	return 0;
+}
+
+int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
+		 const struct report_meta *meta)
+{
+	int err;
+
+	(void)meta;
+	err = table_rows(f, m->total, m->ntotal, o);
+	if (err)
+		return err;
+	if (o->per_process) {
+		const struct sc_proc **by_pid = view_procs_by_pid(m);
+
+		if (m->nprocs && !by_pid)
+			return -ENOMEM;
+		for (size_t i = 0; i < m->nprocs; i++) {
+			const struct sc_proc *p = by_pid[i];
+			char *comm = esc_text(
+				p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
+
+			if (!comm) {
+				free(by_pid);
+				return -ENOMEM;
+			}
+			if (!p->pid)
+				fprintf(f,
+					"\n%u more exited processes, merged:\n",
+					p->merged);
+			else
+				fprintf(f, "\nProcess %u (%s)%s:\n", p->pid,
+					comm, p->exited ? ", exited" : "");
+			free(comm);
+			err = table_rows(f, p->rows, p->nrows, o);
+			if (err)
+				break;
+		}
+		free(by_pid);
+		if (err)
+			return err;
+	}
+	if (m->count_only)
+		fputs("(--count-only: calls, errors and bytes; no times were "
+		      "measured)\n",
+		      f);
+	if (o->histograms)
+		return histograms(f, m, o);
+	return 0;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "render/view.h"
+#include "model/hist.h"
+
+/* Column and sort key names: strace's, plus p50, p90, p99 and bytes. */
+static const struct {
+	const char *name;
+	enum report_col col;
+} col_names[] = {
+	{ "time", COL_TIME_PCT },
+	{ "time_percent", COL_TIME_PCT },
+	{ "time-percent", COL_TIME_PCT },
+	{ "time_total", COL_TIME_TOTAL },
+	{ "time-total", COL_TIME_TOTAL },
+	{ "total_time", COL_TIME_TOTAL },
+	{ "total-time", COL_TIME_TOTAL },
+	{ "seconds", COL_TIME_TOTAL },
+	{ "min_time", COL_TIME_MIN },
+	{ "min-time", COL_TIME_MIN },
+	{ "shortest", COL_TIME_MIN },
+	{ "time_min", COL_TIME_MIN },
+	{ "time-min", COL_TIME_MIN },
+	{ "longest", COL_TIME_MAX },
+	{ "max_time", COL_TIME_MAX },
+	{ "max-time", COL_TIME_MAX },
+	{ "time_max", COL_TIME_MAX },
+	{ "time-max", COL_TIME_MAX },
+	{ "avg_time", COL_TIME_AVG },
+	{ "avg-time", COL_TIME_AVG },
+	{ "time_avg", COL_TIME_AVG },
+	{ "time-avg", COL_TIME_AVG },
+	{ "calls", COL_CALLS },
+	{ "count", COL_CALLS },
+	{ "error", COL_ERRORS },
+	{ "errors", COL_ERRORS },
+	{ "name", COL_NAME },
+	{ "syscall", COL_NAME },
+	{ "syscall_name", COL_NAME },
+	{ "syscall-name", COL_NAME },
+	{ "p50", COL_P50 },
+	{ "p90", COL_P90 },
+	{ "p99", COL_P99 },
+	{ "bytes", COL_BYTES },
+	{ "rate", COL_RATE },
+	{ "calls/s", COL_RATE },
+	{ "none", COL_NONE },
+	{ "nothing", COL_NONE },
+};
+
+void report_opts_default(struct report_opts *o)
+{
+	static const enum report_col strace_cols[] = {
+		COL_TIME_PCT, COL_TIME_TOTAL, COL_TIME_AVG,
+		COL_CALLS,    COL_ERRORS,     COL_NAME,
+	};
+
+	memset(o, 0, sizeof(*o));
+	o->format = REPORT_TABLE;
+	o->sort = COL_TIME_TOTAL;
+	memcpy(o->cols, strace_cols, sizeof(strace_cols));
+}
+
+static int col_lookup(const char *s, size_t len, enum report_col *out)
+{
+	for (size_t i = 0; i < sizeof(col_names) / sizeof(col_names[0]); i++) {
+		if (strlen(col_names[i].name) == len &&
+		    !strncmp(col_names[i].name, s, len)) {
+			*out = col_names[i].col;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+int report_parse_sort(const char *s, enum report_col *out)
+{
+	enum report_col c;
+
+	if (col_lookup(s, strlen(s), &c))
+		return -EINVAL;
+	/* Sorting by share of time is sorting by time. */
+	*out = c == COL_TIME_PCT ? COL_TIME_TOTAL : c;
+	return 0;
+}
+
+int report_parse_cols(const char *s, enum report_col *cols, const char **bad)
+{
+	bool seen[COL_COUNT] = {};
+	size_t n = 0;
+
+	for (const char *p = s;;) {
+		size_t len = strcspn(p, ",");
+		enum report_col c;
+
+		if (col_lookup(p, len, &c) || c == COL_NONE || seen[c]) {
+			*bad = p;
+			return -EINVAL;
+		}
+		seen[c] = true;
+		cols[n++] = c;
+		if (!p[len])
+			break;
+		p += len + 1;
+	}
+	if (!seen[COL_NAME])
+		cols[n++] = COL_NAME;
+	while (n < COL_COUNT)
+		cols[n++] = COL_NONE;
+	return 0;
+}
+
+static void view_fill(struct row_view *v, const struct sc_row *r)
+{
+	const struct sc_stats *st = &r->st;
+
+	v->row = r;
+	v->name = names_syscall_fmt(r->abi, r->nr, v->name_buf,
+				    sizeof(v->name_buf));
+	v->avg_ns = st->calls ? st->total_ns / st->calls : 0;
+	v->p50_ns = hist_quantile(st, 0.50);
+	v->p90_ns = hist_quantile(st, 0.90);
+	v->p99_ns = hist_quantile(st, 0.99);
+	v->has_bytes = names_is_io(names_syscall(r->abi, r->nr));
+}
+
+static const char *view_name(const struct row_view *v)
+{
+	const char *n = names_syscall(v->row->abi, v->row->nr);
+
+	return n ? n : v->name_buf;
+}
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a < b ? 1 : a > b ? -1 : 0;
+}
+
+static int view_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct row_view *a = pa, *b = pb;
+	enum report_col sort_key = *(const enum report_col *)arg;
+	const struct sc_stats *x = &a->row->st, *y = &b->row->st;
+	int c = 0;
+
+	switch (sort_key) {
+	case COL_TIME_PCT:
+	case COL_TIME_TOTAL:
+		c = cmp_u64_desc(x->total_ns, y->total_ns);
+		break;
+	case COL_TIME_AVG:
+		c = cmp_u64_desc(a->avg_ns, b->avg_ns);
+		break;
+	case COL_TIME_MIN:
+		c = cmp_u64_desc(x->min_ns, y->min_ns);
+		break;
+	case COL_TIME_MAX:
+		c = cmp_u64_desc(x->max_ns, y->max_ns);
+		break;
+	case COL_CALLS:
+	case COL_RATE:
+		c = cmp_u64_desc(x->calls, y->calls);
+		break;
+	case COL_ERRORS:
+		c = cmp_u64_desc(x->errors, y->errors);
+		break;
+	case COL_NAME:
+		c = strcmp(view_name(a), view_name(b));
+		break;
+	case COL_P50:
+		c = cmp_u64_desc(a->p50_ns, b->p50_ns);
+		break;
+	case COL_P90:
+		c = cmp_u64_desc(a->p90_ns, b->p90_ns);
+		break;
+	case COL_P99:
+		c = cmp_u64_desc(a->p99_ns, b->p99_ns);
+		break;
+	case COL_BYTES:
+		c = cmp_u64_desc(x->bytes, y->bytes);
+		break;
+	case COL_NONE:
+	case COL_COUNT:
+		break;
+	}
+	if (c)
+		return c;
+	if (a->row->abi != b->row->abi)
+		return a->row->abi < b->row->abi ? -1 : 1;
+	return a->row->nr < b->row->nr ? -1 : a->row->nr > b->row->nr;
+}
+
+struct row_view *view_rows(const struct sc_row *rows, size_t n,
+			   enum report_col sort)
+{
+	struct row_view *v;
+
+	if (!n)
+		return NULL;
+	v = calloc(n, sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < n; i++)
+		view_fill(&v[i], &rows[i]);
+	qsort_r(v, n, sizeof(*v), view_cmp, &sort);
+	/* name_buf moved with the struct: re-point names into it. */
+	for (size_t i = 0; i < n; i++)
+		v[i].name = view_name(&v[i]);
+	return v;
+}
+
+double view_per_sec(uint64_t n, uint64_t ns)
+{
+	return ns ? (double)n * 1e9 / (double)ns : 0.0;
+}
+
+void view_total(const struct sc_row *rows, size_t n, uint32_t abi,
+		struct sc_row *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->abi = abi;
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].abi == abi)
+			stats_add(&out->st, &rows[i].st);
+	}
+}
+
+static int proc_pid_cmp(const void *pa, const void *pb)
+{
+	const struct sc_proc *a = *(const struct sc_proc *const *)pa;
+	const struct sc_proc *b = *(const struct sc_proc *const *)pb;
+
+	/* pid 0, the merged exited processes, comes last */
+	if (a->pid != b->pid)
+		return !a->pid ? 1 : !b->pid ? -1 : a->pid < b->pid ? -1 : 1;
+	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+}
+
+const struct sc_proc **view_procs_by_pid(const struct sc_model *m)
+{
+	const struct sc_proc **v;
+
+	if (!m->nprocs)
+		return NULL;
+	v = malloc(m->nprocs * sizeof(*v));
+	if (!v)
+		return NULL;
+	for (size_t i = 0; i < m->nprocs; i++)
+		v[i] = &m->procs[i];
+	qsort(v, m->nprocs, sizeof(*v), proc_pid_cmp);
+	return v;
+}

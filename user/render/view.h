@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What every renderer of the record model shares: the report options and
+ * column names, rows with their derived figures (averages, percentiles)
+ * sorted, totals, processes in order. Below the formats (table, JSON, CSV,
+ * Prometheus), which use it and never each other; nothing here reads BPF
+ * maps or writes output.
+ */
+#ifndef SCPROF_VIEW_H
+#define SCPROF_VIEW_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/model.h"
+#include "model/names.h"
+
+enum report_format {
+	REPORT_TABLE,
+	REPORT_JSON,
+	REPORT_CSV,
+};
+
+/* Table columns; also the sort keys (-S takes a column name). */
+enum report_col {
+	COL_NONE = 0,
+	COL_TIME_PCT,
+	COL_TIME_TOTAL,
+	COL_TIME_AVG,
+	COL_CALLS,
+	COL_ERRORS,
+	COL_NAME,
+	COL_TIME_MIN,
+	COL_TIME_MAX,
+	COL_P50,
+	COL_P90,
+	COL_P99,
+	COL_BYTES,
+	COL_RATE, /* calls per second over report_opts.rate_ns */
+	COL_COUNT,
+};
+
+struct report_opts {
+	enum report_format format;
+	enum report_col sort;		 /* COL_NONE: by syscall number */
+	enum report_col cols[COL_COUNT]; /* table columns, COL_NONE-ended */
+	bool per_process;		 /* -P: a table per process */
+	bool histograms;		 /* -H: latency bar charts */
+	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
+};
+
+/* What was profiled, for the report's header fields. */
+struct report_meta {
+	const char *mode;   /* "command", "pid", "cgroup", "all" */
+	const char *target; /* human description, raw bytes: escaped on output */
+	uint64_t duration_ns;
+	bool targets_exited; /* every target process ended during the run */
+	int exit_status;     /* the command's, -1 when none */
+};
+
+/* A row with its derived figures, as renderers print it. */
+struct row_view {
+	const struct sc_row *row;
+	const char *name;
+	char name_buf[SC_NAME_LEN];
+	uint64_t avg_ns, p50_ns, p90_ns, p99_ns;
+	bool has_bytes; /* a read/write-family call: bytes is meaningful */
+};
+
+void report_opts_default(struct report_opts *o);
+/* Parse -S KEY. 0 or -EINVAL. */
+int report_parse_sort(const char *s, enum report_col *out);
+/* Parse -U COL[,COL...]; the name column is added if missing. 0 or -EINVAL;
+ * on error *bad points at the offending name.
+ */
+int report_parse_cols(const char *s, enum report_col *cols, const char **bad);
+
+/*
+ * Derived views of rows, sorted by o->sort (ties by ABI then number). The
+ * caller frees the array. NULL with n > 0 means out of memory.
+ */
+struct row_view *view_rows(const struct sc_row *rows, size_t n,
+			   enum report_col sort);
+/* n events over ns nanoseconds, per second (0 when ns is 0). */
+double view_per_sec(uint64_t n, uint64_t ns);
+/* Derived view of a sum of rows (the "total" line). */
+void view_total(const struct sc_row *rows, size_t n, uint32_t abi,
+		struct sc_row *out);
+
+/* Processes ordered by pid (then start time); caller frees. NULL when
+ * there are none or out of memory.
+ */
+const struct sc_proc **view_procs_by_pid(const struct sc_model *m);
+
+#endif
