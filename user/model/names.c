@@ -82,37 +82,45 @@ bool names_in_list(const char *const *list, const char *name)
 	return false;
 }
 
+/* The read/write family: calls whose return value is a byte count.
+ * "send" and "recv" are syscalls only on architectures other than x86.
+ */
+static const char *const io_calls[] = {
+	"read",
+	"write",
+	"pread64",
+	"pwrite64",
+	"readv",
+	"writev",
+	"preadv",
+	"pwritev",
+	"preadv2",
+	"pwritev2",
+	"sendto",
+	"recvfrom",
+	"sendmsg",
+	"recvmsg",
+	"sendfile",
+	"sendfile64",
+	"splice",
+	"tee",
+	"vmsplice",
+	"copy_file_range",
+	"process_vm_readv",
+	"process_vm_writev",
+	"send",
+	"recv",
+	NULL,
+};
+
+const char *const *names_io_list(void)
+{
+	return io_calls;
+}
+
 bool names_is_io(const char *name)
 {
-	static const char *const io[] = {
-		"read",
-		"write",
-		"pread64",
-		"pwrite64",
-		"readv",
-		"writev",
-		"preadv",
-		"pwritev",
-		"preadv2",
-		"pwritev2",
-		"sendto",
-		"recvfrom",
-		"sendmsg",
-		"recvmsg",
-		"sendfile",
-		"sendfile64",
-		"splice",
-		"tee",
-		"vmsplice",
-		"copy_file_range",
-		"process_vm_readv",
-		"process_vm_writev",
-		"send",
-		"recv",
-		NULL,
-	};
-
-	return names_in_list(io, name);
+	return names_in_list(io_calls, name);
 }
 
 bool names_is_noreturn(const char *name)

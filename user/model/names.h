@@ -26,6 +26,8 @@ const char *names_abi_title(unsigned int abi);
 bool names_in_list(const char *const *list, const char *name);
 /* Read/write-family syscall: a positive return is a byte count. */
 bool names_is_io(const char *name);
+/* The names names_is_io() knows, NULL-ended. */
+const char *const *names_io_list(void);
 /* Syscall that does not return when it succeeds (exit, exit_group). */
 bool names_is_noreturn(const char *name);
 /* Creates a task that returns from it too (with 0): fork, clone... */
