@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A thread exits (sched_process_exit): what it leaves behind on its kernel
+ * stack is forgotten, and in count-only mode the exit or exit_group call
+ * it leaves through, which never reaches sys_exit, is counted.
+ *
+ * Uses the settings scprof.bpf.c defines before it includes this file:
+ * nt_cache_on, flight_on.
+ */
+#ifndef SCPROF_EXIT_BPF_H
+#define SCPROF_EXIT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "filter.bpf.h"
+#include "record.bpf.h"
+#include "stamp.bpf.h"
+#include "syscall.bpf.h"
+
+/* A task exits: its stack may go to a target next. Forget it in the
+ * non-target cache, and free a flight slot it left taken (a call that
+ * never returned: the task was killed in it).
+ */
+static __always_inline void stack_forget(struct task_struct *p)
+{
+	struct pt_regs *regs;
+
+	if (!nt_cache_on && !flight_on)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	nt_forget(regs);
+	flight_forget(regs);
+}
+
+/*
+ * Count-only mode: a thread leaving through exit or exit_group never
+ * reaches sys_exit, so it is counted here: the syscall it is in is still in
+ * its registers, and a thread killed by a signal has the signal in the low
+ * bits of its exit code (one leaving through exit_group has 0 there).
+ */
+static __always_inline void count_noreturn(struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *regs;
+	enum want w;
+	long id;
+	__u32 nr, abi;
+
+	if (task != p || (p->exit_code & 0x7f))
+		return;
+	w = wanted(task);
+	if (w == WANT_NO)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	id = syscall_nr(regs);
+	if (id < 0)
+		return;
+	nr_abi_of(task, id, &nr, &abi);
+	if (flags_of(nr, abi) & SC_NR_NORETURN)
+		count_call(task, w, nr, abi, 0);
+}
+
+#endif /* SCPROF_EXIT_BPF_H */

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Processes: the key that tells a process from a reused pid, and its entry
+ * in procs (name, parent, exit), written once per process and cell
+ * creation, at exec and at exit, never on the hot path.
+ *
+ * Uses the globals and maps scprof.bpf.c defines before it includes this
+ * file: solo_ready, solo_start_ns, procs, nameless, and count_drop().
+ */
+#ifndef SCPROF_PROC_BPF_H
+#define SCPROF_PROC_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "scprof.h"
+
+/* Direct loads from the BTF pointer: BPF_CORE_READ would be a helper call
+ * (bpf_probe_read_kernel), several times dearer, and this is on the hot
+ * path of the hash cells.
+ */
+static __always_inline void proc_key_of(struct task_struct *task,
+					struct sc_proc_key *key)
+{
+	key->tgid = task->tgid;
+	key->pad = 0;
+	key->start_ns = task->group_leader->start_boottime;
+}
+
+static __always_inline void read_leader_comm(struct task_struct *task,
+					     char *comm)
+{
+	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
+
+	bpf_probe_read_kernel_str(comm, SC_COMM_LEN, &leader->comm);
+}
+
+/* Make the process known (name, parent); once per process and cell
+ * creation, never on the hot path.
+ */
+static __always_inline void proc_init(struct task_struct *task,
+				      const struct sc_proc_key *key)
+{
+	struct sc_proc_info info = {};
+	static const __u8 one = 1;
+	long err;
+
+	read_leader_comm(task, info.comm);
+	info.ppid = task->real_parent->tgid;
+	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another thread got there first */ &&
+	    !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
+		count_drop(SC_DROP_PROCS_FULL);
+}
+
+/* The solo target's first recorded call: its identity and its name. */
+static __always_inline void solo_init(struct task_struct *task)
+{
+	struct sc_proc_key key;
+
+	proc_key_of(task, &key);
+	solo_start_ns = key.start_ns;
+	proc_init(task, &key);
+	solo_ready = 1;
+}
+
+/* The known process of task, its name read again (exec changes it);
+ * NULL when it is not known.
+ */
+static __always_inline struct sc_proc_info *proc_renamed(struct task_struct *p)
+{
+	struct sc_proc_info *info;
+	struct sc_proc_key key;
+
+	proc_key_of(p, &key);
+	info = bpf_map_lookup_elem(&procs, &key);
+	if (info)
+		read_leader_comm(p, info->comm);
+	return info;
+}
+
+#endif /* SCPROF_PROC_BPF_H */

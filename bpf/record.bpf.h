@@ -1,0 +1,196 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The hot path's recording: the one cell update of a call. Cells are per
+ * (process, ABI, syscall) in stats, or, for the solo target, per syscall
+ * in solo_counts (per CPU, plain adds) and solo_stats (latency, shared).
+ * A cell counts calls, errors (and those by errno, in errnos), interrupted
+ * calls, bytes, and in full mode the latency: total, min, max, histogram.
+ *
+ * Uses the globals and maps scprof.bpf.c defines before it includes this
+ * file: solo_ready, stats, solo_stats, solo_counts, errnos, and
+ * count_drop().
+ */
+#ifndef SCPROF_RECORD_BPF_H
+#define SCPROF_RECORD_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "filter.bpf.h"
+#include "maps.bpf.h"
+#include "proc.bpf.h"
+#include "syscall.bpf.h"
+
+static const struct sc_stats zero_stats = {};
+static const __u64 zero_count = 0;
+
+static __always_inline void count_errno(__u32 nr, __u32 abi, long ret)
+{
+	struct sc_errno_key key = {
+		.nr = nr,
+		.abi = (__u16)abi,
+		.err = (__u16)-ret,
+	};
+	__u64 *cnt;
+
+	cnt = lookup_or_init(&errnos, &key, &zero_count);
+	if (!cnt) {
+		count_drop(SC_DROP_ERRNO_FULL);
+		return;
+	}
+	__sync_fetch_and_add(cnt, 1);
+}
+
+/* The general cell of (process, abi, nr), created on first use. */
+static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
+						   __u32 nr, __u32 abi)
+{
+	struct sc_stats_key key = {
+		.nr = nr,
+		.abi = abi,
+	};
+	struct sc_stats *st;
+	long err;
+
+	proc_key_of(task, &key.proc);
+	st = bpf_map_lookup_elem(&stats, &key);
+	if (st)
+		return st;
+	/* A new cell: the first call of this syscall by this process. */
+	proc_init(task, &key.proc);
+	err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+	if (err && err != -17 /* EEXIST: another CPU won the race */) {
+		count_drop(SC_DROP_STATS_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&stats, &key);
+}
+
+/* The latency part of a cell: min, max and histogram. */
+static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns)
+{
+	__u32 idx;
+
+	/* min and max race only between threads of one process making the
+	 * same syscall at the same instant; a lost update there is benign.
+	 */
+	if (delta_ns > st->max_ns)
+		st->max_ns = delta_ns;
+	if (!st->min_ns || delta_ns < st->min_ns)
+		st->min_ns = delta_ns;
+	idx = sc_hist_bucket(delta_ns);
+	barrier_var(idx);
+	if (idx >= SC_HIST_BUCKETS)
+		idx = SC_HIST_BUCKETS - 1;
+	__sync_fetch_and_add(&st->hist[idx], 1);
+}
+
+/* What a call's return value says, into per-CPU counters (plain adds). */
+static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
+				       long ret)
+{
+	if (is_error(ret)) {
+		c->errors++;
+		if (is_interrupted(ret))
+			c->interrupted++;
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		c->bytes += ret;
+	}
+}
+
+/* The same into a shared cell (atomic adds). */
+static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
+				      long ret)
+{
+	if (is_error(ret)) {
+		__sync_fetch_and_add(&st->errors, 1);
+		if (is_interrupted(ret))
+			__sync_fetch_and_add(&st->interrupted, 1);
+		count_errno(nr, abi, ret);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		__sync_fetch_and_add(&st->bytes, ret);
+	}
+}
+
+/* Full mode, solo target: counters per CPU (plain adds), latency shared. */
+static __always_inline void record_solo(struct sc_counts *c,
+					struct sc_stats *st, __u32 nr,
+					__u32 abi, long ret, __u64 delta_ns,
+					bool timed)
+{
+	c->calls++;
+	if (!timed)
+		return;
+	counts_ret(c, nr, abi, ret);
+	c->total_ns += delta_ns;
+	add_latency(st, delta_ns);
+}
+
+/* Full mode: the one cell update of a call. timed: delta_ns is valid. */
+static __always_inline void record(struct task_struct *task, enum want w,
+				   __u32 nr, __u32 abi, long ret,
+				   __u64 delta_ns, bool timed)
+{
+	struct sc_counts *c = NULL;
+	struct sc_stats *st = NULL;
+
+	/* task may be NULL: fetched only when needed (a helper call). */
+	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX) {
+		if (!solo_ready) {
+			if (!task)
+				task = bpf_get_current_task_btf();
+			solo_init(task);
+		}
+		c = bpf_map_lookup_elem(&solo_counts, &nr);
+		st = bpf_map_lookup_elem(&solo_stats, &nr);
+		if (c && st) {
+			record_solo(c, st, nr, abi, ret, delta_ns, timed);
+			return;
+		}
+		st = NULL;
+	}
+	if (!st) {
+		if (!task)
+			task = bpf_get_current_task_btf();
+		st = stats_cell(task, nr, abi);
+		if (!st)
+			return;
+	}
+	__sync_fetch_and_add(&st->calls, 1);
+	if (!timed)
+		return;
+	stats_ret(st, nr, abi, ret);
+	__sync_fetch_and_add(&st->total_ns, delta_ns);
+	add_latency(st, delta_ns);
+}
+
+/* Count-only mode: calls, errors, bytes of one returned (or exiting) call. */
+static __always_inline void count_call(struct task_struct *task, enum want w,
+				       __u32 nr, __u32 abi, long ret)
+{
+	struct sc_stats *st;
+
+	if (w == WANT_SOLO && abi < SC_ABI_COUNT && nr < SC_NR_MAX) {
+		__u32 idx = abi * SC_NR_MAX + nr;
+		struct sc_counts *c;
+
+		if (!solo_ready)
+			solo_init(task);
+		/* Per CPU: plain adds, no atomics. */
+		c = bpf_map_lookup_elem(&solo_counts, &idx);
+		if (!c)
+			return;
+		c->calls++;
+		counts_ret(c, nr, abi, ret);
+		return;
+	}
+	st = stats_cell(task, nr, abi);
+	if (!st)
+		return;
+	__sync_fetch_and_add(&st->calls, 1);
+	stats_ret(st, nr, abi, ret);
+}
+
+#endif /* SCPROF_RECORD_BPF_H */

@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Full mode's per-thread state: the start stamp of the call in flight,
+ * taken at enter and found again at exit. It lives in flights[], indexed
+ * by the caller's kernel stack and reached without a helper call, or, when
+ * that slot is taken (or the kernel lacks bpf_task_pt_regs), in task local
+ * storage.
+ *
+ * Uses the settings, globals and maps scprof.bpf.c defines before it
+ * includes this file: flight_on, flights, scratch (with its SCR_* words),
+ * tstore (of struct sc_task), and count_drop().
+ */
+#ifndef SCPROF_STAMP_BPF_H
+#define SCPROF_STAMP_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "filter.bpf.h"
+
+/* A stamped call, found again at its exit. */
+struct ended_call {
+	__u64 delta_ns; /* time from enter to exit */
+	__u32 nr;
+	__u32 abi;
+	enum want w; /* set from the stamp in flights[] only */
+};
+
+/*
+ * A pointer cannot be shifted or masked in BPF, but it can be stored in a
+ * map value and read back as a number (the scratch map: one word per
+ * program kind and CPU, as a program is never nested in itself on one
+ * CPU).
+ */
+static __always_inline __u64 addr_of(const void *ptr, int which)
+{
+	__u32 zero = 0;
+	struct sc_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+
+	if (!s || which < 0 || which >= SCR_COUNT)
+		return 0;
+	*(volatile __u64 *)&s->v[which] = (__u64)ptr;
+	return *(volatile __u64 *)&s->v[which];
+}
+
+static __always_inline struct sc_flight *flight_of(__u64 addr)
+{
+	return &flights[(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1)];
+}
+
+/* Stamp the call in flights[]; false when its slot is another task's. */
+static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
+					 __u32 abi, enum want w)
+{
+	__u64 addr = addr_of(regs, SCR_ENTER);
+	struct sc_flight *f = flight_of(addr);
+	__u64 owner = f->owner;
+
+	/* Take the slot (or keep it: an entry of ours that never saw its
+	 * exit, at attach time).
+	 */
+	if (!addr)
+		return false;
+	if (owner != addr &&
+	    (owner || __sync_val_compare_and_swap(&f->owner, 0, addr) != 0))
+		return false;
+	f->nr = nr;
+	f->abi = (__u16)abi;
+	f->want = (__u16)w;
+	f->start_ns = bpf_ktime_get_ns();
+	return true;
+}
+
+/* Stamp the call in the task's local storage. */
+static __always_inline void task_enter(struct task_struct *task, __u32 nr,
+				       __u32 abi)
+{
+	struct sc_task *ts;
+
+	ts = bpf_task_storage_get(&tstore, task, 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts) {
+		count_drop(SC_DROP_TASK_STORAGE);
+		return;
+	}
+	ts->nr = nr;
+	ts->abi = abi;
+	/* Last, so our own work above is not billed to the call. */
+	ts->start_ns = bpf_ktime_get_ns();
+}
+
+/* The call ending on this stack, if flights[] holds its stamp. */
+static __always_inline bool flight_exit(const struct pt_regs *regs,
+					struct ended_call *c)
+{
+	__u64 addr = addr_of(regs, SCR_EXIT);
+	struct sc_flight *f = flight_of(addr);
+	__u64 now;
+
+	if (!addr || f->owner != addr)
+		return false;
+	/* Our call: recorded at entry, so recorded now. */
+	c->nr = f->nr;
+	c->abi = f->abi;
+	now = bpf_ktime_get_ns();
+	c->delta_ns = now - f->start_ns;
+	c->w = f->want;
+	f->owner = 0;
+	return true;
+}
+
+/* The call the task ends, if its local storage holds a stamp for it (no
+ * stamp: a call already running at attach time, or a new task's first
+ * return from clone).
+ */
+static __always_inline bool task_exit(struct task_struct *task,
+				      struct ended_call *c)
+{
+	struct sc_task *ts;
+	__u64 now, start;
+
+	ts = bpf_task_storage_get(&tstore, task, 0, 0);
+	if (!ts)
+		return false;
+	start = ts->start_ns;
+	if (!start)
+		return false;
+	now = bpf_ktime_get_ns();
+	ts->start_ns = 0;
+	c->nr = ts->nr;
+	c->abi = ts->abi;
+	c->delta_ns = now - start;
+	return true;
+}
+
+/* A task exits (regs: its stack): free a flight slot it left taken, by a
+ * call that never returned (the task was killed in it).
+ */
+static __always_inline void flight_forget(const struct pt_regs *regs)
+{
+	struct sc_flight *f;
+	__u64 addr;
+
+	if (!flight_on)
+		return;
+	addr = addr_of(regs, SCR_TASK_EXIT);
+	f = flight_of(addr);
+	if (addr && f->owner == addr)
+		f->owner = 0;
+}
+
+#endif /* SCPROF_STAMP_BPF_H */

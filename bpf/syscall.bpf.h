@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What a call is: its number and ABI, its flags (I/O, no return, fork) and
+ * what its return value says.
+ *
+ * Uses the setting nr_flags, which scprof.bpf.c defines before it includes
+ * this file.
+ */
+#ifndef SCPROF_SYSCALL_BPF_H
+#define SCPROF_SYSCALL_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+
+#define X86_TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
+
+static __always_inline __u8 flags_of(__u32 nr, __u32 abi)
+{
+	if (nr >= SC_NR_MAX || abi >= SC_ABI_COUNT)
+		return 0;
+	/* The mask only proves the bound to the verifier, which can lose
+	 * the check above when clang merges paths.
+	 */
+	barrier_var(nr);
+	return nr_flags[abi][nr & (SC_NR_MAX - 1)];
+}
+
+static __always_inline bool is_error(long ret)
+{
+	return ret < 0 && ret >= -4095;
+}
+
+static __always_inline bool is_interrupted(long ret)
+{
+	return ret <= -512 && ret >= -516; /* ERESTART* */
+}
+
+/* The syscall number and ABI of the call the task is in. */
+static __always_inline void nr_abi_of(struct task_struct *task, long id,
+				      __u32 *nr, __u32 *abi)
+{
+	*nr = (__u32)id;
+	*abi = SC_ABI_NATIVE;
+#if defined(__TARGET_ARCH_x86)
+	if (task->thread_info.status & X86_TS_COMPAT) {
+		*abi = SC_ABI_COMPAT;
+	} else if (*nr & SC_X32_SYSCALL_BIT) {
+		*abi = SC_ABI_X32;
+		*nr &= ~SC_X32_SYSCALL_BIT;
+	}
+#endif
+}
+
+/* The syscall number a task is in, from its saved registers. */
+static __always_inline long syscall_nr(struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return (long)regs->orig_ax;
+#elif defined(__TARGET_ARCH_arm64)
+	return (long)regs->syscallno;
+#else
+#error "scprof: syscall number register unknown for this architecture"
+#endif
+}
+
+#endif /* SCPROF_SYSCALL_BPF_H */
