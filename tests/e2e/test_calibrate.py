@@ -84,11 +84,18 @@ def test_physical_sanity(quick):
     # opening a file per request is dearer than one getrandom
     assert (L["fopen-fread-fclose-16B"]["ns_per_call"]
             > 2 * L["getrandom-16B"]["ns_per_call"])
-    # bigger blocks cost more per call and less per byte
+    # bigger blocks cost more per call; with read, less per byte (fewer
+    # crossings per byte). A block from an mmap costs no crossing, so its
+    # cost per byte is the copy's whatever the block size: within noise
+    # (measured 0.0524 against 0.0530 ns at 4 and 16 KiB), not ordered.
     for kind in ("read-copy", "mmap-copy"):
         small, big = L[f"{kind}-4KiB"], L[f"{kind}-16KiB"]
         assert big["ns_per_call"] > small["ns_per_call"], kind
-        assert big["ns_per_byte"] < small["ns_per_byte"], kind
+    assert (L["read-copy-16KiB"]["ns_per_byte"]
+            < L["read-copy-4KiB"]["ns_per_byte"])
+    ratio = (L["mmap-copy-16KiB"]["ns_per_byte"]
+             / L["mmap-copy-4KiB"]["ns_per_byte"])
+    assert 0.5 < ratio < 1.5, ratio
 
 
 def test_probe_effect(quick):
