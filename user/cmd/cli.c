@@ -180,8 +180,9 @@ int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int cli_set_kind(const struct cli_cmd *cmd, struct target_spec *t,
-		 enum target_kind k)
+/* Record the kind of target; two different kinds are a usage error. */
+static int set_kind(const struct cli_cmd *cmd, struct target_spec *t,
+		    enum target_kind k)
 {
 	if (t->kind != TARGET_NONE && t->kind != k)
 		return cli_error(cmd, "choose one target: %s",
@@ -202,7 +203,7 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 
 	switch (c) {
 	case 'p':
-		if (cli_set_kind(cmd, t, TARGET_PIDS))
+		if (set_kind(cmd, t, TARGET_PIDS))
 			return EXIT_USAGE;
 		free(t->pids);
 		err = cli_parse_pids(arg, &t->pids, &t->npids, &bad);
@@ -213,9 +214,9 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 					 (int)strcspn(bad, ","), bad, arg);
 		return 0;
 	case 'a':
-		return cli_set_kind(cmd, t, TARGET_ALL);
+		return set_kind(cmd, t, TARGET_ALL);
 	case CLI_OPT_CGROUP:
-		if (cli_set_kind(cmd, t, TARGET_CGROUP))
+		if (set_kind(cmd, t, TARGET_CGROUP))
 			return EXIT_USAGE;
 		t->cgroup = arg;
 		return 0;
@@ -242,8 +243,14 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 	}
 }
 
-int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
-		      struct target_spec *t, int *verbosity)
+/*
+ * An option every subcommand shares — the target options (when t is not
+ * NULL), -v, -q, -h — or getopt's report of a missing value or an unknown
+ * option. 0 when handled, 1 after --help, EXIT_USAGE after a one-line
+ * error (an unknown option included).
+ */
+static int shared_option(const struct cli_cmd *cmd, int c, char **argv,
+			 struct target_spec *t, int *verbosity)
 {
 	int err;
 
@@ -279,9 +286,8 @@ int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
 	}
 }
 
-/* --format: table, json and, when csv_ok, csv. 0 or EXIT_USAGE. */
-static int format_option(const struct cli_cmd *cmd, const char *arg,
-			 bool csv_ok, enum report_format *out)
+int cli_format_option(const struct cli_cmd *cmd, const char *arg, bool csv_ok,
+		      enum report_format *out)
 {
 	if (!strcmp(arg, "table"))
 		*out = REPORT_TABLE;
@@ -296,9 +302,8 @@ static int format_option(const struct cli_cmd *cmd, const char *arg,
 	return 0;
 }
 
-/* -o FILE, --cache FILE: a name, not an empty string. */
-static int file_option(const struct cli_cmd *cmd, const char *arg,
-		       const char *what, const char **out)
+int cli_file_option(const struct cli_cmd *cmd, const char *arg,
+		    const char *what, const char **out)
 {
 	if (!*arg)
 		return cli_error(cmd, "empty %s file name", what);
@@ -311,11 +316,11 @@ int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 {
 	switch (c) {
 	case CLI_OPT_FORMAT:
-		return format_option(cmd, arg, false, &o->format);
+		return cli_format_option(cmd, arg, false, &o->format);
 	case 'o':
-		return file_option(cmd, arg, "output", &o->output);
+		return cli_file_option(cmd, arg, "output", &o->output);
 	case CLI_OPT_CACHE:
-		return file_option(cmd, arg, "cache", &o->cache);
+		return cli_file_option(cmd, arg, "cache", &o->cache);
 	default:
 		return -ENOENT;
 	}
@@ -331,8 +336,9 @@ int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out)
 	return 0;
 }
 
-int cli_target_finish(const struct cli_cmd *cmd, struct target_spec *t,
-		      enum target_kind dflt)
+/* After parsing: default the kind, check -f. 0 or EXIT_USAGE. */
+static int target_finish(const struct cli_cmd *cmd, struct target_spec *t,
+			 enum target_kind dflt)
 {
 	if (t->kind == TARGET_NONE)
 		t->kind = dflt;
@@ -345,6 +351,48 @@ int cli_target_finish(const struct cli_cmd *cmd, struct target_spec *t,
 					      "targets only" :
 					      "-f applies to -p targets only");
 	return 0;
+}
+
+/* The arguments after the options: a command to run, or an error. */
+static int rest_args(const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct cli_shared *sh)
+{
+	if (optind >= argc)
+		return 0;
+	if (cmd->takes_command) {
+		if (set_kind(cmd, sh->target, TARGET_CMD))
+			return EXIT_USAGE;
+		*sh->command = &argv[optind];
+		return 0;
+	}
+	if (cmd->stray_hint)
+		return cli_error(cmd, "unexpected argument '%s': %s",
+				 argv[optind], cmd->stray_hint);
+	return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+}
+
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, void *ctx,
+	      const struct cli_shared *sh)
+{
+	int c, err;
+
+	optind = 0; /* 0: glibc resets all of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cmd->short_opts, cmd->long_opts,
+				NULL)) != -1) {
+		err = cmd->option(ctx, c, optarg);
+		if (err == -ENOENT && sh->calib)
+			err = cli_calib_option(cmd, c, optarg, sh->calib);
+		if (err == -ENOENT)
+			err = shared_option(cmd, c, argv, sh->target,
+					    sh->verbosity);
+		if (err)
+			return err;
+	}
+	err = rest_args(cmd, argc, argv, sh);
+	if (err || !sh->target)
+		return err;
+	return target_finish(cmd, sh->target, cmd->default_target);
 }
 
 void cli_target_free(struct target_spec *t)
@@ -375,6 +423,8 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int profile_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd profile_cmd = {
 	.prog = "scprof",
 	.usage = cli_usage_profile,
@@ -382,7 +432,10 @@ static const struct cli_cmd profile_cmd = {
 	 * report a missing value as ':'.
 	 */
 	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
+	.long_opts = long_opts,
+	.option = profile_option,
 	.takes_command = true,
+	.default_target = TARGET_NONE,
 };
 
 /* Does a column (or sort key) need measured times? */
@@ -432,104 +485,91 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 	return 0;
 }
 
-int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
+static int profile_option(void *ctx, int c, const char *arg)
 {
 	const struct cli_cmd *cmd = &profile_cmd;
-	bool sort_set = false;
+	struct profile_opts *o = ctx;
 	const char *bad;
 	uint64_t v;
-	int c, err;
+
+	switch (c) {
+	case 'd':
+		return cli_duration(cmd, arg, &o->duration_s);
+	case 'i':
+		if (cli_parse_seconds(arg, &o->interval_s) ||
+		    o->interval_s < 0.01)
+			return cli_error(cmd,
+					 "invalid interval '%s': expected a "
+					 "number of seconds >= 0.01",
+					 arg);
+		return 0;
+	case 'o':
+		return cli_file_option(cmd, arg, "output", &o->output);
+	case CLI_OPT_FORMAT:
+		return cli_format_option(cmd, arg, true, &o->report.format);
+	case 'S':
+		if (report_parse_sort(arg, &o->report.sort))
+			return cli_error(cmd, "invalid sort key '%s'", arg);
+		o->sort_given = true;
+		return 0;
+	case 'U':
+		if (report_parse_cols(arg, o->report.cols, &bad))
+			return cli_error(cmd,
+					 "invalid or repeated column '%.*s' in "
+					 "-U %s",
+					 (int)strcspn(bad, ","), bad, arg);
+		o->cols_given = true;
+		return 0;
+	case 'P':
+		o->report.per_process = true;
+		return 0;
+	case 'H':
+		o->report.histograms = true;
+		return 0;
+	case 'C':
+		o->count_only = true;
+		return 0;
+	case OPT_MAX_EXITED:
+		if (cli_parse_u64(arg, 1, 1U << 24, &v))
+			return cli_error(cmd,
+					 "invalid --max-exited '%s': expected "
+					 "a number from 1 to 16777216",
+					 arg);
+		o->max_exited = (uint32_t)v;
+		return 0;
+	case 'c':
+	case 'w':
+		return 0;
+	case 'V':
+		printf("scprof %s\n", SCPROF_VERSION);
+		return 1;
+	default:
+		return -ENOENT;
+	}
+}
+
+int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
+{
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+		.command = &o->argv,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	report_opts_default(&o->report);
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (cli_duration(cmd, optarg, &o->duration_s))
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			if (cli_parse_seconds(optarg, &o->interval_s) ||
-			    o->interval_s < 0.01)
-				return cli_error(
-					cmd,
-					"invalid interval '%s': "
-					"expected a number of seconds >= "
-					"0.01",
-					optarg);
-			break;
-		case 'o':
-			if (file_option(cmd, optarg, "output", &o->output))
-				return EXIT_USAGE;
-			break;
-		case CLI_OPT_FORMAT:
-			if (format_option(cmd, optarg, true, &o->report.format))
-				return EXIT_USAGE;
-			break;
-		case 'S':
-			if (report_parse_sort(optarg, &o->report.sort))
-				return cli_error(cmd, "invalid sort key '%s'",
-						 optarg);
-			sort_set = true;
-			break;
-		case 'U':
-			if (report_parse_cols(optarg, o->report.cols, &bad))
-				return cli_error(cmd,
-						 "invalid or repeated column "
-						 "'%.*s' in -U %s",
-						 (int)strcspn(bad, ","), bad,
-						 optarg);
-			o->cols_given = true;
-			break;
-		case 'P':
-			o->report.per_process = true;
-			break;
-		case 'H':
-			o->report.histograms = true;
-			break;
-		case 'C':
-			o->count_only = true;
-			break;
-		case OPT_MAX_EXITED:
-			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
-				return cli_error(cmd,
-						 "invalid --max-exited '%s': "
-						 "expected a number from 1 to "
-						 "16777216",
-						 optarg);
-			o->max_exited = (uint32_t)v;
-			break;
-		case 'c':
-		case 'w':
-			break;
-		case 'V':
-			printf("scprof %s\n", SCPROF_VERSION);
-			return 1;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc) {
-		if (cli_set_kind(cmd, &o->target, TARGET_CMD))
-			return EXIT_USAGE;
-		o->argv = &argv[optind];
-	}
-	err = cli_target_finish(cmd, &o->target, TARGET_NONE);
+	err = cli_parse(&profile_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
 	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
-		return cli_error(cmd, "-i prints tables: it cannot be used "
-				      "with --format json or csv");
+		return cli_error(&profile_cmd,
+				 "-i prints tables: it cannot be used "
+				 "with --format json or csv");
 	if (o->count_only)
-		return count_only_report(&o->report, o->cols_given, sort_set);
+		return count_only_report(&o->report, o->cols_given,
+					 o->sort_given);
 	return 0;
 }
 

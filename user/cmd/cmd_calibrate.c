@@ -77,10 +77,32 @@ static void usage(FILE *f)
 	      f);
 }
 
+enum {
+	OPT_QUICK = CLI_OPT_OWN,
+	OPT_LIST,
+	OPT_NO_PROBE,
+	OPT_NO_SAVE,
+};
+
+static const struct option long_opts[] = {
+	{ "quick", no_argument, NULL, OPT_QUICK },
+	{ "loops", required_argument, NULL, 'l' },
+	{ "list", no_argument, NULL, OPT_LIST },
+	{ "no-probe", no_argument, NULL, OPT_NO_PROBE },
+	CLI_CALIB_OPTIONS,
+	{ "no-save", no_argument, NULL, OPT_NO_SAVE },
+	CLI_COMMON_OPTIONS,
+	{},
+};
+
+static int calibrate_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd cmd = {
 	.prog = "scprof calibrate",
 	.usage = usage,
 	.short_opts = ":l:o:vqh",
+	.long_opts = long_opts,
+	.option = calibrate_option,
 };
 
 /* "a,b,c" into want[]; unknown or repeated names are usage errors. */
@@ -122,69 +144,44 @@ static int parse_loops(const char *s, bool **want)
 	}
 }
 
-enum {
-	OPT_QUICK = CLI_OPT_OWN,
-	OPT_LIST,
-	OPT_NO_PROBE,
-	OPT_NO_SAVE,
-};
+static int calibrate_option(void *ctx, int c, const char *arg)
+{
+	struct calibrate_cli *o = ctx;
 
-static const struct option long_opts[] = {
-	{ "quick", no_argument, NULL, OPT_QUICK },
-	{ "loops", required_argument, NULL, 'l' },
-	{ "list", no_argument, NULL, OPT_LIST },
-	{ "no-probe", no_argument, NULL, OPT_NO_PROBE },
-	CLI_CALIB_OPTIONS,
-	{ "no-save", no_argument, NULL, OPT_NO_SAVE },
-	CLI_COMMON_OPTIONS,
-	{},
-};
+	switch (c) {
+	case OPT_QUICK:
+		o->quick = true;
+		return 0;
+	case 'l':
+		return parse_loops(arg, &o->want) ? EXIT_USAGE : 0;
+	case OPT_LIST:
+		o->list = true;
+		return 0;
+	case OPT_NO_PROBE:
+		o->probe = false;
+		return 0;
+	case OPT_NO_SAVE:
+		o->save = false;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
 
 /* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
 static int parse(int argc, char **argv, struct calibrate_cli *o)
 {
-	int c, err;
+	const struct cli_shared sh = {
+		.calib = &o->out,
+		.verbosity = &o->verbosity,
+	};
 
 	memset(o, 0, sizeof(*o));
 	o->probe = true;
 	o->save = true;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case OPT_QUICK:
-			o->quick = true;
-			break;
-		case 'l':
-			if (parse_loops(optarg, &o->want))
-				return EXIT_USAGE;
-			break;
-		case OPT_LIST:
-			o->list = true;
-			break;
-		case OPT_NO_PROBE:
-			o->probe = false;
-			break;
-		case OPT_NO_SAVE:
-			o->save = false;
-			break;
-		default:
-			err = cli_calib_option(&cmd, c, optarg, &o->out);
-			if (err == -ENOENT)
-				err = cli_shared_option(&cmd, c, argv, NULL,
-							&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'",
-				 argv[optind]);
-	return 0;
+	return cli_parse(&cmd, argc, argv, o, &sh);
 }
 
 static void list_loops(void)

@@ -165,17 +165,76 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int daemon_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd daemon_cmd = {
 	.prog = "scprof daemon",
 	.usage = usage,
 	.short_opts = ":ap:fl:vqh",
+	.long_opts = long_opts,
+	.option = daemon_option,
+	.default_target = TARGET_ALL,
+	.stray_hint = "the daemon runs no command (use -p PID or --cgroup "
+		      "PATH)",
 };
+
+static int daemon_option(void *ctx, int c, const char *arg)
+{
+	const struct cli_cmd *cmd = &daemon_cmd;
+	struct daemon_opts *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'l':
+		if (daemon_parse_listen(arg, &o->addr, &o->addrlen))
+			return cli_error(cmd,
+					 "invalid listen address '%s': "
+					 "expected ADDR:PORT, e.g. "
+					 "127.0.0.1:9733 or [::1]:9733",
+					 arg);
+		o->listen = arg;
+		return 0;
+	case OPT_PIDFILE:
+		if (!*arg)
+			return cli_error(cmd, "empty pidfile name");
+		o->pidfile = arg;
+		return 0;
+	case OPT_COMM_SERIES:
+		if (cli_parse_u64(arg, 0, 1000, &v))
+			return cli_error(cmd,
+					 "invalid --comm-series '%s': "
+					 "expected 0 to 1000",
+					 arg);
+		o->comm_series = (unsigned int)v;
+		return 0;
+	case OPT_FOLD_INTERVAL:
+		if (cli_parse_seconds(arg, &o->fold_s) || o->fold_s < 0.1 ||
+		    o->fold_s > 3600)
+			return cli_error(cmd,
+					 "invalid --fold-interval '%s': "
+					 "expected 0.1 to 3600 seconds",
+					 arg);
+		return 0;
+	case OPT_HTTP_TIMEOUT:
+		if (cli_parse_u64(arg, 1, 3600, &v))
+			return cli_error(cmd,
+					 "invalid --http-timeout '%s': "
+					 "expected 1 to 3600 seconds",
+					 arg);
+		o->http_timeout_s = (unsigned int)v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
 
 int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	const struct cli_cmd *cmd = &daemon_cmd;
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->listen = DAEMON_DEFAULT_LISTEN;
@@ -183,64 +242,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->fold_s = 5;
 	o->http_timeout_s = 10;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (daemon_parse_listen(optarg, &o->addr, &o->addrlen))
-				return cli_error(cmd,
-						 "invalid listen address '%s': "
-						 "expected ADDR:PORT, e.g. "
-						 "127.0.0.1:9733 or [::1]:9733",
-						 optarg);
-			o->listen = optarg;
-			break;
-		case OPT_PIDFILE:
-			if (!*optarg)
-				return cli_error(cmd, "empty pidfile name");
-			o->pidfile = optarg;
-			break;
-		case OPT_COMM_SERIES:
-			if (cli_parse_u64(optarg, 0, 1000, &v))
-				return cli_error(cmd,
-						 "invalid --comm-series '%s': "
-						 "expected 0 to 1000",
-						 optarg);
-			o->comm_series = (unsigned int)v;
-			break;
-		case OPT_FOLD_INTERVAL:
-			if (cli_parse_seconds(optarg, &o->fold_s) ||
-			    o->fold_s < 0.1 || o->fold_s > 3600)
-				return cli_error(
-					cmd,
-					"invalid --fold-interval '%s': "
-					"expected 0.1 to 3600 seconds",
-					optarg);
-			break;
-		case OPT_HTTP_TIMEOUT:
-			if (cli_parse_u64(optarg, 1, 3600, &v))
-				return cli_error(cmd,
-						 "invalid --http-timeout '%s': "
-						 "expected 1 to 3600 seconds",
-						 optarg);
-			o->http_timeout_s = (unsigned int)v;
-			break;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(cmd,
-				 "unexpected argument '%s': the daemon runs no "
-				 "command (use -p PID or --cgroup PATH)",
-				 argv[optind]);
-	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	err = cli_parse(&daemon_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
 	if (!o->addrlen)

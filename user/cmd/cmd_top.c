@@ -294,98 +294,90 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int top_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd top_cmd = {
 	.prog = "scprof top",
 	.usage = usage,
 	.short_opts = ":ap:fi:s:bn:d:vqh",
+	.long_opts = long_opts,
+	.option = top_option,
+	.default_target = TARGET_ALL,
+	.stray_hint = "top watches running processes (use -p PID or "
+		      "--cgroup PATH)",
 };
+
+static int top_option(void *ctx, int c, const char *arg)
+{
+	const struct cli_cmd *cmd = &top_cmd;
+	struct top_opts *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'i':
+		if (cli_parse_seconds(arg, &o->interval_s) ||
+		    o->interval_s < 0.1)
+			return cli_error(cmd,
+					 "invalid interval '%s': expected a "
+					 "number of seconds >= 0.1",
+					 arg);
+		return 0;
+	case 'd':
+		return cli_duration(cmd, arg, &o->duration_s);
+	case 's':
+		for (v = 0; v < TOP_SORT_COUNT; v++) {
+			if (!strcmp(arg, sorts[v].name))
+				break;
+		}
+		if (v == TOP_SORT_COUNT)
+			return cli_error(cmd,
+					 "invalid sort key '%s': expected "
+					 "calls, errors, p99 or time",
+					 arg);
+		o->sort = (enum top_sort)v;
+		return 0;
+	case 'b':
+		o->batch = true;
+		return 0;
+	case 'n':
+		if (cli_parse_u64(arg, 1, 1000000000, &v))
+			return cli_error(cmd,
+					 "invalid frame count '%s': expected "
+					 "a number >= 1",
+					 arg);
+		o->frames = (unsigned long)v;
+		return 0;
+	case OPT_ROWS:
+		if (cli_parse_u64(arg, 0, 1000000, &v))
+			return cli_error(cmd,
+					 "invalid --rows '%s': expected a "
+					 "number >= 0",
+					 arg);
+		o->rows = (unsigned int)v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
 
 int top_parse_args(int argc, char **argv, struct top_opts *o)
 {
-	const struct cli_cmd *cmd = &top_cmd;
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_s = 1;
 	o->rows = 20;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (cli_parse_seconds(optarg, &o->interval_s) ||
-			    o->interval_s < 0.1)
-				return cli_error(
-					cmd,
-					"invalid interval '%s': "
-					"expected a number of seconds >= "
-					"0.1",
-					optarg);
-			break;
-		case 'd':
-			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(
-					cmd,
-					"invalid duration '%s': "
-					"expected a number of seconds > 0",
-					optarg);
-			break;
-		case 's':
-			for (v = 0; v < TOP_SORT_COUNT; v++) {
-				if (!strcmp(optarg, sorts[v].name))
-					break;
-			}
-			if (v == TOP_SORT_COUNT)
-				return cli_error(
-					cmd,
-					"invalid sort key '%s': "
-					"expected calls, errors, p99 or "
-					"time",
-					optarg);
-			o->sort = (enum top_sort)v;
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, 1, 1000000000, &v))
-				return cli_error(cmd,
-						 "invalid frame count '%s': "
-						 "expected a number >= 1",
-						 optarg);
-			o->frames = (unsigned long)v;
-			break;
-		case OPT_ROWS:
-			if (cli_parse_u64(optarg, 0, 1000000, &v))
-				return cli_error(cmd,
-						 "invalid --rows '%s': "
-						 "expected a number >= 0",
-						 optarg);
-			o->rows = (unsigned int)v;
-			break;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(cmd,
-				 "unexpected argument '%s': top watches "
-				 "running processes (use -p PID or --cgroup "
-				 "PATH)",
-				 argv[optind]);
-	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	err = cli_parse(&top_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
 	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return cli_error(cmd, "the live view needs a terminal; use "
-				      "--batch for plain-text frames");
+		return cli_error(&top_cmd, "the live view needs a terminal; "
+					   "use --batch for plain-text frames");
 	return 0;
 }
 

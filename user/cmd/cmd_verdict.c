@@ -92,12 +92,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static const struct cli_cmd cmd = {
-	.prog = "scprof verdict",
-	.usage = usage,
-	.short_opts = ":p:d:o:vqh",
-};
-
 enum {
 	OPT_RECALIBRATE = CLI_OPT_OWN,
 };
@@ -111,53 +105,59 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int verdict_option(void *ctx, int c, const char *arg);
+
+static const struct cli_cmd cmd = {
+	.prog = "scprof verdict",
+	.usage = usage,
+	.short_opts = ":p:d:o:vqh",
+	.long_opts = long_opts,
+	.option = verdict_option,
+};
+
+static int verdict_option(void *ctx, int c, const char *arg)
+{
+	struct verdict_cli *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (o->pid)
+			return cli_error(&cmd, "give one -p: scprof verdict "
+					       "judges one process");
+		if (cli_parse_u64(arg, 1, CLI_PID_MAX, &v))
+			return cli_error(&cmd,
+					 "invalid PID '%s': expected one "
+					 "process id",
+					 arg);
+		o->pid = (pid_t)v;
+		return 0;
+	case 'd':
+		return cli_duration(&cmd, arg, &o->duration_s);
+	case OPT_RECALIBRATE:
+		o->recalibrate = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 /* 0 to run, 1 after --help, EXIT_USAGE after an error. */
 static int parse(int argc, char **argv, struct verdict_cli *o)
 {
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.calib = &o->out,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'p':
-			if (o->pid)
-				return cli_error(&cmd,
-						 "give one -p: scprof verdict "
-						 "judges one process");
-			if (cli_parse_u64(optarg, 1, CLI_PID_MAX, &v))
-				return cli_error(&cmd,
-						 "invalid PID '%s': expected "
-						 "one process id",
-						 optarg);
-			o->pid = (pid_t)v;
-			break;
-		case 'd':
-			if (cli_duration(&cmd, optarg, &o->duration_s))
-				return EXIT_USAGE;
-			break;
-		case OPT_RECALIBRATE:
-			o->recalibrate = true;
-			break;
-		default:
-			err = cli_calib_option(&cmd, c, optarg, &o->out);
-			if (err == -ENOENT)
-				err = cli_shared_option(&cmd, c, argv, NULL,
-							&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'",
-				 argv[optind]);
+	err = cli_parse(&cmd, argc, argv, o, &sh);
+	if (err)
+		return err;
 	if (!o->pid)
 		return cli_error(&cmd, "which process? give -p PID");
 	return 0;
