@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -48,21 +49,18 @@ int cli_parse_seconds(const char *s, double *out)
 
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 {
-	size_t cap = 0;
+	const char *pos = s, *item;
+	size_t cap = 0, len;
 
 	*pids = NULL;
 	*n = 0;
-	for (const char *p = s;;) {
-		size_t len = strcspn(p, ",");
-		char item[24];
+	while (strlist_next(&pos, &item, &len)) {
+		char buf[24];
 		uint64_t v;
 
-		*bad = p;
-		if (len == 0 || len >= sizeof(item))
-			return -EINVAL;
-		memcpy(item, p, len);
-		item[len] = '\0';
-		if (cli_parse_u64(item, 1, CLI_PID_MAX, &v))
+		*bad = item;
+		if (!len || strlist_copy(item, len, buf, sizeof(buf)) ||
+		    cli_parse_u64(buf, 1, CLI_PID_MAX, &v))
 			return -EINVAL;
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 4;
@@ -74,10 +72,8 @@ int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 			cap = ncap;
 		}
 		(*pids)[(*n)++] = (pid_t)v;
-		if (!p[len])
-			return 0;
-		p += len + 1;
 	}
+	return 0;
 }
 
 void cli_usage_profile(FILE *f)
@@ -211,7 +207,7 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 			return cli_error(cmd, "out of memory");
 		if (err)
 			return cli_error(cmd, "invalid PID '%.*s' in -p %s",
-					 (int)strcspn(bad, ","), bad, arg);
+					 (int)strlist_len(bad), bad, arg);
 		return 0;
 	case 'a':
 		return set_kind(cmd, t, TARGET_ALL);
@@ -517,7 +513,7 @@ static int profile_option(void *ctx, int c, const char *arg)
 			return cli_error(cmd,
 					 "invalid or repeated column '%.*s' in "
 					 "-U %s",
-					 (int)strcspn(bad, ","), bad, arg);
+					 (int)strlist_len(bad), bad, arg);
 		o->cols_given = true;
 		return 0;
 	case 'P':

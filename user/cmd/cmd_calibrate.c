@@ -15,6 +15,7 @@
 #include "render/calib_report.h"
 #include "render/output.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 struct calibrate_cli {
 	bool quick;
@@ -108,27 +109,25 @@ static const struct cli_cmd cmd = {
 /* "a,b,c" into want[]; unknown or repeated names are usage errors. */
 static int parse_loops(const char *s, bool **want)
 {
-	size_t n = CAL_NLOOPS;
+	const char *pos = s, *item;
+	size_t len;
 
 	free(*want);
-	*want = calloc(n, sizeof(**want));
+	*want = calloc(CAL_NLOOPS, sizeof(**want));
 	if (!*want)
 		return cli_error(&cmd, "out of memory");
-	for (const char *p = s;;) {
-		size_t len = strcspn(p, ",");
+	while (strlist_next(&pos, &item, &len)) {
 		char name[64];
 		int idx;
 
 		if (!len)
 			return cli_error(&cmd,
 					 "empty loop name in --loops '%s'", s);
-		if (len >= sizeof(name))
+		if (strlist_copy(item, len, name, sizeof(name)))
 			return cli_error(&cmd,
 					 "unknown loop '%.*s': --list names "
 					 "them",
-					 (int)len, p);
-		memcpy(name, p, len);
-		name[len] = '\0';
+					 (int)len, item);
 		idx = cal_find_loop(name);
 		if (idx < 0)
 			return cli_error(&cmd,
@@ -138,10 +137,8 @@ static int parse_loops(const char *s, bool **want)
 			return cli_error(&cmd, "loop '%s' is named twice",
 					 name);
 		(*want)[idx] = true;
-		if (!p[len])
-			return 0;
-		p += len + 1;
 	}
+	return 0;
 }
 
 static int calibrate_option(void *ctx, int c, const char *arg)
