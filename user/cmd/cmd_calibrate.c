@@ -8,9 +8,11 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "cmd/cmd_calibrate.h"
 #include "analyze/calibrate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "render/calib_cache.h"
 #include "render/calib_report.h"
 #include "render/output.h"
@@ -165,6 +167,12 @@ static int calibrate_option(void *ctx, int c, const char *arg)
 	}
 }
 
+static void list_loops(void)
+{
+	for (size_t i = 0; i < CAL_NLOOPS; i++)
+		printf("%-24s %s\n", cal_loop(i)->name, cal_loop(i)->desc);
+}
+
 /* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
 static int parse(int argc, char **argv, struct calibrate_cli *o)
 {
@@ -172,73 +180,114 @@ static int parse(int argc, char **argv, struct calibrate_cli *o)
 		.calib = &o->out,
 		.verbosity = &o->verbosity,
 	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->probe = true;
 	o->save = true;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	return cli_parse(&cmd, argc, argv, o, &sh);
+	err = cli_parse(&cmd, argc, argv, o, &sh);
+	if (err || !o->list)
+		return err;
+	list_loops();
+	return 1;
 }
 
-static void list_loops(void)
+int cmd_calibrate_run(struct calibrate_opts *co, const char *prefix,
+		      int verbosity, struct calibration **cal)
 {
-	for (size_t i = 0; i < CAL_NLOOPS; i++)
-		printf("%-24s %s\n", cal_loop(i)->name, cal_loop(i)->desc);
+	struct calib_progress prog = {
+		.prefix = prefix,
+		.on = verbosity >= LOG_WARN && isatty(STDERR_FILENO),
+	};
+	int err;
+
+	co->progress = calib_progress_show;
+	co->progress_ctx = &prog;
+	err = calibrate__run(co, cal);
+	calib_progress_end(&prog);
+	return err;
 }
+
+struct calibrate_run {
+	struct calibrate_cli o;
+	struct calibration *cal;
+	struct output out;
+};
+
+static int calibrate_parse(void *ctx, int argc, char **argv, int *verbosity)
+{
+	struct calibrate_run *r = ctx;
+	int err = parse(argc, argv, &r->o);
+
+	if (err) {
+		free(r->o.want);
+		r->o.want = NULL;
+	}
+	*verbosity = r->o.verbosity;
+	return err;
+}
+
+static int calibrate_start(void *ctx, struct cmd_env *env)
+{
+	struct calibrate_run *r = ctx;
+	struct calibrate_opts co = {
+		.quick = r->o.quick,
+		.want = r->o.want,
+		.probe = r->o.probe,
+	};
+
+	(void)env;
+	if (output_open(&r->out, r->o.out.output, stdout))
+		return EXIT_FAIL;
+	return cmd_calibrate_run(&co, cmd.prog, r->o.verbosity, &r->cal);
+}
+
+/* The report; then the calibration is saved for verdict. */
+static int calibrate_report(void *ctx, struct cmd_env *env)
+{
+	struct calibrate_run *r = ctx;
+	int err;
+
+	(void)env;
+	err = r->o.out.format == REPORT_JSON ?
+		      calib_write_json(r->out.f, r->cal) :
+		      calib_write_table(r->out.f, r->cal);
+	if (err) {
+		pr_err("cannot write the report: %s", strerror(-err));
+		return EXIT_FAIL;
+	}
+	if (output_commit(&r->out))
+		return EXIT_FAIL;
+	if (r->o.save && calib_usable(r->cal) &&
+	    !calib_cache_save(r->o.out.cache, r->cal))
+		pr_info("saved as %s for scprof verdict", r->o.out.cache);
+	return 0;
+}
+
+static void calibrate_teardown(void *ctx, int status)
+{
+	struct calibrate_run *r = ctx;
+
+	(void)status;
+	output_abort(&r->out);
+	calibration__free(r->cal);
+	free(r->o.want);
+}
+
+static const struct cmd_ops calibrate_ops = {
+	.prog = "scprof calibrate",
+	.signals = CMD_SIGNALS_NONE,
+	.parse = calibrate_parse,
+	.start = calibrate_start,
+	.report = calibrate_report,
+	.teardown = calibrate_teardown,
+};
 
 int cmd_calibrate(int argc, char **argv)
 {
-	struct calibrate_cli o;
-	struct log_ctx lctx = { .prog = "scprof calibrate" };
-	struct calib_progress prog = { .prefix = "scprof calibrate" };
-	struct calibrate_opts co = {};
-	struct calibration *cal = NULL;
-	struct output out = {};
-	int ret = EXIT_FAIL, err;
+	struct calibrate_run r = {};
 
-	err = parse(argc, argv, &o);
-	if (err) {
-		free(o.want);
-		return err == 1 ? EXIT_OK : err;
-	}
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-	if (o.list) {
-		list_loops();
-		ret = EXIT_OK;
-		goto out;
-	}
-	if (output_open(&out, o.out.output, stdout))
-		goto out;
-
-	prog.on = o.verbosity >= LOG_WARN && isatty(STDERR_FILENO);
-	co.quick = o.quick;
-	co.want = o.want;
-	co.probe = o.probe;
-	co.progress = calib_progress_show;
-	co.progress_ctx = &prog;
-	err = calibrate__run(&co, &cal);
-	calib_progress_end(&prog);
-	if (err)
-		goto out;
-
-	err = o.out.format == REPORT_JSON ? calib_write_json(out.f, cal) :
-					    calib_write_table(out.f, cal);
-	if (err) {
-		pr_err("cannot write the report: %s", strerror(-err));
-		goto out;
-	}
-	if (output_commit(&out))
-		goto out;
-	if (o.save && calib_usable(cal) && !calib_cache_save(o.out.cache, cal))
-		pr_info("saved as %s for scprof verdict", o.out.cache);
-	ret = EXIT_OK;
-out:
-	calib_progress_end(&prog);
-	output_abort(&out);
-	calibration__free(cal);
-	free(o.want);
-	return ret;
+	return cmd_run(&calibrate_ops, &r, argc, argv);
 }
