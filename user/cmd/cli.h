@@ -120,20 +120,6 @@ int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out);
 void cli_target_free(struct target_spec *t);
 
-struct profile_opts {
-	struct target_spec target;
-	char **argv;	   /* TARGET_CMD: the command and its arguments */
-	double duration_s; /* 0: until the target ends or Ctrl-C */
-	double interval_s; /* -i: a report every interval_s seconds; 0: one */
-	const char *output;
-	struct report_opts report;
-	bool cols_given;     /* -U was used */
-	bool sort_given;     /* -S was used */
-	int verbosity;	     /* log level, LOG_WARN by default */
-	uint32_t max_exited; /* exited processes reported one by one */
-	bool count_only;     /* -C: calls, errors and bytes only; no times */
-};
-
 /* Parse a whole decimal number in [min, max]; "10abc", "", "-1" (when min
  * is 0) and out-of-range values are errors. 0 or -EINVAL/-ERANGE.
  */
@@ -144,14 +130,5 @@ int cli_parse_seconds(const char *s, double *out);
  * *bad points at the offending item.
  */
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad);
-
-/*
- * Parse the profiler's command line (argv[0] is the program). Returns 0 to
- * run, 1 when --help or --version was printed (exit 0), or EXIT_USAGE
- * after a one-line error on stderr.
- */
-int cli_parse_profile(int argc, char **argv, struct profile_opts *o);
-void cli_free_profile(struct profile_opts *o);
-void cli_usage_profile(FILE *f);
 
 #endif

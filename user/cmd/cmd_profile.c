@@ -7,9 +7,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
+#include "cmd/cmd_profile_args.h"
 #include "cmd/commands.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
