@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cmd/cli.h"
+#include "cmd/cmd_profile_args.h"
 
 #define MAX_ARGS 32
 

@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
@@ -48,21 +49,18 @@ int cli_parse_seconds(const char *s, double *out)
 
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 {
-	size_t cap = 0;
+	const char *pos = s, *item;
+	size_t cap = 0, len;
 
 	*pids = NULL;
 	*n = 0;
-	for (const char *p = s;;) {
-		size_t len = strcspn(p, ",");
-		char item[24];
+	while (strlist_next(&pos, &item, &len)) {
+		char buf[24];
 		uint64_t v;
 
-		*bad = p;
-		if (len == 0 || len >= sizeof(item))
-			return -EINVAL;
-		memcpy(item, p, len);
-		item[len] = '\0';
-		if (cli_parse_u64(item, 1, CLI_PID_MAX, &v))
+		*bad = item;
+		if (!len || strlist_copy(item, len, buf, sizeof(buf)) ||
+		    cli_parse_u64(buf, 1, CLI_PID_MAX, &v))
 			return -EINVAL;
 		if (*n == cap) {
 			size_t ncap = cap ? cap * 2 : 4;
@@ -74,98 +72,8 @@ int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 			cap = ncap;
 		}
 		(*pids)[(*n)++] = (pid_t)v;
-		if (!p[len])
-			return 0;
-		p += len + 1;
 	}
-}
-
-void cli_usage_profile(FILE *f)
-{
-	fputs("Usage: scprof [OPTIONS] [--] COMMAND [ARGS...]\n"
-	      "       scprof [OPTIONS] -p PID[,PID...]\n"
-	      "       scprof [OPTIONS] --cgroup PATH\n"
-	      "       scprof [OPTIONS] -a\n"
-	      "\n"
-	      "Count, time and size the system calls of a command, processes, a cgroup or\n"
-	      "the whole system with eBPF, and print strace -c's summary table. Unlike\n"
-	      "strace, the traced programs are not stopped at every call: the cost is a\n"
-	      "fraction of a microsecond per call and latencies are not inflated.\n"
-	      "\n"
-	      "Targets (exactly one):\n"
-	      "  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
-	      "                        scprof exits with its exit status (128+N if killed\n"
-	      "                        by signal N)\n"
-	      "  -p, --pid PID[,PID]   profile running processes, all their threads\n"
-	      "      --cgroup PATH     profile every task under a cgroup v2 directory\n"
-	      "  -a, --all             profile the whole system (except scprof itself)\n"
-	      "\n"
-	      "Collection:\n"
-	      "  -f, --follow          also profile children forked by the targets\n"
-	      "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
-	      "                        it, stop when the targets exit or on Ctrl-C/SIGTERM.\n"
-	      "                        A command still running then is not stopped: the\n"
-	      "                        report is printed and scprof waits for it\n"
-	      "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
-	      "                        that interval: a timestamp line, then the table with\n"
-	      "                        a calls/s column), and the last, shorter one at the\n"
-	      "                        end; tables only\n"
-	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
-	      "                        (default 16384); what does not fit is counted and\n"
-	      "                        reported as dropped\n"
-	      "      --max-procs N     process map size (default 8192)\n"
-	      "      --max-exited N    exited processes reported one by one with -P, JSON\n"
-	      "                        or CSV (default 4096); later ones are merged into one\n"
-	      "                        row (pid 0) so long runs use bounded memory\n"
-	      "  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
-	      "                        measure no time. One BPF program instead of two, no\n"
-	      "                        per-thread state, no clock. Leaves out every time\n"
-	      "                        column, percentile and histogram (-H); the table\n"
-	      "                        shows calls, errors and names, sorted by calls.\n"
-	      "                        exit and exit_group are counted when the thread\n"
-	      "                        exits; a call already running at the start is\n"
-	      "                        counted when it returns\n"
-	      "\n"
-	      "Report:\n"
-	      "  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
-	      "                        instead of stderr (COMMAND) or stdout (other targets)\n"
-	      "      --format FMT      table (default), json or csv\n"
-	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
-	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
-	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
-	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
-	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-	      "                        bytes, rate (calls/s)\n"
-	      "  -P, --per-process     add one table per process (pid and comm)\n"
-	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
-	      "  -c, -w                accepted for strace habits; they change nothing:\n"
-	      "                        scprof always summarises, and always measures wall\n"
-	      "                        time inside the call (strace -w)\n"
-	      "\n"
-	      "General:\n"
-	      "  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
-	      "  -q, --quiet           only errors\n"
-	      "  -h, --help            this help\n"
-	      "  -V, --version         version\n"
-	      "\n"
-	      "Other commands (scprof COMMAND --help for each):\n"
-	      "  scprof top            a live view of the busiest processes\n"
-	      "  scprof daemon         Prometheus metrics over HTTP\n"
-	      "  scprof calibrate      what a syscall costs on this machine\n"
-	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
-	      "\n"
-	      "How scprof differs from strace -c:\n"
-	      "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
-	      "  - a call is counted when it returns; calls running when profiling starts\n"
-	      "    or stops are not counted\n"
-	      "  - every thread of a target is profiled; -f adds child processes\n"
-	      "  - the JSON report and -H split interrupted calls (ERESTART* errors) from\n"
-	      "    the restart_syscall that resumes them\n"
-	      "\n"
-	      "Exit status: the command's with COMMAND; otherwise 0, 1 on a runtime error\n"
-	      "(privileges, kernel support, dead target), 2 on a usage error.\n"
-	      "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
-	      f);
+	return 0;
 }
 
 int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
@@ -180,8 +88,9 @@ int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-int cli_set_kind(const struct cli_cmd *cmd, struct target_spec *t,
-		 enum target_kind k)
+/* Record the kind of target; two different kinds are a usage error. */
+static int set_kind(const struct cli_cmd *cmd, struct target_spec *t,
+		    enum target_kind k)
 {
 	if (t->kind != TARGET_NONE && t->kind != k)
 		return cli_error(cmd, "choose one target: %s",
@@ -202,7 +111,7 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 
 	switch (c) {
 	case 'p':
-		if (cli_set_kind(cmd, t, TARGET_PIDS))
+		if (set_kind(cmd, t, TARGET_PIDS))
 			return EXIT_USAGE;
 		free(t->pids);
 		err = cli_parse_pids(arg, &t->pids, &t->npids, &bad);
@@ -210,12 +119,12 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 			return cli_error(cmd, "out of memory");
 		if (err)
 			return cli_error(cmd, "invalid PID '%.*s' in -p %s",
-					 (int)strcspn(bad, ","), bad, arg);
+					 (int)strlist_len(bad), bad, arg);
 		return 0;
 	case 'a':
-		return cli_set_kind(cmd, t, TARGET_ALL);
+		return set_kind(cmd, t, TARGET_ALL);
 	case CLI_OPT_CGROUP:
-		if (cli_set_kind(cmd, t, TARGET_CGROUP))
+		if (set_kind(cmd, t, TARGET_CGROUP))
 			return EXIT_USAGE;
 		t->cgroup = arg;
 		return 0;
@@ -242,8 +151,14 @@ static int target_option(const struct cli_cmd *cmd, int c, const char *arg,
 	}
 }
 
-int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
-		      struct target_spec *t, int *verbosity)
+/*
+ * An option every subcommand shares — the target options (when t is not
+ * NULL), -v, -q, -h — or getopt's report of a missing value or an unknown
+ * option. 0 when handled, 1 after --help, EXIT_USAGE after a one-line
+ * error (an unknown option included).
+ */
+static int shared_option(const struct cli_cmd *cmd, int c, char **argv,
+			 struct target_spec *t, int *verbosity)
 {
 	int err;
 
@@ -279,9 +194,8 @@ int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
 	}
 }
 
-/* --format: table, json and, when csv_ok, csv. 0 or EXIT_USAGE. */
-static int format_option(const struct cli_cmd *cmd, const char *arg,
-			 bool csv_ok, enum report_format *out)
+int cli_format_option(const struct cli_cmd *cmd, const char *arg, bool csv_ok,
+		      enum report_format *out)
 {
 	if (!strcmp(arg, "table"))
 		*out = REPORT_TABLE;
@@ -296,9 +210,8 @@ static int format_option(const struct cli_cmd *cmd, const char *arg,
 	return 0;
 }
 
-/* -o FILE, --cache FILE: a name, not an empty string. */
-static int file_option(const struct cli_cmd *cmd, const char *arg,
-		       const char *what, const char **out)
+int cli_file_option(const struct cli_cmd *cmd, const char *arg,
+		    const char *what, const char **out)
 {
 	if (!*arg)
 		return cli_error(cmd, "empty %s file name", what);
@@ -311,11 +224,11 @@ int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 {
 	switch (c) {
 	case CLI_OPT_FORMAT:
-		return format_option(cmd, arg, false, &o->format);
+		return cli_format_option(cmd, arg, false, &o->format);
 	case 'o':
-		return file_option(cmd, arg, "output", &o->output);
+		return cli_file_option(cmd, arg, "output", &o->output);
 	case CLI_OPT_CACHE:
-		return file_option(cmd, arg, "cache", &o->cache);
+		return cli_file_option(cmd, arg, "cache", &o->cache);
 	default:
 		return -ENOENT;
 	}
@@ -331,8 +244,9 @@ int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out)
 	return 0;
 }
 
-int cli_target_finish(const struct cli_cmd *cmd, struct target_spec *t,
-		      enum target_kind dflt)
+/* After parsing: default the kind, check -f. 0 or EXIT_USAGE. */
+static int target_finish(const struct cli_cmd *cmd, struct target_spec *t,
+			 enum target_kind dflt)
 {
 	if (t->kind == TARGET_NONE)
 		t->kind = dflt;
@@ -347,193 +261,51 @@ int cli_target_finish(const struct cli_cmd *cmd, struct target_spec *t,
 	return 0;
 }
 
+/* The arguments after the options: a command to run, or an error. */
+static int rest_args(const struct cli_cmd *cmd, int argc, char **argv,
+		     const struct cli_shared *sh)
+{
+	if (optind >= argc)
+		return 0;
+	if (cmd->takes_command) {
+		if (set_kind(cmd, sh->target, TARGET_CMD))
+			return EXIT_USAGE;
+		*sh->command = &argv[optind];
+		return 0;
+	}
+	if (cmd->stray_hint)
+		return cli_error(cmd, "unexpected argument '%s': %s",
+				 argv[optind], cmd->stray_hint);
+	return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
+}
+
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, void *ctx,
+	      const struct cli_shared *sh)
+{
+	int c, err;
+
+	optind = 0; /* 0: glibc resets all of getopt's state */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, cmd->short_opts, cmd->long_opts,
+				NULL)) != -1) {
+		err = cmd->option(ctx, c, optarg);
+		if (err == -ENOENT && sh->calib)
+			err = cli_calib_option(cmd, c, optarg, sh->calib);
+		if (err == -ENOENT)
+			err = shared_option(cmd, c, argv, sh->target,
+					    sh->verbosity);
+		if (err)
+			return err;
+	}
+	err = rest_args(cmd, argc, argv, sh);
+	if (err || !sh->target)
+		return err;
+	return target_finish(cmd, sh->target, cmd->default_target);
+}
+
 void cli_target_free(struct target_spec *t)
 {
 	free(t->pids);
 	t->pids = NULL;
 	t->npids = 0;
-}
-
-enum {
-	OPT_MAX_EXITED = CLI_OPT_OWN,
-};
-
-static const struct option long_opts[] = {
-	CLI_TARGET_OPTIONS,
-	{ "duration", required_argument, NULL, 'd' },
-	{ "interval", required_argument, NULL, 'i' },
-	{ "output", required_argument, NULL, 'o' },
-	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
-	{ "sort", required_argument, NULL, 'S' },
-	{ "columns", required_argument, NULL, 'U' },
-	{ "per-process", no_argument, NULL, 'P' },
-	{ "histograms", no_argument, NULL, 'H' },
-	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
-	{ "count-only", no_argument, NULL, 'C' },
-	{ "version", no_argument, NULL, 'V' },
-	CLI_COMMON_OPTIONS,
-	{},
-};
-
-static const struct cli_cmd profile_cmd = {
-	.prog = "scprof",
-	.usage = cli_usage_profile,
-	/* '+': stop at the first non-option, the command to run; ':':
-	 * report a missing value as ':'.
-	 */
-	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
-	.takes_command = true,
-};
-
-/* Does a column (or sort key) need measured times? */
-static bool col_is_timed(enum report_col c)
-{
-	switch (c) {
-	case COL_TIME_PCT:
-	case COL_TIME_TOTAL:
-	case COL_TIME_AVG:
-	case COL_TIME_MIN:
-	case COL_TIME_MAX:
-	case COL_P50:
-	case COL_P90:
-	case COL_P99:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* --count-only: no time columns; by default calls, errors, name by calls. */
-static int count_only_report(struct report_opts *r, bool cols_set,
-			     bool sort_set)
-{
-	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS, COL_NAME,
-						COL_NONE };
-
-	if (r->histograms)
-		return cli_error(&profile_cmd,
-				 "-H needs latencies, which --count-only "
-				 "does not measure");
-	if (sort_set && col_is_timed(r->sort))
-		return cli_error(&profile_cmd,
-				 "--count-only measures no time: sort by "
-				 "calls, errors, name, bytes or nothing");
-	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
-		if (col_is_timed(r->cols[i]))
-			return cli_error(&profile_cmd,
-					 "--count-only measures no time: -U "
-					 "takes calls, errors, name and bytes");
-	if (!sort_set)
-		r->sort = COL_CALLS;
-	if (!cols_set) {
-		memset(r->cols, 0, sizeof(r->cols));
-		memcpy(r->cols, cols, sizeof(cols));
-	}
-	return 0;
-}
-
-int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
-{
-	const struct cli_cmd *cmd = &profile_cmd;
-	bool sort_set = false;
-	const char *bad;
-	uint64_t v;
-	int c, err;
-
-	memset(o, 0, sizeof(*o));
-	report_opts_default(&o->report);
-	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			if (cli_duration(cmd, optarg, &o->duration_s))
-				return EXIT_USAGE;
-			break;
-		case 'i':
-			if (cli_parse_seconds(optarg, &o->interval_s) ||
-			    o->interval_s < 0.01)
-				return cli_error(
-					cmd,
-					"invalid interval '%s': "
-					"expected a number of seconds >= "
-					"0.01",
-					optarg);
-			break;
-		case 'o':
-			if (file_option(cmd, optarg, "output", &o->output))
-				return EXIT_USAGE;
-			break;
-		case CLI_OPT_FORMAT:
-			if (format_option(cmd, optarg, true, &o->report.format))
-				return EXIT_USAGE;
-			break;
-		case 'S':
-			if (report_parse_sort(optarg, &o->report.sort))
-				return cli_error(cmd, "invalid sort key '%s'",
-						 optarg);
-			sort_set = true;
-			break;
-		case 'U':
-			if (report_parse_cols(optarg, o->report.cols, &bad))
-				return cli_error(cmd,
-						 "invalid or repeated column "
-						 "'%.*s' in -U %s",
-						 (int)strcspn(bad, ","), bad,
-						 optarg);
-			o->cols_given = true;
-			break;
-		case 'P':
-			o->report.per_process = true;
-			break;
-		case 'H':
-			o->report.histograms = true;
-			break;
-		case 'C':
-			o->count_only = true;
-			break;
-		case OPT_MAX_EXITED:
-			if (cli_parse_u64(optarg, 1, 1U << 24, &v))
-				return cli_error(cmd,
-						 "invalid --max-exited '%s': "
-						 "expected a number from 1 to "
-						 "16777216",
-						 optarg);
-			o->max_exited = (uint32_t)v;
-			break;
-		case 'c':
-		case 'w':
-			break;
-		case 'V':
-			printf("scprof %s\n", SCPROF_VERSION);
-			return 1;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc) {
-		if (cli_set_kind(cmd, &o->target, TARGET_CMD))
-			return EXIT_USAGE;
-		o->argv = &argv[optind];
-	}
-	err = cli_target_finish(cmd, &o->target, TARGET_NONE);
-	if (err)
-		return err;
-	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
-		return cli_error(cmd, "-i prints tables: it cannot be used "
-				      "with --format json or csv");
-	if (o->count_only)
-		return count_only_report(&o->report, o->cols_given, sort_set);
-	return 0;
-}
-
-void cli_free_profile(struct profile_opts *o)
-{
-	cli_target_free(&o->target);
 }

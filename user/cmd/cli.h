@@ -66,53 +66,59 @@ struct cli_calib_opts {
 		"cache", required_argument, NULL, CLI_OPT_CACHE \
 	}
 
-/* The command being parsed, for its messages. */
+/* A subcommand's command line: its options, its help and its messages. */
 struct cli_cmd {
 	const char *prog;	/* "scprof", "scprof top", ... */
 	void (*usage)(FILE *f); /* --help text */
 	const char *short_opts; /* its getopt string */
-	bool takes_command;	/* a command to run is a target */
+	const struct option *long_opts;
+	/*
+	 * Its own options, a plain switch: 0, 1 to stop with exit status 0
+	 * (--version), EXIT_USAGE after a one-line error, or -ENOENT for an
+	 * option left to the shared ones.
+	 */
+	int (*option)(void *ctx, int c, const char *arg);
+	bool takes_command;		 /* a command to run is a target */
+	enum target_kind default_target; /* when none is given */
+	const char *stray_hint;		 /* after "unexpected argument 'ARG'" */
 };
+
+/* Where the shared options of a command go; NULL: it has none of them. */
+struct cli_shared {
+	struct target_spec *target;   /* -p, -a, --cgroup, -f, --max-* */
+	struct cli_calib_opts *calib; /* --format, -o, --cache */
+	int *verbosity;		      /* -v, -q */
+	char ***command;	      /* takes_command: the command to run */
+};
+
+/*
+ * Parse a subcommand's argv (argv[0] is its name): each option goes to
+ * cmd->option(ctx, ...), then to the shared options of sh; then the
+ * arguments left are checked (a command to run, or an error) and the
+ * target is completed (cmd->default_target, -f). 0 to run, 1 after
+ * --help (exit 0), or EXIT_USAGE after a one-line error on stderr.
+ */
+int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, void *ctx,
+	      const struct cli_shared *sh);
 
 /* "PROG: MESSAGE (see PROG --help)" on stderr; returns EXIT_USAGE. */
 int cli_error(const struct cli_cmd *cmd, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-/* Record the kind of target; two different kinds are a usage error. */
-int cli_set_kind(const struct cli_cmd *cmd, struct target_spec *t,
-		 enum target_kind k);
-/*
- * An option every subcommand shares — the target options (when t is not
- * NULL), -v, -q, -h — or getopt's report of a missing value or an unknown
- * option. 0 when handled, 1 after --help, EXIT_USAGE after a one-line
- * error (an unknown option included).
- */
-int cli_shared_option(const struct cli_cmd *cmd, int c, char **argv,
-		      struct target_spec *t, int *verbosity);
 /*
  * --format, -o or --cache of calibrate and verdict into o: 0, EXIT_USAGE
  * after a one-line error, or -ENOENT when c is none of them.
  */
 int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 		     struct cli_calib_opts *o);
+/* --format: table, json and, when csv_ok, csv. 0 or EXIT_USAGE. */
+int cli_format_option(const struct cli_cmd *cmd, const char *arg, bool csv_ok,
+		      enum report_format *out);
+/* -o FILE, --cache FILE: a name ("what" file), not "". 0 or EXIT_USAGE. */
+int cli_file_option(const struct cli_cmd *cmd, const char *arg,
+		    const char *what, const char **out);
 /* -d SECS: 0, or EXIT_USAGE after a one-line error. */
 int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out);
-/* After parsing: default the kind, check -f. 0 or EXIT_USAGE. */
-int cli_target_finish(const struct cli_cmd *cmd, struct target_spec *t,
-		      enum target_kind dflt);
 void cli_target_free(struct target_spec *t);
-
-struct profile_opts {
-	struct target_spec target;
-	char **argv;	   /* TARGET_CMD: the command and its arguments */
-	double duration_s; /* 0: until the target ends or Ctrl-C */
-	double interval_s; /* -i: a report every interval_s seconds; 0: one */
-	const char *output;
-	struct report_opts report;
-	bool cols_given;     /* -U was used */
-	int verbosity;	     /* log level, LOG_WARN by default */
-	uint32_t max_exited; /* exited processes reported one by one */
-	bool count_only;     /* -C: calls, errors and bytes only; no times */
-};
 
 /* Parse a whole decimal number in [min, max]; "10abc", "", "-1" (when min
  * is 0) and out-of-range values are errors. 0 or -EINVAL/-ERANGE.
@@ -124,14 +130,5 @@ int cli_parse_seconds(const char *s, double *out);
  * *bad points at the offending item.
  */
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad);
-
-/*
- * Parse the profiler's command line (argv[0] is the program). Returns 0 to
- * run, 1 when --help or --version was printed (exit 0), or EXIT_USAGE
- * after a one-line error on stderr.
- */
-int cli_parse_profile(int argc, char **argv, struct profile_opts *o);
-void cli_free_profile(struct profile_opts *o);
-void cli_usage_profile(FILE *f);
 
 #endif

@@ -8,13 +8,16 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
+#include "cmd/cmd_calibrate.h"
 #include "analyze/calibrate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "render/calib_cache.h"
 #include "render/calib_report.h"
 #include "render/output.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 struct calibrate_cli {
 	bool quick;
@@ -77,51 +80,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static const struct cli_cmd cmd = {
-	.prog = "scprof calibrate",
-	.usage = usage,
-	.short_opts = ":l:o:vqh",
-};
-
-/* "a,b,c" into want[]; unknown or repeated names are usage errors. */
-static int parse_loops(const char *s, bool **want)
-{
-	size_t n = CAL_NLOOPS;
-
-	free(*want);
-	*want = calloc(n, sizeof(**want));
-	if (!*want)
-		return cli_error(&cmd, "out of memory");
-	for (const char *p = s;;) {
-		size_t len = strcspn(p, ",");
-		char name[64];
-		int idx;
-
-		if (!len)
-			return cli_error(&cmd,
-					 "empty loop name in --loops '%s'", s);
-		if (len >= sizeof(name))
-			return cli_error(&cmd,
-					 "unknown loop '%.*s': --list names "
-					 "them",
-					 (int)len, p);
-		memcpy(name, p, len);
-		name[len] = '\0';
-		idx = cal_find_loop(name);
-		if (idx < 0)
-			return cli_error(&cmd,
-					 "unknown loop '%s': --list names them",
-					 name);
-		if ((*want)[idx])
-			return cli_error(&cmd, "loop '%s' is named twice",
-					 name);
-		(*want)[idx] = true;
-		if (!p[len])
-			return 0;
-		p += len + 1;
-	}
-}
-
 enum {
 	OPT_QUICK = CLI_OPT_OWN,
 	OPT_LIST,
@@ -140,51 +98,73 @@ static const struct option long_opts[] = {
 	{},
 };
 
-/* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
-static int parse(int argc, char **argv, struct calibrate_cli *o)
-{
-	int c, err;
+static int calibrate_option(void *ctx, int c, const char *arg);
 
-	memset(o, 0, sizeof(*o));
-	o->probe = true;
-	o->save = true;
-	o->out.cache = CALIB_CACHE_PATH;
-	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case OPT_QUICK:
-			o->quick = true;
-			break;
-		case 'l':
-			if (parse_loops(optarg, &o->want))
-				return EXIT_USAGE;
-			break;
-		case OPT_LIST:
-			o->list = true;
-			break;
-		case OPT_NO_PROBE:
-			o->probe = false;
-			break;
-		case OPT_NO_SAVE:
-			o->save = false;
-			break;
-		default:
-			err = cli_calib_option(&cmd, c, optarg, &o->out);
-			if (err == -ENOENT)
-				err = cli_shared_option(&cmd, c, argv, NULL,
-							&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
+static const struct cli_cmd cmd = {
+	.prog = "scprof calibrate",
+	.usage = usage,
+	.short_opts = ":l:o:vqh",
+	.long_opts = long_opts,
+	.option = calibrate_option,
+};
+
+/* "a,b,c" into want[]; unknown or repeated names are usage errors. */
+static int parse_loops(const char *s, bool **want)
+{
+	const char *pos = s, *item;
+	size_t len;
+
+	free(*want);
+	*want = calloc(CAL_NLOOPS, sizeof(**want));
+	if (!*want)
+		return cli_error(&cmd, "out of memory");
+	while (strlist_next(&pos, &item, &len)) {
+		char name[64];
+		int idx;
+
+		if (!len)
+			return cli_error(&cmd,
+					 "empty loop name in --loops '%s'", s);
+		if (strlist_copy(item, len, name, sizeof(name)))
+			return cli_error(&cmd,
+					 "unknown loop '%.*s': --list names "
+					 "them",
+					 (int)len, item);
+		idx = cal_find_loop(name);
+		if (idx < 0)
+			return cli_error(&cmd,
+					 "unknown loop '%s': --list names them",
+					 name);
+		if ((*want)[idx])
+			return cli_error(&cmd, "loop '%s' is named twice",
+					 name);
+		(*want)[idx] = true;
 	}
-	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'",
-				 argv[optind]);
 	return 0;
+}
+
+static int calibrate_option(void *ctx, int c, const char *arg)
+{
+	struct calibrate_cli *o = ctx;
+
+	switch (c) {
+	case OPT_QUICK:
+		o->quick = true;
+		return 0;
+	case 'l':
+		return parse_loops(arg, &o->want) ? EXIT_USAGE : 0;
+	case OPT_LIST:
+		o->list = true;
+		return 0;
+	case OPT_NO_PROBE:
+		o->probe = false;
+		return 0;
+	case OPT_NO_SAVE:
+		o->save = false;
+		return 0;
+	default:
+		return -ENOENT;
+	}
 }
 
 static void list_loops(void)
@@ -193,58 +173,121 @@ static void list_loops(void)
 		printf("%-24s %s\n", cal_loop(i)->name, cal_loop(i)->desc);
 }
 
-int cmd_calibrate(int argc, char **argv)
+/* 0 to run, 1 after --help/--list, EXIT_USAGE after an error. */
+static int parse(int argc, char **argv, struct calibrate_cli *o)
 {
-	struct calibrate_cli o;
-	struct log_ctx lctx = { .prog = "scprof calibrate" };
-	struct calib_progress prog = { .prefix = "scprof calibrate" };
-	struct calibrate_opts co = {};
-	struct calibration *cal = NULL;
-	struct output out = {};
-	int ret = EXIT_FAIL, err;
+	const struct cli_shared sh = {
+		.calib = &o->out,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
-	err = parse(argc, argv, &o);
-	if (err) {
-		free(o.want);
-		return err == 1 ? EXIT_OK : err;
-	}
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-	if (o.list) {
-		list_loops();
-		ret = EXIT_OK;
-		goto out;
-	}
-	if (output_open(&out, o.out.output, stdout))
-		goto out;
+	memset(o, 0, sizeof(*o));
+	o->probe = true;
+	o->save = true;
+	o->out.cache = CALIB_CACHE_PATH;
+	o->verbosity = LOG_WARN;
+	err = cli_parse(&cmd, argc, argv, o, &sh);
+	if (err || !o->list)
+		return err;
+	list_loops();
+	return 1;
+}
 
-	prog.on = o.verbosity >= LOG_WARN && isatty(STDERR_FILENO);
-	co.quick = o.quick;
-	co.want = o.want;
-	co.probe = o.probe;
-	co.progress = calib_progress_show;
-	co.progress_ctx = &prog;
-	err = calibrate__run(&co, &cal);
+int cmd_calibrate_run(struct calibrate_opts *co, const char *prefix,
+		      int verbosity, struct calibration **cal)
+{
+	struct calib_progress prog = {
+		.prefix = prefix,
+		.on = verbosity >= LOG_WARN && isatty(STDERR_FILENO),
+	};
+	int err;
+
+	co->progress = calib_progress_show;
+	co->progress_ctx = &prog;
+	err = calibrate__run(co, cal);
 	calib_progress_end(&prog);
-	if (err)
-		goto out;
+	return err;
+}
 
-	err = o.out.format == REPORT_JSON ? calib_write_json(out.f, cal) :
-					    calib_write_table(out.f, cal);
+struct calibrate_run {
+	struct calibrate_cli o;
+	struct calibration *cal;
+	struct output out;
+};
+
+static int calibrate_parse(void *ctx, int argc, char **argv, int *verbosity)
+{
+	struct calibrate_run *r = ctx;
+	int err = parse(argc, argv, &r->o);
+
+	if (err) {
+		free(r->o.want);
+		r->o.want = NULL;
+	}
+	*verbosity = r->o.verbosity;
+	return err;
+}
+
+static int calibrate_start(void *ctx, struct cmd_env *env)
+{
+	struct calibrate_run *r = ctx;
+	struct calibrate_opts co = {
+		.quick = r->o.quick,
+		.want = r->o.want,
+		.probe = r->o.probe,
+	};
+
+	(void)env;
+	if (output_open(&r->out, r->o.out.output, stdout))
+		return EXIT_FAIL;
+	return cmd_calibrate_run(&co, cmd.prog, r->o.verbosity, &r->cal);
+}
+
+/* The report; then the calibration is saved for verdict. */
+static int calibrate_report(void *ctx, struct cmd_env *env)
+{
+	struct calibrate_run *r = ctx;
+	int err;
+
+	(void)env;
+	err = r->o.out.format == REPORT_JSON ?
+		      calib_write_json(r->out.f, r->cal) :
+		      calib_write_table(r->out.f, r->cal);
 	if (err) {
 		pr_err("cannot write the report: %s", strerror(-err));
-		goto out;
+		return EXIT_FAIL;
 	}
-	if (output_commit(&out))
-		goto out;
-	if (o.save && calib_usable(cal) && !calib_cache_save(o.out.cache, cal))
-		pr_info("saved as %s for scprof verdict", o.out.cache);
-	ret = EXIT_OK;
-out:
-	calib_progress_end(&prog);
-	output_abort(&out);
-	calibration__free(cal);
-	free(o.want);
-	return ret;
+	if (output_commit(&r->out))
+		return EXIT_FAIL;
+	if (r->o.save && calib_usable(r->cal) &&
+	    !calib_cache_save(r->o.out.cache, r->cal))
+		pr_info("saved as %s for scprof verdict", r->o.out.cache);
+	return 0;
+}
+
+static void calibrate_teardown(void *ctx, int status)
+{
+	struct calibrate_run *r = ctx;
+
+	(void)status;
+	output_abort(&r->out);
+	calibration__free(r->cal);
+	free(r->o.want);
+}
+
+static const struct cmd_ops calibrate_ops = {
+	.prog = "scprof calibrate",
+	.signals = CMD_SIGNALS_NONE,
+	.parse = calibrate_parse,
+	.start = calibrate_start,
+	.report = calibrate_report,
+	.teardown = calibrate_teardown,
+};
+
+int cmd_calibrate(int argc, char **argv)
+{
+	struct calibrate_run r = {};
+
+	return cmd_run(&calibrate_ops, &r, argc, argv);
 }

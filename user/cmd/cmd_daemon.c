@@ -24,6 +24,7 @@
 
 #include "cmd/cmd_daemon.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "collect/collector.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
@@ -165,17 +166,76 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int daemon_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd daemon_cmd = {
 	.prog = "scprof daemon",
 	.usage = usage,
 	.short_opts = ":ap:fl:vqh",
+	.long_opts = long_opts,
+	.option = daemon_option,
+	.default_target = TARGET_ALL,
+	.stray_hint = "the daemon runs no command (use -p PID or --cgroup "
+		      "PATH)",
 };
+
+static int daemon_option(void *ctx, int c, const char *arg)
+{
+	const struct cli_cmd *cmd = &daemon_cmd;
+	struct daemon_opts *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'l':
+		if (daemon_parse_listen(arg, &o->addr, &o->addrlen))
+			return cli_error(cmd,
+					 "invalid listen address '%s': "
+					 "expected ADDR:PORT, e.g. "
+					 "127.0.0.1:9733 or [::1]:9733",
+					 arg);
+		o->listen = arg;
+		return 0;
+	case OPT_PIDFILE:
+		if (!*arg)
+			return cli_error(cmd, "empty pidfile name");
+		o->pidfile = arg;
+		return 0;
+	case OPT_COMM_SERIES:
+		if (cli_parse_u64(arg, 0, 1000, &v))
+			return cli_error(cmd,
+					 "invalid --comm-series '%s': "
+					 "expected 0 to 1000",
+					 arg);
+		o->comm_series = (unsigned int)v;
+		return 0;
+	case OPT_FOLD_INTERVAL:
+		if (cli_parse_seconds(arg, &o->fold_s) || o->fold_s < 0.1 ||
+		    o->fold_s > 3600)
+			return cli_error(cmd,
+					 "invalid --fold-interval '%s': "
+					 "expected 0.1 to 3600 seconds",
+					 arg);
+		return 0;
+	case OPT_HTTP_TIMEOUT:
+		if (cli_parse_u64(arg, 1, 3600, &v))
+			return cli_error(cmd,
+					 "invalid --http-timeout '%s': "
+					 "expected 1 to 3600 seconds",
+					 arg);
+		o->http_timeout_s = (unsigned int)v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
 
 int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 {
-	const struct cli_cmd *cmd = &daemon_cmd;
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->listen = DAEMON_DEFAULT_LISTEN;
@@ -183,64 +243,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->fold_s = 5;
 	o->http_timeout_s = 10;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'l':
-			if (daemon_parse_listen(optarg, &o->addr, &o->addrlen))
-				return cli_error(cmd,
-						 "invalid listen address '%s': "
-						 "expected ADDR:PORT, e.g. "
-						 "127.0.0.1:9733 or [::1]:9733",
-						 optarg);
-			o->listen = optarg;
-			break;
-		case OPT_PIDFILE:
-			if (!*optarg)
-				return cli_error(cmd, "empty pidfile name");
-			o->pidfile = optarg;
-			break;
-		case OPT_COMM_SERIES:
-			if (cli_parse_u64(optarg, 0, 1000, &v))
-				return cli_error(cmd,
-						 "invalid --comm-series '%s': "
-						 "expected 0 to 1000",
-						 optarg);
-			o->comm_series = (unsigned int)v;
-			break;
-		case OPT_FOLD_INTERVAL:
-			if (cli_parse_seconds(optarg, &o->fold_s) ||
-			    o->fold_s < 0.1 || o->fold_s > 3600)
-				return cli_error(
-					cmd,
-					"invalid --fold-interval '%s': "
-					"expected 0.1 to 3600 seconds",
-					optarg);
-			break;
-		case OPT_HTTP_TIMEOUT:
-			if (cli_parse_u64(optarg, 1, 3600, &v))
-				return cli_error(cmd,
-						 "invalid --http-timeout '%s': "
-						 "expected 1 to 3600 seconds",
-						 optarg);
-			o->http_timeout_s = (unsigned int)v;
-			break;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(cmd,
-				 "unexpected argument '%s': the daemon runs no "
-				 "command (use -p PID or --cgroup PATH)",
-				 argv[optind]);
-	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	err = cli_parse(&daemon_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
 	if (!o->addrlen)
@@ -690,55 +693,28 @@ static int run(struct daemon *d, int sigfd)
 	}
 }
 
-int cmd_daemon(int argc, char **argv)
+static int daemon_parse(void *ctx, int argc, char **argv, int *verbosity)
 {
-	struct daemon_opts o;
-	struct daemon d = { .o = &o, .listen_fd = -1, .pidfile_fd = -1 };
+	struct daemon *d = ctx;
+	int err = daemon_parse_args(argc, argv, d->o);
+
+	if (err)
+		daemon_free_opts(d->o);
+	*verbosity = d->o->verbosity;
+	return err;
+}
+
+/* Attach, then keep only the capabilities reading the maps needs. */
+static int attach(struct daemon *d)
+{
 	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
-	struct log_ctx lctx = { .prog = "scprof daemon" };
-	char where[80];
-	sigset_t mask;
-	int sigfd = -1, ret = EXIT_FAIL, err;
 	bool keep_bpf;
+	int err;
 
-	err = daemon_parse_args(argc, argv, &o);
-	if (err) {
-		daemon_free_opts(&o);
-		return err == 1 ? EXIT_OK : err;
-	}
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-
-	signals_block_stop(&mask, 0, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0) {
-		pr_err("cannot set up signals: %s", strerror(errno));
-		goto out;
-	}
-
-	if (o.target.kind == TARGET_PIDS &&
-	    target_resolve_pids(o.target.pids, &o.target.npids))
-		goto out;
-	if (open_listener(&d))
-		goto out;
-	if (o.pidfile && open_pidfile(&d))
-		goto out;
-	if (o.comm_series) {
-		struct comm_series_opts so = {
-			.max_series = o.comm_series,
-			.idle_ns = COMM_IDLE_NS,
-		};
-
-		if (comm_series__new(&d.comms, &so)) {
-			pr_err("out of memory");
-			goto out;
-		}
-	}
-	if (target_attach(&o.target, &copts, &d.col))
-		goto out;
-	err = collector__maps_need_no_caps(d.col);
+	err = target_attach(&d->o->target, &copts, &d->col);
+	if (err)
+		return err;
+	err = collector__maps_need_no_caps(d->col);
 	if (err < 0)
 		pr_warn("cannot tell whether the maps need capabilities: %s",
 			strerror(-err));
@@ -749,40 +725,90 @@ int cmd_daemon(int argc, char **argv)
 	else
 		pr_info("attached; capabilities kept: %s",
 			keep_bpf ? "CAP_BPF, CAP_PERFMON" : "none");
-	if (start_http(&d))
-		goto out;
+	return 0;
+}
 
-	{
-		struct sockaddr_storage ss;
-		socklen_t sl = sizeof(ss);
-		const union MHD_DaemonInfo *li =
-			MHD_get_daemon_info(d.http, MHD_DAEMON_INFO_LISTEN_FD);
+/* The address the HTTP server really listens on (port 0: the kernel's). */
+static void served_addr(struct daemon *d, char *where, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	const union MHD_DaemonInfo *li =
+		MHD_get_daemon_info(d->http, MHD_DAEMON_INFO_LISTEN_FD);
 
-		if (li &&
-		    !getsockname(li->listen_fd, (struct sockaddr *)&ss, &sl))
-			addr_str(&ss, where, sizeof(where));
-		else
-			snprintf(where, sizeof(where), "%s", o.listen);
+	if (li && !getsockname(li->listen_fd, (struct sockaddr *)&ss, &sl))
+		addr_str(&ss, where, len);
+	else
+		snprintf(where, len, "%s", d->o->listen);
+}
+
+/* The socket first, so a second daemon fails quickly; then the pidfile,
+ * the series, the programs and the HTTP server.
+ */
+static int daemon_start(void *ctx, struct cmd_env *env)
+{
+	struct daemon *d = ctx;
+	struct daemon_opts *o = d->o;
+	struct comm_series_opts so = {
+		.max_series = o->comm_series,
+		.idle_ns = COMM_IDLE_NS,
+	};
+	char where[80];
+
+	(void)env;
+	signal(SIGPIPE, SIG_IGN); /* a scraper that hangs up is no reason */
+	if (o->target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o->target.pids, &o->target.npids))
+		return EXIT_FAIL;
+	if (open_listener(d) || (o->pidfile && open_pidfile(d)))
+		return EXIT_FAIL;
+	if (o->comm_series && comm_series__new(&d->comms, &so)) {
+		pr_err("out of memory");
+		return EXIT_FAIL;
 	}
+	if (attach(d) || start_http(d))
+		return EXIT_FAIL;
+	served_addr(d, where, sizeof(where));
 	pr_warn("serving metrics at http://%s/metrics (pid %d)", where,
 		(int)getpid());
+	return 0;
+}
 
-	if (run(&d, sigfd))
-		goto out;
-	ret = EXIT_OK;
-out:
-	if (d.http)
-		MHD_stop_daemon(d.http);
-	if (d.listen_fd >= 0)
-		close(d.listen_fd);
+static int daemon_loop(void *ctx, struct cmd_env *env)
+{
+	return run(ctx, env->sigfd);
+}
+
+static void daemon_teardown(void *ctx, int status)
+{
+	struct daemon *d = ctx;
+
+	if (d->http)
+		MHD_stop_daemon(d->http);
+	if (d->listen_fd >= 0)
+		close(d->listen_fd);
 	/* Detaches every BPF program: nothing is left in the kernel. */
-	collector__destroy(d.col);
-	comm_series__free(d.comms);
-	close_pidfile(&d);
-	if (sigfd >= 0)
-		close(sigfd);
-	if (ret == EXIT_OK)
+	collector__destroy(d->col);
+	comm_series__free(d->comms);
+	close_pidfile(d);
+	if (status == EXIT_OK)
 		pr_warn("stopped: BPF programs detached");
-	daemon_free_opts(&o);
-	return ret;
+	daemon_free_opts(d->o);
+}
+
+static const struct cmd_ops daemon_ops = {
+	.prog = "scprof daemon",
+	.signals = CMD_SIGNALS_FD,
+	.parse = daemon_parse,
+	.start = daemon_start,
+	.loop = daemon_loop,
+	.teardown = daemon_teardown,
+};
+
+int cmd_daemon(int argc, char **argv)
+{
+	struct daemon_opts o;
+	struct daemon d = { .o = &o, .listen_fd = -1, .pidfile_fd = -1 };
+
+	return cmd_run(&daemon_ops, &d, argc, argv);
 }

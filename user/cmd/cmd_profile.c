@@ -7,10 +7,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <bpf/libbpf.h>
 
 #include "cmd/cli.h"
+#include "cmd/cmd_profile_args.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "collect/collector.h"
 #include "collect/launch.h"
 #include "collect/target.h"
@@ -86,8 +87,8 @@ struct run {
 	bool released; /* the command was let go to exec */
 	bool targets_exited;
 	uint64_t t0, t1;
+	struct output out;
 	/* -i */
-	struct output *out;
 	struct sc_model *prev; /* the snapshot at the last interval report */
 	uint64_t t_prev;
 	unsigned int reports;
@@ -156,10 +157,10 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	if (!last || d->ntotal || !r->reports) {
 		timestamp(stamp, sizeof(stamp));
 		ro.rate_ns = d->duration_ns;
-		fprintf(r->out->f, "%s--- %s, interval %.3f s ---\n",
+		fprintf(r->out.f, "%s--- %s, interval %.3f s ---\n",
 			r->reports ? "\n" : "", stamp,
 			(double)d->duration_ns / 1e9);
-		err = report_write(r->out->f, d, &ro, &meta);
+		err = report_write(r->out.f, d, &ro, &meta);
 		if (err)
 			pr_err("cannot write the report: %s", strerror(-err));
 		r->reports++;
@@ -266,7 +267,7 @@ static void wait_command(struct run *r, const sigset_t *mask)
 	}
 }
 
-static int write_report(struct run *r, struct output *out)
+static int write_report(struct run *r)
 {
 	struct report_meta meta = {
 		.mode = mode_name(r->o->target.kind),
@@ -301,7 +302,7 @@ static int write_report(struct run *r, struct output *out)
 	m->duration_ns = meta.duration_ns;
 	warn_drops(m);
 	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
-	err = report_write(out->f, m, &r->o->report, &meta);
+	err = report_write(r->out.f, m, &r->o->report, &meta);
 	if (err)
 		pr_err("cannot write the report: %s", strerror(-err));
 	model_free(m);
@@ -328,116 +329,168 @@ static void add_rate_column(struct report_opts *ro)
 	}
 }
 
-int cmd_profile(int argc, char **argv)
+static int profile_parse(void *ctx, int argc, char **argv, int *verbosity)
 {
-	struct profile_opts o;
+	struct run *r = ctx;
+	int err = cli_parse_profile(argc, argv, r->o);
+
+	if (err)
+		cli_free_profile(r->o);
+	*verbosity = r->o->verbosity;
+	return err;
+}
+
+/* Open the collector for the targets, add the command or the pids, and
+ * attach.
+ */
+static int attach(struct run *r)
+{
+	struct profile_opts *o = r->o;
 	struct collector_opts copts = {};
-	struct output out = {};
-	struct log_ctx lctx = { .prog = "scprof" };
-	struct run r = { .o = &o };
-	sigset_t mask, oldmask;
-	int ret = EXIT_FAIL, err;
+	int err;
 
-	/* Stop signals are taken by the run loop, whenever they come: one
-	 * arriving while the programs load waits there and ends the run
-	 * cleanly, with every link detached.
-	 */
-	signals_block_stop(&mask, SIGCHLD, &oldmask);
-
-	err = cli_parse_profile(argc, argv, &o);
-	if (err) {
-		cli_free_profile(&o);
-		return err == 1 ? EXIT_OK : err;
-	}
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-
-	if (o.target.kind == TARGET_PIDS &&
-	    target_resolve_pids(o.target.pids, &o.target.npids))
-		goto out;
-	if (output_open(&out, o.output,
-			o.target.kind == TARGET_CMD ? stderr : stdout))
-		goto out;
-
-	if (o.target.kind == TARGET_CMD) {
-		err = launch_start(&r.child, o.argv, &oldmask);
-		if (err) {
-			ret = err == -ENOENT ? 127 :
-			      err == -EACCES ? 126 :
-					       EXIT_FAIL;
-			goto out;
-		}
-		r.launched = true;
-	}
-
-	target_collector_opts(&o.target, &copts);
-	copts.count_only = o.count_only;
-	copts.max_exited = o.max_exited;
+	target_collector_opts(&o->target, &copts);
+	copts.count_only = o->count_only;
+	copts.max_exited = o->max_exited;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */
-	if (!o.report.per_process && o.report.format == REPORT_TABLE)
+	if (!o->report.per_process && o->report.format == REPORT_TABLE)
 		copts.fold = COLLECTOR_FOLD_TOTAL;
-	if (o.interval_s > 0) {
-		if (!o.cols_given)
-			add_rate_column(&o.report);
-		r.out = &out;
+	if (o->interval_s > 0 && !o->cols_given)
+		add_rate_column(&o->report);
+	err = collector__open(&r->col, &copts);
+	if (err)
+		return err;
+	if (o->target.kind == TARGET_CMD)
+		collector__add_target(r->col, r->child.pid);
+	for (size_t i = 0; i < o->target.npids; i++)
+		collector__add_target(r->col, o->target.pids[i]);
+	return collector__attach(r->col);
+}
+
+/* Attached: let the command go to exec, or say what is profiled. */
+static int go(struct run *r)
+{
+	char *d, *e;
+	int err;
+
+	r->t0 = clock_mono_ns();
+	r->t_prev = r->t0;
+	if (r->launched) {
+		launch_release(&r->child);
+		r->released = true;
+		err = launch_exec_error(&r->child);
+		if (err)
+			pr_err("cannot run '%s': %s", r->o->argv[0],
+			       strerror(err));
+		return !err ? 0 : err == ENOENT ? 127 : 126;
 	}
-	if (collector__open(&r.col, &copts))
-		goto out;
-	if (o.target.kind == TARGET_CMD)
-		collector__add_target(r.col, r.child.pid);
-	for (size_t i = 0; i < o.target.npids; i++)
-		collector__add_target(r.col, o.target.pids[i]);
-	if (collector__attach(r.col))
-		goto out;
-	r.t0 = clock_mono_ns();
-	r.t_prev = r.t0;
+	if (!isatty(STDERR_FILENO))
+		return 0;
+	d = describe(r->o);
+	e = d ? esc_text(d, strlen(d)) : NULL;
+	pr_warn("profiling %s; Ctrl-C to stop and report", e ? e : "");
+	free(d);
+	free(e);
+	return 0;
+}
 
-	if (r.launched) {
-		launch_release(&r.child);
-		r.released = true;
-		err = launch_exec_error(&r.child);
-		if (err) {
-			pr_err("cannot run '%s': %s", o.argv[0], strerror(err));
-			ret = err == ENOENT ? 127 : 126;
-			goto out;
-		}
-	} else if (isatty(STDERR_FILENO)) {
-		char *d = describe(&o), *e = d ? esc_text(d, strlen(d)) : NULL;
+/* The targets, the output, the command (stopped before its exec), the
+ * programs attached; then the command runs.
+ */
+static int profile_start(void *ctx, struct cmd_env *env)
+{
+	struct run *r = ctx;
+	struct profile_opts *o = r->o;
+	int err;
 
-		pr_warn("profiling %s; Ctrl-C to stop and report", e ? e : "");
-		free(d);
-		free(e);
+	if (o->target.kind == TARGET_PIDS &&
+	    target_resolve_pids(o->target.pids, &o->target.npids))
+		return EXIT_FAIL;
+	if (output_open(&r->out, o->output,
+			o->target.kind == TARGET_CMD ? stderr : stdout))
+		return EXIT_FAIL;
+	if (o->target.kind == TARGET_CMD) {
+		err = launch_start(&r->child, o->argv, &env->oldmask);
+		if (err)
+			return err == -ENOENT ? 127 :
+			       err == -EACCES ? 126 :
+						EXIT_FAIL;
+		r->launched = true;
 	}
+	if (attach(r))
+		return EXIT_FAIL;
+	return go(r);
+}
 
-	err = run_loop(&r, &mask);
-	r.t1 = clock_mono_ns();
+static int profile_loop(void *ctx, struct cmd_env *env)
+{
+	struct run *r = ctx;
+	int err = run_loop(r, &env->mask);
+
+	r->t1 = clock_mono_ns();
 	if (err) {
 		pr_err("collection failed: %s", strerror(-err));
-		goto out;
+		return EXIT_FAIL;
 	}
-	if (r.targets_exited)
+	if (r->targets_exited)
 		pr_warn("the target process%s exited: reporting what was "
 			"collected",
-			o.target.npids > 1 ? "es" : "");
-	if (o.interval_s > 0)
-		err = write_interval(&r, r.t1, true);
+			r->o->target.npids > 1 ? "es" : "");
+	return 0;
+}
+
+/* The report, then the command's end: its exit status is scprof's. */
+static int profile_report(void *ctx, struct cmd_env *env)
+{
+	struct run *r = ctx;
+	int err;
+
+	if (r->o->interval_s > 0)
+		err = write_interval(r, r->t1, true);
 	else
-		err = write_report(&r, &out);
-	if (err || output_commit(&out))
-		goto out;
-	if (r.launched && !r.child.reaped)
-		wait_command(&r, &mask);
-	ret = r.launched ? launch_exit_status(&r.child) : EXIT_OK;
-out:
+		err = write_report(r);
+	if (err || output_commit(&r->out))
+		return EXIT_FAIL;
+	if (r->launched && !r->child.reaped)
+		wait_command(r, &env->mask);
+	return r->launched ? launch_exit_status(&r->child) : EXIT_OK;
+}
+
+static void profile_teardown(void *ctx, int status)
+{
+	struct run *r = ctx;
+
+	(void)status;
 	/* Failed before the command could run: don't leave it stopped. */
-	if (r.launched && !r.released)
-		launch_kill(&r.child);
-	collector__destroy(r.col);
-	model_free(r.prev);
-	output_abort(&out);
-	cli_free_profile(&o);
-	return ret;
+	if (r->launched && !r->released)
+		launch_kill(&r->child);
+	collector__destroy(r->col);
+	model_free(r->prev);
+	output_abort(&r->out);
+	cli_free_profile(r->o);
+}
+
+/* Stop signals are taken by the run loop, whenever they come: one
+ * arriving while the programs load waits there and ends the run cleanly,
+ * with every link detached.
+ */
+static const struct cmd_ops profile_ops = {
+	.prog = "scprof",
+	.signals = CMD_SIGNALS_FIRST,
+	.extra_signal = SIGCHLD,
+	.parse = profile_parse,
+	.start = profile_start,
+	.loop = profile_loop,
+	.report = profile_report,
+	.teardown = profile_teardown,
+};
+
+int cmd_profile(int argc, char **argv)
+{
+	struct profile_opts o;
+	struct run r = { .o = &o };
+
+	return cmd_run(&profile_ops, &r, argc, argv);
 }

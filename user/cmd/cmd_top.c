@@ -17,6 +17,7 @@
 
 #include "cmd/cmd_top.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "collect/collector.h"
 #include "collect/target.h"
 #include "model/delta.h"
@@ -294,98 +295,90 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int top_option(void *ctx, int c, const char *arg);
+
 static const struct cli_cmd top_cmd = {
 	.prog = "scprof top",
 	.usage = usage,
 	.short_opts = ":ap:fi:s:bn:d:vqh",
+	.long_opts = long_opts,
+	.option = top_option,
+	.default_target = TARGET_ALL,
+	.stray_hint = "top watches running processes (use -p PID or "
+		      "--cgroup PATH)",
 };
+
+static int top_option(void *ctx, int c, const char *arg)
+{
+	const struct cli_cmd *cmd = &top_cmd;
+	struct top_opts *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'i':
+		if (cli_parse_seconds(arg, &o->interval_s) ||
+		    o->interval_s < 0.1)
+			return cli_error(cmd,
+					 "invalid interval '%s': expected a "
+					 "number of seconds >= 0.1",
+					 arg);
+		return 0;
+	case 'd':
+		return cli_duration(cmd, arg, &o->duration_s);
+	case 's':
+		for (v = 0; v < TOP_SORT_COUNT; v++) {
+			if (!strcmp(arg, sorts[v].name))
+				break;
+		}
+		if (v == TOP_SORT_COUNT)
+			return cli_error(cmd,
+					 "invalid sort key '%s': expected "
+					 "calls, errors, p99 or time",
+					 arg);
+		o->sort = (enum top_sort)v;
+		return 0;
+	case 'b':
+		o->batch = true;
+		return 0;
+	case 'n':
+		if (cli_parse_u64(arg, 1, 1000000000, &v))
+			return cli_error(cmd,
+					 "invalid frame count '%s': expected "
+					 "a number >= 1",
+					 arg);
+		o->frames = (unsigned long)v;
+		return 0;
+	case OPT_ROWS:
+		if (cli_parse_u64(arg, 0, 1000000, &v))
+			return cli_error(cmd,
+					 "invalid --rows '%s': expected a "
+					 "number >= 0",
+					 arg);
+		o->rows = (unsigned int)v;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
 
 int top_parse_args(int argc, char **argv, struct top_opts *o)
 {
-	const struct cli_cmd *cmd = &top_cmd;
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->interval_s = 1;
 	o->rows = 20;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd->short_opts, long_opts,
-				NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			if (cli_parse_seconds(optarg, &o->interval_s) ||
-			    o->interval_s < 0.1)
-				return cli_error(
-					cmd,
-					"invalid interval '%s': "
-					"expected a number of seconds >= "
-					"0.1",
-					optarg);
-			break;
-		case 'd':
-			if (cli_parse_seconds(optarg, &o->duration_s))
-				return cli_error(
-					cmd,
-					"invalid duration '%s': "
-					"expected a number of seconds > 0",
-					optarg);
-			break;
-		case 's':
-			for (v = 0; v < TOP_SORT_COUNT; v++) {
-				if (!strcmp(optarg, sorts[v].name))
-					break;
-			}
-			if (v == TOP_SORT_COUNT)
-				return cli_error(
-					cmd,
-					"invalid sort key '%s': "
-					"expected calls, errors, p99 or "
-					"time",
-					optarg);
-			o->sort = (enum top_sort)v;
-			break;
-		case 'b':
-			o->batch = true;
-			break;
-		case 'n':
-			if (cli_parse_u64(optarg, 1, 1000000000, &v))
-				return cli_error(cmd,
-						 "invalid frame count '%s': "
-						 "expected a number >= 1",
-						 optarg);
-			o->frames = (unsigned long)v;
-			break;
-		case OPT_ROWS:
-			if (cli_parse_u64(optarg, 0, 1000000, &v))
-				return cli_error(cmd,
-						 "invalid --rows '%s': "
-						 "expected a number >= 0",
-						 optarg);
-			o->rows = (unsigned int)v;
-			break;
-		default:
-			err = cli_shared_option(cmd, c, argv, &o->target,
-						&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(cmd,
-				 "unexpected argument '%s': top watches "
-				 "running processes (use -p PID or --cgroup "
-				 "PATH)",
-				 argv[optind]);
-	err = cli_target_finish(cmd, &o->target, TARGET_ALL);
+	err = cli_parse(&top_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
 	if (!o->batch && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return cli_error(cmd, "the live view needs a terminal; use "
-				      "--batch for plain-text frames");
+		return cli_error(&top_cmd, "the live view needs a terminal; "
+					   "use --batch for plain-text frames");
 	return 0;
 }
 
@@ -404,6 +397,7 @@ struct top {
 	struct top_frame frame; /* the last one; empty before the first */
 	enum top_sort sort;
 	unsigned long frames; /* built so far */
+	SCREEN *scr;	      /* the live view; NULL with --batch */
 };
 
 /* One interval: snapshot, delta against the last one, fold the exited. */
@@ -562,77 +556,103 @@ static int run(struct top *t, int sigfd)
 	}
 }
 
+static int top_parse(void *ctx, int argc, char **argv, int *verbosity)
+{
+	struct top *t = ctx;
+	int err = top_parse_args(argc, argv, t->o);
+
+	if (err)
+		top_free_opts(t->o);
+	t->sort = t->o->sort;
+	*verbosity = t->o->verbosity;
+	return err;
+}
+
+/* The full-screen terminal: 0 or -ENOTTY after a one-line error. */
+static int open_screen(struct top *t)
+{
+	const char *term = getenv("TERM");
+
+	setlocale(LC_ALL, "");
+	/* Whether terminfo knows TERM, asked first: initscr would exit by
+	 * itself, newterm fail leaving memory behind.
+	 */
+	if (term && tgetent(NULL, term) == 1)
+		t->scr = newterm(NULL, stdout, stdin);
+	if (!t->scr) {
+		pr_err("cannot use the terminal: is TERM right? (--batch "
+		       "needs none)");
+		return -ENOTTY;
+	}
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+	return 0;
+}
+
+static int top_start(void *ctx, struct cmd_env *env)
+{
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
+	struct top *t = ctx;
+	struct top_opts *o = t->o;
+	int err;
+
+	(void)env;
+	if (o->target.kind == TARGET_PIDS) {
+		err = target_resolve_pids(o->target.pids, &o->target.npids);
+		if (err)
+			return err;
+	}
+	err = target_attach(&o->target, &copts, &t->col);
+	if (err)
+		return err;
+	t->t_prev = clock_mono_ns();
+	return o->batch ? 0 : open_screen(t);
+}
+
+static int top_loop(void *ctx, struct cmd_env *env)
+{
+	struct top *t = ctx;
+	int err = run(t, env->sigfd);
+
+	if (t->scr) {
+		endwin();
+		delscreen(t->scr);
+		t->scr = NULL;
+	}
+	if (err)
+		pr_err("%s", err == -EIO ? "cannot write the frames" :
+					   strerror(-err));
+	return err;
+}
+
+static void top_teardown(void *ctx, int status)
+{
+	struct top *t = ctx;
+
+	(void)status;
+	collector__destroy(t->col);
+	top_frame_free(&t->frame);
+	model_free(t->prev);
+	top_free_opts(t->o);
+}
+
+static const struct cmd_ops top_ops = {
+	.prog = "scprof top",
+	.signals = CMD_SIGNALS_FD,
+	.parse = top_parse,
+	.start = top_start,
+	.loop = top_loop,
+	.teardown = top_teardown,
+};
+
 int cmd_top(int argc, char **argv)
 {
 	struct top_opts o;
 	struct top t = { .o = &o };
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
-	struct log_ctx lctx = { .prog = "scprof top" };
-	SCREEN *scr = NULL;
-	sigset_t mask;
-	int sigfd = -1, ret = EXIT_FAIL, err;
 
-	err = top_parse_args(argc, argv, &o);
-	if (err) {
-		top_free_opts(&o);
-		return err == 1 ? EXIT_OK : err;
-	}
-	t.sort = o.sort;
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-
-	signals_block_stop(&mask, 0, NULL);
-	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (sigfd < 0) {
-		pr_err("cannot set up signals: %s", strerror(errno));
-		goto out;
-	}
-	if (o.target.kind == TARGET_PIDS &&
-	    target_resolve_pids(o.target.pids, &o.target.npids))
-		goto out;
-	if (target_attach(&o.target, &copts, &t.col))
-		goto out;
-	t.t_prev = clock_mono_ns();
-
-	if (!o.batch) {
-		const char *term = getenv("TERM");
-
-		setlocale(LC_ALL, "");
-		/* Whether terminfo knows TERM, asked first: initscr would
-		 * exit by itself, newterm fail leaving memory behind.
-		 */
-		if (term && tgetent(NULL, term) == 1)
-			scr = newterm(NULL, stdout, stdin);
-		if (!scr) {
-			pr_err("cannot use the terminal: is TERM right? "
-			       "(--batch needs none)");
-			goto out;
-		}
-		cbreak();
-		noecho();
-		nonl();
-		keypad(stdscr, TRUE);
-		nodelay(stdscr, TRUE);
-		curs_set(0);
-	}
-	err = run(&t, sigfd);
-	if (scr) {
-		endwin();
-		delscreen(scr);
-	}
-	if (err) {
-		pr_err("%s", err == -EIO ? "cannot write the frames" :
-					   strerror(-err));
-		goto out;
-	}
-	ret = EXIT_OK;
-out:
-	collector__destroy(t.col);
-	top_frame_free(&t.frame);
-	model_free(t.prev);
-	if (sigfd >= 0)
-		close(sigfd);
-	top_free_opts(&o);
-	return ret;
+	return cmd_run(&top_ops, &t, argc, argv);
 }

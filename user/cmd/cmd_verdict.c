@@ -13,7 +13,9 @@
 #include "analyze/calibrate.h"
 #include "analyze/verdict.h"
 #include "cmd/cli.h"
+#include "cmd/cmd_calibrate.h"
 #include "cmd/commands.h"
+#include "cmd/run.h"
 #include "collect/collector.h"
 #include "collect/target.h"
 #include "render/calib_cache.h"
@@ -92,12 +94,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static const struct cli_cmd cmd = {
-	.prog = "scprof verdict",
-	.usage = usage,
-	.short_opts = ":p:d:o:vqh",
-};
-
 enum {
 	OPT_RECALIBRATE = CLI_OPT_OWN,
 };
@@ -111,53 +107,59 @@ static const struct option long_opts[] = {
 	{},
 };
 
+static int verdict_option(void *ctx, int c, const char *arg);
+
+static const struct cli_cmd cmd = {
+	.prog = "scprof verdict",
+	.usage = usage,
+	.short_opts = ":p:d:o:vqh",
+	.long_opts = long_opts,
+	.option = verdict_option,
+};
+
+static int verdict_option(void *ctx, int c, const char *arg)
+{
+	struct verdict_cli *o = ctx;
+	uint64_t v;
+
+	switch (c) {
+	case 'p':
+		if (o->pid)
+			return cli_error(&cmd, "give one -p: scprof verdict "
+					       "judges one process");
+		if (cli_parse_u64(arg, 1, CLI_PID_MAX, &v))
+			return cli_error(&cmd,
+					 "invalid PID '%s': expected one "
+					 "process id",
+					 arg);
+		o->pid = (pid_t)v;
+		return 0;
+	case 'd':
+		return cli_duration(&cmd, arg, &o->duration_s);
+	case OPT_RECALIBRATE:
+		o->recalibrate = true;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}
+
 /* 0 to run, 1 after --help, EXIT_USAGE after an error. */
 static int parse(int argc, char **argv, struct verdict_cli *o)
 {
-	uint64_t v;
-	int c, err;
+	const struct cli_shared sh = {
+		.calib = &o->out,
+		.verbosity = &o->verbosity,
+	};
+	int err;
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
-	optind = 0; /* 0: glibc resets all of getopt's state */
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, cmd.short_opts, long_opts, NULL)) !=
-	       -1) {
-		switch (c) {
-		case 'p':
-			if (o->pid)
-				return cli_error(&cmd,
-						 "give one -p: scprof verdict "
-						 "judges one process");
-			if (cli_parse_u64(optarg, 1, CLI_PID_MAX, &v))
-				return cli_error(&cmd,
-						 "invalid PID '%s': expected "
-						 "one process id",
-						 optarg);
-			o->pid = (pid_t)v;
-			break;
-		case 'd':
-			if (cli_duration(&cmd, optarg, &o->duration_s))
-				return EXIT_USAGE;
-			break;
-		case OPT_RECALIBRATE:
-			o->recalibrate = true;
-			break;
-		default:
-			err = cli_calib_option(&cmd, c, optarg, &o->out);
-			if (err == -ENOENT)
-				err = cli_shared_option(&cmd, c, argv, NULL,
-							&o->verbosity);
-			if (err)
-				return err;
-			break;
-		}
-	}
-	if (optind < argc)
-		return cli_error(&cmd, "unexpected argument '%s'",
-				 argv[optind]);
+	err = cli_parse(&cmd, argc, argv, o, &sh);
+	if (err)
+		return err;
 	if (!o->pid)
 		return cli_error(&cmd, "which process? give -p PID");
 	return 0;
@@ -167,13 +169,7 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 static int get_calibration(const struct verdict_cli *o,
 			   struct calibration **cal, bool *saved)
 {
-	struct calib_progress prog = { .prefix = "scprof verdict" };
-	struct calibrate_opts co = {
-		.quick = true,
-		.probe = true,
-		.progress = calib_progress_show,
-		.progress_ctx = &prog,
-	};
+	struct calibrate_opts co = { .quick = true, .probe = true };
 	int err = -ENOENT;
 
 	*saved = false;
@@ -194,9 +190,7 @@ static int get_calibration(const struct verdict_cli *o,
 		pr_warn("%s: running the quick one first (about 15 s)",
 			o->recalibrate ? "--recalibrate" :
 					 "no saved calibration for this boot");
-	prog.on = o->verbosity >= LOG_WARN && isatty(STDERR_FILENO);
-	err = calibrate__run(&co, cal);
-	calib_progress_end(&prog);
+	err = cmd_calibrate_run(&co, cmd.prog, o->verbosity, cal);
 	if (err)
 		return err;
 	if (!calib_usable(*cal)) {
@@ -421,83 +415,126 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 	return err;
 }
 
-int cmd_verdict(int argc, char **argv)
-{
+struct verdict_run {
 	struct verdict_cli o;
-	struct log_ctx lctx = { .prog = "scprof verdict" };
+	pid_t pid;	     /* the process of o.pid */
+	struct proc_stat st; /* as it was before the calibration */
+	struct collector *col;
+	struct calibration *cal;
+	bool saved; /* cal is the one saved for this boot */
+	struct sampler s;
+	struct sc_model *m;
+	struct output out;
+};
+
+static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
+{
+	struct verdict_run *r = ctx;
+	int err = parse(argc, argv, &r->o);
+
+	*verbosity = r->o.verbosity;
+	return err;
+}
+
+/* The process, the programs (loaded, not attached), the calibration and
+ * the output: privileges and kernel support first, as the calibration
+ * takes a while.
+ */
+static int verdict_start(void *ctx, struct cmd_env *env)
+{
 	struct collector_opts copts = { .mode = SC_FILTER_TGID };
-	struct collector *col = NULL;
-	struct calibration *cal = NULL;
-	struct sc_model *m = NULL;
-	struct output out = {};
-	struct sampler s = {};
-	struct proc_stat st;
-	sigset_t mask, oldmask;
-	bool saved = false, blocked = false;
-	int ret = EXIT_FAIL, err;
+	struct verdict_run *r = ctx;
 	size_t npids = 1;
-	pid_t pid;
+	int err;
 
-	err = parse(argc, argv, &o);
-	if (err)
-		return err == 1 ? EXIT_OK : err;
-	lctx.level = o.verbosity;
-	log_init(&lctx);
-	libbpf_set_print(log_libbpf);
-
+	(void)env;
 	/* A thread id stands for its process. */
-	pid = o.pid;
-	if (target_resolve_pids(&pid, &npids))
+	r->pid = r->o.pid;
+	if (target_resolve_pids(&r->pid, &npids))
 		return EXIT_FAIL;
-	if (pid == getpid()) {
-		pr_err("cannot judge pid %d: that is scprof itself", pid);
+	if (r->pid == getpid()) {
+		pr_err("cannot judge pid %d: that is scprof itself", r->pid);
 		return EXIT_FAIL;
 	}
-	err = read_live(pid, 0, &st);
+	err = read_live(r->pid, 0, &r->st);
 	if (err) {
-		pr_err("cannot judge pid %d: %s", (int)pid,
+		pr_err("cannot judge pid %d: %s", (int)r->pid,
 		       err == -ESRCH ? "no such process (or it has exited)" :
 				       strerror(-err));
 		return EXIT_FAIL;
 	}
-	/* Privileges and kernel support first: the calibration takes a while. */
-	if (collector__open(&col, &copts))
-		goto out;
-	if (get_calibration(&o, &cal, &saved))
-		goto out;
-	if (output_open(&out, o.out.output, stdout))
-		goto out;
+	if (collector__open(&r->col, &copts) ||
+	    get_calibration(&r->o, &r->cal, &r->saved) ||
+	    output_open(&r->out, r->o.out.output, stdout))
+		return EXIT_FAIL;
+	return 0;
+}
 
-	signals_block_stop(&mask, 0, &oldmask);
-	blocked = true;
+static int verdict_loop(void *ctx, struct cmd_env *env)
+{
+	struct verdict_run *r = ctx;
+	int err;
+
 	/* The same process as before the calibration, not a new one given
 	 * its pid: the one that started at the same time.
 	 */
-	err = profile(&o, col, &mask, pid, st.starttime_ticks, &s, &m);
+	err = profile(&r->o, r->col, &env->mask, r->pid, r->st.starttime_ticks,
+		      &r->s, &r->m);
 	/* Detach before judging: the report is not the target's cost. */
-	collector__destroy(col);
-	col = NULL;
-	if (err)
-		goto out;
-	if (s.t_last == s.t_first) {
+	collector__destroy(r->col);
+	r->col = NULL;
+	return err ? EXIT_FAIL : 0;
+}
+
+static int verdict_report(void *ctx, struct cmd_env *env)
+{
+	struct verdict_run *r = ctx;
+	const struct sampler *s = &r->s;
+
+	(void)env;
+	if (s->t_last == s->t_first) {
 		pr_err("cannot judge pid %d: it exited before it could be "
 		       "profiled",
-		       pid);
-		goto out;
+		       r->pid);
+		return EXIT_FAIL;
 	}
-	if (s.gone)
+	if (s->gone)
 		pr_warn("pid %d exited after %.1f s: judging what was seen",
-			pid, (double)(s.t_last - s.t_first) / 1e9);
-	if (judge(&o, &s, m, cal, saved, &out) || output_commit(&out))
-		goto out;
-	ret = EXIT_OK;
-out:
-	if (blocked)
-		sigprocmask(SIG_SETMASK, &oldmask, NULL);
-	collector__destroy(col);
-	output_abort(&out);
-	model_free(m);
-	calibration__free(cal);
-	sampler_free(&s);
-	return ret;
+			r->pid, (double)(s->t_last - s->t_first) / 1e9);
+	if (judge(&r->o, s, r->m, r->cal, r->saved, &r->out) ||
+	    output_commit(&r->out))
+		return EXIT_FAIL;
+	return 0;
+}
+
+static void verdict_teardown(void *ctx, int status)
+{
+	struct verdict_run *r = ctx;
+
+	(void)status;
+	collector__destroy(r->col);
+	output_abort(&r->out);
+	model_free(r->m);
+	calibration__free(r->cal);
+	sampler_free(&r->s);
+}
+
+/* The stop signals are blocked for the profile only: during the
+ * calibration they end scprof as they would any program.
+ */
+static const struct cmd_ops verdict_ops = {
+	.prog = "scprof verdict",
+	.signals = CMD_SIGNALS_LOOP,
+	.parse = verdict_parse,
+	.start = verdict_start,
+	.loop = verdict_loop,
+	.report = verdict_report,
+	.teardown = verdict_teardown,
+};
+
+int cmd_verdict(int argc, char **argv)
+{
+	struct verdict_run r = {};
+
+	return cmd_run(&verdict_ops, &r, argc, argv);
 }

@@ -5,6 +5,7 @@
 
 #include "render/view.h"
 #include "model/hist.h"
+#include "util/strlist.h"
 
 /* Column and sort key names: strace's, plus p50, p90, p99 and bytes. */
 static const struct {
@@ -89,22 +90,19 @@ int report_parse_sort(const char *s, enum report_col *out)
 
 int report_parse_cols(const char *s, enum report_col *cols, const char **bad)
 {
+	const char *pos = s, *item;
 	bool seen[COL_COUNT] = {};
-	size_t n = 0;
+	size_t n = 0, len;
 
-	for (const char *p = s;;) {
-		size_t len = strcspn(p, ",");
+	while (strlist_next(&pos, &item, &len)) {
 		enum report_col c;
 
-		if (col_lookup(p, len, &c) || c == COL_NONE || seen[c]) {
-			*bad = p;
+		if (col_lookup(item, len, &c) || c == COL_NONE || seen[c]) {
+			*bad = item;
 			return -EINVAL;
 		}
 		seen[c] = true;
 		cols[n++] = c;
-		if (!p[len])
-			break;
-		p += len + 1;
 	}
 	if (!seen[COL_NAME])
 		cols[n++] = COL_NAME;

@@ -1,4 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <sys/signalfd.h>
+
 #include "util/signals.h"
 
 void signals_block_stop(sigset_t *mask, int extra, sigset_t *old)
@@ -15,4 +18,11 @@ void signals_block_stop(sigset_t *mask, int extra, sigset_t *old)
 bool signals_is_stop(int sig)
 {
 	return sig == SIGINT || sig == SIGTERM || sig == SIGHUP;
+}
+
+int signals_fd(const sigset_t *mask)
+{
+	int fd = signalfd(-1, mask, SFD_CLOEXEC | SFD_NONBLOCK);
+
+	return fd < 0 ? -errno : fd;
 }

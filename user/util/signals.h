@@ -12,6 +12,8 @@
  * when not NULL.
  */
 void signals_block_stop(sigset_t *mask, int extra, sigset_t *old);
+/* A signalfd for mask (non-blocking, close-on-exec): the fd or -errno. */
+int signals_fd(const sigset_t *mask);
 /* SIGINT, SIGTERM or SIGHUP. */
 bool signals_is_stop(int sig);
 

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * user/cmd/cli.c: strict number parsers and the profiler's command line. A
- * usage error is exactly one line on stderr and EXIT_USAGE; --help and
- * --version print to stdout and return 1.
+ * user/cmd/cli.c and cmd_profile_args.c: strict number parsers and the
+ * profiler's command line. A usage error is exactly one line on stderr and
+ * EXIT_USAGE; --help and --version print to stdout and return 1.
  */
 #include <errno.h>
 #include <math.h>
 
 #include "cmd/cli.h"
+#include "cmd/cmd_profile_args.h"
 #include "unit.h"
 #include "util/log.h"
 

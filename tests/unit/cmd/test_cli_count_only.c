@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "cmd/cli.h"
+#include "cmd/cmd_profile_args.h"
 #include "render/report.h"
 
 #define PARSE(o, ...)                                                          \

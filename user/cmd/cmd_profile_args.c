@@ -1,0 +1,289 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The profiler's command line: `scprof [OPTIONS] TARGET` and its --help. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cmd/cmd_profile_args.h"
+#include "util/log.h"
+#include "util/strlist.h"
+
+/* --help: the targets and what is collected. */
+static void usage_collect(FILE *f)
+{
+	fputs("Targets (exactly one):\n"
+	      "  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
+	      "                        scprof exits with its exit status (128+N if killed\n"
+	      "                        by signal N)\n"
+	      "  -p, --pid PID[,PID]   profile running processes, all their threads\n"
+	      "      --cgroup PATH     profile every task under a cgroup v2 directory\n"
+	      "  -a, --all             profile the whole system (except scprof itself)\n"
+	      "\n"
+	      "Collection:\n"
+	      "  -f, --follow          also profile children forked by the targets\n"
+	      "  -d, --duration SECS   stop after SECS seconds (decimals allowed); without\n"
+	      "                        it, stop when the targets exit or on Ctrl-C/SIGTERM.\n"
+	      "                        A command still running then is not stopped: the\n"
+	      "                        report is printed and scprof waits for it\n"
+	      "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
+	      "                        that interval: a timestamp line, then the table with\n"
+	      "                        a calls/s column), and the last, shorter one at the\n"
+	      "                        end; tables only\n"
+	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
+	      "                        (default 16384); what does not fit is counted and\n"
+	      "                        reported as dropped\n"
+	      "      --max-procs N     process map size (default 8192)\n"
+	      "      --max-exited N    exited processes reported one by one with -P, JSON\n"
+	      "                        or CSV (default 4096); later ones are merged into one\n"
+	      "                        row (pid 0) so long runs use bounded memory\n"
+	      "  -C, --count-only      the cheapest probe: count calls, errors and bytes,\n"
+	      "                        measure no time. One BPF program instead of two, no\n"
+	      "                        per-thread state, no clock. Leaves out every time\n"
+	      "                        column, percentile and histogram (-H); the table\n"
+	      "                        shows calls, errors and names, sorted by calls.\n"
+	      "                        exit and exit_group are counted when the thread\n"
+	      "                        exits; a call already running at the start is\n"
+	      "                        counted when it returns\n"
+	      "\n",
+	      f);
+}
+
+/* --help: the report and the general options. */
+static void usage_report(FILE *f)
+{
+	fputs("Report:\n"
+	      "  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
+	      "                        instead of stderr (COMMAND) or stdout (other targets)\n"
+	      "      --format FMT      table (default), json or csv\n"
+	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
+	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
+	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
+	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
+	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
+	      "                        bytes, rate (calls/s)\n"
+	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
+	      "  -c, -w                accepted for strace habits; they change nothing:\n"
+	      "                        scprof always summarises, and always measures wall\n"
+	      "                        time inside the call (strace -w)\n"
+	      "\n"
+	      "General:\n"
+	      "  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
+	      "  -q, --quiet           only errors\n"
+	      "  -h, --help            this help\n"
+	      "  -V, --version         version\n"
+	      "\n",
+	      f);
+}
+
+void cli_usage_profile(FILE *f)
+{
+	fputs("Usage: scprof [OPTIONS] [--] COMMAND [ARGS...]\n"
+	      "       scprof [OPTIONS] -p PID[,PID...]\n"
+	      "       scprof [OPTIONS] --cgroup PATH\n"
+	      "       scprof [OPTIONS] -a\n"
+	      "\n"
+	      "Count, time and size the system calls of a command, processes, a cgroup or\n"
+	      "the whole system with eBPF, and print strace -c's summary table. Unlike\n"
+	      "strace, the traced programs are not stopped at every call: the cost is a\n"
+	      "fraction of a microsecond per call and latencies are not inflated.\n"
+	      "\n",
+	      f);
+	usage_collect(f);
+	usage_report(f);
+	fputs("Other commands (scprof COMMAND --help for each):\n"
+	      "  scprof top            a live view of the busiest processes\n"
+	      "  scprof daemon         Prometheus metrics over HTTP\n"
+	      "  scprof calibrate      what a syscall costs on this machine\n"
+	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
+	      "\n"
+	      "How scprof differs from strace -c:\n"
+	      "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
+	      "  - a call is counted when it returns; calls running when profiling starts\n"
+	      "    or stops are not counted\n"
+	      "  - every thread of a target is profiled; -f adds child processes\n"
+	      "  - the JSON report and -H split interrupted calls (ERESTART* errors) from\n"
+	      "    the restart_syscall that resumes them\n"
+	      "\n"
+	      "Exit status: the command's with COMMAND; otherwise 0, 1 on a runtime error\n"
+	      "(privileges, kernel support, dead target), 2 on a usage error.\n"
+	      "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
+	      f);
+}
+
+enum {
+	OPT_MAX_EXITED = CLI_OPT_OWN,
+};
+
+static const struct option long_opts[] = {
+	CLI_TARGET_OPTIONS,
+	{ "duration", required_argument, NULL, 'd' },
+	{ "interval", required_argument, NULL, 'i' },
+	{ "output", required_argument, NULL, 'o' },
+	{ "format", required_argument, NULL, CLI_OPT_FORMAT },
+	{ "sort", required_argument, NULL, 'S' },
+	{ "columns", required_argument, NULL, 'U' },
+	{ "per-process", no_argument, NULL, 'P' },
+	{ "histograms", no_argument, NULL, 'H' },
+	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
+	{ "count-only", no_argument, NULL, 'C' },
+	{ "version", no_argument, NULL, 'V' },
+	CLI_COMMON_OPTIONS,
+	{},
+};
+
+static int profile_option(void *ctx, int c, const char *arg);
+
+static const struct cli_cmd profile_cmd = {
+	.prog = "scprof",
+	.usage = cli_usage_profile,
+	/* '+': stop at the first non-option, the command to run; ':':
+	 * report a missing value as ':'.
+	 */
+	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
+	.long_opts = long_opts,
+	.option = profile_option,
+	.takes_command = true,
+	.default_target = TARGET_NONE,
+};
+
+/* Does a column (or sort key) need measured times? */
+static bool col_is_timed(enum report_col c)
+{
+	switch (c) {
+	case COL_TIME_PCT:
+	case COL_TIME_TOTAL:
+	case COL_TIME_AVG:
+	case COL_TIME_MIN:
+	case COL_TIME_MAX:
+	case COL_P50:
+	case COL_P90:
+	case COL_P99:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* --count-only: no time columns; by default calls, errors, name by calls. */
+static int count_only_report(struct report_opts *r, bool cols_set,
+			     bool sort_set)
+{
+	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS, COL_NAME,
+						COL_NONE };
+
+	if (r->histograms)
+		return cli_error(&profile_cmd,
+				 "-H needs latencies, which --count-only "
+				 "does not measure");
+	if (sort_set && col_is_timed(r->sort))
+		return cli_error(&profile_cmd,
+				 "--count-only measures no time: sort by "
+				 "calls, errors, name, bytes or nothing");
+	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
+		if (col_is_timed(r->cols[i]))
+			return cli_error(&profile_cmd,
+					 "--count-only measures no time: -U "
+					 "takes calls, errors, name and bytes");
+	if (!sort_set)
+		r->sort = COL_CALLS;
+	if (!cols_set) {
+		memset(r->cols, 0, sizeof(r->cols));
+		memcpy(r->cols, cols, sizeof(cols));
+	}
+	return 0;
+}
+
+static int profile_option(void *ctx, int c, const char *arg)
+{
+	const struct cli_cmd *cmd = &profile_cmd;
+	struct profile_opts *o = ctx;
+	const char *bad;
+	uint64_t v;
+
+	switch (c) {
+	case 'd':
+		return cli_duration(cmd, arg, &o->duration_s);
+	case 'i':
+		if (cli_parse_seconds(arg, &o->interval_s) ||
+		    o->interval_s < 0.01)
+			return cli_error(cmd,
+					 "invalid interval '%s': expected a "
+					 "number of seconds >= 0.01",
+					 arg);
+		return 0;
+	case 'o':
+		return cli_file_option(cmd, arg, "output", &o->output);
+	case CLI_OPT_FORMAT:
+		return cli_format_option(cmd, arg, true, &o->report.format);
+	case 'S':
+		if (report_parse_sort(arg, &o->report.sort))
+			return cli_error(cmd, "invalid sort key '%s'", arg);
+		o->sort_given = true;
+		return 0;
+	case 'U':
+		if (report_parse_cols(arg, o->report.cols, &bad))
+			return cli_error(cmd,
+					 "invalid or repeated column '%.*s' in "
+					 "-U %s",
+					 (int)strlist_len(bad), bad, arg);
+		o->cols_given = true;
+		return 0;
+	case 'P':
+		o->report.per_process = true;
+		return 0;
+	case 'H':
+		o->report.histograms = true;
+		return 0;
+	case 'C':
+		o->count_only = true;
+		return 0;
+	case OPT_MAX_EXITED:
+		if (cli_parse_u64(arg, 1, 1U << 24, &v))
+			return cli_error(cmd,
+					 "invalid --max-exited '%s': expected "
+					 "a number from 1 to 16777216",
+					 arg);
+		o->max_exited = (uint32_t)v;
+		return 0;
+	case 'c':
+	case 'w':
+		return 0;
+	case 'V':
+		printf("scprof %s\n", SCPROF_VERSION);
+		return 1;
+	default:
+		return -ENOENT;
+	}
+}
+
+int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
+{
+	const struct cli_shared sh = {
+		.target = &o->target,
+		.verbosity = &o->verbosity,
+		.command = &o->argv,
+	};
+	int err;
+
+	memset(o, 0, sizeof(*o));
+	report_opts_default(&o->report);
+	o->verbosity = LOG_WARN;
+	err = cli_parse(&profile_cmd, argc, argv, o, &sh);
+	if (err)
+		return err;
+	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
+		return cli_error(&profile_cmd,
+				 "-i prints tables: it cannot be used "
+				 "with --format json or csv");
+	if (o->count_only)
+		return count_only_report(&o->report, o->cols_given,
+					 o->sort_given);
+	return 0;
+}
+
+void cli_free_profile(struct profile_opts *o)
+{
+	cli_target_free(&o->target);
+}

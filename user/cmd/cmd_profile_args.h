@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* The profiler's command line: `scprof [OPTIONS] TARGET`. */
+#ifndef SCPROF_CMD_PROFILE_ARGS_H
+#define SCPROF_CMD_PROFILE_ARGS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "cmd/cli.h"
+#include "collect/target.h"
+#include "render/report.h"
+
+struct profile_opts {
+	struct target_spec target;
+	char **argv;	   /* TARGET_CMD: the command and its arguments */
+	double duration_s; /* 0: until the target ends or Ctrl-C */
+	double interval_s; /* -i: a report every interval_s seconds; 0: one */
+	const char *output;
+	struct report_opts report;
+	bool cols_given;     /* -U was used */
+	bool sort_given;     /* -S was used */
+	int verbosity;	     /* log level, LOG_WARN by default */
+	uint32_t max_exited; /* exited processes reported one by one */
+	bool count_only;     /* -C: calls, errors and bytes only; no times */
+};
+
+/*
+ * Parse the profiler's command line (argv[0] is the program). Returns 0 to
+ * run, 1 when --help or --version was printed (exit 0), or EXIT_USAGE
+ * after a one-line error on stderr.
+ */
+int cli_parse_profile(int argc, char **argv, struct profile_opts *o);
+void cli_free_profile(struct profile_opts *o);
+void cli_usage_profile(FILE *f);
+
+#endif
