@@ -5,12 +5,10 @@
 #include <locale.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <termcap.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/signalfd.h>
 #include <bpf/libbpf.h>
@@ -21,228 +19,9 @@
 #include "collect/collector.h"
 #include "collect/target.h"
 #include "model/delta.h"
-#include "model/hist.h"
-#include "model/names.h"
-#include "render/report.h"
 #include "util/clock.h"
-#include "util/escape.h"
 #include "util/log.h"
 #include "util/signals.h"
-
-static const struct {
-	const char *name;  /* -s value */
-	const char *title; /* as the title line says it */
-	int key;	   /* interactive key */
-} sorts[TOP_SORT_COUNT] = {
-	[TOP_SORT_CALLS] = { "calls", "calls/s", 'c' },
-	[TOP_SORT_ERRORS] = { "errors", "errors/s", 'e' },
-	[TOP_SORT_P99] = { "p99", "p99 latency", 'p' },
-	[TOP_SORT_TIME] = { "time", "time in syscalls", 't' },
-};
-
-/* ---- frames ------------------------------------------------------------ */
-
-static int cmp_double_desc(double a, double b)
-{
-	return a < b ? 1 : a > b ? -1 : 0;
-}
-
-static int proc_cmp(const void *pa, const void *pb, void *arg)
-{
-	const struct top_proc *a = pa, *b = pb;
-	int c = 0;
-
-	switch (*(const enum top_sort *)arg) {
-	case TOP_SORT_ERRORS:
-		c = cmp_double_desc(a->errors_s, b->errors_s);
-		break;
-	case TOP_SORT_P99:
-		c = a->p99_ns < b->p99_ns ? 1 : a->p99_ns > b->p99_ns ? -1 : 0;
-		break;
-	case TOP_SORT_TIME:
-		c = cmp_double_desc(a->busy_pct, b->busy_pct);
-		break;
-	default:
-		break;
-	}
-	if (!c)
-		c = cmp_double_desc(a->calls_s, b->calls_s);
-	if (!c)
-		c = a->pid < b->pid ? -1 : a->pid > b->pid;
-	return c;
-}
-
-void top_frame_sort(struct top_frame *fr, enum top_sort sort)
-{
-	if (fr->nprocs > 1) /* procs is NULL before the first frame */
-		qsort_r(fr->procs, fr->nprocs, sizeof(*fr->procs), proc_cmp,
-			&sort);
-}
-
-/* The TOP_NTOP rows of p with the most calls. */
-static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
-			 uint64_t ns)
-{
-	const struct sc_row *best[TOP_NTOP] = {};
-
-	for (size_t i = 0; i < p->nrows; i++) {
-		const struct sc_row *r = &p->rows[i];
-
-		for (int k = 0; k < TOP_NTOP; k++) {
-			if (best[k] && best[k]->st.calls >= r->st.calls)
-				continue;
-			memmove(&best[k + 1], &best[k],
-				(TOP_NTOP - k - 1) * sizeof(best[0]));
-			best[k] = r;
-			break;
-		}
-	}
-	for (int k = 0; k < TOP_NTOP && best[k]; k++) {
-		tp->top[k].name = names_syscall_fmt(best[k]->abi, best[k]->nr,
-						    tp->top[k].buf,
-						    sizeof(tp->top[k].buf));
-		tp->top[k].calls_s = view_per_sec(best[k]->st.calls, ns);
-		tp->ntop = k + 1;
-	}
-}
-
-int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
-		    struct top_frame *fr)
-{
-	struct sc_stats *sum = malloc(sizeof(*sum));
-	uint64_t calls = 0, errors = 0;
-
-	memset(fr, 0, sizeof(*fr));
-	fr->interval_ns = ns;
-	fr->procs = calloc(d->nprocs ? d->nprocs : 1, sizeof(*fr->procs));
-	if (!fr->procs || !sum) {
-		free(sum);
-		free(fr->procs);
-		fr->procs = NULL;
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < d->ntotal; i++) {
-		calls += d->total[i].st.calls;
-		errors += d->total[i].st.errors;
-	}
-	fr->calls_s = view_per_sec(calls, ns);
-	fr->errors_s = view_per_sec(errors, ns);
-	fr->dropped = d->drops[SC_DROP_STATS_FULL];
-	for (size_t i = 0; i < d->nprocs; i++) {
-		const struct sc_proc *p = &d->procs[i];
-		struct top_proc *tp;
-
-		if (!p->pid || !p->nrows)
-			continue; /* pid 0: what exited processes left */
-		memset(sum, 0, sizeof(*sum));
-		for (size_t j = 0; j < p->nrows; j++)
-			stats_add(sum, &p->rows[j].st);
-		if (!sum->calls)
-			continue;
-		tp = &fr->procs[fr->nprocs++];
-		tp->pid = p->pid;
-		memcpy(tp->comm, p->comm, sizeof(tp->comm));
-		tp->exited = p->exited;
-		tp->calls_s = view_per_sec(sum->calls, ns);
-		tp->errors_s = view_per_sec(sum->errors, ns);
-		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
-		tp->p99_ns = hist_quantile(sum, 0.99);
-		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
-				    0;
-		top_syscalls(tp, p, ns);
-	}
-	free(sum);
-	top_frame_sort(fr, sort);
-	return 0;
-}
-
-void top_frame_free(struct top_frame *fr)
-{
-	free(fr->procs);
-	fr->procs = NULL;
-	fr->nprocs = 0;
-}
-
-static int push_line(char ***lines, size_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static int push_line(char ***lines, size_t *n, const char *fmt, ...)
-{
-	char **tmp = realloc(*lines, (*n + 1) * sizeof(**lines));
-	va_list ap;
-	int r;
-
-	if (!tmp)
-		return -ENOMEM;
-	*lines = tmp;
-	va_start(ap, fmt);
-	r = vasprintf(&(*lines)[*n], fmt, ap);
-	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	(*n)++;
-	return 0;
-}
-
-int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
-		    unsigned int max_rows, bool interactive, char ***lines,
-		    size_t *n)
-{
-	char stamp[16], tops[128];
-	time_t t = time(NULL);
-	struct tm tm;
-	int err;
-
-	*lines = NULL;
-	*n = 0;
-	localtime_r(&t, &tm);
-	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
-	err = push_line(lines, n, "scprof top - %s, every %.1f s, by %s%s%s",
-			stamp, (double)fr->interval_ns / 1e9, sorts[sort].title,
-			fr->targets_gone ? " - the targets have exited" : "",
-			interactive ? "   keys: c e p t sort, q quit" : "");
-	err = err   ?:
-		      push_line(lines, n,
-				"%zu processes active, %.1f calls/s, %.1f "
-				"errors/s, %llu calls dropped",
-				fr->nprocs, fr->calls_s, fr->errors_s,
-				(unsigned long long)fr->dropped);
-	err = err   ?:
-		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
-				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",
-				"P99-us", "IN-SYS%", "TOP SYSCALLS (calls/s)");
-	for (size_t i = 0; !err && i < fr->nprocs; i++) {
-		const struct top_proc *p = &fr->procs[i];
-		char *comm;
-		size_t off = 0;
-
-		if (max_rows && i >= max_rows)
-			break;
-		tops[0] = '\0';
-		for (int k = 0; k < p->ntop && off < sizeof(tops); k++)
-			off += (size_t)snprintf(tops + off, sizeof(tops) - off,
-						"%s%s %.0f", k ? ", " : "",
-						p->top[k].name,
-						p->top[k].calls_s);
-		comm = esc_text(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
-		if (!comm)
-			return -ENOMEM;
-		err = push_line(lines, n,
-				"%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
-				p->pid, comm, p->calls_s, p->errors_s,
-				p->err_pct, (double)p->p99_ns / 1e3,
-				p->busy_pct, tops);
-		free(comm);
-	}
-	return err;
-}
-
-static void free_lines(char **lines, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(lines[i]);
-	free(lines);
-}
 
 /* ---- command line ---------------------------------------------------------- */
 
@@ -326,16 +105,11 @@ static int top_option(void *ctx, int c, const char *arg)
 	case 'd':
 		return cli_duration(cmd, arg, &o->duration_s);
 	case 's':
-		for (v = 0; v < TOP_SORT_COUNT; v++) {
-			if (!strcmp(arg, sorts[v].name))
-				break;
-		}
-		if (v == TOP_SORT_COUNT)
+		if (top_sort_parse(arg, &o->sort))
 			return cli_error(cmd,
 					 "invalid sort key '%s': expected "
 					 "calls, errors, p99 or time",
 					 arg);
-		o->sort = (enum top_sort)v;
 		return 0;
 	case 'b':
 		o->batch = true;
@@ -450,7 +224,7 @@ static int print_frame(struct top *t)
 		if (fflush(stdout) || ferror(stdout))
 			err = -EIO;
 	}
-	free_lines(lines, n);
+	top_frame_lines_free(lines, n);
 	return err;
 }
 
@@ -478,7 +252,7 @@ static void draw(struct top *t)
 			}
 		}
 	}
-	free_lines(lines, n);
+	top_frame_lines_free(lines, n);
 	refresh();
 }
 
@@ -487,12 +261,8 @@ static bool on_key(struct top *t, int ch)
 {
 	if (ch == 'q' || ch == 'Q')
 		return true;
-	for (int s = 0; s < TOP_SORT_COUNT; s++) {
-		if (ch == sorts[s].key) {
-			t->sort = (enum top_sort)s;
-			top_frame_sort(&t->frame, t->sort);
-		}
-	}
+	if (!top_sort_by_key(ch, &t->sort))
+		top_frame_sort(&t->frame, t->sort);
 	return false;
 }
 

@@ -304,10 +304,8 @@ int calib_write_table(FILE *f, const struct calibration *c)
 static struct json_object *loop_obj(const struct cal_loop_result *r)
 {
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err ?: jw_add_str(o, "name", r->name);
 	err = err ?: jw_add_num(o, "ns_per_call", r->ns_per_call, 2);
 	err = err ?: jw_add_num(o, "min_ns", r->min_ns, 2);
@@ -321,21 +319,15 @@ static struct json_object *loop_obj(const struct cal_loop_result *r)
 			      jw_add_num(o, "ns_per_byte", cal_ns_per_byte(r),
 					 -4);
 	}
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 static struct json_object *machine_obj(const struct calibration *c)
 {
 	const struct machine_info *m = &c->machine;
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err   ?:
 		      jw_add_str(o, "cpu_model",
 				 m->cpu_model ? m->cpu_model : "");
@@ -345,65 +337,43 @@ static struct json_object *machine_obj(const struct calibration *c)
 	if (m->clocksource)
 		err = err ?: jw_add_str(o, "clocksource", m->clocksource);
 	err = err ?: jw_add_str(o, "boot_id", m->boot_id);
-	err = err   ?:
-		      jw_add(o, "pinned_cpu",
-			     json_object_new_int(c->pinned_cpu));
-	err = err   ?:
-		      jw_add(o, "syscall_tracers",
-			     json_object_new_int(m->syscall_tracers));
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	err = err ?: jw_add_int(o, "pinned_cpu", c->pinned_cpu);
+	err = err ?: jw_add_int(o, "syscall_tracers", m->syscall_tracers);
+	return jw_done(o, err);
 }
 
 static struct json_object *mitigations_obj(const struct machine_info *m)
 {
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	for (size_t i = 0; !err && i < m->nmitigations; i++)
 		err = jw_add_str(o, m->mitigations[i].name,
 				 m->mitigations[i].state);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 static struct json_object *probe_obj(const struct cal_probe *p)
 {
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err ?: jw_add_num(o, "bare_ns", p->bare_ns, 2);
 	err = err ?: jw_add_num(o, "probed_ns", p->probed_ns, 2);
 	err = err ?: jw_add_num(o, "reported_ns", p->reported_ns, 2);
 	err = err ?: jw_add_num(o, "in_latency_ns", cal_probe_in_latency(p), 2);
 	err = err ?: jw_add_u64(o, "pairs", p->pairs);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 struct json_object *calib_to_json(const struct calibration *c)
 {
 	struct json_object *root = json_object_new_object(), *loops = NULL;
-	int err = 0;
+	int err = root ? 0 : -ENOMEM;
 
-	if (!root)
-		return NULL;
 	err = err ?: jw_add_str(root, "version", c->version ? c->version : "");
-	err = err ?: jw_add(root, "quick", json_object_new_boolean(c->quick));
-	err = err ?: jw_add(root, "created", json_object_new_int64(c->created));
+	err = err ?: jw_add_bool(root, "quick", c->quick);
+	err = err ?: jw_add_int(root, "created", c->created);
 	err = err ?: jw_add(root, "machine", machine_obj(c));
 	err = err ?: jw_add(root, "mitigations", mitigations_obj(&c->machine));
 	err = err   ?:
@@ -418,29 +388,17 @@ struct json_object *calib_to_json(const struct calibration *c)
 		err = err ?: jw_add_null(root, "probe_overhead_ns");
 		err = err ?: jw_add_null(root, "probe");
 	}
-	if (!err) {
-		loops = json_object_new_array();
-		err = jw_add(root, "loops", loops);
-	}
+	err = err ?: jw_add_array(root, "loops", &loops);
 	for (size_t i = 0; !err && i < c->nloops; i++)
 		err = jw_push(loops, loop_obj(&c->loops[i]));
-	if (err) {
-		json_object_put(root);
-		return NULL;
-	}
-	return root;
+	return jw_done(root, err);
 }
 
 int calib_write_json(FILE *f, const struct calibration *c)
 {
 	struct json_object *root = calib_to_json(c);
-	int err;
 
-	if (!root)
-		return -ENOMEM;
-	err = jw_print(f, root);
-	json_object_put(root);
-	return err;
+	return jw_write(f, root, root ? 0 : -ENOMEM);
 }
 
 /* ---- back from JSON --------------------------------------------------- */

@@ -28,6 +28,23 @@ int jw_add_null(struct json_object *obj, const char *key)
 	return json_object_object_add(obj, key, NULL) ? -ENOMEM : 0;
 }
 
+int jw_add_bool(struct json_object *obj, const char *key, bool v)
+{
+	return jw_add(obj, key, json_object_new_boolean(v));
+}
+
+int jw_add_int(struct json_object *obj, const char *key, int64_t v)
+{
+	return jw_add(obj, key, json_object_new_int64(v));
+}
+
+int jw_add_array(struct json_object *obj, const char *key,
+		 struct json_object **arr)
+{
+	*arr = json_object_new_array();
+	return jw_add(obj, key, *arr);
+}
+
 static struct json_object *jw_num(double v, int decimals)
 {
 	char buf[64];
@@ -85,6 +102,22 @@ int jw_print(FILE *f, struct json_object *root)
 	if (fputs(text, f) == EOF || fputc('\n', f) == EOF)
 		return -EIO;
 	return 0;
+}
+
+struct json_object *jw_done(struct json_object *obj, int err)
+{
+	if (err) {
+		json_object_put(obj);
+		return NULL;
+	}
+	return obj;
+}
+
+int jw_write(FILE *f, struct json_object *root, int err)
+{
+	err = err ?: jw_print(f, root);
+	json_object_put(root);
+	return err;
 }
 
 struct json_object *jw_get(struct json_object *obj, const char *key,

@@ -2,11 +2,21 @@
 /*
  * Small helpers for building json-c objects: each add takes ownership of
  * the value (even on failure) and returns 0 or -ENOMEM, so a whole object
- * is built with `err = err ?: jw_add(...)` chains.
+ * is built with `err = err ?: jw_add(...)` chains:
+ *
+ *	struct json_object *o = json_object_new_object();
+ *	int err = o ? 0 : -ENOMEM;
+ *
+ *	err = err ?: jw_add_u64(o, "calls", calls);
+ *	...
+ *	return jw_done(o, err);
+ *
+ * and a report ends with `return jw_write(f, root, err);`.
  */
 #ifndef SCPROF_JSONW_H
 #define SCPROF_JSONW_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <json-c/json.h>
@@ -20,11 +30,22 @@ int jw_add_u64(struct json_object *obj, const char *key, uint64_t v);
 int jw_add_num(struct json_object *obj, const char *key, double v,
 	       int decimals);
 int jw_add_null(struct json_object *obj, const char *key);
+int jw_add_bool(struct json_object *obj, const char *key, bool v);
+int jw_add_int(struct json_object *obj, const char *key, int64_t v);
+/* A new empty array under key, into *arr (owned by obj). */
+int jw_add_array(struct json_object *obj, const char *key,
+		 struct json_object **arr);
 /* A string of raw bytes, made valid UTF-8 first. */
 int jw_add_str(struct json_object *obj, const char *key, const char *s);
 int jw_push(struct json_object *arr, struct json_object *val);
 /* Print pretty, with a final newline. 0 or -errno. */
 int jw_print(FILE *f, struct json_object *root);
+/* The end of a builder: obj, or NULL after freeing obj when err is set. */
+struct json_object *jw_done(struct json_object *obj, int err);
+/* The end of a report: print root unless err, then free it. err, or
+ * jw_print's.
+ */
+int jw_write(FILE *f, struct json_object *root, int err);
 
 /* Reading: the member of a given type, or NULL. */
 struct json_object *jw_get(struct json_object *obj, const char *key,

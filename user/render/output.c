@@ -9,6 +9,26 @@
 #include "render/output.h"
 #include "util/log.h"
 
+/* Say that path cannot be written; returns err (-errno). */
+static int cannot_write(const char *path, int err)
+{
+	pr_err("cannot write '%s': %s", path, strerror(-err));
+	return err;
+}
+
+/* The stream of o over fd, which it then owns. 0 or -errno, reported. */
+static int open_stream(struct output *o, int fd, const char *path)
+{
+	int err;
+
+	o->f = fdopen(fd, "w");
+	if (o->f)
+		return 0;
+	err = -errno;
+	close(fd);
+	return cannot_write(path, err);
+}
+
 /* A device, FIFO or directory: opened as it is, no temporary file. */
 static int open_in_place(struct output *o, const char *path)
 {
@@ -18,21 +38,12 @@ static int open_in_place(struct output *o, const char *path)
 	if (!o->path)
 		return -ENOMEM;
 	fd = open(path, O_WRONLY | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot write '%s': %s", path, strerror(errno));
-		goto err;
-	}
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		err = -errno;
-		close(fd);
-		pr_err("cannot write '%s': %s", path, strerror(-err));
-		goto err;
-	}
-	return 0;
-err:
-	output_abort(o);
+	if (fd < 0)
+		err = cannot_write(path, -errno);
+	else
+		err = open_stream(o, fd, path);
+	if (err)
+		output_abort(o);
 	return err;
 }
 
@@ -63,8 +74,7 @@ int output_open(struct output *o, const char *path, FILE *stream)
 	}
 	fd = mkstemp(o->tmp);
 	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot write '%s': %s", path, strerror(errno));
+		err = cannot_write(path, -errno);
 		free(o->tmp);
 		o->tmp = NULL;
 		goto err;
@@ -75,13 +85,9 @@ int output_open(struct output *o, const char *path, FILE *stream)
 	if (fchmod(fd, 0666 & ~mask)) {
 		/* not fatal: the report stays readable by its owner */
 	}
-	o->f = fdopen(fd, "w");
-	if (!o->f) {
-		err = -errno;
-		close(fd);
-		pr_err("cannot write '%s': %s", path, strerror(-err));
+	err = open_stream(o, fd, path);
+	if (err)
 		goto err;
-	}
 	return 0;
 err:
 	output_abort(o);
@@ -106,7 +112,7 @@ int output_commit(struct output *o)
 	if (!err && o->tmp && rename(o->tmp, o->path))
 		err = -errno;
 	if (err) {
-		pr_err("cannot write '%s': %s", o->path, strerror(-err));
+		cannot_write(o->path, err);
 		output_abort(o);
 		return err;
 	}

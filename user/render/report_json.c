@@ -13,11 +13,10 @@ static struct json_object *errnos_of(const struct sc_model *m,
 				     const struct sc_row *r)
 {
 	struct json_object *o = json_object_new_object();
+	int err = o ? 0 : -ENOMEM;
 	char buf[32];
 
-	if (!o)
-		return NULL;
-	for (size_t i = 0; m && i < m->nerrnos; i++) {
+	for (size_t i = 0; !err && m && i < m->nerrnos; i++) {
 		const struct sc_errno_row *e = &m->errnos[i];
 		const char *name = names_errno((int)e->err);
 
@@ -27,12 +26,9 @@ static struct json_object *errnos_of(const struct sc_model *m,
 			snprintf(buf, sizeof(buf), "%u", e->err);
 			name = buf;
 		}
-		if (jw_add_u64(o, name, e->count)) {
-			json_object_put(o);
-			return NULL;
-		}
+		err = jw_add_u64(o, name, e->count);
 	}
-	return o;
+	return jw_done(o, err);
 }
 
 /* One syscall object; errno detail only for the aggregate (m != NULL). */
@@ -41,15 +37,11 @@ static struct json_object *syscall_obj(const struct row_view *v,
 {
 	const struct sc_stats *st = &v->row->st;
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
-	err = err ?: jw_add(o, "name", json_object_new_string(v->name));
+	err = err ?: jw_add_str(o, "name", v->name);
 	err = err ?: jw_add_u64(o, "nr", v->row->nr);
-	err = err   ?:
-		      jw_add(o, "abi",
-			     json_object_new_string(names_abi(v->row->abi)));
+	err = err ?: jw_add_str(o, "abi", names_abi(v->row->abi));
 	err = err ?: jw_add_u64(o, "calls", st->calls);
 	err = err ?: jw_add_u64(o, "errors", st->errors);
 	err = err ?: jw_add_u64(o, "interrupted", st->interrupted);
@@ -67,11 +59,7 @@ static struct json_object *syscall_obj(const struct row_view *v,
 		err = err ?: jw_add_null(o, "bytes");
 	if (m)
 		err = err ?: jw_add(o, "errnos", errnos_of(m, v->row));
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
@@ -80,19 +68,12 @@ static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 {
 	struct json_object *arr = json_object_new_array();
 	struct row_view *v = view_rows(rows, n, o->sort);
+	int err = arr && (!n || v) ? 0 : -ENOMEM;
 
-	if (!arr || (n && !v))
-		goto err;
-	for (size_t i = 0; i < n; i++) {
-		if (jw_push(arr, syscall_obj(&v[i], m)))
-			goto err;
-	}
+	for (size_t i = 0; !err && i < n; i++)
+		err = jw_push(arr, syscall_obj(&v[i], m));
 	free(v);
-	return arr;
-err:
-	free(v);
-	json_object_put(arr);
-	return NULL;
+	return jw_done(arr, err);
 }
 
 static struct json_object *process_obj(const struct sc_proc *p,
@@ -100,35 +81,27 @@ static struct json_object *process_obj(const struct sc_proc *p,
 {
 	struct json_object *obj = json_object_new_object();
 	char comm[SC_COMM_LEN + 1] = "";
-	int err = 0;
+	int err = obj ? 0 : -ENOMEM;
 
-	if (!obj)
-		return NULL;
 	memcpy(comm, p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 	err = err ?: jw_add_u64(obj, "pid", p->pid);
 	err = err ?: jw_add_u64(obj, "ppid", p->ppid);
 	err = err ?: jw_add_str(obj, "comm", comm);
-	err = err ?: jw_add(obj, "exited", json_object_new_boolean(p->exited));
+	err = err ?: jw_add_bool(obj, "exited", p->exited);
 	/* pid 0: the exited processes beyond --max-exited, merged */
 	if (!p->pid)
 		err = err ?: jw_add_u64(obj, "merged_processes", p->merged);
 	err = err   ?:
 		      jw_add(obj, "syscalls",
 			     syscall_list(p->rows, p->nrows, o, NULL));
-	if (err) {
-		json_object_put(obj);
-		return NULL;
-	}
-	return obj;
+	return jw_done(obj, err);
 }
 
 static struct json_object *dropped_obj(const struct sc_model *m)
 {
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err ?: jw_add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
 	err = err   ?:
 		      jw_add_u64(o, "untimed_calls",
@@ -139,11 +112,7 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	err = err   ?:
 		      jw_add_u64(o, "errno_detail",
 				 m->drops[SC_DROP_ERRNO_FULL]);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
@@ -151,46 +120,27 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 {
 	struct json_object *root = json_object_new_object(), *procs = NULL;
 	const struct sc_proc **by_pid = view_procs_by_pid(m);
-	int err = 0;
+	int err = root && (!m->nprocs || by_pid) ? 0 : -ENOMEM;
 
-	if (!root || (m->nprocs && !by_pid)) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = err   ?:
-		      jw_add(root, "version",
-			     json_object_new_string(SCPROF_VERSION));
-	err = err ?: jw_add(root, "mode", json_object_new_string(meta->mode));
+	err = err ?: jw_add_str(root, "version", SCPROF_VERSION);
+	err = err ?: jw_add_str(root, "mode", meta->mode);
 	err = err ?: jw_add_str(root, "target", meta->target);
 	err = err ?: jw_add_u64(root, "duration_ns", meta->duration_ns);
 	/* Only with --count-only: every time field below is 0, not
 	 * measured.
 	 */
 	if (m->count_only)
-		err = err   ?:
-			      jw_add(root, "count_only",
-				     json_object_new_boolean(true));
-	err = err   ?:
-		      jw_add(root, "targets_exited",
-			     json_object_new_boolean(meta->targets_exited));
+		err = err ?: jw_add_bool(root, "count_only", true);
+	err = err ?: jw_add_bool(root, "targets_exited", meta->targets_exited);
 	if (meta->exit_status >= 0)
-		err = err   ?:
-			      jw_add(root, "exit_status",
-				     json_object_new_int(meta->exit_status));
+		err = err ?: jw_add_int(root, "exit_status", meta->exit_status);
 	err = err ?: jw_add(root, "dropped", dropped_obj(m));
 	err = err   ?:
 		      jw_add(root, "syscalls",
 			     syscall_list(m->total, m->ntotal, o, m));
-	if (!err) {
-		procs = json_object_new_array();
-		err = jw_add(root, "processes", procs);
-	}
+	err = err ?: jw_add_array(root, "processes", &procs);
 	for (size_t i = 0; !err && i < m->nprocs; i++)
 		err = jw_push(procs, process_obj(by_pid[i], o));
-	if (!err)
-		err = jw_print(f, root);
-out:
 	free(by_pid);
-	json_object_put(root);
-	return err;
+	return jw_write(f, root, err);
 }

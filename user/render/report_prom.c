@@ -201,6 +201,15 @@ static void single(FILE *f, const char *name, const char *type,
 	fprintf(f, "%s %" PRIu64 "\n", name, v);
 }
 
+/* A gauge family with a sample for each of the stats and procs maps. */
+static void per_map(FILE *f, const char *name, const char *help, uint32_t stats,
+		    uint32_t procs)
+{
+	family(f, name, "gauge", help);
+	fprintf(f, "%s{map=\"stats\"} %" PRIu32 "\n", name, stats);
+	fprintf(f, "%s{map=\"procs\"} %" PRIu32 "\n", name, procs);
+}
+
 static void self_metrics(FILE *f, const struct prom_self *s,
 			 const struct sc_model *m, bool with_comms)
 {
@@ -221,18 +230,11 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 			reasons[i], (uint64_t)m->drops[i]);
 	single(f, "scprof_bpf_programs_attached", "gauge",
 	       "BPF programs attached (links held).", s->progs_attached);
-	family(f, "scprof_bpf_map_entries", "gauge",
-	       "Entries in the BPF maps that hold live processes.");
-	fprintf(f, "scprof_bpf_map_entries{map=\"stats\"} %" PRIu32 "\n",
-		s->stats_entries);
-	fprintf(f, "scprof_bpf_map_entries{map=\"procs\"} %" PRIu32 "\n",
-		s->procs_entries);
-	family(f, "scprof_bpf_map_max_entries", "gauge",
-	       "Capacity of those BPF maps.");
-	fprintf(f, "scprof_bpf_map_max_entries{map=\"stats\"} %" PRIu32 "\n",
-		s->stats_max);
-	fprintf(f, "scprof_bpf_map_max_entries{map=\"procs\"} %" PRIu32 "\n",
-		s->procs_max);
+	per_map(f, "scprof_bpf_map_entries",
+		"Entries in the BPF maps that hold live processes.",
+		s->stats_entries, s->procs_entries);
+	per_map(f, "scprof_bpf_map_max_entries", "Capacity of those BPF maps.",
+		s->stats_max, s->procs_max);
 	single(f, "scprof_bpf_map_memory_bytes", "gauge",
 	       "Kernel memory of scprof's BPF maps (fdinfo memlock).",
 	       s->map_bytes);

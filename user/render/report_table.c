@@ -82,7 +82,9 @@ static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
 		fprintf(f, "%*.2f", w, pct);
 		break;
 	case COL_TIME_TOTAL:
-		fprintf(f, "%*.6f", w, secs(st->total_ns));
+	case COL_TIME_MIN:
+	case COL_TIME_MAX:
+		fprintf(f, "%*.6f", w, secs(view_value(x, c)));
 		break;
 	case COL_TIME_AVG:
 		fprintf(f, "%*" PRIu64, w, x->avg_ns / 1000);
@@ -100,20 +102,10 @@ static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
 		else
 			fprintf(f, "%-*s", w, v ? v->name : "total");
 		break;
-	case COL_TIME_MIN:
-		fprintf(f, "%*.6f", w, secs(st->min_ns));
-		break;
-	case COL_TIME_MAX:
-		fprintf(f, "%*.6f", w, secs(st->max_ns));
-		break;
 	case COL_P50:
-		fprintf(f, "%*.3f", w, usecs(x->p50_ns));
-		break;
 	case COL_P90:
-		fprintf(f, "%*.3f", w, usecs(x->p90_ns));
-		break;
 	case COL_P99:
-		fprintf(f, "%*.3f", w, usecs(x->p99_ns));
+		fprintf(f, "%*.3f", w, usecs(view_value(x, c)));
 		break;
 	case COL_BYTES:
 		if (v && !v->has_bytes)
@@ -143,151 +135,174 @@ static void view_of_total(struct row_view *tv, const struct sc_row *tot)
 	tv->has_bytes = true;
 }
 
-int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
-		     const struct report_opts *o)
-{
-	struct row_view *all, tv;
+/* One ABI's table: its rows, its total line and the widths they need. */
+struct table {
+	struct row_view *all; /* this ABI's rows first, sorted */
+	size_t nv;
 	struct sc_row tot;
-	unsigned int w[COL_COUNT] = {}, name_max = 0;
-	uint64_t avg_max = 0, min_max = 0, max_max = 0, p_max = 0, bytes = 0;
-	size_t ncols = 0, nv = 0;
+	struct row_view tv; /* the total line, a view of tot */
+	unsigned int name_max;
+	uint64_t avg_max, min_max, max_max, p_max;
+	unsigned int w[COL_COUNT];
+	size_t ncols;
+};
 
-	all = view_rows(rows, n, o->sort);
-	if (n && !all)
+/* The rows of one ABI, sorted, and their total. 0 or -ENOMEM. */
+static int table_collect(struct table *t, const struct sc_row *rows, size_t n,
+			 uint32_t abi, enum report_col sort)
+{
+	uint64_t bytes = 0;
+
+	t->all = view_rows(rows, n, sort);
+	if (n && !t->all)
 		return -ENOMEM;
 	/* Keep this ABI's rows, in sorted order, at the front. */
 	for (size_t i = 0; i < n; i++) {
+		struct row_view *all = t->all;
+
 		if (!(all[i].row->abi == abi && all[i].row->st.calls))
 			continue;
-		all[nv] = all[i];
+		all[t->nv] = all[i];
 		/* An unknown number's name lives in name_buf: follow it, as
 		 * the copied-from slot may be overwritten by a later row.
 		 */
 		if (all[i].name == all[i].name_buf)
-			all[nv].name = all[nv].name_buf;
-		nv++;
+			all[t->nv].name = all[t->nv].name_buf;
+		t->nv++;
 	}
-	view_total(rows, n, abi, &tot);
+	view_total(rows, n, abi, &t->tot);
 	/* bytes of the total line: read/write-family rows only */
-	for (size_t i = 0; i < nv; i++) {
-		const struct row_view *v = &all[i];
+	for (size_t i = 0; i < t->nv; i++) {
+		const struct row_view *v = &t->all[i];
 		unsigned int len = (unsigned int)strlen(v->name);
 
-		name_max = max_u(name_max, len);
-		if (v->avg_ns > avg_max)
-			avg_max = v->avg_ns;
-		if (v->row->st.min_ns > min_max)
-			min_max = v->row->st.min_ns;
-		if (v->row->st.max_ns > max_max)
-			max_max = v->row->st.max_ns;
-		if (v->p99_ns > p_max)
-			p_max = v->p99_ns;
+		t->name_max = max_u(t->name_max, len);
+		if (v->avg_ns > t->avg_max)
+			t->avg_max = v->avg_ns;
+		if (v->row->st.min_ns > t->min_max)
+			t->min_max = v->row->st.min_ns;
+		if (v->row->st.max_ns > t->max_max)
+			t->max_max = v->row->st.max_ns;
+		if (v->p99_ns > t->p_max)
+			t->p_max = v->p99_ns;
 		if (v->has_bytes)
 			bytes += v->row->st.bytes;
 	}
-	tot.st.bytes = bytes;
-	view_of_total(&tv, &tot);
+	t->tot.st.bytes = bytes;
+	view_of_total(&t->tv, &t->tot);
+	return 0;
+}
 
-	while (ncols < COL_COUNT && o->cols[ncols] != COL_NONE)
-		ncols++;
-	for (size_t i = 0; i < ncols; i++) {
-		enum report_col c = o->cols[i];
-		unsigned int need = 0;
+/* The width the figures of column c need, header aside. */
+static unsigned int col_need(const struct table *t, enum report_col c,
+			     uint64_t rate_ns)
+{
+	const struct sc_stats *st = &t->tot.st;
+	uint64_t p_max = t->p_max > t->tv.p99_ns ? t->p_max : t->tv.p99_ns;
 
-		switch (c) {
-		case COL_TIME_PCT:
-			need = 6;
-			break;
-		case COL_TIME_TOTAL:
-			need = num_len("%.6f", secs(tot.st.total_ns));
-			break;
-		case COL_TIME_AVG:
-			need = num_len("%" PRIu64, avg_max / 1000);
-			break;
-		case COL_CALLS:
-			need = num_len("%" PRIu64, (uint64_t)tot.st.calls);
-			break;
-		case COL_ERRORS:
-			need = num_len("%" PRIu64, (uint64_t)tot.st.errors);
-			break;
-		case COL_NAME:
-			need = name_max + 1;
-			break;
-		case COL_TIME_MIN:
-			need = num_len("%" PRIu64 ".000000",
-				       min_max / 1000000000);
-			break;
-		case COL_TIME_MAX:
-			need = num_len("%" PRIu64 ".000000",
-				       max_max / 1000000000);
-			break;
-		case COL_P50:
-		case COL_P90:
-		case COL_P99:
-			need = num_len("%.3f",
-				       usecs(p_max > tv.p99_ns ? p_max :
-								 tv.p99_ns));
-			break;
-		case COL_BYTES:
-			need = num_len("%" PRIu64, bytes);
-			break;
-		case COL_RATE:
-			need = num_len("%.1f",
-				       view_per_sec(tot.st.calls, o->rate_ns));
-			break;
-		default:
-			break;
-		}
-		w[c] = max_u(cdesc[c].minw, need);
-		w[c] = max_u(w[c], (unsigned int)strlen(cdesc[c].hdr));
+	switch (c) {
+	case COL_TIME_PCT:
+		return 6;
+	case COL_TIME_TOTAL:
+		return num_len("%.6f", secs(st->total_ns));
+	case COL_TIME_AVG:
+		return num_len("%" PRIu64, t->avg_max / 1000);
+	case COL_CALLS:
+		return num_len("%" PRIu64, (uint64_t)st->calls);
+	case COL_ERRORS:
+		return num_len("%" PRIu64, (uint64_t)st->errors);
+	case COL_NAME:
+		return t->name_max + 1;
+	case COL_TIME_MIN:
+		return num_len("%" PRIu64 ".000000", t->min_max / 1000000000);
+	case COL_TIME_MAX:
+		return num_len("%" PRIu64 ".000000", t->max_max / 1000000000);
+	case COL_P50:
+	case COL_P90:
+	case COL_P99:
+		return num_len("%.3f", usecs(p_max));
+	case COL_BYTES:
+		return num_len("%" PRIu64, (uint64_t)st->bytes);
+	case COL_RATE:
+		return num_len("%.1f", view_per_sec(st->calls, rate_ns));
+	default:
+		return 0;
 	}
+}
 
-	/* header */
-	for (size_t i = 0; i < ncols; i++) {
+static void table_widths(struct table *t, const struct report_opts *o)
+{
+	while (t->ncols < COL_COUNT && o->cols[t->ncols] != COL_NONE)
+		t->ncols++;
+	for (size_t i = 0; i < t->ncols; i++) {
 		enum report_col c = o->cols[i];
+
+		t->w[c] = max_u(cdesc[c].minw, col_need(t, c, o->rate_ns));
+		t->w[c] = max_u(t->w[c], (unsigned int)strlen(cdesc[c].hdr));
+	}
+}
+
+static void print_header(FILE *f, const struct table *t,
+			 const enum report_col *cols)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		enum report_col c = cols[i];
 
 		if (i)
 			fputc(' ', f);
-		if (cdesc[c].left && i == ncols - 1)
+		if (cdesc[c].left && i == t->ncols - 1)
 			fputs(cdesc[c].hdr, f);
 		else if (cdesc[c].left)
-			fprintf(f, "%-*s", w[c], cdesc[c].hdr);
+			fprintf(f, "%-*s", t->w[c], cdesc[c].hdr);
 		else
-			fprintf(f, "%*s", w[c], cdesc[c].hdr);
+			fprintf(f, "%*s", t->w[c], cdesc[c].hdr);
 	}
 	fputc('\n', f);
+}
 
-	for (int part = 0; part < 2; part++) {
-		/* dashed rule */
-		for (size_t i = 0; i < ncols; i++) {
-			if (i)
-				fputc(' ', f);
-			for (unsigned int j = 0; j < w[o->cols[i]]; j++)
-				fputc('-', f);
-		}
-		fputc('\n', f);
-		if (part)
-			break;
-		for (size_t r = 0; r < nv; r++) {
-			for (size_t i = 0; i < ncols; i++) {
-				if (i)
-					fputc(' ', f);
-				put_cell(f, o->cols[i], w[o->cols[i]],
-					 i == ncols - 1, &all[r], &tv,
-					 tot.st.total_ns, o->rate_ns);
-			}
-			fputc('\n', f);
-		}
-	}
-	/* total line */
-	for (size_t i = 0; i < ncols; i++) {
+/* The dashed rule under the header and above the total line. */
+static void print_rule(FILE *f, const struct table *t,
+		       const enum report_col *cols)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
 		if (i)
 			fputc(' ', f);
-		put_cell(f, o->cols[i], w[o->cols[i]], i == ncols - 1, NULL,
-			 &tv, tot.st.total_ns, o->rate_ns);
+		for (unsigned int j = 0; j < t->w[cols[i]]; j++)
+			fputc('-', f);
 	}
 	fputc('\n', f);
-	free(all);
+}
+
+/* One line: a row, or the total line with v NULL. */
+static void print_line(FILE *f, const struct table *t,
+		       const struct report_opts *o, const struct row_view *v)
+{
+	for (size_t i = 0; i < t->ncols; i++) {
+		if (i)
+			fputc(' ', f);
+		put_cell(f, o->cols[i], t->w[o->cols[i]], i == t->ncols - 1, v,
+			 &t->tv, t->tot.st.total_ns, o->rate_ns);
+	}
+	fputc('\n', f);
+}
+
+int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
+		     const struct report_opts *o)
+{
+	struct table t = {};
+	int err;
+
+	err = table_collect(&t, rows, n, abi, o->sort);
+	if (err)
+		return err;
+	table_widths(&t, o);
+	print_header(f, &t, o->cols);
+	print_rule(f, &t, o->cols);
+	for (size_t r = 0; r < t.nv; r++)
+		print_line(f, &t, o, &t.all[r]);
+	print_rule(f, &t, o->cols);
+	print_line(f, &t, o, NULL);
+	free(t.all);
 	return 0;
 }
 

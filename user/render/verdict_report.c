@@ -312,10 +312,8 @@ static struct json_object *finding_obj(const struct verdict *v,
 {
 	struct json_object *o = json_object_new_object();
 	char advice[VERDICT_ADVICE_LEN];
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	verdict_advice(v, x, advice, sizeof(advice));
 	err = err ?: jw_add_str(o, "kind", verdict_kind_name(x->kind));
 	err = err ?: jw_add_str(o, "syscall", x->syscall);
@@ -328,20 +326,14 @@ static struct json_object *finding_obj(const struct verdict *v,
 	err = err ?: jw_add_num(o, "per_s", x->per_s, 1);
 	if (x->kind == VERDICT_SMALL_IO)
 		err = err ?: jw_add_u64(o, "saved_calls", x->saved_calls);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 static struct json_object *row_obj(const struct verdict_row *r)
 {
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err ?: jw_add_str(o, "name", r->name);
 	err = err ?: jw_add_u64(o, "calls", r->calls);
 	err = err ?: jw_add_num(o, "round_trip_ns", r->round_trip_ns, 1);
@@ -349,11 +341,7 @@ static struct json_object *row_obj(const struct verdict_row *r)
 	err = err ?: jw_add_num(o, "share", r->share, 4);
 	if (r->avg_bytes >= 0)
 		err = err ?: jw_add_num(o, "avg_bytes", r->avg_bytes, 1);
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 static struct json_object *calib_obj(const struct verdict_meta *m)
@@ -361,15 +349,13 @@ static struct json_object *calib_obj(const struct verdict_meta *m)
 	const struct calibration *c = m->cal;
 	const struct cal_loop_result *vd = calibration__loop(c, CAL_VDSO_LOOP);
 	struct json_object *o = json_object_new_object();
-	int err = 0;
+	int err = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
 	err = err   ?:
 		      jw_add_str(o, "source",
 				 m->cal_saved ? "saved" : "measured");
-	err = err ?: jw_add(o, "quick", json_object_new_boolean(c->quick));
-	err = err ?: jw_add(o, "created", json_object_new_int64(c->created));
+	err = err ?: jw_add_bool(o, "quick", c->quick);
+	err = err ?: jw_add_int(o, "created", c->created);
 	if (vd)
 		err = err ?: jw_add_num(o, "vdso_ns", vd->ns_per_call, 2);
 	if (c->probe.measured) {
@@ -383,11 +369,7 @@ static struct json_object *calib_obj(const struct verdict_meta *m)
 		err = err ?: jw_add_null(o, "probe_overhead_ns");
 		err = err ?: jw_add_null(o, "probe_reported_ns");
 	}
-	if (err) {
-		json_object_put(o);
-		return NULL;
-	}
-	return o;
+	return jw_done(o, err);
 }
 
 int verdict_write_json(FILE *f, const struct verdict *v,
@@ -395,21 +377,17 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 {
 	struct json_object *root = json_object_new_object(), *arr = NULL;
 	char ans[256];
-	int err = 0;
+	int err = root ? 0 : -ENOMEM;
 
-	if (!root)
-		return -ENOMEM;
 	verdict_answer(v, ans, sizeof(ans));
 	err = err ?: jw_add_str(root, "version", SCPROF_VERSION);
-	err = err ?: jw_add(root, "pid", json_object_new_int(m->pid));
+	err = err ?: jw_add_int(root, "pid", m->pid);
 	err = err ?: jw_add_str(root, "comm", m->comm ? m->comm : "");
-	err = err ?: jw_add(root, "exited", json_object_new_boolean(m->exited));
+	err = err ?: jw_add_bool(root, "exited", m->exited);
 	err = err ?: jw_add_num(root, "duration_s", v->wall_s, 3);
 	err = err ?: jw_add_u64(root, "threads", m->threads);
 	err = err ?: jw_add_num(root, "syscall_share", v->syscall_share, 4);
-	err = err   ?:
-		      jw_add(root, "syscall_bound",
-			     json_object_new_boolean(v->syscall_bound));
+	err = err ?: jw_add_bool(root, "syscall_bound", v->syscall_bound);
 	err = err ?: jw_add_str(root, "answer", ans);
 	err = err   ?:
 		      jw_add_num(root, "cpu_syscall_share",
@@ -427,27 +405,17 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_num(root, "floor_ns", v->floor_ns, 2);
 	err = err ?: jw_add_num(root, "crossing_s", v->crossing_s, 6);
 	err = err ?: jw_add_num(root, "crossing_share", v->crossing_share, 4);
-	err = err   ?:
-		      jw_add(root, "probe_corrected",
-			     json_object_new_boolean(v->corrected));
+	err = err ?: jw_add_bool(root, "probe_corrected", v->corrected);
 	err = err ?: jw_add_num(root, "probe_s", v->probe_s, 6);
 	if (m->cal)
 		err = err ?: jw_add(root, "calibration", calib_obj(m));
 	else
 		err = err ?: jw_add_null(root, "calibration");
-	if (!err) {
-		arr = json_object_new_array();
-		err = jw_add(root, "findings", arr);
-	}
+	err = err ?: jw_add_array(root, "findings", &arr);
 	for (size_t i = 0; !err && i < v->nfindings; i++)
 		err = jw_push(arr, finding_obj(v, &v->findings[i]));
-	if (!err) {
-		arr = json_object_new_array();
-		err = jw_add(root, "syscalls", arr);
-	}
+	err = err ?: jw_add_array(root, "syscalls", &arr);
 	for (size_t i = 0; !err && i < v->nrows; i++)
 		err = jw_push(arr, row_obj(&v->rows[i]));
-	err = err ?: jw_print(f, root);
-	json_object_put(root);
-	return err;
+	return jw_write(f, root, err);
 }

@@ -137,53 +137,49 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 	return a < b ? 1 : a > b ? -1 : 0;
 }
 
+uint64_t view_value(const struct row_view *v, enum report_col c)
+{
+	const struct sc_stats *st = &v->row->st;
+
+	switch (c) {
+	case COL_TIME_PCT:
+	case COL_TIME_TOTAL:
+		return st->total_ns;
+	case COL_TIME_AVG:
+		return v->avg_ns;
+	case COL_TIME_MIN:
+		return st->min_ns;
+	case COL_TIME_MAX:
+		return st->max_ns;
+	case COL_CALLS:
+	case COL_RATE:
+		return st->calls;
+	case COL_ERRORS:
+		return st->errors;
+	case COL_P50:
+		return v->p50_ns;
+	case COL_P90:
+		return v->p90_ns;
+	case COL_P99:
+		return v->p99_ns;
+	case COL_BYTES:
+		return st->bytes;
+	default:
+		return 0;
+	}
+}
+
 static int view_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct row_view *a = pa, *b = pb;
 	enum report_col sort_key = *(const enum report_col *)arg;
-	const struct sc_stats *x = &a->row->st, *y = &b->row->st;
-	int c = 0;
+	int c;
 
-	switch (sort_key) {
-	case COL_TIME_PCT:
-	case COL_TIME_TOTAL:
-		c = cmp_u64_desc(x->total_ns, y->total_ns);
-		break;
-	case COL_TIME_AVG:
-		c = cmp_u64_desc(a->avg_ns, b->avg_ns);
-		break;
-	case COL_TIME_MIN:
-		c = cmp_u64_desc(x->min_ns, y->min_ns);
-		break;
-	case COL_TIME_MAX:
-		c = cmp_u64_desc(x->max_ns, y->max_ns);
-		break;
-	case COL_CALLS:
-	case COL_RATE:
-		c = cmp_u64_desc(x->calls, y->calls);
-		break;
-	case COL_ERRORS:
-		c = cmp_u64_desc(x->errors, y->errors);
-		break;
-	case COL_NAME:
+	if (sort_key == COL_NAME)
 		c = strcmp(view_name(a), view_name(b));
-		break;
-	case COL_P50:
-		c = cmp_u64_desc(a->p50_ns, b->p50_ns);
-		break;
-	case COL_P90:
-		c = cmp_u64_desc(a->p90_ns, b->p90_ns);
-		break;
-	case COL_P99:
-		c = cmp_u64_desc(a->p99_ns, b->p99_ns);
-		break;
-	case COL_BYTES:
-		c = cmp_u64_desc(x->bytes, y->bytes);
-		break;
-	case COL_NONE:
-	case COL_COUNT:
-		break;
-	}
+	else
+		c = cmp_u64_desc(view_value(a, sort_key),
+				 view_value(b, sort_key));
 	if (c)
 		return c;
 	if (a->row->abi != b->row->abi)

@@ -82,6 +82,10 @@ int report_parse_cols(const char *s, enum report_col *cols, const char **bad);
  */
 struct row_view *view_rows(const struct sc_row *rows, size_t n,
 			   enum report_col sort);
+/* The figure column c sorts by, in its own unit (ns, calls, bytes): a
+ * time share by the time, a rate by the calls; 0 for the name.
+ */
+uint64_t view_value(const struct row_view *v, enum report_col c);
 /* n events over ns nanoseconds, per second (0 when ns is 0). */
 double view_per_sec(uint64_t n, uint64_t ns);
 /* Derived view of a sum of rows (the "total" line). */

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* scprof top's frames: rates, error shares, sorting, escaped names. */
+#include <errno.h>
+
 #include "unit.h"
 
-#include "cmd/cmd_top.h"
+#include "render/top_frame.h"
 
 static void put(struct sc_model *m, uint32_t pid, const char *comm, uint32_t nr,
 		uint64_t calls, uint64_t errors, uint64_t ns)
@@ -101,11 +103,29 @@ static void test_lines_escape_names_and_limit_rows(void **state)
 	model_free(m);
 }
 
+static void test_sort_names_and_keys(void **state)
+{
+	enum top_sort s = TOP_SORT_CALLS;
+
+	(void)state;
+	assert_int_equal(top_sort_parse("p99", &s), 0);
+	CHECK(s == TOP_SORT_P99, "-s p99, got %d", s);
+	assert_int_equal(top_sort_parse("time", &s), 0);
+	CHECK(s == TOP_SORT_TIME, "-s time, got %d", s);
+	CHECK(top_sort_parse("Calls", &s) == -EINVAL && s == TOP_SORT_TIME,
+	      "names are exact; a bad one leaves the key alone");
+	assert_int_equal(top_sort_by_key('e', &s), 0);
+	CHECK(s == TOP_SORT_ERRORS, "key e, got %d", s);
+	CHECK(top_sort_by_key('q', &s) == -EINVAL && s == TOP_SORT_ERRORS,
+	      "q is no sort key");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rates_and_order),
 		cmocka_unit_test(test_lines_escape_names_and_limit_rows),
+		cmocka_unit_test(test_sort_names_and_keys),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

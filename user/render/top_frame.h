@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * scprof top's frame: the processes with calls in an interval delta, with
+ * their rates, error share, p99 and top syscalls, sorted by a key; and the
+ * frame as lines of text, shared by the full-screen and the batch output.
+ */
+#ifndef SCPROF_TOP_FRAME_H
+#define SCPROF_TOP_FRAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model/model.h"
+#include "model/names.h"
+
+enum top_sort {
+	TOP_SORT_CALLS,	 /* calls/s */
+	TOP_SORT_ERRORS, /* errors/s */
+	TOP_SORT_P99,	 /* p99 latency in the interval */
+	TOP_SORT_TIME,	 /* time inside syscalls */
+	TOP_SORT_COUNT,
+};
+
+/* A sort key by its -s name (calls, errors, p99, time). 0 or -EINVAL. */
+int top_sort_parse(const char *s, enum top_sort *out);
+/* A sort key by its interactive key (c, e, p, t). 0 or -EINVAL. */
+int top_sort_by_key(int ch, enum top_sort *out);
+
+#define TOP_NTOP 3 /* syscalls named per process */
+
+struct top_proc {
+	uint32_t pid;
+	char comm[SC_COMM_LEN];
+	bool exited;
+	double calls_s, errors_s;
+	double err_pct;
+	uint64_t p99_ns;
+	double busy_pct; /* wall time inside syscalls / interval, all threads */
+	struct {
+		const char *name;
+		char buf[SC_NAME_LEN];
+		double calls_s;
+	} top[TOP_NTOP];
+	int ntop;
+};
+
+struct top_frame {
+	uint64_t interval_ns;
+	double calls_s, errors_s; /* everything, exited processes included */
+	uint64_t dropped;	  /* calls lost to a full map in the interval */
+	struct top_proc *procs;	  /* those with calls in the interval, sorted */
+	size_t nprocs;
+	bool targets_gone;
+};
+
+/* Build a frame from an interval delta (model_delta). 0 or -ENOMEM. */
+int top_frame_build(const struct sc_model *delta, uint64_t interval_ns,
+		    enum top_sort sort, struct top_frame *out);
+void top_frame_sort(struct top_frame *fr, enum top_sort sort);
+void top_frame_free(struct top_frame *fr);
+/* The frame as text lines: title, summary, column header, then one line
+ * per process (at most max_rows, 0: all). Each line is NUL-terminated
+ * without a newline, printable (names escaped). 0 or -ENOMEM; either way
+ * the caller frees the lines with top_frame_lines_free.
+ */
+int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
+		    unsigned int max_rows, bool interactive, char ***lines,
+		    size_t *n);
+void top_frame_lines_free(char **lines, size_t n);
+
+#endif
