@@ -136,7 +136,7 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	if (strcmp(url, "/metrics"))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND,
 				  "not found: metrics are at /metrics\n");
-	err = serve_metrics(d, &buf, &len);
+	err = daemon_serve_metrics(d, &buf, &len);
 	if (err) {
 		pr_err("cannot collect metrics: %s", strerror(-err));
 		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,

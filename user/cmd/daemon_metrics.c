@@ -69,7 +69,7 @@ static int render(const struct prom_input *in, char **buf, size_t *len)
 	return err;
 }
 
-int serve_metrics(struct daemon *d, char **buf, size_t *len)
+int daemon_serve_metrics(struct daemon *d, char **buf, size_t *len)
 {
 	struct prom_input in = {};
 	struct prom_self self = {};

@@ -12,6 +12,6 @@
  * date and scprof's own figures, in the Prometheus text format, into a
  * malloc'ed *buf of *len bytes. 0 or -errno.
  */
-int serve_metrics(struct daemon *d, char **buf, size_t *len);
+int daemon_serve_metrics(struct daemon *d, char **buf, size_t *len);
 
 #endif
