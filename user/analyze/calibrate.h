@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "analyze/cal_stats.h" /* the pure helpers, for the unit tests */
 #include "model/calibration.h"
 
 struct calibrate_opts {
@@ -29,21 +30,5 @@ struct calibrate_opts {
 
 /* Run the loops. 0 or -errno, with the reason reported in one line. */
 int calibrate__run(const struct calibrate_opts *o, struct calibration **out);
-
-/* Pure helpers, exposed for the unit tests. */
-struct cal_stats {
-	double min, median, max;
-};
-/* Sort v in place and take its min, median and max. n > 0. */
-void cal_stats_compute(double *v, size_t n, struct cal_stats *out);
-/*
- * Iterations for a run to last about target_ns, given that iters took
- * elapsed_ns: at least 1, at most 1000 times iters (a run that took no
- * measurable time grows by that much and is measured again).
- */
-uint64_t cal_scale_iters(uint64_t iters, uint64_t elapsed_ns,
-			 uint64_t target_ns);
-/* Per-call cost of a run with the empty loop's cost taken off; >= 0. */
-double cal_per_call(uint64_t elapsed_ns, uint64_t iters, double overhead_ns);
 
 #endif

@@ -378,31 +378,20 @@ static bool bad(double v)
 	return !isfinite(v) || v < 0;
 }
 
-int verdict_judge(const struct verdict_input *in, struct verdict **out)
+static bool input_ok(const struct verdict_input *in)
 {
-	struct verdict *v;
-	size_t cap = 0;
-	double sleep_s, stime;
-	int err;
+	return in->floor_ns > 0 && !bad(in->floor_ns) && !bad(in->wall_s) &&
+	       !bad(in->thread_s) && !bad(in->utime_s) && !bad(in->stime_s) &&
+	       !bad(in->runq_s) && !bad(in->vdso_ns) && !bad(in->probe_ns) &&
+	       !bad(in->probe_reported_ns);
+}
 
-	*out = NULL;
-	if (!(in->floor_ns > 0) || bad(in->floor_ns) || bad(in->wall_s) ||
-	    bad(in->thread_s) || bad(in->utime_s) || bad(in->stime_s) ||
-	    bad(in->runq_s) || bad(in->vdso_ns) || bad(in->probe_ns) ||
-	    bad(in->probe_reported_ns))
-		return -EINVAL;
-	v = calloc(1, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
+/* The rows that saw calls, with their figures, longest time first. */
+static int gather_rows(struct verdict *v, const struct verdict_input *in)
+{
 	v->rows = calloc(in->nrows ? in->nrows : 1, sizeof(*v->rows));
-	if (!v->rows) {
-		free(v);
+	if (!v->rows)
 		return -ENOMEM;
-	}
-	v->floor_ns = in->floor_ns;
-	v->vdso_ns = in->vdso_ns;
-	v->wall_s = in->wall_s;
-	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
 	for (size_t i = 0; i < in->nrows; i++) {
 		if (!in->rows[i].st.calls)
 			continue;
@@ -413,6 +402,13 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	}
 	if (v->nrows > 1)
 		qsort(v->rows, v->nrows, sizeof(*v->rows), cmp_row);
+	return 0;
+}
+
+/* The whole process's figures (verdict.h), the probe's cost taken off. */
+static void process_figures(struct verdict *v, const struct verdict_input *in)
+{
+	double sleep_s, stime;
 
 	v->calls_per_s = in->wall_s > 0 ? (double)v->calls / in->wall_s : 0;
 	v->probe_s = (double)v->calls * in->probe_ns / 1e9;
@@ -450,18 +446,50 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 			v->thread_s > 0 ?
 				clamp01(v->rows[i].time_s / v->thread_s) :
 				0;
+}
+
+/* Every rule's findings, largest share first. */
+static int apply_rules(struct verdict *v)
+{
+	size_t cap = 0;
+	int err;
 
 	err = rule_churn(v, &cap);
 	err = err ?: rule_small_io(v, &cap);
 	err = err ?: rule_high_rate(v, &cap);
 	err = err ?: rule_blocking(v, &cap);
+	if (err)
+		return err;
+	if (v->nfindings > 1)
+		qsort(v->findings, v->nfindings, sizeof(*v->findings),
+		      cmp_finding);
+	return 0;
+}
+
+int verdict_judge(const struct verdict_input *in, struct verdict **out)
+{
+	struct verdict *v;
+	int err;
+
+	*out = NULL;
+	if (!input_ok(in))
+		return -EINVAL;
+	v = calloc(1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v->floor_ns = in->floor_ns;
+	v->vdso_ns = in->vdso_ns;
+	v->wall_s = in->wall_s;
+	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
+	err = gather_rows(v, in);
+	if (!err) {
+		process_figures(v, in);
+		err = apply_rules(v);
+	}
 	if (err) {
 		verdict_free(v);
 		return err;
 	}
-	if (v->nfindings > 1)
-		qsort(v->findings, v->nfindings, sizeof(*v->findings),
-		      cmp_finding);
 	*out = v;
 	return 0;
 }

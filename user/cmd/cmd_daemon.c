@@ -1,62 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <getopt.h>
-#include <inttypes.h>
 #include <malloc.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/capability.h>
-#include <sys/file.h>
-#include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 
 #include "cmd/cmd_daemon.h"
 #include "cmd/commands.h"
+#include "cmd/daemon_http.h"
+#include "cmd/daemon_priv.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
 #include "render/report_prom.h"
+#include "util/caps.h"
 #include "util/clock.h"
 #include "util/log.h"
-#include "util/signals.h"
-
-#ifndef CAP_PERFMON
-#define CAP_PERFMON 38
-#endif
-#ifndef CAP_BPF
-#define CAP_BPF 39
-#endif
+#include "util/pidfile.h"
 
 #define COMM_IDLE_NS (600ULL * 1000000000ULL)
-#define MAX_CONNECTIONS 16
-#define MAX_CONNECTIONS_PER_IP 8
-
-static const char index_page[] =
-	"scprof daemon: Prometheus metrics at /metrics\n";
-
-struct daemon {
-	struct daemon_opts *o;
-	struct collector *col;
-	struct comm_series *comms;
-	struct MHD_Daemon *http;
-	int listen_fd;
-	int pidfile_fd; /* >= 0: locked and written, removed on exit */
-	uint64_t scrapes;
-	bool targets_gone;
-};
 
 /* ---- command line ---------------------------------------------------- */
 
@@ -258,121 +229,19 @@ void daemon_free_opts(struct daemon_opts *o)
 
 /* ---- setup ----------------------------------------------------------- */
 
-static void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
-{
-	char host[INET6_ADDRSTRLEN] = "?";
-
-	if (ss->ss_family == AF_INET6) {
-		const struct sockaddr_in6 *a = (const void *)ss;
-
-		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-		snprintf(buf, len, "[%s]:%u", host, ntohs(a->sin6_port));
-	} else {
-		const struct sockaddr_in *a = (const void *)ss;
-
-		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-		snprintf(buf, len, "%s:%u", host, ntohs(a->sin_port));
-	}
-}
-
-/* Bind before anything else: a second daemon fails here, quickly. */
-static int open_listener(struct daemon *d)
-{
-	const struct daemon_opts *o = d->o;
-	int one = 1, fd, err;
-
-	fd = socket(o->addr.ss_family,
-		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot create a socket for %s: %s", o->listen,
-		       strerror(errno));
-		return err;
-	}
-	/* Lets a restarted daemon bind over TIME_WAIT; a live listener on
-	 * the port still makes bind fail (no SO_REUSEPORT).
-	 */
-	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (o->addr.ss_family == AF_INET6)
-		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)&o->addr, o->addrlen)) {
-		err = -errno;
-		if (errno == EADDRINUSE)
-			pr_err("cannot listen on %s: address already in use "
-			       "(another scprof daemon or service has it)",
-			       o->listen);
-		else if (errno == EADDRNOTAVAIL)
-			pr_err("cannot listen on %s: no such local address",
-			       o->listen);
-		else
-			pr_err("cannot listen on %s: %s", o->listen,
-			       strerror(errno));
-		close(fd);
-		return err;
-	}
-	if (listen(fd, 64)) {
-		err = -errno;
-		pr_err("cannot listen on %s: %s", o->listen, strerror(errno));
-		close(fd);
-		return err;
-	}
-	d->listen_fd = fd;
-	return 0;
-}
-
-/* A pidfile held under an exclusive lock for the daemon's lifetime. */
 static int open_pidfile(struct daemon *d)
 {
-	const char *path = d->o->pidfile;
-	char buf[32];
-	int fd, err, n;
+	int fd = pidfile_open(d->o->pidfile);
 
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot open pidfile '%s': %s", path, strerror(errno));
-		return err;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		err = errno == EWOULDBLOCK ? -EBUSY : -errno;
-		n = (int)read(fd, buf, sizeof(buf) - 1);
-		buf[n > 0 ? n : 0] = '\0';
-		buf[strcspn(buf, "\n")] = '\0';
-		if (err == -EBUSY)
-			pr_err("pidfile '%s' is locked by a running daemon "
-			       "(pid %s)",
-			       path, *buf ? buf : "?");
-		else
-			pr_err("cannot lock pidfile '%s': %s", path,
-			       strerror(-err));
-		close(fd);
-		return err;
-	}
-	n = snprintf(buf, sizeof(buf), "%d\n", (int)getpid());
-	err = ftruncate(fd, 0) ? -errno : 0;
-	if (!err) {
-		ssize_t w = pwrite(fd, buf, (size_t)n, 0);
-
-		err = w < 0 ? -errno : w != n ? -EIO : 0; /* short: no errno */
-	}
-	if (err) {
-		pr_err("cannot write pidfile '%s': %s", path, strerror(-err));
-		unlink(path);
-		close(fd);
-		return err;
-	}
+	if (fd < 0)
+		return fd;
 	d->pidfile_fd = fd;
 	return 0;
 }
 
 static void close_pidfile(struct daemon *d)
 {
-	if (d->pidfile_fd < 0)
-		return;
-	if (unlink(d->o->pidfile) && errno != ENOENT)
-		pr_warn("cannot remove pidfile '%s': %s", d->o->pidfile,
-			strerror(errno));
-	close(d->pidfile_fd);
+	pidfile_close(d->pidfile_fd, d->o->pidfile);
 	d->pidfile_fd = -1;
 }
 
@@ -384,230 +253,7 @@ static void close_pidfile(struct daemon *d)
  */
 static int drop_capabilities(bool keep_bpf)
 {
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-	uint64_t keep = keep_bpf ? (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON) :
-				   0,
-		 have;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -errno;
-	have = (uint64_t)data[1].permitted << 32 | data[0].permitted;
-	if (have & (1ULL << CAP_SETPCAP)) {
-		for (int cap = 0; cap <= 63; cap++) {
-			if (keep & (1ULL << cap))
-				continue;
-			if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) &&
-			    errno != EINVAL)
-				return -errno;
-		}
-	}
-	keep &= have;
-	for (int i = 0; i < 2; i++) {
-		data[i].effective = data[i].permitted =
-			(uint32_t)(keep >> (32 * i));
-		data[i].inheritable = 0;
-	}
-	if (syscall(SYS_capset, &hdr, data))
-		return -errno;
-	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return -errno;
-	return 0;
-}
-
-/* ---- scrapes --------------------------------------------------------- */
-
-static uint64_t self_cpu_ns(void)
-{
-	struct rusage ru;
-
-	if (getrusage(RUSAGE_SELF, &ru))
-		return 0;
-	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
-		       1000000000ULL +
-	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
-}
-
-static uint64_t self_rss_bytes(void)
-{
-	unsigned long long size, rss = 0;
-	FILE *f = fopen("/proc/self/statm", "re");
-
-	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
-		rss = 0;
-	fclose(f);
-	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
-}
-
-/*
- * One scrape: a cumulative snapshot of the maps (*m, which the caller
- * frees), the per-name series brought up to date, and scprof's own
- * figures into *self; in then refers to all three.
- */
-static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
-		  struct prom_input *in)
-{
-	struct collector_info info;
-	uint64_t t0 = clock_mono_ns();
-	int err;
-
-	err = collector__snapshot(d->col, m);
-	if (!err && d->comms)
-		err = comm_series__update(d->comms, *m, t0);
-	if (!err)
-		err = collector__info(d->col, &info);
-	if (err)
-		return err;
-	if (d->comms) {
-		in->comms = comm_series__rows(d->comms, &in->ncomms);
-		self->comm_folded = comm_series__folded(d->comms);
-		self->comm_evicted = comm_series__evicted(d->comms);
-	}
-	self->progs_attached = info.progs_attached;
-	self->stats_entries = info.stats_entries;
-	self->stats_max = info.stats_max;
-	self->procs_entries = info.procs_entries;
-	self->procs_max = info.procs_max;
-	self->map_bytes = info.map_bytes;
-	self->procs_folded = info.procs_folded;
-	self->scrapes = ++d->scrapes;
-	self->scrape_ns = clock_mono_ns() - t0;
-	self->cpu_ns = self_cpu_ns();
-	self->rss_bytes = self_rss_bytes();
-	in->model = *m;
-	in->self = self;
-	return 0;
-}
-
-/* The exposition of a scrape, into a malloc'ed buffer. */
-static int render(const struct prom_input *in, char **buf, size_t *len)
-{
-	FILE *f = open_memstream(buf, len);
-	int err;
-
-	if (!f)
-		return -errno;
-	err = report_prom(f, in);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		free(*buf);
-		*buf = NULL;
-	}
-	return err;
-}
-
-static int serve_metrics(struct daemon *d, char **buf, size_t *len)
-{
-	struct prom_input in = {};
-	struct prom_self self = {};
-	struct sc_model *m = NULL;
-	int err;
-
-	err = scrape(d, &m, &self, &in);
-	if (!err)
-		err = render(&in, buf, len);
-	model_free(m);
-	/* Models are transient: give their memory back. */
-	malloc_trim(0);
-	return err;
-}
-
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
-			     const char *type, char *body, size_t len,
-			     bool owned)
-{
-	struct MHD_Response *r;
-	enum MHD_Result ret;
-
-	r = MHD_create_response_from_buffer(len, body,
-					    owned ? MHD_RESPMEM_MUST_FREE :
-						    MHD_RESPMEM_PERSISTENT);
-	if (!r) {
-		if (owned)
-			free(body);
-		return MHD_NO;
-	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
-		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
-	ret = MHD_queue_response(conn, status, r);
-	MHD_destroy_response(r);
-	return ret;
-}
-
-/* A short plain-text reply. */
-static enum MHD_Result reply_text(struct MHD_Connection *conn,
-				  unsigned int status, const char *msg)
-{
-	return reply(conn, status, "text/plain; charset=utf-8", (char *)msg,
-		     strlen(msg), false);
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-				  const char *url, const char *method,
-				  const char *version, const char *upload_data,
-				  size_t *upload_data_size, void **req_cls)
-{
-	struct daemon *d = cls;
-	char *buf = NULL;
-	size_t len = 0;
-	int err;
-
-	(void)version;
-	(void)upload_data;
-	(void)upload_data_size;
-	(void)req_cls;
-	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
-	    strcmp(method, MHD_HTTP_METHOD_HEAD))
-		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
-				  "method not allowed: use GET or HEAD\n");
-	if (!strcmp(url, "/"))
-		return reply_text(conn, MHD_HTTP_OK, index_page);
-	if (strcmp(url, "/metrics"))
-		return reply_text(conn, MHD_HTTP_NOT_FOUND,
-				  "not found: metrics are at /metrics\n");
-	err = serve_metrics(d, &buf, &len);
-	if (err) {
-		pr_err("cannot collect metrics: %s", strerror(-err));
-		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
-				  "cannot collect metrics\n");
-	}
-	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char msg[256];
-
-	(void)cls;
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	msg[strcspn(msg, "\n")] = '\0';
-	pr_info("http: %s", msg);
-}
-
-static int start_http(struct daemon *d)
-{
-	d->http = MHD_start_daemon(
-		MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
-		MHD_OPTION_CONNECTION_TIMEOUT, d->o->http_timeout_s,
-		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
-		/* one remote host cannot take every slot from the scraper */
-		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)MAX_CONNECTIONS_PER_IP, MHD_OPTION_END);
-	if (!d->http) {
-		pr_err("cannot start the HTTP server on %s", d->o->listen);
-		return -EIO;
-	}
-	d->listen_fd = -1; /* MHD owns it now */
-	return 0;
+	return caps_drop(keep_bpf);
 }
 
 /* ---- the loop -------------------------------------------------------- */

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <dirent.h>
+#include <sys/resource.h>
 
 #include "util/procfs.h"
 
@@ -276,4 +277,28 @@ int procfs_boot_id(char *buf, size_t len)
 	strcpy(buf, id);
 	free(id);
 	return 0;
+}
+
+uint64_t procfs_self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return (uint64_t)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) *
+		       1000000000ULL +
+	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
+}
+
+uint64_t procfs_self_rss_bytes(void)
+{
+	unsigned long long size, rss = 0;
+	FILE *f = fopen("/proc/self/statm", "re");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &rss) != 2)
+		rss = 0;
+	fclose(f);
+	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }

@@ -65,4 +65,9 @@ char *procfs_read_line(const char *path);
  */
 int procfs_boot_id(char *buf, size_t len);
 
+/* This process's CPU time, user and system, in ns; 0 if unknown. */
+uint64_t procfs_self_cpu_ns(void);
+/* This process's resident memory (/proc/self/statm), 0 if unknown. */
+uint64_t procfs_self_rss_bytes(void);
+
 #endif

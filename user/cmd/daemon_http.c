@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <microhttpd.h>
+
+#include "cmd/daemon_http.h"
+#include "cmd/daemon_metrics.h"
+#include "render/report_prom.h"
+#include "util/log.h"
+
+#define MAX_CONNECTIONS 16
+#define MAX_CONNECTIONS_PER_IP 8
+
+static const char index_page[] =
+	"scprof daemon: Prometheus metrics at /metrics\n";
+
+void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?";
+
+	if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const void *)ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+		snprintf(buf, len, "[%s]:%u", host, ntohs(a->sin6_port));
+	} else {
+		const struct sockaddr_in *a = (const void *)ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+		snprintf(buf, len, "%s:%u", host, ntohs(a->sin_port));
+	}
+}
+
+/* Bind before anything else: a second daemon fails here, quickly. */
+int open_listener(struct daemon *d)
+{
+	const struct daemon_opts *o = d->o;
+	int one = 1, fd, err;
+
+	fd = socket(o->addr.ss_family,
+		    SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot create a socket for %s: %s", o->listen,
+		       strerror(errno));
+		return err;
+	}
+	/* Lets a restarted daemon bind over TIME_WAIT; a live listener on
+	 * the port still makes bind fail (no SO_REUSEPORT).
+	 */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (o->addr.ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&o->addr, o->addrlen)) {
+		err = -errno;
+		if (errno == EADDRINUSE)
+			pr_err("cannot listen on %s: address already in use "
+			       "(another scprof daemon or service has it)",
+			       o->listen);
+		else if (errno == EADDRNOTAVAIL)
+			pr_err("cannot listen on %s: no such local address",
+			       o->listen);
+		else
+			pr_err("cannot listen on %s: %s", o->listen,
+			       strerror(errno));
+		close(fd);
+		return err;
+	}
+	if (listen(fd, 64)) {
+		err = -errno;
+		pr_err("cannot listen on %s: %s", o->listen, strerror(errno));
+		close(fd);
+		return err;
+	}
+	d->listen_fd = fd;
+	return 0;
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
+			     const char *type, char *body, size_t len,
+			     bool owned)
+{
+	struct MHD_Response *r;
+	enum MHD_Result ret;
+
+	r = MHD_create_response_from_buffer(len, body,
+					    owned ? MHD_RESPMEM_MUST_FREE :
+						    MHD_RESPMEM_PERSISTENT);
+	if (!r) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
+		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	ret = MHD_queue_response(conn, status, r);
+	MHD_destroy_response(r);
+	return ret;
+}
+
+/* A short plain-text reply. */
+static enum MHD_Result reply_text(struct MHD_Connection *conn,
+				  unsigned int status, const char *msg)
+{
+	return reply(conn, status, "text/plain; charset=utf-8", (char *)msg,
+		     strlen(msg), false);
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+				  const char *url, const char *method,
+				  const char *version, const char *upload_data,
+				  size_t *upload_data_size, void **req_cls)
+{
+	struct daemon *d = cls;
+	char *buf = NULL;
+	size_t len = 0;
+	int err;
+
+	(void)version;
+	(void)upload_data;
+	(void)upload_data_size;
+	(void)req_cls;
+	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
+	    strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
+				  "method not allowed: use GET or HEAD\n");
+	if (!strcmp(url, "/"))
+		return reply_text(conn, MHD_HTTP_OK, index_page);
+	if (strcmp(url, "/metrics"))
+		return reply_text(conn, MHD_HTTP_NOT_FOUND,
+				  "not found: metrics are at /metrics\n");
+	err = daemon_serve_metrics(d, &buf, &len);
+	if (err) {
+		pr_err("cannot collect metrics: %s", strerror(-err));
+		return reply_text(conn, MHD_HTTP_INTERNAL_SERVER_ERROR,
+				  "cannot collect metrics\n");
+	}
+	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[256];
+
+	(void)cls;
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	msg[strcspn(msg, "\n")] = '\0';
+	pr_info("http: %s", msg);
+}
+
+int start_http(struct daemon *d)
+{
+	d->http = MHD_start_daemon(
+		MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
+		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+		MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
+		MHD_OPTION_CONNECTION_TIMEOUT, d->o->http_timeout_s,
+		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
+		/* one remote host cannot take every slot from the scraper */
+		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+		(unsigned int)MAX_CONNECTIONS_PER_IP, MHD_OPTION_END);
+	if (!d->http) {
+		pr_err("cannot start the HTTP server on %s", d->o->listen);
+		return -EIO;
+	}
+	d->listen_fd = -1; /* MHD owns it now */
+	return 0;
+}

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cmd/daemon_metrics.h"
+#include "collect/collector.h"
+#include "model/comm_series.h"
+#include "render/report_prom.h"
+#include "util/clock.h"
+#include "util/procfs.h"
+
+/*
+ * One scrape: a cumulative snapshot of the maps (*m, which the caller
+ * frees), the per-name series brought up to date, and scprof's own
+ * figures into *self; in then refers to all three.
+ */
+static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
+		  struct prom_input *in)
+{
+	struct collector_info info;
+	uint64_t t0 = clock_mono_ns();
+	int err;
+
+	err = collector__snapshot(d->col, m);
+	if (!err && d->comms)
+		err = comm_series__update(d->comms, *m, t0);
+	if (!err)
+		err = collector__info(d->col, &info);
+	if (err)
+		return err;
+	if (d->comms) {
+		in->comms = comm_series__rows(d->comms, &in->ncomms);
+		self->comm_folded = comm_series__folded(d->comms);
+		self->comm_evicted = comm_series__evicted(d->comms);
+	}
+	self->progs_attached = info.progs_attached;
+	self->stats_entries = info.stats_entries;
+	self->stats_max = info.stats_max;
+	self->procs_entries = info.procs_entries;
+	self->procs_max = info.procs_max;
+	self->map_bytes = info.map_bytes;
+	self->procs_folded = info.procs_folded;
+	self->scrapes = ++d->scrapes;
+	self->scrape_ns = clock_mono_ns() - t0;
+	self->cpu_ns = procfs_self_cpu_ns();
+	self->rss_bytes = procfs_self_rss_bytes();
+	in->model = *m;
+	in->self = self;
+	return 0;
+}
+
+/* The exposition of a scrape, into a malloc'ed buffer. */
+static int render(const struct prom_input *in, char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	int err;
+
+	if (!f)
+		return -errno;
+	err = report_prom(f, in);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		free(*buf);
+		*buf = NULL;
+	}
+	return err;
+}
+
+int daemon_serve_metrics(struct daemon *d, char **buf, size_t *len)
+{
+	struct prom_input in = {};
+	struct prom_self self = {};
+	struct sc_model *m = NULL;
+	int err;
+
+	err = scrape(d, &m, &self, &in);
+	if (!err)
+		err = render(&in, buf, len);
+	model_free(m);
+	/* Models are transient: give their memory back. */
+	malloc_trim(0);
+	return err;
+}

@@ -1,0 +1,30 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The daemon's state, shared by the files of `scprof daemon` and by no
+ * one else: cmd_daemon.c (options, the loop), daemon_http.c (the HTTP
+ * server) and daemon_metrics.c (one scrape, rendered).
+ */
+#ifndef SCPROF_DAEMON_PRIV_H
+#define SCPROF_DAEMON_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cmd/cmd_daemon.h"
+
+struct collector;
+struct comm_series;
+struct MHD_Daemon;
+
+struct daemon {
+	struct daemon_opts *o;
+	struct collector *col;
+	struct comm_series *comms;
+	struct MHD_Daemon *http;
+	int listen_fd;
+	int pidfile_fd; /* >= 0: locked and written, removed on exit */
+	uint64_t scrapes;
+	bool targets_gone;
+};
+
+#endif

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The collector's state, shared by the files that make it up and by no
+ * one else (include it only from the .c files of collect/):
+ *  - collector.c: the lifecycle, open -> set rodata and map sizes -> load
+ *    -> attach -> destroy;
+ *  - features.c: what this kernel and these privileges allow, and which
+ *    program variants load;
+ *  - drain.c: reading the maps into the model (per-CPU sums, snapshots);
+ *  - fold.c: moving exited processes out of the maps into userspace.
+ */
+#ifndef SCPROF_COLLECTOR_PRIV_H
+#define SCPROF_COLLECTOR_PRIV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "collect/collector.h"
+#include "model/model.h"
+#include "scprof.skel.h"
+
+struct collector {
+	struct scprof_bpf *skel;
+	struct collector_opts opts;
+	struct sc_model *folded; /* processes that exited, out of the maps */
+	int cgroup_fd;
+	size_t ntargets; /* distinct tgids added before attach */
+	pid_t first_target;
+	/* The single target process, when there is one and forks are not
+	 * followed: its cells are in the solo arrays, not in stats.
+	 */
+	pid_t solo;
+	bool solo_folded; /* it exited: its cells moved to folded */
+	bool solo_decided;
+	bool attached;
+	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
+	size_t solo_stats_len;
+	uint64_t procs_folded;
+};
+
+/* Can this run have a solo target? Decided before load, to size maps. */
+static inline bool collector_solo_capable(const struct collector_opts *o)
+{
+	return o->mode == SC_FILTER_TGID && !o->follow;
+}
+
+/* features.c */
+
+/* The reasons BPF tracing cannot work here, each said in one line. */
+int collector_preflight(void);
+/* Before load: choose the programs that load and the fast paths this
+ * kernel allows. 0 or -ENOTSUP, reported.
+ */
+int collector_choose_progs(struct scprof_bpf *skel,
+			   const struct collector_opts *o);
+
+/* drain.c */
+
+/* Call fn for every entry of a hash map; fn returns 0 to go on. */
+int collector_map_walk(int fd, size_t ksz, size_t vsz,
+		       int (*fn)(void *ctx, const void *key, const void *val),
+		       void *ctx);
+void collector_proc_set_info(struct sc_proc *p,
+			     const struct sc_proc_info *info);
+/* The solo target's process key, once the programs have seen it. */
+bool collector_solo_key(const struct collector *c, struct sc_proc_key *k);
+/* Add the solo target's cells to p (its process in some model). */
+int collector_solo_add(struct collector *c, struct sc_proc *p);
+
+#endif

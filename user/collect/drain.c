@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Reading the maps into the model: per-CPU sums, snapshots, map figures. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/collector_priv.h"
+
+int collector_map_walk(int fd, size_t ksz, size_t vsz,
+		       int (*fn)(void *ctx, const void *key, const void *val),
+		       void *ctx)
+{
+	void *key = malloc(ksz), *next = malloc(ksz), *val = malloc(vsz);
+	bool first = true;
+	int err = 0;
+
+	if (!key || !next || !val) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!bpf_map_get_next_key(fd, first ? NULL : key, next)) {
+		first = false;
+		memcpy(key, next, ksz);
+		if (bpf_map_lookup_elem(fd, key, val))
+			continue; /* deleted meanwhile */
+		err = fn(ctx, key, val);
+		if (err)
+			break;
+	}
+out:
+	free(key);
+	free(next);
+	free(val);
+	return err;
+}
+
+void collector_proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
+{
+	memcpy(p->comm, info->comm, sizeof(p->comm));
+	p->ppid = info->ppid;
+	p->exited = info->exited;
+	p->exit_code = info->exit_code;
+}
+
+/* Sum the per-CPU solo counters: sums[ABI * SC_NR_MAX + nr]. */
+static int solo_sum_counts(struct collector *c, struct sc_counts *sums)
+{
+	int fd = bpf_map__fd(c->skel->maps.solo_counts);
+	__u32 n = bpf_map__max_entries(c->skel->maps.solo_counts), count = n;
+	int ncpus = libbpf_num_possible_cpus();
+	struct sc_counts *vals = NULL;
+	__u32 *keys = NULL, out_batch;
+	int err;
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	keys = calloc(n, sizeof(*keys));
+	vals = calloc((size_t)n * (size_t)ncpus, sizeof(*vals));
+	if (!keys || !vals) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = bpf_map_lookup_batch(fd, NULL, &out_batch, keys, vals, &count,
+				   NULL);
+	if (err == -ENOENT) /* the whole array in one go */
+		err = 0;
+	if (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP) {
+		/* No batch operations: one lookup per key. */
+		for (count = 0; count < n; count++) {
+			keys[count] = count;
+			err = bpf_map_lookup_elem(fd, &count,
+						  &vals[(size_t)count * ncpus]);
+			if (err)
+				goto out;
+		}
+	}
+	if (err)
+		goto out;
+	for (__u32 i = 0; i < count; i++) {
+		struct sc_counts *s;
+
+		if (keys[i] >= SC_ABI_COUNT * SC_NR_MAX)
+			continue;
+		s = &sums[keys[i]];
+		for (int cpu = 0; cpu < ncpus; cpu++) {
+			const struct sc_counts *v =
+				&vals[(size_t)i * ncpus + cpu];
+
+			s->calls += v->calls;
+			s->errors += v->errors;
+			s->interrupted += v->interrupted;
+			s->bytes += v->bytes;
+			s->total_ns += v->total_ns;
+		}
+	}
+out:
+	free(keys);
+	free(vals);
+	return err;
+}
+
+/* Add the solo target's cells to p (its process in some model): the
+ * summed counters and, in full mode, the shared latency cells.
+ */
+int collector_solo_add(struct collector *c, struct sc_proc *p)
+{
+	struct sc_counts *sums =
+		calloc(SC_ABI_COUNT * SC_NR_MAX, sizeof(*sums));
+	int err;
+
+	if (!sums)
+		return -ENOMEM;
+	err = solo_sum_counts(c, sums);
+	for (__u32 i = 0; !err && i < SC_ABI_COUNT * SC_NR_MAX; i++) {
+		__u32 abi = i / SC_NR_MAX, nr = i % SC_NR_MAX;
+		struct sc_stats st = {};
+
+		if (!sums[i].calls)
+			continue;
+		/* Racing with the programs is fine: every field is a
+		 * naturally aligned counter.
+		 */
+		if (!c->opts.count_only && c->solo_stats &&
+		    abi == SC_ABI_NATIVE)
+			memcpy(&st, &c->solo_stats[nr], sizeof(st));
+		st.calls = sums[i].calls;
+		st.errors = sums[i].errors;
+		st.interrupted = sums[i].interrupted;
+		st.bytes = sums[i].bytes;
+		st.total_ns = sums[i].total_ns;
+		if (model_proc_add(p, abi, nr, &st))
+			err = -ENOMEM;
+	}
+	free(sums);
+	return err;
+}
+
+/* The solo target's process key, once the programs have seen it. */
+bool collector_solo_key(const struct collector *c, struct sc_proc_key *k)
+{
+	if (!c->solo || c->solo_folded ||
+	    !__atomic_load_n(&c->skel->bss->solo_ready, __ATOMIC_ACQUIRE))
+		return false;
+	k->tgid = (__u32)c->solo;
+	k->pad = 0;
+	k->start_ns = c->skel->bss->solo_start_ns;
+	return true;
+}
+
+static int add_live_stats(void *ctx, const void *key, const void *val)
+{
+	struct sc_model *m = ctx;
+	const struct sc_stats_key *k = key;
+	struct sc_proc *p = model_proc(m, k->proc.tgid, k->proc.start_ns);
+
+	if (!p || model_proc_add(p, k->abi, k->nr, val))
+		return -ENOMEM;
+	return 0;
+}
+
+static int add_proc_info(void *ctx, const void *key, const void *val)
+{
+	struct sc_model *m = ctx;
+	const struct sc_proc_key *k = key;
+	struct sc_proc *p = model_find_proc(m, k->tgid, k->start_ns);
+
+	if (p)
+		collector_proc_set_info(p, val);
+	return 0;
+}
+
+static int add_errno(void *ctx, const void *key, const void *val)
+{
+	const struct sc_errno_key *k = key;
+
+	return model_errno_add(ctx, k->abi, k->nr, k->err, *(const __u64 *)val);
+}
+
+int collector__snapshot(struct collector *c, struct sc_model **out)
+{
+	struct sc_model *m = model_clone(c->folded);
+	int err;
+
+	*out = NULL;
+	if (!m)
+		return -ENOMEM;
+	m->count_only = c->opts.count_only;
+	err = collector_map_walk(bpf_map__fd(c->skel->maps.stats),
+				 sizeof(struct sc_stats_key),
+				 sizeof(struct sc_stats), add_live_stats, m);
+	if (!err) {
+		struct sc_proc_key k;
+		struct sc_proc *p;
+
+		if (collector_solo_key(c, &k)) {
+			p = model_proc(m, k.tgid, k.start_ns);
+			err = p ? collector_solo_add(c, p) : -ENOMEM;
+		}
+	}
+	if (!err)
+		err = collector_map_walk(bpf_map__fd(c->skel->maps.procs),
+					 sizeof(struct sc_proc_key),
+					 sizeof(struct sc_proc_info),
+					 add_proc_info, m);
+	if (!err)
+		err = collector_map_walk(bpf_map__fd(c->skel->maps.errnos),
+					 sizeof(struct sc_errno_key),
+					 sizeof(__u64), add_errno, m);
+	for (int i = 0; i < SC_DROP_COUNT; i++)
+		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
+					      __ATOMIC_RELAXED);
+	if (!err)
+		err = model_finalize(m);
+	if (err) {
+		model_free(m);
+		return err;
+	}
+	*out = m;
+	return 0;
+}
+
+static uint32_t map_count(int fd, size_t ksz)
+{
+	void *key = malloc(ksz), *next = malloc(ksz);
+	uint32_t n = 0;
+
+	if (!key || !next)
+		goto out;
+	while (!bpf_map_get_next_key(fd, n ? key : NULL, next)) {
+		memcpy(key, next, ksz);
+		n++;
+	}
+out:
+	free(key);
+	free(next);
+	return n;
+}
+
+/* Kernel memory charged to a map, from its fdinfo; 0 if unknown. */
+static uint64_t map_memlock(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			break;
+	}
+	fclose(f);
+	return v;
+}
+
+int collector__info(struct collector *c, struct collector_info *out)
+{
+	const struct bpf_object_skeleton *s = c->skel->skeleton;
+	struct bpf_map *map;
+
+	memset(out, 0, sizeof(*out));
+	for (int i = 0; i < s->prog_cnt; i++) {
+		if (*s->progs[i].link)
+			out->progs_attached++;
+	}
+	out->stats_max = bpf_map__max_entries(c->skel->maps.stats);
+	out->procs_max = bpf_map__max_entries(c->skel->maps.procs);
+	out->stats_entries = map_count(bpf_map__fd(c->skel->maps.stats),
+				       sizeof(struct sc_stats_key));
+	out->procs_entries = map_count(bpf_map__fd(c->skel->maps.procs),
+				       sizeof(struct sc_proc_key));
+	bpf_object__for_each_map(map, c->skel->obj)
+		out->map_bytes += map_memlock(bpf_map__fd(map));
+	out->procs_folded = c->procs_folded;
+	return 0;
+}

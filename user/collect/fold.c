@@ -1,0 +1,206 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Folding: moving what exited processes left in the maps into userspace
+ * (the collector's folded model), so the maps hold only live processes.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/collector_priv.h"
+
+#define DEFAULT_MAX_EXITED 4096
+
+struct harvest_ctx {
+	struct collector *c;
+	struct sc_model *exited;   /* exited processes, as a lookup set */
+	struct sc_model *out;	   /* the caller's copy, or NULL */
+	struct sc_stats_key *dead; /* stats keys to delete */
+	size_t ndead, cap;
+};
+
+static int collect_exited(void *ctx, const void *key, const void *val)
+{
+	struct harvest_ctx *h = ctx;
+	const struct sc_proc_key *k = key;
+	const struct sc_proc_info *info = val;
+	struct sc_proc *p;
+
+	if (!info->exited)
+		return 0;
+	p = model_proc(h->exited, k->tgid, k->start_ns);
+	if (!p)
+		return -ENOMEM;
+	collector_proc_set_info(p, info);
+	if (h->out) {
+		p = model_proc(h->out, k->tgid, k->start_ns);
+		if (!p)
+			return -ENOMEM;
+		collector_proc_set_info(p, info);
+	}
+	return 0;
+}
+
+/* Where the cells of an exited process go: its own entry, or the one
+ * aggregate (pid 0) of COLLECTOR_FOLD_TOTAL and of the processes beyond
+ * max_exited.
+ */
+static struct sc_proc *fold_target(struct collector *c,
+				   const struct sc_proc *src)
+{
+	struct sc_proc *dst;
+
+	if (c->opts.fold == COLLECTOR_FOLD_TOTAL || src->merged) {
+		dst = model_proc(c->folded, 0, 0);
+		if (dst)
+			dst->exited = true;
+		return dst;
+	}
+	dst = model_proc(c->folded, src->pid, src->start_ns);
+	if (!dst)
+		return NULL;
+	memcpy(dst->comm, src->comm, sizeof(dst->comm));
+	dst->ppid = src->ppid;
+	dst->exited = true;
+	dst->exit_code = src->exit_code;
+	return dst;
+}
+
+/* Decide, for each process that exited since the last harvest, whether it
+ * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
+ * first max_exited are kept, so memory stays bounded on long runs.
+ */
+static int plan_merges(struct collector *c, struct sc_model *exited)
+{
+	uint32_t max = c->opts.max_exited ? c->opts.max_exited :
+					    DEFAULT_MAX_EXITED;
+	struct sc_proc *agg = model_find_proc(c->folded, 0, 0);
+	size_t kept = c->folded->nprocs - (agg ? 1 : 0);
+	uint32_t merged = 0;
+
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		struct sc_proc *p = &exited->procs[i];
+
+		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max) {
+			p->merged = 1;
+			merged++;
+		} else {
+			kept++;
+		}
+	}
+	if (!merged)
+		return 0;
+	agg = model_proc(c->folded, 0, 0);
+	if (!agg)
+		return -ENOMEM;
+	agg->exited = true;
+	agg->merged += merged;
+	return 0;
+}
+
+static int fold_stats(void *ctx, const void *key, const void *val)
+{
+	struct harvest_ctx *h = ctx;
+	const struct sc_stats_key *k = key;
+	struct sc_proc *src, *dst;
+
+	src = model_find_proc(h->exited, k->proc.tgid, k->proc.start_ns);
+	if (!src)
+		return 0;
+	dst = fold_target(h->c, src);
+	if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+		return -ENOMEM;
+	if (h->out) {
+		dst = model_find_proc(h->out, k->proc.tgid, k->proc.start_ns);
+		if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+			return -ENOMEM;
+	}
+	if (h->ndead == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 64;
+		struct sc_stats_key *tmp = realloc(h->dead, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		h->dead = tmp;
+		h->cap = cap;
+	}
+	h->dead[h->ndead++] = *k;
+	return 0;
+}
+
+int collector__harvest(struct collector *c)
+{
+	return collector__harvest_exited(c, NULL);
+}
+
+/* The solo target ended: its cells are final, keep them. */
+static int fold_solo(struct harvest_ctx *h)
+{
+	struct collector *c = h->c;
+	struct sc_proc_key k;
+	struct sc_proc *src, *dst;
+	int err;
+
+	src = collector_solo_key(c, &k) ?
+		      model_find_proc(h->exited, k.tgid, k.start_ns) :
+		      NULL;
+	if (!src)
+		return 0;
+	dst = fold_target(c, src);
+	err = dst ? collector_solo_add(c, dst) : -ENOMEM;
+	if (!err && h->out) {
+		dst = model_find_proc(h->out, k.tgid, k.start_ns);
+		err = dst ? collector_solo_add(c, dst) : -ENOMEM;
+	}
+	if (!err)
+		c->solo_folded = true;
+	return err;
+}
+
+/* Exited processes make no more calls: their cells are final and now held
+ * in c->folded, so out of the maps with them.
+ */
+static void forget_exited(struct harvest_ctx *h, int procs_fd, int stats_fd)
+{
+	for (size_t i = 0; i < h->ndead; i++)
+		bpf_map_delete_elem(stats_fd, &h->dead[i]);
+	for (size_t i = 0; i < h->exited->nprocs; i++) {
+		struct sc_proc_key k = {
+			.tgid = h->exited->procs[i].pid,
+			.start_ns = h->exited->procs[i].start_ns,
+		};
+
+		bpf_map_delete_elem(procs_fd, &k);
+	}
+	h->c->procs_folded += h->exited->nprocs;
+}
+
+int collector__harvest_exited(struct collector *c, struct sc_model *exited)
+{
+	struct harvest_ctx h = { .c = c, .out = exited };
+	int procs_fd = bpf_map__fd(c->skel->maps.procs);
+	int stats_fd = bpf_map__fd(c->skel->maps.stats);
+	int err;
+
+	h.exited = model_new();
+	if (!h.exited)
+		return -ENOMEM;
+	err = collector_map_walk(procs_fd, sizeof(struct sc_proc_key),
+				 sizeof(struct sc_proc_info), collect_exited,
+				 &h);
+	if (!err)
+		err = plan_merges(c, h.exited);
+	if (!err && h.exited->nprocs)
+		err = fold_solo(&h);
+	if (!err && h.exited->nprocs)
+		err = collector_map_walk(stats_fd, sizeof(struct sc_stats_key),
+					 sizeof(struct sc_stats), fold_stats,
+					 &h);
+	if (!err)
+		forget_exited(&h, procs_fd, stats_fd);
+	free(h.dead);
+	model_free(h.exited);
+	return err;
+}
