@@ -25,12 +25,14 @@
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
 
-static __always_inline void count_errno(__u32 nr, __u32 abi, long ret)
+static __always_inline void count_errno(__u32 nr, __u32 abi, long ret,
+					__u32 fd_type)
 {
 	struct sc_errno_key key = {
 		.nr = nr,
 		.abi = (__u16)abi,
 		.err = (__u16)-ret,
+		.fd_type = fd_type,
 	};
 	__u64 *cnt;
 
@@ -42,13 +44,14 @@ static __always_inline void count_errno(__u32 nr, __u32 abi, long ret)
 	__sync_fetch_and_add(cnt, 1);
 }
 
-/* The general cell of (process, abi, nr), created on first use. */
-static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
-						   __u32 nr, __u32 abi)
+/* The general cell of (process, abi, nr, fd_type), created on first use. */
+static __always_inline struct sc_stats *
+stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
 {
 	struct sc_stats_key key = {
 		.nr = nr,
 		.abi = abi,
+		.fd_type = fd_type,
 	};
 	struct sc_stats *st;
 	long err;
@@ -94,7 +97,7 @@ static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
 		c->errors++;
 		if (is_interrupted(ret))
 			c->interrupted++;
-		count_errno(nr, abi, ret);
+		count_errno(nr, abi, ret, SC_FD_NONE);
 	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
 		c->bytes += ret;
 	}
@@ -102,13 +105,13 @@ static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
 
 /* The same into a shared cell (atomic adds). */
 static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
-				      long ret)
+				      long ret, __u32 fd_type)
 {
 	if (is_error(ret)) {
 		__sync_fetch_and_add(&st->errors, 1);
 		if (is_interrupted(ret))
 			__sync_fetch_and_add(&st->interrupted, 1);
-		count_errno(nr, abi, ret);
+		count_errno(nr, abi, ret, fd_type);
 	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
 		__sync_fetch_and_add(&st->bytes, ret);
 	}
@@ -128,16 +131,21 @@ static __always_inline void record_solo(struct sc_counts *c,
 	add_latency(st, delta_ns);
 }
 
-/* Full mode: the one cell update of a call. timed: delta_ns is valid. */
+/* Full mode: the one cell update of a call. timed: delta_ns is valid.
+ * fd_type: the kind of the call's fd (--fd-types), SC_FD_NONE otherwise;
+ * calls split by kind go to the general cells, the solo arrays having
+ * one cell a syscall.
+ */
 static __always_inline void record(struct task_struct *task, enum want w,
 				   __u32 nr, __u32 abi, long ret,
-				   __u64 delta_ns, bool timed)
+				   __u64 delta_ns, bool timed, __u32 fd_type)
 {
 	struct sc_counts *c = NULL;
 	struct sc_stats *st = NULL;
 
 	/* task may be NULL: fetched only when needed (a helper call). */
-	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX) {
+	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX &&
+	    fd_type == SC_FD_NONE) {
 		if (!solo_ready) {
 			if (!task)
 				task = bpf_get_current_task_btf();
@@ -154,14 +162,14 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	if (!st) {
 		if (!task)
 			task = bpf_get_current_task_btf();
-		st = stats_cell(task, nr, abi);
+		st = stats_cell(task, nr, abi, fd_type);
 		if (!st)
 			return;
 	}
 	__sync_fetch_and_add(&st->calls, 1);
 	if (!timed)
 		return;
-	stats_ret(st, nr, abi, ret);
+	stats_ret(st, nr, abi, ret, fd_type);
 	__sync_fetch_and_add(&st->total_ns, delta_ns);
 	add_latency(st, delta_ns);
 }
@@ -186,11 +194,11 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 		counts_ret(c, nr, abi, ret);
 		return;
 	}
-	st = stats_cell(task, nr, abi);
+	st = stats_cell(task, nr, abi, SC_FD_NONE);
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->calls, 1);
-	stats_ret(st, nr, abi, ret);
+	stats_ret(st, nr, abi, ret, SC_FD_NONE);
 }
 
 #endif /* SCPROF_RECORD_BPF_H */

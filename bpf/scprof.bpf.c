@@ -52,6 +52,8 @@ const volatile bool nt_cache_on = false;
 const volatile __u32 nt_slots = SC_NT_SLOTS;
 /* Full mode stamps calls in flights[] (kernel has bpf_task_pt_regs). */
 const volatile bool flight_on = false;
+/* --fd-types: cells of calls on an fd are split by its kind (full mode). */
+const volatile bool fd_types = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -106,6 +108,8 @@ struct sc_task {
 	__u64 start_ns; /* 0: no enter seen for the current call */
 	__u32 nr;
 	__u32 abi;
+	__u32 fd_type; /* enum sc_fd_type, read at entry */
+	__u32 pad;
 };
 
 struct {
@@ -190,6 +194,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "syscall.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
+#include "fdkind.bpf.h"
 #include "record.bpf.h"
 #include "exit.bpf.h"
 
@@ -197,7 +202,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
-	__u32 nr, abi, slot = 0;
+	__u32 nr, abi, slot = 0, fd_type = SC_FD_NONE;
 	enum want w;
 
 	if (nt_known(regs, &slot))
@@ -213,12 +218,14 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	nr_abi_of(task, id, &nr, &abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. */
-		record(task, w, nr, abi, 0, 0, false);
+		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
 		return 0;
 	}
-	if (flight_on && flight_enter(regs, nr, abi, w))
+	if (fd_types && (flags_of(nr, abi) & SC_NR_FD))
+		fd_type = fd_kind(task, regs, abi);
+	if (flight_on && flight_enter(regs, nr, abi, w, fd_type))
 		return 0;
-	task_enter(task, nr, abi);
+	task_enter(task, nr, abi, fd_type);
 	return 0;
 }
 
@@ -232,7 +239,8 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	if (nt_known(regs, &slot))
 		return 0;
 	if (flight_on && flight_exit(regs, &c)) {
-		record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true);
+		record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
+		       c.fd_type);
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
@@ -247,7 +255,8 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 		}
 	}
 	if (task_exit(task, &c))
-		record(task, c.w, c.nr, c.abi, ret, c.delta_ns, true);
+		record(task, c.w, c.nr, c.abi, ret, c.delta_ns, true,
+		       c.fd_type);
 	return 0;
 }
 

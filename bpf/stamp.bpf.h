@@ -24,7 +24,8 @@ struct ended_call {
 	__u64 delta_ns; /* time from enter to exit */
 	__u32 nr;
 	__u32 abi;
-	enum want w; /* set from the stamp in flights[] only */
+	enum want w;   /* set from the stamp in flights[] only */
+	__u32 fd_type; /* enum sc_fd_type, read at entry */
 };
 
 /*
@@ -51,7 +52,7 @@ static __always_inline struct sc_flight *flight_of(__u64 addr)
 
 /* Stamp the call in flights[]; false when its slot is another task's. */
 static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
-					 __u32 abi, enum want w)
+					 __u32 abi, enum want w, __u32 fd_type)
 {
 	__u64 addr = addr_of(regs, SCR_ENTER);
 	struct sc_flight *f = flight_of(addr);
@@ -68,13 +69,14 @@ static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
 	f->nr = nr;
 	f->abi = (__u16)abi;
 	f->want = (__u16)w;
+	f->fd_type = fd_type;
 	f->start_ns = bpf_ktime_get_ns();
 	return true;
 }
 
 /* Stamp the call in the task's local storage. */
 static __always_inline void task_enter(struct task_struct *task, __u32 nr,
-				       __u32 abi)
+				       __u32 abi, __u32 fd_type)
 {
 	struct sc_task *ts;
 
@@ -86,6 +88,7 @@ static __always_inline void task_enter(struct task_struct *task, __u32 nr,
 	}
 	ts->nr = nr;
 	ts->abi = abi;
+	ts->fd_type = fd_type;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 }
@@ -106,6 +109,7 @@ static __always_inline bool flight_exit(const struct pt_regs *regs,
 	now = bpf_ktime_get_ns();
 	c->delta_ns = now - f->start_ns;
 	c->w = f->want;
+	c->fd_type = f->fd_type;
 	f->owner = 0;
 	return true;
 }
@@ -130,6 +134,7 @@ static __always_inline bool task_exit(struct task_struct *task,
 	ts->start_ns = 0;
 	c->nr = ts->nr;
 	c->abi = ts->abi;
+	c->fd_type = ts->fd_type;
 	c->delta_ns = now - start;
 	return true;
 }

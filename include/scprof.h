@@ -44,7 +44,9 @@ struct sc_flight {
 	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
 	__u32 nr;
 	__u16 abi;
-	__u16 want; /* the BPF side's filter verdict at entry */
+	__u16 want;    /* the BPF side's filter verdict at entry */
+	__u32 fd_type; /* enum sc_fd_type of the call's fd at entry */
+	__u32 pad;
 };
 
 /* Syscall ABIs, i.e. which number table a syscall number belongs to. */
@@ -64,6 +66,30 @@ enum sc_nr_flags {
 	SC_NR_NORETURN = 1
 			 << 1, /* never returns on success: counted at entry */
 	SC_NR_FORK = 1 << 2,   /* the new task returns from it too, with 0 */
+	SC_NR_FD = 1 << 3,     /* first argument is an fd (--fd-types) */
+};
+
+/*
+ * What kind of file a call's fd refers to, read when the call starts
+ * (--fd-types). 0 in every key of a run without it.
+ */
+enum sc_fd_type {
+	SC_FD_NONE = 0, /* not split by fd kind */
+	SC_FD_FILE,	/* regular file (memfd too), or a symlink (O_PATH) */
+	SC_FD_DIR,
+	SC_FD_SOCKET,
+	SC_FD_PIPE, /* pipes and FIFOs */
+	SC_FD_CHR,
+	SC_FD_BLK,
+	SC_FD_EVENTFD,
+	SC_FD_TIMERFD,
+	SC_FD_SIGNALFD,
+	SC_FD_EPOLL,
+	SC_FD_INOTIFY,
+	SC_FD_PIDFD,
+	SC_FD_ANON, /* other anonymous inodes (io_uring, bpf, perf...) */
+	SC_FD_BAD,  /* not an open fd */
+	SC_FD_COUNT,
 };
 
 /* How the BPF side chooses whose syscalls to record. */
@@ -102,6 +128,8 @@ struct sc_stats_key {
 	struct sc_proc_key proc;
 	__u32 nr;
 	__u32 abi;
+	__u32 fd_type; /* enum sc_fd_type */
+	__u32 pad;
 };
 
 struct sc_stats {
@@ -132,7 +160,8 @@ struct sc_counts {
 struct sc_errno_key {
 	__u32 nr;
 	__u16 abi;
-	__u16 err; /* positive errno */
+	__u16 err;     /* positive errno */
+	__u32 fd_type; /* enum sc_fd_type */
 };
 
 #endif /* SCPROF_H */

@@ -351,6 +351,7 @@ static int attach(struct run *r)
 
 	target_collector_opts(&o->target, &copts);
 	copts.count_only = o->count_only;
+	copts.fd_types = o->report.fd_types;
 	copts.max_exited = o->max_exited;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.

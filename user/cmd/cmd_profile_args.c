@@ -45,6 +45,14 @@ static void usage_collect(FILE *f)
 	      "                        exit and exit_group are counted when the thread\n"
 	      "                        exits; a call already running at the start is\n"
 	      "                        counted when it returns\n"
+	      "      --fd-types        split calls whose first argument is an fd (read,\n"
+	      "                        write, close, fstat, sendto, ioctl...) by what the\n"
+	      "                        fd was when the call started: file, dir, socket,\n"
+	      "                        pipe (FIFOs too), chr, blk, eventfd, timerfd,\n"
+	      "                        signalfd, epoll, inotify, pidfd, anon (other\n"
+	      "                        anonymous inodes) or bad (not an open fd). Rows\n"
+	      "                        read `read (socket)`; JSON adds fd_type, CSV an\n"
+	      "                        fd_type column. Not with --count-only\n"
 	      "\n",
 	      f);
 }
@@ -114,6 +122,7 @@ void cli_usage_profile(FILE *f)
 
 enum {
 	OPT_MAX_EXITED = CLI_OPT_OWN,
+	OPT_FD_TYPES,
 };
 
 static const struct option long_opts[] = {
@@ -128,6 +137,7 @@ static const struct option long_opts[] = {
 	{ "histograms", no_argument, NULL, 'H' },
 	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
+	{ "fd-types", no_argument, NULL, OPT_FD_TYPES },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -239,6 +249,9 @@ static int profile_option(void *ctx, int c, const char *arg)
 	case 'C':
 		o->count_only = true;
 		return 0;
+	case OPT_FD_TYPES:
+		o->report.fd_types = true;
+		return 0;
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
 			return cli_error(cmd,
@@ -277,6 +290,11 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		return cli_error(&profile_cmd,
 				 "-i prints tables: it cannot be used "
 				 "with --format json or csv");
+	if (o->count_only && o->report.fd_types)
+		return cli_error(&profile_cmd,
+				 "--fd-types cannot be used with --count-only: "
+				 "the fd kind is read when a call starts, and "
+				 "--count-only sees calls only as they return");
 	if (o->count_only)
 		return count_only_report(&o->report, o->cols_given,
 					 o->sort_given);

@@ -24,7 +24,7 @@
 #define DEFAULT_MAX_STATS 16384
 #define DEFAULT_MAX_PROCS 8192
 
-static void set_nr_flags(struct scprof_bpf *skel)
+static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
 {
 	for (unsigned int abi = 0; abi < SC_ABI_COUNT; abi++) {
 		for (unsigned int nr = 0; nr < SC_NR_MAX; nr++) {
@@ -37,6 +37,8 @@ static void set_nr_flags(struct scprof_bpf *skel)
 				fl |= SC_NR_NORETURN;
 			if (names_is_fork(name))
 				fl |= SC_NR_FORK;
+			if (fd_types && names_is_fd_call(name))
+				fl |= SC_NR_FD;
 			skel->rodata->nr_flags[abi][nr] = fl;
 		}
 	}
@@ -92,7 +94,8 @@ static int configure(struct collector *c)
 	skel->rodata->filter_mode = opts->mode;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_forks = opts->follow;
-	set_nr_flags(skel);
+	skel->rodata->fd_types = opts->fd_types && !opts->count_only;
+	set_nr_flags(skel, skel->rodata->fd_types);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);

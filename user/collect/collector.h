@@ -33,6 +33,7 @@ struct collector_opts {
 	uint32_t max_stats;	 /* stats map entries, 0: default */
 	uint32_t max_procs;	 /* procs map entries, 0: default */
 	bool count_only;	 /* calls, errors and bytes; no times */
+	bool fd_types; /* split calls on an fd by its kind (not count_only) */
 	enum collector_fold fold;
 	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
 				  * by one, 0: default

@@ -156,7 +156,7 @@ static int add_live_stats(void *ctx, const void *key, const void *val)
 	const struct sc_stats_key *k = key;
 	struct sc_proc *p = model_proc(m, k->proc.tgid, k->proc.start_ns);
 
-	if (!p || model_proc_add(p, k->abi, k->nr, val))
+	if (!p || model_proc_add_fd(p, k->abi, k->nr, k->fd_type, val))
 		return -ENOMEM;
 	return 0;
 }
@@ -176,7 +176,8 @@ static int add_errno(void *ctx, const void *key, const void *val)
 {
 	const struct sc_errno_key *k = key;
 
-	return model_errno_add(ctx, k->abi, k->nr, k->err, *(const __u64 *)val);
+	return model_errno_add_fd(ctx, k->abi, k->nr, k->fd_type, k->err,
+				  *(const __u64 *)val);
 }
 
 int collector__snapshot(struct collector *c, struct sc_model **out)

@@ -110,11 +110,12 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	if (!src)
 		return 0;
 	dst = fold_target(h->c, src);
-	if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+	if (!dst || model_proc_add_fd(dst, k->abi, k->nr, k->fd_type, val))
 		return -ENOMEM;
 	if (h->out) {
 		dst = model_find_proc(h->out, k->proc.tgid, k->proc.start_ns);
-		if (!dst || model_proc_add(dst, k->abi, k->nr, val))
+		if (!dst ||
+		    model_proc_add_fd(dst, k->abi, k->nr, k->fd_type, val))
 			return -ENOMEM;
 	}
 	if (h->ndead == h->cap) {

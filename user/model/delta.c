@@ -44,10 +44,12 @@ void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 }
 
 static const struct sc_row *row_find(const struct sc_row *rows, size_t n,
-				     uint32_t abi, uint32_t nr)
+				     uint32_t abi, uint32_t nr,
+				     uint32_t fd_type)
 {
 	for (size_t i = 0; i < n; i++) {
-		if (rows[i].abi == abi && rows[i].nr == nr)
+		if (rows[i].abi == abi && rows[i].nr == nr &&
+		    rows[i].fd_type == fd_type)
 			return &rows[i];
 	}
 	return NULL;
@@ -58,12 +60,13 @@ static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
 		      size_t ncur, const struct sc_row *prev, size_t nprev)
 {
 	for (size_t i = 0; i < ncur; i++) {
-		const struct sc_row *p =
-			row_find(prev, nprev, cur[i].abi, cur[i].nr);
+		const struct sc_row *p = row_find(prev, nprev, cur[i].abi,
+						  cur[i].nr, cur[i].fd_type);
 		struct sc_stats st;
 
 		stats_delta(&st, &cur[i].st, p ? &p->st : NULL);
-		if (st.calls && model_proc_add(out, cur[i].abi, cur[i].nr, &st))
+		if (st.calls && model_proc_add_fd(out, cur[i].abi, cur[i].nr,
+						  cur[i].fd_type, &st))
 			return -ENOMEM;
 	}
 	return 0;
@@ -100,7 +103,8 @@ static uint64_t errno_count(const struct sc_model *m,
 	for (size_t i = 0; m && i < m->nerrnos; i++) {
 		const struct sc_errno_row *x = &m->errnos[i];
 
-		if (x->abi == e->abi && x->nr == e->nr && x->err == e->err)
+		if (x->abi == e->abi && x->nr == e->nr && x->err == e->err &&
+		    x->fd_type == e->fd_type)
 			return x->count;
 	}
 	return 0;
@@ -153,7 +157,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 		const struct sc_errno_row *e = &cur->errnos[i];
 		uint64_t n = delta_u64(e->count, errno_count(prev, e));
 
-		if (n && model_errno_add(d, e->abi, e->nr, e->err, n))
+		if (n &&
+		    model_errno_add_fd(d, e->abi, e->nr, e->fd_type, e->err, n))
 			goto err;
 	}
 	for (int i = 0; i < SC_DROP_COUNT; i++)

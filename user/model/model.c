@@ -56,7 +56,8 @@ struct sc_model *model_clone(const struct sc_model *m)
 	for (size_t i = 0; i < m->nerrnos; i++) {
 		const struct sc_errno_row *e = &m->errnos[i];
 
-		if (model_errno_add(c, e->abi, e->nr, e->err, e->count))
+		if (model_errno_add_fd(c, e->abi, e->nr, e->fd_type, e->err,
+				       e->count))
 			goto err;
 	}
 	return c;
@@ -163,12 +164,13 @@ void stats_add(struct sc_stats *dst, const struct sc_stats *src)
 }
 
 static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
-			      uint32_t abi, uint32_t nr)
+			      uint32_t abi, uint32_t nr, uint32_t fd_type)
 {
 	struct sc_row *r;
 
 	for (size_t i = 0; i < *n; i++) {
-		if ((*rows)[i].nr == nr && (*rows)[i].abi == abi)
+		if ((*rows)[i].nr == nr && (*rows)[i].abi == abi &&
+		    (*rows)[i].fd_type == fd_type)
 			return &(*rows)[i];
 	}
 	if (*n == *cap) {
@@ -185,13 +187,15 @@ static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
 	memset(r, 0, sizeof(*r));
 	r->abi = abi;
 	r->nr = nr;
+	r->fd_type = fd_type;
 	return r;
 }
 
-int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
-		   const struct sc_stats *st)
+int model_proc_add_fd(struct sc_proc *p, uint32_t abi, uint32_t nr,
+		      uint32_t fd_type, const struct sc_stats *st)
 {
-	struct sc_row *r = row_get(&p->rows, &p->nrows, &p->cap, abi, nr);
+	struct sc_row *r =
+		row_get(&p->rows, &p->nrows, &p->cap, abi, nr, fd_type);
 
 	if (!r)
 		return -ENOMEM;
@@ -199,11 +203,18 @@ int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 	return 0;
 }
 
+int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
+		   const struct sc_stats *st)
+{
+	return model_proc_add_fd(p, abi, nr, SC_FD_NONE, st);
+}
+
 int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
 {
 	for (size_t i = 0; i < src->nrows; i++) {
 		const struct sc_row *r = &src->rows[i];
-		int err = model_proc_add(dst, r->abi, r->nr, &r->st);
+		int err = model_proc_add_fd(dst, r->abi, r->nr, r->fd_type,
+					    &r->st);
 
 		if (err)
 			return err;
@@ -214,11 +225,18 @@ int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
 int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
 		    uint64_t count)
 {
+	return model_errno_add_fd(m, abi, nr, SC_FD_NONE, err, count);
+}
+
+int model_errno_add_fd(struct sc_model *m, uint32_t abi, uint32_t nr,
+		       uint32_t fd_type, uint32_t err, uint64_t count)
+{
 	struct sc_errno_row *e;
 
 	for (size_t i = 0; i < m->nerrnos; i++) {
 		e = &m->errnos[i];
-		if (e->abi == abi && e->nr == nr && e->err == err) {
+		if (e->abi == abi && e->nr == nr && e->err == err &&
+		    e->fd_type == fd_type) {
 			e->count += count;
 			return 0;
 		}
@@ -238,6 +256,7 @@ int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
 	e->nr = nr;
 	e->err = err;
 	e->count = count;
+	e->fd_type = fd_type;
 	return 0;
 }
 
@@ -259,14 +278,14 @@ int model_finalize(struct sc_model *m)
 		for (size_t j = 0; j < p->nrows; j++) {
 			const struct sc_row *src = &p->rows[j];
 			bool fast = src->nr < SC_NR_MAX &&
-				    src->abi < SC_ABI_COUNT;
+				    src->abi < SC_ABI_COUNT && !src->fd_type;
 			struct sc_row *r;
 
 			if (fast && slot[src->abi][src->nr]) {
 				r = &m->total[slot[src->abi][src->nr] - 1];
 			} else {
 				r = row_get(&m->total, &m->ntotal, &cap,
-					    src->abi, src->nr);
+					    src->abi, src->nr, src->fd_type);
 				if (!r) {
 					err = -ENOMEM;
 					break;

@@ -17,6 +17,7 @@ struct sc_row {
 	uint32_t nr;
 	uint32_t abi;
 	struct sc_stats st;
+	uint32_t fd_type; /* enum sc_fd_type: 0 unless split by fd kind */
 };
 
 struct sc_proc {
@@ -39,6 +40,7 @@ struct sc_errno_row {
 	uint32_t abi;
 	uint32_t err;
 	uint64_t count;
+	uint32_t fd_type; /* enum sc_fd_type, as the row it belongs to */
 };
 
 struct sc_model {
@@ -77,10 +79,15 @@ struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
 /* Add a stats cell to a process. 0 or -ENOMEM. */
 int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 		   const struct sc_stats *st);
+/* The same for calls on one kind of fd (enum sc_fd_type; 0: not split). */
+int model_proc_add_fd(struct sc_proc *p, uint32_t abi, uint32_t nr,
+		      uint32_t fd_type, const struct sc_stats *st);
 /* Merge all rows of src into dst (both of one process). 0 or -ENOMEM. */
 int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src);
 int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
 		    uint64_t count);
+int model_errno_add_fd(struct sc_model *m, uint32_t abi, uint32_t nr,
+		       uint32_t fd_type, uint32_t err, uint64_t count);
 
 /* Sum two stats cells into dst. */
 void stats_add(struct sc_stats *dst, const struct sc_stats *src);

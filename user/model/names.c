@@ -138,6 +138,124 @@ bool names_is_fork(const char *name)
 	return names_in_list(f, name);
 }
 
+/* Calls whose first argument is the fd they work on. The *at calls are
+ * not: theirs is a directory to resolve a path from (often AT_FDCWD).
+ */
+static const char *const fd_calls[] = {
+	"read",
+	"write",
+	"pread64",
+	"pwrite64",
+	"readv",
+	"writev",
+	"preadv",
+	"pwritev",
+	"preadv2",
+	"pwritev2",
+	"sendfile",
+	"sendfile64",
+	"recvfrom",
+	"sendto",
+	"recvmsg",
+	"sendmsg",
+	"recvmmsg",
+	"sendmmsg",
+	"recvmmsg_time64",
+	"recv",
+	"send",
+	"accept",
+	"accept4",
+	"bind",
+	"connect",
+	"listen",
+	"shutdown",
+	"getsockname",
+	"getpeername",
+	"setsockopt",
+	"getsockopt",
+	"close",
+	"fstat",
+	"fstat64",
+	"newfstat",
+	"fstatfs",
+	"fstatfs64",
+	"lseek",
+	"_llseek",
+	"llseek",
+	"ioctl",
+	"fcntl",
+	"fcntl64",
+	"flock",
+	"fsync",
+	"fdatasync",
+	"syncfs",
+	"sync_file_range",
+	"sync_file_range2",
+	"ftruncate",
+	"ftruncate64",
+	"fallocate",
+	"fadvise64",
+	"fadvise64_64",
+	"readahead",
+	"fchmod",
+	"fchown",
+	"fchown32",
+	"fchdir",
+	"getdents",
+	"getdents64",
+	"readdir",
+	"fgetxattr",
+	"fsetxattr",
+	"flistxattr",
+	"fremovexattr",
+	"dup",
+	"dup2",
+	"dup3",
+	"splice",
+	"tee",
+	"vmsplice",
+	"copy_file_range",
+	"epoll_ctl",
+	"epoll_wait",
+	"epoll_pwait",
+	"epoll_pwait2",
+	"timerfd_settime",
+	"timerfd_gettime",
+	"timerfd_settime64",
+	"timerfd_gettime64",
+	"inotify_add_watch",
+	"inotify_rm_watch",
+	"pidfd_send_signal",
+	"pidfd_getfd",
+	"process_madvise",
+	"io_uring_enter",
+	"io_uring_register",
+	"fanotify_mark",
+	"setns",
+	"finit_module",
+	NULL,
+};
+
+bool names_is_fd_call(const char *name)
+{
+	return names_in_list(fd_calls, name);
+}
+
+const char *names_fd_type(unsigned int fd_type)
+{
+	static const char *const n[SC_FD_COUNT] = {
+		[SC_FD_FILE] = "file",	       [SC_FD_DIR] = "dir",
+		[SC_FD_SOCKET] = "socket",     [SC_FD_PIPE] = "pipe",
+		[SC_FD_CHR] = "chr",	       [SC_FD_BLK] = "blk",
+		[SC_FD_EVENTFD] = "eventfd",   [SC_FD_TIMERFD] = "timerfd",
+		[SC_FD_SIGNALFD] = "signalfd", [SC_FD_EPOLL] = "epoll",
+		[SC_FD_INOTIFY] = "inotify",   [SC_FD_PIDFD] = "pidfd",
+		[SC_FD_ANON] = "anon",	       [SC_FD_BAD] = "bad",
+	};
+
+	return fd_type < SC_FD_COUNT ? n[fd_type] : NULL;
+}
+
 const char *names_errno(int err)
 {
 	if (err <= 0 || (unsigned int)err >= sc_errno_names_len)

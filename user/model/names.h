@@ -33,6 +33,13 @@ bool names_is_noreturn(const char *name);
 /* Creates a task that returns from it too (with 0): fork, clone... */
 bool names_is_fork(const char *name);
 
+/* Takes an fd as its first argument (--fd-types splits it by kind). */
+bool names_is_fd_call(const char *name);
+/* Short name of an enum sc_fd_type ("socket"), or NULL for none and
+ * unknown values.
+ */
+const char *names_fd_type(unsigned int fd_type);
+
 /* Symbolic name of a positive errno ("ENOENT"), or NULL. */
 const char *names_errno(int err);
 

@@ -7,6 +7,23 @@
 #include "render/report_csv.h"
 #include "util/escape.h"
 
+/* With --fd-types: nr and the figures after pid,comm,abi,syscall,fd_type. */
+static void csv_figures(FILE *f, const struct row_view *v)
+{
+	const struct sc_stats *st = &v->row->st;
+
+	fprintf(f,
+		"%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
+		v->row->nr, (uint64_t)st->calls, (uint64_t)st->errors,
+		(uint64_t)st->total_ns, (uint64_t)st->min_ns,
+		(uint64_t)st->max_ns, v->avg_ns, v->p50_ns, v->p90_ns,
+		v->p99_ns);
+	if (v->has_bytes)
+		fprintf(f, "%" PRIu64, (uint64_t)st->bytes);
+	fputc('\n', f);
+}
+
 static int proc_rows(FILE *f, const struct sc_proc *p,
 		     const struct report_opts *o)
 {
@@ -22,7 +39,19 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 	}
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sc_stats *st = &v[i].row->st;
+		const char *kind = names_fd_type(v[i].row->fd_type);
+		char buf[SC_NAME_LEN];
 
+		if (o->fd_types) {
+			/* the syscall's own name, its kind in a column */
+			fprintf(f, "%u,%s,%s,%s,%s,", p->pid, comm,
+				names_abi(v[i].row->abi),
+				names_syscall_fmt(v[i].row->abi, v[i].row->nr,
+						  buf, sizeof(buf)),
+				kind ? kind : "");
+			csv_figures(f, &v[i]);
+			continue;
+		}
 		fprintf(f,
 			"%u,%s,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
 			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
@@ -50,9 +79,14 @@ int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	(void)meta;
 	if (m->nprocs && !by_pid)
 		return -ENOMEM;
-	fputs("pid,comm,abi,syscall,nr,calls,errors,total_ns,min_ns,max_ns,"
-	      "avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
-	      f);
+	if (o->fd_types)
+		fputs("pid,comm,abi,syscall,fd_type,nr,calls,errors,total_ns,"
+		      "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
+		      f);
+	else
+		fputs("pid,comm,abi,syscall,nr,calls,errors,total_ns,min_ns,"
+		      "max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
+		      f);
 	for (size_t i = 0; i < m->nprocs && !err; i++)
 		err = proc_rows(f, by_pid[i], o);
 	free(by_pid);

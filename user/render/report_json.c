@@ -20,7 +20,8 @@ static struct json_object *errnos_of(const struct sc_model *m,
 		const struct sc_errno_row *e = &m->errnos[i];
 		const char *name = names_errno((int)e->err);
 
-		if (e->abi != r->abi || e->nr != r->nr)
+		if (e->abi != r->abi || e->nr != r->nr ||
+		    e->fd_type != r->fd_type)
 			continue;
 		if (!name) {
 			snprintf(buf, sizeof(buf), "%u", e->err);
@@ -31,15 +32,26 @@ static struct json_object *errnos_of(const struct sc_model *m,
 	return jw_done(o, err);
 }
 
-/* One syscall object; errno detail only for the aggregate (m != NULL). */
+/* One syscall object; errno detail only for the aggregate (m != NULL);
+ * fd_type (null for calls on no fd) with --fd-types.
+ */
 static struct json_object *syscall_obj(const struct row_view *v,
-				       const struct sc_model *m)
+				       const struct sc_model *m, bool fd_types)
 {
 	const struct sc_stats *st = &v->row->st;
+	const char *kind = names_fd_type(v->row->fd_type);
 	struct json_object *o = json_object_new_object();
 	int err = o ? 0 : -ENOMEM;
+	char buf[SC_NAME_LEN];
 
-	err = err ?: jw_add_str(o, "name", v->name);
+	err = err   ?:
+		      jw_add_str(o, "name",
+				 names_syscall_fmt(v->row->abi, v->row->nr, buf,
+						   sizeof(buf)));
+	if (fd_types && kind)
+		err = err ?: jw_add_str(o, "fd_type", kind);
+	else if (fd_types)
+		err = err ?: jw_add_null(o, "fd_type");
 	err = err ?: jw_add_u64(o, "nr", v->row->nr);
 	err = err ?: jw_add_str(o, "abi", names_abi(v->row->abi));
 	err = err ?: jw_add_u64(o, "calls", st->calls);
@@ -71,7 +83,7 @@ static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 	int err = arr && (!n || v) ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++)
-		err = jw_push(arr, syscall_obj(&v[i], m));
+		err = jw_push(arr, syscall_obj(&v[i], m, o->fd_types));
 	free(v);
 	return jw_done(arr, err);
 }

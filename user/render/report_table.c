@@ -378,7 +378,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 		const struct sc_errno_row *e = &m->errnos[i];
 		const char *en = names_errno((int)e->err);
 
-		if (e->abi != v->row->abi || e->nr != v->row->nr)
+		if (e->abi != v->row->abi || e->nr != v->row->nr ||
+		    e->fd_type != v->row->fd_type)
 			continue;
 		if (en)
 			fprintf(f, "    %-22s : %" PRIu64 "\n", en, e->count);

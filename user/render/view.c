@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -118,6 +119,15 @@ static void view_fill(struct row_view *v, const struct sc_row *r)
 	v->row = r;
 	v->name = names_syscall_fmt(r->abi, r->nr, v->name_buf,
 				    sizeof(v->name_buf));
+	if (names_fd_type(r->fd_type)) {
+		/* "read (socket)": the name may be name_buf itself */
+		char base[SC_NAME_LEN];
+
+		snprintf(base, sizeof(base), "%s", v->name);
+		snprintf(v->name_buf, sizeof(v->name_buf), "%s (%s)", base,
+			 names_fd_type(r->fd_type));
+		v->name = v->name_buf;
+	}
 	v->avg_ns = st->calls ? st->total_ns / st->calls : 0;
 	v->p50_ns = hist_quantile(st, 0.50);
 	v->p90_ns = hist_quantile(st, 0.90);
@@ -129,7 +139,7 @@ static const char *view_name(const struct row_view *v)
 {
 	const char *n = names_syscall(v->row->abi, v->row->nr);
 
-	return n ? n : v->name_buf;
+	return n && !names_fd_type(v->row->fd_type) ? n : v->name_buf;
 }
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -184,7 +194,11 @@ static int view_cmp(const void *pa, const void *pb, void *arg)
 		return c;
 	if (a->row->abi != b->row->abi)
 		return a->row->abi < b->row->abi ? -1 : 1;
-	return a->row->nr < b->row->nr ? -1 : a->row->nr > b->row->nr;
+	if (a->row->nr != b->row->nr)
+		return a->row->nr < b->row->nr ? -1 : 1;
+	return a->row->fd_type < b->row->fd_type ?
+		       -1 :
+		       a->row->fd_type > b->row->fd_type;
 }
 
 struct row_view *view_rows(const struct sc_row *rows, size_t n,

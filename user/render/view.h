@@ -48,6 +48,7 @@ struct report_opts {
 	bool per_process;		 /* -P: a table per process */
 	bool histograms;		 /* -H: latency bar charts */
 	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
+	bool fd_types; /* --fd-types: JSON and CSV say each row's fd kind */
 };
 
 /* What was profiled, for the report's header fields. */
@@ -63,7 +64,7 @@ struct report_meta {
 struct row_view {
 	const struct sc_row *row;
 	const char *name;
-	char name_buf[SC_NAME_LEN];
+	char name_buf[SC_NAME_LEN + 16]; /* room for " (signalfd)" */
 	uint64_t avg_ns, p50_ns, p90_ns, p99_ns;
 	bool has_bytes; /* a read/write-family call: bytes is meaningful */
 };

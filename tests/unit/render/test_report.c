@@ -566,7 +566,7 @@ static void test_sort_ties(void **state)
 		{ C32, 600, "syscall_0x258" }, { X32, 0, "read" },
 	};
 	static const int input[] = { 5, 3, 2, 0, 4, 1 };
-	struct sc_row rows[6];
+	struct sc_row rows[6] = {};
 	struct spec s = { 0, 0, 3, 1, 3000, 900, 1100, 7 };
 
 	(void)state;
@@ -1099,6 +1099,118 @@ static void test_csv_rows_and_quoting(void **state)
 }
 
 /* Every comm byte pattern still gives one record of 15 fields per row. */
+/* --fd-types: rows of one syscall split by fd kind stay apart in the model
+ * and its totals; the table names them "read (socket)", JSON keeps the
+ * name and adds fd_type (null for calls on no fd), CSV adds a column, and
+ * errnos go with the row of their kind. Without the flag JSON and CSV
+ * have no fd_type at all.
+ */
+static void test_fd_types(void **state)
+{
+	struct spec s1 = { NAT, 0, 7, 0, 7000, 900, 1100, 700 };
+	struct spec s2 = { NAT, 0, 5, 2, 5000, 900, 1100, 50 };
+	struct spec s3 = { NAT, 39, 4, 0, 400, 90, 110, 0 };
+	struct sc_model *m = model_new();
+	struct sc_stats st;
+	struct report_opts o;
+	struct json_object *j, *arr, *r;
+	struct sc_proc *p;
+	char *text;
+	int found = 0;
+
+	(void)state;
+	assert_non_null(m);
+	p = model_proc(m, 1, 1);
+	assert_non_null(p);
+	strcpy(p->comm, "test");
+	stats_fill(&st, &s1);
+	assert_int_equal(model_proc_add_fd(p, NAT, 0, SC_FD_SOCKET, &st), 0);
+	stats_fill(&st, &s2);
+	assert_int_equal(model_proc_add_fd(p, NAT, 0, SC_FD_BAD, &st), 0);
+	assert_int_equal(model_proc_add_fd(p, NAT, 0, SC_FD_BAD, &st), 0);
+	stats_fill(&st, &s3);
+	assert_int_equal(model_proc_add(p, NAT, 39, &st), 0);
+	assert_int_equal(model_errno_add_fd(m, NAT, 0, SC_FD_BAD, EBADF, 4), 0);
+	assert_int_equal(model_finalize(m), 0);
+	CHECK(p->nrows == 3 && m->ntotal == 3, "rows by kind: %zu, total %zu",
+	      p->nrows, m->ntotal);
+
+	report_opts_default(&o);
+	o.fd_types = true;
+	o.histograms = true;
+	text = render(m, &o, &meta_cmd);
+	CHECK(strstr(text, " read (socket)\n") &&
+		      strstr(text, " read (bad)\n") &&
+		      strstr(text, " getpid\n"),
+	      "table names rows by kind:\n%s", text);
+	CHECK(strstr(text, "read (bad): 10 calls, 4 errors\n    EBADF") &&
+		      !strstr(text, "read (socket): 7 calls\n    EBADF"),
+	      "errnos under the row of their kind:\n%s", text);
+	free(text);
+
+	o.histograms = false;
+	o.format = REPORT_JSON;
+	text = render(m, &o, &meta_cmd);
+	j = json_tokener_parse(text);
+	assert_non_null(j);
+	assert_true(json_object_object_get_ex(j, "syscalls", &arr));
+	for (size_t i = 0; i < json_object_array_length(arr); i++) {
+		struct json_object *name, *kind, *calls, *errnos, *e;
+
+		r = json_object_array_get_idx(arr, i);
+		assert_true(json_object_object_get_ex(r, "name", &name));
+		assert_true(json_object_object_get_ex(r, "fd_type", &kind));
+		assert_true(json_object_object_get_ex(r, "calls", &calls));
+		assert_true(json_object_object_get_ex(r, "errnos", &errnos));
+		if (!strcmp(json_object_get_string(name), "getpid")) {
+			CHECK(json_object_is_type(kind, json_type_null),
+			      "getpid's fd_type is null");
+			found |= 1;
+		} else if (!strcmp(json_object_get_string(kind), "socket")) {
+			CHECK_STR(json_object_get_string(name), "read",
+				  "JSON name is the syscall's");
+			CHECK(json_object_get_int64(calls) == 7 &&
+				      !json_object_object_get_ex(errnos,
+								 "EBADF", &e),
+			      "read (socket) figures");
+			found |= 2;
+		} else if (!strcmp(json_object_get_string(kind), "bad")) {
+			CHECK(json_object_get_int64(calls) == 10 &&
+				      json_object_object_get_ex(errnos, "EBADF",
+								&e) &&
+				      json_object_get_int64(e) == 4,
+			      "read (bad) figures and errnos");
+			found |= 4;
+		}
+	}
+	CHECK(found == 7, "every row in JSON: %d", found);
+	json_object_put(j);
+	free(text);
+	o.fd_types = false;
+	text = render(m, &o, &meta_cmd);
+	CHECK(!strstr(text, "fd_type"), "no fd_type without --fd-types");
+	free(text);
+
+	o.format = REPORT_CSV;
+	text = render(m, &o, &meta_cmd);
+	CHECK(!strstr(text, "fd_type"), "no fd_type column without the flag");
+	free(text);
+	o.fd_types = true;
+	o.sort = COL_CALLS;
+	text = render(m, &o, &meta_cmd);
+	CHECK_STR(text,
+		  "pid,comm,abi,syscall,fd_type,nr,calls,errors,total_ns,"
+		  "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n"
+		  "1,test,64,read,bad,0,10,4,10000,900,1100,1000,976,1100,"
+		  "1100,100\n"
+		  "1,test,64,read,socket,0,7,0,7000,900,1100,1000,970,1100,"
+		  "1100,700\n"
+		  "1,test,64,getpid,,39,4,0,400,90,110,100,101,109,110,\n",
+		  "CSV with an fd_type column");
+	free(text);
+	model_free(m);
+}
+
 static void test_csv_random_comms(void **state)
 {
 	static const char pick[] = ",\"\n\r \\\x1b\x7f\xff\xc3\xa9"
@@ -1159,6 +1271,7 @@ int main(void)
 		cmocka_unit_test(test_json_empty),
 		cmocka_unit_test(test_csv_rows_and_quoting),
 		cmocka_unit_test(test_csv_random_comms),
+		cmocka_unit_test(test_fd_types),
 	};
 
 	unit_init();
