@@ -208,3 +208,13 @@ def test_fd_types_count_only_refused():
     assert proc.returncode == 2
     err = proc.stderr.decode().strip()
     assert len(err.splitlines()) == 1 and "--fd-types" in err, err
+
+
+def test_fd_types_compat_abi():
+    """i386 calls (int $0x80) take their fd from ebx."""
+    proc, rep = scprof_json(["--fd-types"], [workload("fdkinds32"), "23"],
+                            env=CLEAN_ENV)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    got = {(s["name"], s["fd_type"]): (s["calls"], s["errors"])
+           for s in rep["syscalls"] if s["abi"] == "32"}
+    assert got == {("write", "pipe"): (23, 0), ("close", "bad"): (23, 23)}, got
