@@ -29,7 +29,8 @@
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), proc.bpf.h
  * (processes: key, name, exit), record.bpf.h (the cell update of a call)
- * and exit.bpf.h (a thread's exit), beside the generic maps.bpf.h. Those
+ * exit.bpf.h (a thread's exit) and inflight.bpf.h (the calls in flight at
+ * report time, for a task iterator), beside the generic maps.bpf.h. Those
  * headers use the definitions here and are included by this file only.
  */
 #include "vmlinux.h"
@@ -88,7 +89,7 @@ struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
  * Scratch words that turn a pointer into a number (see addr_of() in
  * stamp.bpf.h): one per program kind and CPU.
  */
-enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_COUNT };
+enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_ITER, SCR_COUNT };
 
 struct sc_scratch {
 	__u64 v[SCR_COUNT];
@@ -192,6 +193,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "stamp.bpf.h"
 #include "record.bpf.h"
 #include "exit.bpf.h"
+#include "inflight.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -324,6 +326,17 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	info->exit_code = BPF_CORE_READ(p, exit_code);
 	info->exited = 1;
 	return 0;
+}
+
+/* Report time: the calls in flight (inflight.bpf.h), one record each. */
+SEC("iter/task")
+int sc_inflight_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (!task)
+		return 0;
+	return inflight_one(ctx->meta->seq, task);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -137,7 +137,7 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	char stamp[64];
 	int err;
 
-	err = collector__snapshot(r->col, &cur);
+	err = collector__snapshot_at(r->col, now, &cur);
 	if (last) {
 		collector__destroy(r->col);
 		r->col = NULL;
@@ -352,6 +352,7 @@ static int attach(struct run *r)
 	target_collector_opts(&o->target, &copts);
 	copts.count_only = o->count_only;
 	copts.max_exited = o->max_exited;
+	copts.in_flight = true;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */

@@ -365,7 +365,8 @@ static int open_screen(struct top *t)
 
 static int top_start(void *ctx, struct cmd_env *env)
 {
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
+					.in_flight = true };
 	struct top *t = ctx;
 	struct top_opts *o = t->o;
 	int err;

@@ -442,7 +442,8 @@ static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
  */
 static int verdict_start(void *ctx, struct cmd_env *env)
 {
-	struct collector_opts copts = { .mode = SC_FILTER_TGID };
+	struct collector_opts copts = { .mode = SC_FILTER_TGID,
+					.in_flight = true };
 	struct verdict_run *r = ctx;
 	size_t npids = 1;
 	int err;

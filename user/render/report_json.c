@@ -115,6 +115,38 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	return jw_done(o, err);
 }
 
+/* The calls in flight, longest first; null when they are not known. */
+static struct json_object *flights_list(const struct sc_model *m)
+{
+	struct json_object *arr;
+	int err;
+
+	if (!m->flights_known)
+		return NULL;
+	arr = json_object_new_array();
+	err = arr ? 0 : -ENOMEM;
+	for (size_t i = 0; !err && i < m->nflights; i++) {
+		const struct sc_flight_call *fl = &m->flights[i];
+		struct json_object *o = json_object_new_object();
+		char comm[SC_COMM_LEN + 1] = "", buf[SC_NAME_LEN];
+
+		memcpy(comm, fl->comm, esc_strnlen(fl->comm, SC_COMM_LEN));
+		err = o ? 0 : -ENOMEM;
+		err = err ?: jw_add_u64(o, "pid", fl->pid);
+		err = err ?: jw_add_u64(o, "tid", fl->tid);
+		err = err ?: jw_add_str(o, "comm", comm);
+		err = err   ?:
+			      jw_add_str(o, "syscall",
+					 names_syscall_fmt(fl->abi, fl->nr, buf,
+							   sizeof(buf)));
+		err = err ?: jw_add_str(o, "abi", names_abi(fl->abi));
+		err = err ?: jw_add_num(o, "seconds", (double)fl->ns / 1e9, 6);
+		err = err ?: jw_add_bool(o, "before_attach", fl->before_attach);
+		err = jw_push(arr, jw_done(o, err));
+	}
+	return jw_done(arr, err);
+}
+
 int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		const struct report_meta *meta)
 {
@@ -141,6 +173,10 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err ?: jw_add_array(root, "processes", &procs);
 	for (size_t i = 0; !err && i < m->nprocs; i++)
 		err = jw_push(procs, process_obj(by_pid[i], o));
+	if (!err && !m->flights_known)
+		err = jw_add_null(root, "in_flight");
+	else
+		err = err ?: jw_add(root, "in_flight", flights_list(m));
 	free(by_pid);
 	return jw_write(f, root, err);
 }

@@ -1,0 +1,79 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Threads that block and stay blocked, for the calls-in-flight tests:
+ *   blocked [DELAY_MS]
+ * after DELAY_MS (default 0), one thread blocks in read() on an empty
+ * pipe, one in epoll_wait() with no timeout, and the main thread in
+ * wait4() for a child that sleeps in pause(). Prints "ready" once the
+ * threads are started (each blocks right after) and stays so until
+ * killed; the child dies with it (PR_SET_PDEATHSIG).
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static int pipe_rd[2], pipe_ep[2], epfd;
+
+static void *reader(void *arg)
+{
+	char c;
+
+	(void)arg;
+	for (;;)
+		if (read(pipe_rd[0], &c, 1) <= 0)
+			pause();
+	return NULL;
+}
+
+static void *poller(void *arg)
+{
+	struct epoll_event ev;
+
+	(void)arg;
+	for (;;)
+		epoll_wait(epfd, &ev, 1, -1);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long delay_ms = argc > 1 ? atol(argv[1]) : 0;
+	struct timespec d = { delay_ms / 1000, (delay_ms % 1000) * 1000000 };
+	struct epoll_event ev = { .events = EPOLLIN };
+	pthread_t t1, t2;
+	pid_t child;
+
+	if (argc > 2 || delay_ms < 0) {
+		fprintf(stderr, "usage: blocked [DELAY_MS]\n");
+		return 2;
+	}
+	if (delay_ms)
+		nanosleep(&d, NULL);
+	if (pipe(pipe_rd) || pipe(pipe_ep))
+		return 1;
+	epfd = epoll_create1(0);
+	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, pipe_ep[0], &ev))
+		return 1;
+	child = fork();
+	if (child < 0)
+		return 1;
+	if (child == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		for (;;)
+			pause();
+	}
+	if (pthread_create(&t1, NULL, reader, NULL) ||
+	    pthread_create(&t2, NULL, poller, NULL))
+		return 1;
+	printf("ready %d\n", (int)child);
+	fflush(stdout);
+	for (;;)
+		if (wait4(child, NULL, 0, NULL) == child)
+			return 0;
+}
