@@ -330,7 +330,9 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	}
 	sampler_end(s);
 snapshot:
-	err = collector__snapshot(c, model);
+	/* calls in flight timed to the last sample, like the threads */
+	err = s->t_last ? collector__snapshot_at(c, s->t_last, model) :
+			  collector__snapshot(c, model);
 	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
 	return err;
@@ -393,6 +395,9 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		.cal = cal,
 		.cal_saved = saved,
 		.now = (long long)time(NULL),
+		.flights = m->flights,
+		.nflights = m->nflights,
+		.flights_known = m->flights_known,
 	};
 	struct verdict *v = NULL;
 	int err;

@@ -115,18 +115,14 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	return jw_done(o, err);
 }
 
-/* The calls in flight, longest first; null when they are not known. */
-static struct json_object *flights_list(const struct sc_model *m)
+struct json_object *report_json_flights(const struct sc_flight_call *fls,
+					size_t n)
 {
-	struct json_object *arr;
-	int err;
+	struct json_object *arr = json_object_new_array();
+	int err = arr ? 0 : -ENOMEM;
 
-	if (!m->flights_known)
-		return NULL;
-	arr = json_object_new_array();
-	err = arr ? 0 : -ENOMEM;
-	for (size_t i = 0; !err && i < m->nflights; i++) {
-		const struct sc_flight_call *fl = &m->flights[i];
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct sc_flight_call *fl = &fls[i];
 		struct json_object *o = json_object_new_object();
 		char comm[SC_COMM_LEN + 1] = "", buf[SC_NAME_LEN];
 
@@ -176,7 +172,10 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	if (!err && !m->flights_known)
 		err = jw_add_null(root, "in_flight");
 	else
-		err = err ?: jw_add(root, "in_flight", flights_list(m));
+		err = err   ?:
+			      jw_add(root, "in_flight",
+				     report_json_flights(m->flights,
+							 m->nflights));
 	free(by_pid);
 	return jw_write(f, root, err);
 }

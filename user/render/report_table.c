@@ -419,28 +419,27 @@ static int histograms(FILE *f, const struct sc_model *m,
  * longest of them. Their time so far is in the table above; they are
  * counted when they return.
  */
-static int flights_footer(FILE *f, const struct sc_model *m)
+int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n)
 {
-	const struct sc_flight_call *fl = m->flights;
 	bool *done;
 
-	if (!m->nflights)
+	if (!n)
 		return 0;
-	done = calloc(m->nflights, sizeof(*done));
+	done = calloc(n, sizeof(*done));
 	if (!done)
 		return -ENOMEM;
 	/* longest first: the first of each syscall is its longest */
-	for (size_t i = 0; i < m->nflights; i++) {
+	for (size_t i = 0; i < n; i++) {
 		char buf[SC_NAME_LEN];
-		size_t n = 0;
+		size_t same = 0;
 
 		if (done[i])
 			continue;
-		for (size_t j = i; j < m->nflights; j++) {
+		for (size_t j = i; j < n; j++) {
 			if (!done[j] && fl[j].abi == fl[i].abi &&
 			    fl[j].nr == fl[i].nr) {
 				done[j] = true;
-				n++;
+				same++;
 			}
 		}
 		fprintf(f,
@@ -449,7 +448,7 @@ static int flights_footer(FILE *f, const struct sc_model *m)
 			names_syscall_fmt(fl[i].abi, fl[i].nr, buf,
 					  sizeof(buf)),
 			fl[i].abi ? " " : "",
-			fl[i].abi ? names_abi(fl[i].abi) : "", n, fl[i].pid,
+			fl[i].abi ? names_abi(fl[i].abi) : "", same, fl[i].pid,
 			fl[i].tid, (double)fl[i].ns / 1e9,
 			fl[i].before_attach ? ", started before attach" : "");
 	}
@@ -496,7 +495,7 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		if (err)
 			return err;
 	}
-	err = flights_footer(f, m);
+	err = report_table_flights(f, m->flights, m->nflights);
 	if (err)
 		return err;
 	if (m->count_only)
