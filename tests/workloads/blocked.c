@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Threads that block and stay blocked, for the calls-in-flight tests:
- *   blocked [DELAY_MS]
- * after DELAY_MS (default 0), one thread blocks in read() on an empty
+ *   blocked [-]
+ * (with "-", after a line on stdin) one thread blocks in read() on an empty
  * pipe, one in epoll_wait() with no timeout, and the main thread in
  * wait4() for a child that sleeps in pause(). Prints "ready" once the
  * threads are started (each blocks right after) and stays so until
@@ -12,10 +12,10 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/epoll.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 static int pipe_rd[2], pipe_ep[2], epfd;
@@ -43,18 +43,17 @@ static void *poller(void *arg)
 
 int main(int argc, char **argv)
 {
-	long delay_ms = argc > 1 ? atol(argv[1]) : 0;
-	struct timespec d = { delay_ms / 1000, (delay_ms % 1000) * 1000000 };
+	char line[16];
 	struct epoll_event ev = { .events = EPOLLIN };
 	pthread_t t1, t2;
 	pid_t child;
 
-	if (argc > 2 || delay_ms < 0) {
-		fprintf(stderr, "usage: blocked [DELAY_MS]\n");
+	if (argc > 2 || (argc == 2 && strcmp(argv[1], "-"))) {
+		fprintf(stderr, "usage: blocked [-]\n");
 		return 2;
 	}
-	if (delay_ms)
-		nanosleep(&d, NULL);
+	if (argc == 2 && !fgets(line, sizeof(line), stdin))
+		return 1;
 	if (pipe(pipe_rd) || pipe(pipe_ep))
 		return 1;
 	epfd = epoll_create1(0);
