@@ -110,7 +110,7 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 		rt = in->floor_ns + rep - in->probe_reported_ns;
 		if (rt < in->floor_ns)
 			rt = in->floor_ns;
-	} else if (r->flight_calls) {
+	} else if (r->flight_calls && r->flight_ns > 0) {
 		/* only calls in flight: their time so far */
 		rt = (double)r->flight_ns / (double)r->flight_calls;
 	}

@@ -61,16 +61,17 @@ static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
 		const struct sc_row *p =
 			row_find(prev, nprev, cur[i].abi, cur[i].nr);
 		struct sc_stats st;
-		uint64_t ret, flight;
+		uint64_t ret;
+		int64_t flight;
 
 		stats_delta(&st, &cur[i].st, p ? &p->st : NULL);
 		/* Time in flight at either end: the interval has what was
 		 * spent in it (the totals include it), its returned calls
 		 * their whole time (for the averages).
 		 */
-		ret = delta_u64(cur[i].st.total_ns - cur[i].flight_ns,
-				p ? p->st.total_ns - p->flight_ns : 0);
-		flight = delta_u64(st.total_ns, ret);
+		ret = delta_u64(row_returned_ns(&cur[i]),
+				p ? row_returned_ns(p) : 0);
+		flight = (int64_t)st.total_ns - (int64_t)ret;
 		if (!st.calls && !st.total_ns)
 			continue;
 		if (model_proc_add(out, cur[i].abi, cur[i].nr, &st) ||

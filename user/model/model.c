@@ -213,7 +213,7 @@ int model_proc_add_flight(struct sc_proc *p, uint32_t abi, uint32_t nr,
 	if (!r)
 		return -ENOMEM;
 	r->st.total_ns += ns;
-	r->flight_ns += ns;
+	r->flight_ns += (int64_t)ns;
 	r->flight_calls += ncalls;
 	return 0;
 }

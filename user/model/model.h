@@ -20,9 +20,11 @@ struct sc_row {
 	/* Time of calls that had not returned when the snapshot was taken,
 	 * included in st.total_ns (time shares count it; calls do not), and
 	 * how many such calls: st.total_ns - flight_ns is the returned
-	 * calls' time, the one per-call averages use.
+	 * calls' time, the one per-call averages use. In an interval delta
+	 * it is the interval's time less its returned calls' whole latency,
+	 * negative when a call returning in it began in an earlier one.
 	 */
-	uint64_t flight_ns;
+	int64_t flight_ns;
 	uint64_t flight_calls;
 };
 
@@ -138,8 +140,9 @@ static inline bool row_seen(const struct sc_row *r)
 /* The time of the calls that returned (per-call averages use it). */
 static inline uint64_t row_returned_ns(const struct sc_row *r)
 {
-	return r->st.total_ns > r->flight_ns ? r->st.total_ns - r->flight_ns :
-					       0;
+	int64_t ret = (int64_t)r->st.total_ns - r->flight_ns;
+
+	return ret > 0 ? (uint64_t)ret : 0;
 }
 
 #endif

@@ -500,7 +500,7 @@ static const struct spec sort_rows[] = {
 /* Sort the rows by key and compare the order (as indexes in sort_rows). */
 static void check_order_at(int line, const char *key, const int want[5])
 {
-	struct sc_row rows[5];
+	struct sc_row rows[5] = {};
 	struct sc_stats *st = calloc(1, sizeof(*st));
 	enum report_col col;
 	struct row_view *v;
@@ -566,7 +566,7 @@ static void test_sort_ties(void **state)
 		{ C32, 600, "syscall_0x258" }, { X32, 0, "read" },
 	};
 	static const int input[] = { 5, 3, 2, 0, 4, 1 };
-	struct sc_row rows[6];
+	struct sc_row rows[6] = {};
 	struct spec s = { 0, 0, 3, 1, 3000, 900, 1100, 7 };
 
 	(void)state;
