@@ -29,7 +29,9 @@ static void usage_collect(FILE *f)
 	      "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
 	      "                        that interval: a timestamp line, then the table with\n"
 	      "                        a calls/s column), and the last, shorter one at the\n"
-	      "                        end; tables only\n"
+	      "                        end; tables only. A call's time goes to the\n"
+	      "                        intervals it spans; it is counted in the one where\n"
+	      "                        it returns\n"
 	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
 	      "                        (default 16384); what does not fit is counted and\n"
 	      "                        reported as dropped\n"
@@ -44,7 +46,8 @@ static void usage_collect(FILE *f)
 	      "                        shows calls, errors and names, sorted by calls.\n"
 	      "                        exit and exit_group are counted when the thread\n"
 	      "                        exits; a call already running at the start is\n"
-	      "                        counted when it returns\n"
+	      "                        counted when it returns. Calls in flight are not\n"
+	      "                        known (no \"in flight\" lines, JSON in_flight null)\n"
 	      "\n",
 	      f);
 }
@@ -67,6 +70,11 @@ static void usage_report(FILE *f)
 	      "  -c, -w                accepted for strace habits; they change nothing:\n"
 	      "                        scprof always summarises, and always measures wall\n"
 	      "                        time inside the call (strace -w)\n"
+	      "\n"
+	      "Calls still in flight at a report (a thread blocked in read, epoll_wait...)\n"
+	      "are listed after the table, one line per syscall with the longest\n"
+	      "(\"in flight at stop: read x1 (pid P tid T, 3.00 s so far)\"), and in JSON\n"
+	      "in_flight; their time so far is in the time columns, not in the calls.\n"
 	      "\n"
 	      "General:\n"
 	      "  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
