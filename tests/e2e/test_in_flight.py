@@ -9,6 +9,7 @@ thread is in; the length of the window is scprof's own duration_ns."""
 import json
 import os
 import re
+import signal
 import subprocess
 import time
 
@@ -179,3 +180,40 @@ def test_interval_splits_a_long_call():
     for _, secs, tables in ivs[1:-1]:
         assert float(rows(tables)["clock_nanosleep"]["seconds"]) >= \
             secs - 0.0015, tables
+
+
+def test_interval_call_running_at_attach_ends(blocked):
+    """A read running since before attach returns mid-run (its end is not
+    recorded) and the thread blocks in the next read: every interval still
+    has about its length of read, none more."""
+    pid, threads = blocked
+    s = subprocess.Popen([SCPROF, "-i", "0.3", "-d", "1.6", "-p", str(pid)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_attached(s, need={"sys_enter", "sys_exit"})
+    time.sleep(0.75)
+    os.kill(pid, signal.SIGUSR1)
+    out, err = s.communicate(timeout=TIMEOUT)
+    assert s.returncode == 0, err
+    ivs = intervals(out.decode())
+    assert len(ivs) >= 4, out
+    for _, secs, tables in ivs:
+        t = float(rows(tables)["read"]["seconds"])
+        # one thread, in a read all the time: at most the interval, and
+        # not lost when the first read ends (0.8: scprof's own wake-up)
+        assert 0.8 * secs <= t <= secs + 0.0005, (t, secs, tables)
+
+
+def test_top_shows_blocked_threads(blocked):
+    pid, threads = blocked
+    p = run_scprof(["top", "--batch", "-n", "2", "-i", "0.3", "-p", str(pid)])
+    assert p.returncode == 0, p.stderr
+    frames = p.stdout.decode().strip().split("\n\n")
+    assert len(frames) == 2, frames
+    for frame in frames:
+        lines = frame.splitlines()
+        assert lines[1].endswith(", 3 threads in a syscall now"), lines[1]
+        row, = lines[3:]
+        assert re.search(r"  \[3 in a syscall now, longest "
+                         r"(read|epoll_wait|wait4) [\d.]+ s\]$", row), row
+        # three threads asleep for the whole frame: IN-SYS%
+        assert 290 <= float(row.split()[6]) <= 300.5, row

@@ -6,7 +6,8 @@
  * pipe, one in epoll_wait() with no timeout, and the main thread in
  * wait4() for a child that sleeps in pause(). Prints "ready" once the
  * threads are started (each blocks right after) and stays so until
- * killed; the child dies with it (PR_SET_PDEATHSIG).
+ * killed; the child dies with it (PR_SET_PDEATHSIG). SIGUSR1 writes a byte
+ * to the pipe: the read returns and the reader blocks in the next one.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +20,13 @@
 #include <unistd.h>
 
 static int pipe_rd[2], pipe_ep[2], epfd;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	if (write(pipe_rd[1], "x", 1) < 0)
+		_exit(1);
+}
 
 static void *reader(void *arg)
 {
@@ -45,6 +53,7 @@ int main(int argc, char **argv)
 {
 	char line[16];
 	struct epoll_event ev = { .events = EPOLLIN };
+	struct sigaction sa = { .sa_handler = on_usr1, .sa_flags = SA_RESTART };
 	pthread_t t1, t2;
 	pid_t child;
 
@@ -55,6 +64,8 @@ int main(int argc, char **argv)
 	if (argc == 2 && !fgets(line, sizeof(line), stdin))
 		return 1;
 	if (pipe(pipe_rd) || pipe(pipe_ep))
+		return 1;
+	if (sigaction(SIGUSR1, &sa, NULL))
 		return 1;
 	epfd = epoll_create1(0);
 	if (epfd < 0 || epoll_ctl(epfd, EPOLL_CTL_ADD, pipe_ep[0], &ev))

@@ -289,8 +289,8 @@ static int write_report(struct run *r)
 	 * holds for the report too.
 	 */
 	err = collector__harvest(r->col);
-	if (!err)
-		err = collector__snapshot(r->col, &m);
+	if (!err) /* calls in flight timed to the end of the run */
+		err = collector__snapshot_at(r->col, r->t1, &m);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;

@@ -297,6 +297,8 @@ void collector__destroy(struct collector *c)
 	if (c->solo_stats)
 		munmap(c->solo_stats, c->solo_stats_len);
 	bpf_link__destroy(c->inflight_link);
+	free(c->pre);
+	model_free(c->pre_gone);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

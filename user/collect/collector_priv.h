@@ -44,6 +44,15 @@ struct collector {
 	 */
 	struct bpf_link *inflight_link;
 	uint64_t attach_ns;
+	/* Calls running since before attach, seen in flight at the last
+	 * snapshot; their exit is never recorded, so the time they were
+	 * credited with is kept in pre_gone once they have ended, and
+	 * cumulative snapshots do not go back.
+	 */
+	struct sc_flight_call *pre;
+	size_t npre;
+	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
+	struct sc_model *pre_gone;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */

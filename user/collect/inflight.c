@@ -64,6 +64,98 @@ static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
 	return 0;
 }
 
+static bool same_call(const struct sc_flight_call *a,
+		      const struct sc_flight_call *b)
+{
+	return a->tid == b->tid && a->pid == b->pid &&
+	       a->proc_start_ns == b->proc_start_ns && a->nr == b->nr &&
+	       a->abi == b->abi && a->before_attach == b->before_attach;
+}
+
+/*
+ * How long a call running at attach lasted, now that it has ended: its end
+ * is not recorded, but when its thread is in a new call, it ended before
+ * that one began; otherwise it is given what the last snapshot saw.
+ */
+static uint64_t pre_attach_length(const struct collector *c,
+				  const struct sc_flight_call *f,
+				  const struct sc_model *m, uint64_t now_ns)
+{
+	uint64_t upto = f->ns;
+
+	for (size_t j = 0; j < m->nflights; j++) {
+		const struct sc_flight_call *g = &m->flights[j];
+		uint64_t next_start;
+
+		if (g->tid != f->tid || g->pid != f->pid || g->before_attach ||
+		    now_ns < g->ns)
+			continue;
+		next_start = now_ns - g->ns;
+		if (next_start > c->pre_ns)
+			upto = f->ns + (next_start - c->pre_ns);
+	}
+	return upto;
+}
+
+/*
+ * A call that was running at attach and has ended since the last snapshot
+ * keeps its time (pre_attach_length): move it to pre_gone. Then remember
+ * the ones running now, and add pre_gone to m.
+ */
+static int keep_pre_attach(struct collector *c, struct sc_model *m,
+			   uint64_t now_ns)
+{
+	struct sc_flight_call *now = NULL;
+	size_t n = 0;
+
+	if (!c->pre_gone) {
+		c->pre_gone = model_new();
+		if (!c->pre_gone)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->npre; i++) {
+		const struct sc_flight_call *f = &c->pre[i];
+		struct sc_proc *p;
+		bool running = false;
+
+		for (size_t j = 0; j < m->nflights && !running; j++)
+			running = same_call(f, &m->flights[j]);
+		if (running)
+			continue;
+		p = model_proc(c->pre_gone, f->pid, f->proc_start_ns);
+		if (!p || model_proc_add_flight(
+				  p, f->abi, f->nr,
+				  pre_attach_length(c, f, m, now_ns), 0))
+			return -ENOMEM;
+		memcpy(p->comm, f->comm, sizeof(p->comm));
+	}
+	for (size_t j = 0; j < m->nflights; j++)
+		n += m->flights[j].before_attach;
+	if (n) {
+		now = malloc(n * sizeof(*now));
+		if (!now)
+			return -ENOMEM;
+		n = 0;
+		for (size_t j = 0; j < m->nflights; j++)
+			if (m->flights[j].before_attach)
+				now[n++] = m->flights[j];
+	}
+	free(c->pre);
+	c->pre = now;
+	c->npre = n;
+	c->pre_ns = now_ns;
+	for (size_t i = 0; i < c->pre_gone->nprocs; i++) {
+		const struct sc_proc *g = &c->pre_gone->procs[i];
+		struct sc_proc *p = model_proc(m, g->pid, g->start_ns);
+
+		if (!p || model_proc_merge(p, g))
+			return -ENOMEM;
+		if (!p->comm[0])
+			memcpy(p->comm, g->comm, sizeof(p->comm));
+	}
+	return 0;
+}
+
 int collector_inflight_add(struct collector *c, uint64_t now_ns,
 			   struct sc_model *m)
 {
@@ -98,6 +190,7 @@ int collector_inflight_add(struct collector *c, uint64_t now_ns,
 	if (!err) {
 		m->flights_known = true;
 		model_flights_sort(m);
+		err = keep_pre_attach(c, m, now_ns);
 	}
 	return err;
 }
