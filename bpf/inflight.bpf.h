@@ -9,6 +9,7 @@
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
  * includes this file: filter_mode, self_tgid, flight_on, flights, tstore,
+ * iter_scratch,
  * and the helpers of filter.bpf.h, stamp.bpf.h, proc.bpf.h.
  */
 #ifndef SCPROF_INFLIGHT_BPF_H
@@ -48,6 +49,18 @@ static __always_inline bool inflight_wanted(struct task_struct *task,
 	return true;
 }
 
+/* addr_of() (stamp.bpf.h) on the iterator's own scratch word. */
+static __always_inline __u64 iter_addr_of(const void *ptr)
+{
+	__u32 zero = 0;
+	__u64 *w = bpf_map_lookup_elem(&iter_scratch, &zero);
+
+	if (!w)
+		return 0;
+	*(volatile __u64 *)w = (__u64)ptr;
+	return *(volatile __u64 *)w;
+}
+
 /* The stamp of the call task is in, if it has one. */
 static __always_inline bool inflight_stamp(struct task_struct *task,
 					   struct pt_regs *regs,
@@ -56,7 +69,7 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
 	struct sc_task *ts;
 
 	if (flight_on) {
-		__u64 addr = addr_of(regs, SCR_ITER);
+		__u64 addr = iter_addr_of(regs);
 		struct sc_flight *f = flight_of(addr);
 
 		if (addr && f->owner == addr) {

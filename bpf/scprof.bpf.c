@@ -89,7 +89,7 @@ struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
  * Scratch words that turn a pointer into a number (see addr_of() in
  * stamp.bpf.h): one per program kind and CPU.
  */
-enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_ITER, SCR_COUNT };
+enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_COUNT };
 
 struct sc_scratch {
 	__u64 v[SCR_COUNT];
@@ -101,6 +101,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sc_scratch);
 } scratch SEC(".maps");
+
+/* The same for the calls-in-flight iterator (inflight.bpf.h), apart so
+ * that the hot path's scratch words stay as they are.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} iter_scratch SEC(".maps");
 
 /* Per-thread state of full mode: the syscall in flight. */
 struct sc_task {
