@@ -29,7 +29,8 @@
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), proc.bpf.h
  * (processes: key, name, exit), record.bpf.h (the cell update of a call)
- * and exit.bpf.h (a thread's exit), beside the generic maps.bpf.h. Those
+ * exit.bpf.h (a thread's exit) and inflight.bpf.h (the calls in flight at
+ * report time, for a task iterator), beside the generic maps.bpf.h. Those
  * headers use the definitions here and are included by this file only.
  */
 #include "vmlinux.h"
@@ -102,6 +103,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sc_scratch);
 } scratch SEC(".maps");
+
+/* The same for the calls-in-flight iterator (inflight.bpf.h), apart so
+ * that the hot path's scratch words stay as they are.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} iter_scratch SEC(".maps");
 
 /* Per-thread state of full mode: the syscall in flight. */
 struct sc_task {
@@ -197,6 +208,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "fdkind.bpf.h"
 #include "record.bpf.h"
 #include "exit.bpf.h"
+#include "inflight.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -333,6 +345,17 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	info->exit_code = BPF_CORE_READ(p, exit_code);
 	info->exited = 1;
 	return 0;
+}
+
+/* Report time: the calls in flight (inflight.bpf.h), one record each. */
+SEC("iter/task")
+int sc_inflight_iter(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (!task)
+		return 0;
+	return inflight_one(ctx->meta->seq, task);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

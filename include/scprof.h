@@ -49,6 +49,22 @@ struct sc_flight {
 	__u32 pad;
 };
 
+/*
+ * A call in flight at report time, as the task iterator writes it: full
+ * mode only (count-only mode keeps no stamps).
+ */
+struct sc_inflight {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u64 proc_start_ns; /* the process key's start_ns */
+	__u64 start_ns;	     /* bpf_ktime_get_ns() at entry; 0: entered
+			      * before attach (no stamp)
+			      */
+	__u32 nr;
+	__u32 abi;
+	char comm[SC_COMM_LEN]; /* the process's (group leader's) name */
+};
+
 /* Syscall ABIs, i.e. which number table a syscall number belongs to. */
 enum sc_abi {
 	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */

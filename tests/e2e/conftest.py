@@ -119,8 +119,10 @@ def by_name(syscalls, abi="64"):
 
 
 def counts(syscalls, abi="64"):
-    """{name: (calls, errors)} of a JSON syscall list."""
-    return {n: (s["calls"], s["errors"]) for n, s in by_name(syscalls, abi).items()}
+    """{name: (calls, errors)} of a JSON syscall list, for the syscalls
+    with calls (one with none has only time in calls still in flight)."""
+    return {n: (s["calls"], s["errors"])
+            for n, s in by_name(syscalls, abi).items() if s["calls"]}
 
 
 def process(report, pid):

@@ -333,7 +333,13 @@ def test_pid_duration_ends_run(trigger, background):
     assert rep["duration_ns"] >= 300_000_000
     assert rep["targets_exited"] is False
     p = process(rep, t.pid)
-    assert p is None or p["syscalls"] == [], "an idle target makes no calls"
+    assert p is None or all(s["calls"] == 0 for s in p["syscalls"]), \
+        "an idle target makes no calls"
+    # it sat in its read for the whole run: in flight, with that time
+    assert [(f["pid"], f["syscall"], f["before_attach"])
+            for f in rep["in_flight"]] == [(t.pid, "read", True)]
+    # (timed from the attach, a few microseconds before the run's start)
+    assert rep["in_flight"][0]["seconds"] * 1e9 <= rep["duration_ns"] + 1e6
     assert t.proc.poll() is None, "the target keeps running"
 
 
@@ -489,7 +495,7 @@ SYSCALL_FIELDS = {"name": str, "nr": int, "abi": str, "calls": int,
                   "p90_ns": int, "p99_ns": int}
 TOP_FIELDS = {"version": str, "mode": str, "target": str, "duration_ns": int,
               "targets_exited": bool, "exit_status": int, "dropped": dict,
-              "syscalls": list, "processes": list}
+              "syscalls": list, "processes": list, "in_flight": list}
 DROPPED_FIELDS = {"calls", "untimed_calls", "process_info", "errno_detail"}
 PROC_FIELDS = {"pid": int, "ppid": int, "comm": str, "exited": bool,
                "syscalls": list}

@@ -50,7 +50,8 @@ def frames(text):
         t = TITLE.match(lines[0])
         assert t, f"bad title {lines[0]!r}"
         assert re.match(r"\d+ processes active, [\d.]+ calls/s, [\d.]+ "
-                        r"errors/s, \d+ calls dropped$", lines[1]), lines[1]
+                        r"errors/s, \d+ calls dropped, \d+ threads in a "
+                        r"syscall now$", lines[1]), lines[1]
         assert lines[2].split() == ["PID", "COMM", "CALLS/s", "ERRORS/s",
                                     "ERR%", "P99-us", "IN-SYS%", "TOP",
                                     "SYSCALLS", "(calls/s)"]

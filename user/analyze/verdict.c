@@ -105,18 +105,26 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 		timed = r->st.calls;
 	untimed = r->st.calls - timed;
 	if (timed) {
-		double rep = (double)r->st.total_ns / (double)timed;
+		double rep = (double)row_returned_ns(r) / (double)timed;
 
 		rt = in->floor_ns + rep - in->probe_reported_ns;
 		if (rt < in->floor_ns)
 			rt = in->floor_ns;
+	} else if (r->flight_calls && r->flight_ns > 0) {
+		/* only calls in flight: their time so far */
+		rt = (double)r->flight_ns / (double)r->flight_calls;
 	}
 	out->calls = r->st.calls;
 	out->ok_calls =
 		r->st.calls > r->st.errors ? r->st.calls - r->st.errors : 0;
 	out->round_trip_ns = rt;
-	out->time_s =
-		((double)timed * rt + (double)untimed * in->floor_ns) / 1e9;
+	/* Calls in flight: their time so far, as measured (they were
+	 * not crossing, and have no probe effect to take off yet).
+	 */
+	out->time_s = ((double)timed * rt + (double)untimed * in->floor_ns +
+		       (double)r->flight_ns) /
+		      1e9;
+	out->in_flight = r->flight_calls;
 	out->avg_bytes = -1;
 	if (names_is_io(name))
 		out->avg_bytes = out->ok_calls ? (double)r->st.bytes /
@@ -393,7 +401,7 @@ static int gather_rows(struct verdict *v, const struct verdict_input *in)
 	if (!v->rows)
 		return -ENOMEM;
 	for (size_t i = 0; i < in->nrows; i++) {
-		if (!in->rows[i].st.calls)
+		if (!row_seen(&in->rows[i]))
 			continue;
 		row_figures(in, &in->rows[i], &v->rows[v->nrows]);
 		v->calls += v->rows[v->nrows].calls;

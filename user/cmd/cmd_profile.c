@@ -137,7 +137,7 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	char stamp[64];
 	int err;
 
-	err = collector__snapshot(r->col, &cur);
+	err = collector__snapshot_at(r->col, now, &cur);
 	if (last) {
 		collector__destroy(r->col);
 		r->col = NULL;
@@ -289,8 +289,8 @@ static int write_report(struct run *r)
 	 * holds for the report too.
 	 */
 	err = collector__harvest(r->col);
-	if (!err)
-		err = collector__snapshot(r->col, &m);
+	if (!err) /* calls in flight timed to the end of the run */
+		err = collector__snapshot_at(r->col, r->t1, &m);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;
@@ -353,6 +353,7 @@ static int attach(struct run *r)
 	copts.count_only = o->count_only;
 	copts.fd_types = o->report.fd_types;
 	copts.max_exited = o->max_exited;
+	copts.in_flight = true;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */

@@ -53,6 +53,11 @@ static void usage(FILE *f)
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
 	      "\n"
+	      "IN-SYS% includes calls still in flight (a thread blocked for the whole\n"
+	      "interval counts 100%); \"[N in a syscall now, longest CALL S s]\" lists a\n"
+	      "process's threads inside a syscall at the frame (those running since before\n"
+	      "scprof attached count from then).\n"
+	      "\n"
 	      "With -p, --batch stops once every target has exited. Exit status: 0, 1 on\n"
 	      "a runtime error, 2 on a usage error (also: no terminal without --batch).\n",
 	      f);
@@ -181,7 +186,7 @@ static int tick(struct top *t)
 	uint64_t now = clock_mono_ns();
 	int err;
 
-	err = collector__snapshot(t->col, &cur);
+	err = collector__snapshot_at(t->col, now, &cur);
 	if (err)
 		return err;
 	d = model_delta(cur, t->prev);
@@ -365,7 +370,8 @@ static int open_screen(struct top *t)
 
 static int top_start(void *ctx, struct cmd_env *env)
 {
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
+					.in_flight = true };
 	struct top *t = ctx;
 	struct top_opts *o = t->o;
 	int err;

@@ -45,7 +45,10 @@ static void usage(FILE *f)
 	      "Is it the syscalls? Profile a running process (all its threads, not its\n"
 	      "children) for a while and answer with numbers:\n"
 	      "  syscall_share   the share of its threads' wall time spent inside\n"
-	      "                  syscalls, entry and exit included\n"
+	      "                  syscalls, entry and exit included; calls still in\n"
+	      "                  flight at the end (a thread blocked in read for the\n"
+	      "                  whole run) count with their time so far, and are\n"
+	      "                  listed at the end (JSON in_flight)\n"
 	      "  syscall_bound   yes when the process keeps at least a tenth of a CPU busy\n"
 	      "                  and at least half of its CPU time is spent inside\n"
 	      "                  syscalls; time asleep in a syscall, or waiting for a CPU,\n"
@@ -330,7 +333,9 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	}
 	sampler_end(s);
 snapshot:
-	err = collector__snapshot(c, model);
+	/* calls in flight timed to the last sample, like the threads */
+	err = s->t_last ? collector__snapshot_at(c, s->t_last, model) :
+			  collector__snapshot(c, model);
 	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
 	return err;
@@ -393,6 +398,9 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		.cal = cal,
 		.cal_saved = saved,
 		.now = (long long)time(NULL),
+		.flights = m->flights,
+		.nflights = m->nflights,
+		.flights_known = m->flights_known,
 	};
 	struct verdict *v = NULL;
 	int err;
@@ -442,7 +450,8 @@ static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
  */
 static int verdict_start(void *ctx, struct cmd_env *env)
 {
-	struct collector_opts copts = { .mode = SC_FILTER_TGID };
+	struct collector_opts copts = { .mode = SC_FILTER_TGID,
+					.in_flight = true };
 	struct verdict_run *r = ctx;
 	size_t npids = 1;
 	int err;

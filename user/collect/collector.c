@@ -223,6 +223,12 @@ static bool is_syscall_prog(const struct bpf_program *prog)
 	return !strncmp(bpf_program__section_name(prog), "tp_btf/sys_", 11);
 }
 
+/* The iterator is attached on its own, and never to a tracepoint. */
+static bool is_iter_prog(const struct bpf_program *prog)
+{
+	return !strncmp(bpf_program__section_name(prog), "iter/", 5);
+}
+
 static int attach_ordered(struct scprof_bpf *skel)
 {
 	const struct bpf_object_skeleton *s = skel->skeleton;
@@ -233,6 +239,7 @@ static int attach_ordered(struct scprof_bpf *skel)
 			struct bpf_link *l;
 
 			if (!bpf_program__autoload(prog) ||
+			    is_iter_prog(prog) ||
 			    is_syscall_prog(prog) != (pass == 1))
 				continue;
 			l = bpf_program__attach(prog);
@@ -262,6 +269,11 @@ int collector__attach(struct collector *c)
 	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
 	err = attach_ordered(c->skel);
 	c->attached = !err;
+	if (!err) {
+		err = collector_inflight_attach(c);
+		if (err)
+			return err;
+	}
 
 	if (err)
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
@@ -287,6 +299,9 @@ void collector__destroy(struct collector *c)
 		return;
 	if (c->solo_stats)
 		munmap(c->solo_stats, c->solo_stats_len);
+	bpf_link__destroy(c->inflight_link);
+	free(c->pre);
+	model_free(c->pre_gone);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

@@ -38,6 +38,9 @@ struct collector_opts {
 	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
 				  * by one, 0: default
 				  */
+	bool in_flight;	     /* snapshots add the calls still in flight (full
+			 * mode, kernels with bpf_task_pt_regs)
+			 */
 };
 
 /* The collector's own state, for self-monitoring. */
@@ -68,8 +71,16 @@ int collector__harvest(struct collector *c);
  * process folded now, with its final rows, comm and exit code.
  */
 int collector__harvest_exited(struct collector *c, struct sc_model *exited);
-/* Everything seen so far (folded and live), finalized. Caller frees. */
+/* Everything seen so far (folded and live), finalized. Caller frees.
+ * With opts.in_flight, the calls in flight are in the model (its flights,
+ * and their time so far in their rows), as of now.
+ */
 int collector__snapshot(struct collector *c, struct sc_model **out);
+/* The same, the calls in flight timed up to now_ns (CLOCK_MONOTONIC), so
+ * that consecutive reports split a call's time at their boundaries.
+ */
+int collector__snapshot_at(struct collector *c, uint64_t now_ns,
+			   struct sc_model **out);
 /* Fill in the collector's own figures (walks map keys, not values). */
 int collector__info(struct collector *c, struct collector_info *out);
 /*

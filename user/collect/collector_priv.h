@@ -38,6 +38,21 @@ struct collector {
 	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
 	size_t solo_stats_len;
 	uint64_t procs_folded;
+	/* opts.in_flight: the task iterator's link, and when the programs
+	 * were attached (CLOCK_MONOTONIC), the start of a call that was
+	 * running then.
+	 */
+	struct bpf_link *inflight_link;
+	uint64_t attach_ns;
+	/* Calls running since before attach, seen in flight at the last
+	 * snapshot; their exit is never recorded, so the time they were
+	 * credited with is kept in pre_gone once they have ended, and
+	 * cumulative snapshots do not go back.
+	 */
+	struct sc_flight_call *pre;
+	size_t npre;
+	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
+	struct sc_model *pre_gone;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */
@@ -68,5 +83,13 @@ void collector_proc_set_info(struct sc_proc *p,
 bool collector_solo_key(const struct collector *c, struct sc_proc_key *k);
 /* Add the solo target's cells to p (its process in some model). */
 int collector_solo_add(struct collector *c, struct sc_proc *p);
+
+/* inflight.c */
+
+/* After attach: make the task iterator (opts.in_flight). 0 or -errno. */
+int collector_inflight_attach(struct collector *c);
+/* Add the calls in flight at now_ns to m (before model_finalize). */
+int collector_inflight_add(struct collector *c, uint64_t now_ns,
+			   struct sc_model *m);
 
 #endif

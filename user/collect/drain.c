@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "util/clock.h"
 
 int collector_map_walk(int fd, size_t ksz, size_t vsz,
 		       int (*fn)(void *ctx, const void *key, const void *val),
@@ -182,6 +183,12 @@ static int add_errno(void *ctx, const void *key, const void *val)
 
 int collector__snapshot(struct collector *c, struct sc_model **out)
 {
+	return collector__snapshot_at(c, clock_mono_ns(), out);
+}
+
+int collector__snapshot_at(struct collector *c, uint64_t now_ns,
+			   struct sc_model **out)
+{
 	struct sc_model *m = model_clone(c->folded);
 	int err;
 
@@ -210,6 +217,11 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 		err = collector_map_walk(bpf_map__fd(c->skel->maps.errnos),
 					 sizeof(struct sc_errno_key),
 					 sizeof(__u64), add_errno, m);
+	/* After the cells: a call that returns in between is missed in
+	 * this snapshot rather than counted twice.
+	 */
+	if (!err)
+		err = collector_inflight_add(c, now_ns, m);
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);

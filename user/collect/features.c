@@ -99,6 +99,12 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	bpf_program__set_autoload(skel->progs.sc_sys_enter, !o->count_only);
 	bpf_program__set_autoload(skel->progs.sc_sys_exit, !o->count_only);
 	bpf_program__set_autoload(skel->progs.sc_count_exit, o->count_only);
+	/* The calls in flight: stamps exist in full mode only, and the
+	 * iterator reads a thread's registers with bpf_task_pt_regs.
+	 */
+	bpf_program__set_autoload(skel->progs.sc_inflight_iter,
+				  o->in_flight && !o->count_only &&
+					  has_pt_regs);
 	return 0;
 }
 

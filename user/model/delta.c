@@ -63,11 +63,26 @@ static int rows_delta(struct sc_proc *out, const struct sc_row *cur,
 		const struct sc_row *p = row_find(prev, nprev, cur[i].abi,
 						  cur[i].nr, cur[i].fd_type);
 		struct sc_stats st;
+		uint64_t ret;
+		int64_t flight;
 
 		stats_delta(&st, &cur[i].st, p ? &p->st : NULL);
-		if (st.calls && model_proc_add_fd(out, cur[i].abi, cur[i].nr,
-						  cur[i].fd_type, &st))
+		/* Time in flight at either end: the interval has what was
+		 * spent in it (the totals include it), its returned calls
+		 * their whole time (for the averages).
+		 */
+		ret = delta_u64(row_returned_ns(&cur[i]),
+				p ? row_returned_ns(p) : 0);
+		flight = (int64_t)st.total_ns - (int64_t)ret;
+		if (!st.calls && !st.total_ns)
+			continue;
+		if (model_proc_add_fd(out, cur[i].abi, cur[i].nr,
+				      cur[i].fd_type, &st) ||
+		    model_proc_add_flight(out, cur[i].abi, cur[i].nr,
+					  cur[i].fd_type, 0,
+					  cur[i].flight_calls))
 			return -ENOMEM;
+		out->rows[out->nrows - 1].flight_ns = flight;
 	}
 	return 0;
 }
@@ -164,6 +179,11 @@ struct sc_model *model_delta(const struct sc_model *cur,
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		d->drops[i] =
 			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	d->flights_known = cur->flights_known;
+	for (size_t i = 0; i < cur->nflights; i++) {
+		if (model_flight_add(d, &cur->flights[i]))
+			goto err;
+	}
 	free(known.rows);
 	return d;
 err:

@@ -27,8 +27,10 @@ void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 
 /*
  * What cur has that prev (NULL: nothing) did not. Processes are matched by
- * (pid, start_ns); rows without calls are left out, and so are processes
- * without rows. The totals are cur's totals minus prev's, not a sum of the
+ * (pid, start_ns); rows without calls or time are left out, and so are
+ * processes without rows. Time in calls still in flight is in the totals
+ * (so an interval has the part of a call spent in it) and the calls in
+ * flight are cur's. The totals are cur's totals minus prev's, not a sum of the
  * per-process deltas, so a process that was folded into an aggregate
  * between the two snapshots is counted once. The aggregate (pid 0) gets
  * what the totals have beyond the other processes' deltas, that is what

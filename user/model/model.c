@@ -27,6 +27,7 @@ void model_free(struct sc_model *m)
 	free(m->index);
 	free(m->total);
 	free(m->errnos);
+	free(m->flights);
 	free(m);
 }
 
@@ -58,6 +59,11 @@ struct sc_model *model_clone(const struct sc_model *m)
 
 		if (model_errno_add_fd(c, e->abi, e->nr, e->fd_type, e->err,
 				       e->count))
+			goto err;
+	}
+	c->flights_known = m->flights_known;
+	for (size_t i = 0; i < m->nflights; i++) {
+		if (model_flight_add(c, &m->flights[i]))
 			goto err;
 	}
 	return c;
@@ -209,17 +215,67 @@ int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 	return model_proc_add_fd(p, abi, nr, SC_FD_NONE, st);
 }
 
+int model_proc_add_flight(struct sc_proc *p, uint32_t abi, uint32_t nr,
+			  uint32_t fd_type, uint64_t ns, uint64_t ncalls)
+{
+	struct sc_row *r =
+		row_get(&p->rows, &p->nrows, &p->cap, abi, nr, fd_type);
+
+	if (!r)
+		return -ENOMEM;
+	r->st.total_ns += ns;
+	r->flight_ns += (int64_t)ns;
+	r->flight_calls += ncalls;
+	return 0;
+}
+
 int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
 {
 	for (size_t i = 0; i < src->nrows; i++) {
 		const struct sc_row *r = &src->rows[i];
-		int err = model_proc_add_fd(dst, r->abi, r->nr, r->fd_type,
-					    &r->st);
+		struct sc_row *d = row_get(&dst->rows, &dst->nrows, &dst->cap,
+					   r->abi, r->nr, r->fd_type);
 
-		if (err)
-			return err;
+		if (!d)
+			return -ENOMEM;
+		stats_add(&d->st, &r->st);
+		d->flight_ns += r->flight_ns;
+		d->flight_calls += r->flight_calls;
 	}
 	return 0;
+}
+
+int model_flight_add(struct sc_model *m, const struct sc_flight_call *f)
+{
+	if (m->nflights == m->flights_cap) {
+		size_t cap = m->flights_cap ? m->flights_cap * 2 : 16;
+		struct sc_flight_call *tmp =
+			realloc(m->flights, cap * sizeof(*tmp));
+
+		if (!tmp)
+			return -ENOMEM;
+		m->flights = tmp;
+		m->flights_cap = cap;
+	}
+	m->flights[m->nflights++] = *f;
+	return 0;
+}
+
+static int cmp_flight(const void *a, const void *b)
+{
+	const struct sc_flight_call *x = a, *y = b;
+
+	if (x->ns != y->ns)
+		return x->ns > y->ns ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
+}
+
+void model_flights_sort(struct sc_model *m)
+{
+	if (m->nflights > 1)
+		qsort(m->flights, m->nflights, sizeof(*m->flights), cmp_flight);
 }
 
 int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
@@ -294,6 +350,8 @@ int model_finalize(struct sc_model *m)
 					slot[src->abi][src->nr] = m->ntotal;
 			}
 			stats_add(&r->st, &src->st);
+			r->flight_ns += src->flight_ns;
+			r->flight_calls += src->flight_calls;
 		}
 	}
 	free(slot);
@@ -309,4 +367,13 @@ uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi)
 			calls += rows[i].st.calls;
 	}
 	return calls;
+}
+
+bool model_abi_seen(const struct sc_row *rows, size_t n, uint32_t abi)
+{
+	for (size_t i = 0; i < n; i++) {
+		if (rows[i].abi == abi && row_seen(&rows[i]))
+			return true;
+	}
+	return false;
 }

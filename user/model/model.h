@@ -18,6 +18,15 @@ struct sc_row {
 	uint32_t abi;
 	struct sc_stats st;
 	uint32_t fd_type; /* enum sc_fd_type: 0 unless split by fd kind */
+	/* Time of calls that had not returned when the snapshot was taken,
+	 * included in st.total_ns (time shares count it; calls do not), and
+	 * how many such calls: st.total_ns - flight_ns is the returned
+	 * calls' time, the one per-call averages use. In an interval delta
+	 * it is the interval's time less its returned calls' whole latency,
+	 * negative when a call returning in it began in an earlier one.
+	 */
+	int64_t flight_ns;
+	uint64_t flight_calls;
 };
 
 struct sc_proc {
@@ -43,6 +52,20 @@ struct sc_errno_row {
 	uint32_t fd_type; /* enum sc_fd_type, as the row it belongs to */
 };
 
+/* A call in flight when the snapshot was taken. */
+struct sc_flight_call {
+	uint32_t pid;
+	uint32_t tid;
+	uint64_t proc_start_ns;
+	uint32_t nr;
+	uint32_t abi;
+	uint64_t ns;		/* time inside it so far (since attach, if
+			     * it was running then)
+			     */
+	bool before_attach;	/* running when profiling started */
+	char comm[SC_COMM_LEN]; /* raw bytes: escape to print */
+};
+
 struct sc_model {
 	struct sc_proc *procs;
 	size_t nprocs, procs_cap;
@@ -62,6 +85,14 @@ struct sc_model {
 	 * every time field (and so the histograms) is zero.
 	 */
 	bool count_only;
+	/* The calls in flight at the snapshot (and, in a delta, at its end),
+	 * longest first once sorted; flights_known is false when they are
+	 * not known (count-only mode, a kernel without bpf_task_pt_regs, the
+	 * daemon).
+	 */
+	struct sc_flight_call *flights;
+	size_t nflights, flights_cap;
+	bool flights_known;
 };
 
 struct sc_model *model_new(void);
@@ -82,6 +113,13 @@ int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 /* The same for calls on one kind of fd (enum sc_fd_type; 0: not split). */
 int model_proc_add_fd(struct sc_proc *p, uint32_t abi, uint32_t nr,
 		      uint32_t fd_type, const struct sc_stats *st);
+/* A call in flight in a process: ns more time in its row, no call. */
+int model_proc_add_flight(struct sc_proc *p, uint32_t abi, uint32_t nr,
+			  uint32_t fd_type, uint64_t ns, uint64_t ncalls);
+/* Add a call to the model's list of calls in flight. 0 or -ENOMEM. */
+int model_flight_add(struct sc_model *m, const struct sc_flight_call *f);
+/* Sort the calls in flight, longest first. */
+void model_flights_sort(struct sc_model *m);
 /* Merge all rows of src into dst (both of one process). 0 or -ENOMEM. */
 int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src);
 int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
@@ -97,5 +135,21 @@ int model_finalize(struct sc_model *m);
 
 /* Total calls in rows of an ABI (to decide which tables to print). */
 uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi);
+/* Does an ABI have a row with calls or time (calls in flight)? */
+bool model_abi_seen(const struct sc_row *rows, size_t n, uint32_t abi);
+
+/* A row to show: calls returned, or time spent in calls still in flight. */
+static inline bool row_seen(const struct sc_row *r)
+{
+	return r->st.calls || r->st.total_ns;
+}
+
+/* The time of the calls that returned (per-call averages use it). */
+static inline uint64_t row_returned_ns(const struct sc_row *r)
+{
+	int64_t ret = (int64_t)r->st.total_ns - r->flight_ns;
+
+	return ret > 0 ? (uint64_t)ret : 0;
+}
 
 #endif

@@ -81,6 +81,9 @@ struct verdict_row {
 	double share;	      /* of thread time */
 	double avg_bytes;     /* < 0: not a byte-moving call */
 	bool in_churn;	      /* part of an open-close-churn finding */
+	uint64_t in_flight;   /* calls still in flight (not in calls; their
+			       * time so far is in time_s)
+			       */
 };
 
 struct verdict {

@@ -127,6 +127,34 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	return jw_done(o, err);
 }
 
+struct json_object *report_json_flights(const struct sc_flight_call *fls,
+					size_t n)
+{
+	struct json_object *arr = json_object_new_array();
+	int err = arr ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n; i++) {
+		const struct sc_flight_call *fl = &fls[i];
+		struct json_object *o = json_object_new_object();
+		char comm[SC_COMM_LEN + 1] = "", buf[SC_NAME_LEN];
+
+		memcpy(comm, fl->comm, esc_strnlen(fl->comm, SC_COMM_LEN));
+		err = o ? 0 : -ENOMEM;
+		err = err ?: jw_add_u64(o, "pid", fl->pid);
+		err = err ?: jw_add_u64(o, "tid", fl->tid);
+		err = err ?: jw_add_str(o, "comm", comm);
+		err = err   ?:
+			      jw_add_str(o, "syscall",
+					 names_syscall_fmt(fl->abi, fl->nr, buf,
+							   sizeof(buf)));
+		err = err ?: jw_add_str(o, "abi", names_abi(fl->abi));
+		err = err ?: jw_add_num(o, "seconds", (double)fl->ns / 1e9, 6);
+		err = err ?: jw_add_bool(o, "before_attach", fl->before_attach);
+		err = jw_push(arr, jw_done(o, err));
+	}
+	return jw_done(arr, err);
+}
+
 int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		const struct report_meta *meta)
 {
@@ -153,6 +181,13 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err ?: jw_add_array(root, "processes", &procs);
 	for (size_t i = 0; !err && i < m->nprocs; i++)
 		err = jw_push(procs, process_obj(by_pid[i], o));
+	if (!err && !m->flights_known)
+		err = jw_add_null(root, "in_flight");
+	else
+		err = err   ?:
+			      jw_add(root, "in_flight",
+				     report_json_flights(m->flights,
+							 m->nflights));
 	free(by_pid);
 	return jw_write(f, root, err);
 }

@@ -128,7 +128,7 @@ static void view_of_total(struct row_view *tv, const struct sc_row *tot)
 	memset(tv, 0, sizeof(*tv));
 	tv->row = tot;
 	tv->name = "total";
-	tv->avg_ns = st->calls ? st->total_ns / st->calls : 0;
+	tv->avg_ns = st->calls ? row_returned_ns(tot) / st->calls : 0;
 	tv->p50_ns = hist_quantile(st, 0.50);
 	tv->p90_ns = hist_quantile(st, 0.90);
 	tv->p99_ns = hist_quantile(st, 0.99);
@@ -160,7 +160,7 @@ static int table_collect(struct table *t, const struct sc_row *rows, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		struct row_view *all = t->all;
 
-		if (!(all[i].row->abi == abi && all[i].row->st.calls))
+		if (!(all[i].row->abi == abi && row_seen(all[i].row)))
 			continue;
 		all[t->nv] = all[i];
 		/* An unknown number's name lives in name_buf: follow it, as
@@ -316,7 +316,7 @@ static int table_rows(FILE *f, const struct sc_row *rows, size_t n,
 	for (uint32_t abi = 0; abi < SC_ABI_COUNT; abi++) {
 		const char *title = names_abi_title(abi);
 
-		if (!model_abi_calls(rows, n, abi))
+		if (!model_abi_seen(rows, n, abi))
 			continue;
 		if (title)
 			fprintf(f, "System call usage summary for %s mode:\n",
@@ -415,6 +415,48 @@ static int histograms(FILE *f, const struct sc_model *m,
 	return 0;
 }
 
+/*
+ * The calls still in flight, one line per syscall: how many, and the
+ * longest of them. Their time so far is in the table above; they are
+ * counted when they return.
+ */
+int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n)
+{
+	bool *done;
+
+	if (!n)
+		return 0;
+	done = calloc(n, sizeof(*done));
+	if (!done)
+		return -ENOMEM;
+	/* longest first: the first of each syscall is its longest */
+	for (size_t i = 0; i < n; i++) {
+		char buf[SC_NAME_LEN];
+		size_t same = 0;
+
+		if (done[i])
+			continue;
+		for (size_t j = i; j < n; j++) {
+			if (!done[j] && fl[j].abi == fl[i].abi &&
+			    fl[j].nr == fl[i].nr) {
+				done[j] = true;
+				same++;
+			}
+		}
+		fprintf(f,
+			"in flight at stop: %s%s%s x%zu (pid %u tid %u, %.2f s "
+			"so far%s)\n",
+			names_syscall_fmt(fl[i].abi, fl[i].nr, buf,
+					  sizeof(buf)),
+			fl[i].abi ? " " : "",
+			fl[i].abi ? names_abi(fl[i].abi) : "", same, fl[i].pid,
+			fl[i].tid, (double)fl[i].ns / 1e9,
+			fl[i].before_attach ? ", started before attach" : "");
+	}
+	free(done);
+	return 0;
+}
+
 int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		 const struct report_meta *meta)
 {
@@ -454,6 +496,9 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		if (err)
 			return err;
 	}
+	err = report_table_flights(f, m->flights, m->nflights);
+	if (err)
+		return err;
 	if (m->count_only)
 		fputs("(--count-only: calls, errors and bytes; no times were "
 		      "measured)\n",

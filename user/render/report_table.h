@@ -13,5 +13,10 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 /* One strace -c style table of the rows of one ABI. */
 int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
 		     const struct report_opts *o);
+/* The calls in flight (longest first), one line per syscall: "in flight
+ * at stop: read x2 (pid P tid T, 3.00 s so far)" with the longest. 0 or
+ * -ENOMEM.
+ */
+int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n);
 
 #endif

@@ -109,6 +109,26 @@ static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
 	}
 }
 
+/* The calls p is blocked in now (d's flights are longest first). */
+static void flights_of(struct top_proc *tp, const struct sc_model *d,
+		       const struct sc_proc *p)
+{
+	for (size_t i = 0; i < d->nflights; i++) {
+		const struct sc_flight_call *f = &d->flights[i];
+
+		if (f->pid != p->pid || f->proc_start_ns != p->start_ns)
+			continue;
+		if (!tp->in_flight++) {
+			char buf[SC_NAME_LEN];
+
+			snprintf(tp->flight_name, sizeof(tp->flight_name), "%s",
+				 names_syscall_fmt(f->abi, f->nr, buf,
+						   sizeof(buf)));
+			tp->flight_ns = f->ns;
+		}
+	}
+}
+
 int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		    struct top_frame *fr)
 {
@@ -140,7 +160,7 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		memset(sum, 0, sizeof(*sum));
 		for (size_t j = 0; j < p->nrows; j++)
 			stats_add(sum, &p->rows[j].st);
-		if (!sum->calls)
+		if (!sum->calls && !sum->total_ns)
 			continue;
 		tp = &fr->procs[fr->nprocs++];
 		tp->pid = p->pid;
@@ -148,12 +168,16 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		tp->exited = p->exited;
 		tp->calls_s = view_per_sec(sum->calls, ns);
 		tp->errors_s = view_per_sec(sum->errors, ns);
-		tp->err_pct = 100.0 * (double)sum->errors / (double)sum->calls;
+		tp->err_pct = sum->calls ? 100.0 * (double)sum->errors /
+						   (double)sum->calls :
+					   0;
 		tp->p99_ns = hist_quantile(sum, 0.99);
 		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
 				    0;
 		top_syscalls(tp, p, ns);
+		flights_of(tp, d, p);
 	}
+	fr->in_flight = d->nflights;
 	free(sum);
 	top_frame_sort(fr, sort);
 	return 0;
@@ -199,6 +223,11 @@ static int push_proc(char ***lines, size_t *n, const struct top_proc *p)
 		off += (size_t)snprintf(tops + off, sizeof(tops) - off,
 					"%s%s %.0f", k ? ", " : "",
 					p->top[k].name, p->top[k].calls_s);
+	if (p->in_flight && off < sizeof(tops))
+		snprintf(tops + off, sizeof(tops) - off,
+			 "%s[%u in a syscall now, longest %s %.1f s]",
+			 off ? "  " : "", p->in_flight, p->flight_name,
+			 (double)p->flight_ns / 1e9);
 	comm = esc_text(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 	if (!comm)
 		return -ENOMEM;
@@ -230,9 +259,10 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 	err = err   ?:
 		      push_line(lines, n,
 				"%zu processes active, %.1f calls/s, %.1f "
-				"errors/s, %llu calls dropped",
+				"errors/s, %llu calls dropped, %zu threads "
+				"in a syscall now",
 				fr->nprocs, fr->calls_s, fr->errors_s,
-				(unsigned long long)fr->dropped);
+				(unsigned long long)fr->dropped, fr->in_flight);
 	err = err   ?:
 		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
 				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",

@@ -43,6 +43,12 @@ struct top_proc {
 		double calls_s;
 	} top[TOP_NTOP];
 	int ntop;
+	/* Its threads inside a syscall right now, and the longest such
+	 * call (name, time so far).
+	 */
+	unsigned int in_flight;
+	char flight_name[SC_NAME_LEN];
+	uint64_t flight_ns;
 };
 
 struct top_frame {
@@ -52,6 +58,7 @@ struct top_frame {
 	struct top_proc *procs;	  /* those with calls in the interval, sorted */
 	size_t nprocs;
 	bool targets_gone;
+	size_t in_flight; /* threads inside a syscall right now */
 };
 
 /* Build a frame from an interval delta (model_delta). 0 or -ENOMEM. */

@@ -7,6 +7,8 @@
 
 #include "render/verdict_report.h"
 #include "render/jsonw.h"
+#include "render/report_json.h"
+#include "render/report_table.h"
 #include "util/escape.h"
 
 void verdict_answer(const struct verdict *v, char *buf, size_t len)
@@ -302,6 +304,11 @@ int verdict_write_table(FILE *f, const struct verdict *v,
 	print_figures(f, v, meta);
 	print_findings(f, v);
 	print_rows(f, v);
+	if (meta->nflights) {
+		fputc('\n', f);
+		if (report_table_flights(f, meta->flights, meta->nflights))
+			return -ENOMEM;
+	}
 	return ferror(f) ? -EIO : 0;
 }
 
@@ -417,5 +424,12 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_array(root, "syscalls", &arr);
 	for (size_t i = 0; !err && i < v->nrows; i++)
 		err = jw_push(arr, row_obj(&v->rows[i]));
+	if (!err && !m->flights_known)
+		err = jw_add_null(root, "in_flight");
+	else
+		err = err   ?:
+			      jw_add(root, "in_flight",
+				     report_json_flights(m->flights,
+							 m->nflights));
 	return jw_write(f, root, err);
 }

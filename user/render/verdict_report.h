@@ -20,6 +20,12 @@ struct verdict_meta {
 	const struct calibration *cal;
 	bool cal_saved; /* loaded from the saved calibration */
 	long long now;	/* Unix time of the report */
+	/* Its calls still in flight at the end, longest first; known is
+	 * false when scprof could not read them.
+	 */
+	const struct sc_flight_call *flights;
+	size_t nflights;
+	bool flights_known;
 };
 
 /* How many of the largest syscalls the reports list. */

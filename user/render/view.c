@@ -128,7 +128,8 @@ static void view_fill(struct row_view *v, const struct sc_row *r)
 			 names_fd_type(r->fd_type));
 		v->name = v->name_buf;
 	}
-	v->avg_ns = st->calls ? st->total_ns / st->calls : 0;
+	/* calls still in flight have time but are not calls yet */
+	v->avg_ns = st->calls ? row_returned_ns(r) / st->calls : 0;
 	v->p50_ns = hist_quantile(st, 0.50);
 	v->p90_ns = hist_quantile(st, 0.90);
 	v->p99_ns = hist_quantile(st, 0.99);
@@ -231,8 +232,11 @@ void view_total(const struct sc_row *rows, size_t n, uint32_t abi,
 	memset(out, 0, sizeof(*out));
 	out->abi = abi;
 	for (size_t i = 0; i < n; i++) {
-		if (rows[i].abi == abi)
-			stats_add(&out->st, &rows[i].st);
+		if (rows[i].abi != abi)
+			continue;
+		stats_add(&out->st, &rows[i].st);
+		out->flight_ns += rows[i].flight_ns;
+		out->flight_calls += rows[i].flight_calls;
 	}
 }
 

@@ -387,6 +387,37 @@ static void test_blocking_on_reads(void **state)
 	verdict_free(v);
 }
 
+/* Two threads asleep in read and wait4 for the whole run, no call
+ * returned: their time in flight is the threads' time, all blocked.
+ */
+static void test_blocked_in_flight(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+	struct sc_row *r;
+
+	(void)state;
+	proc_init(&p, 2, 0, 0);
+	p.in.thread_s = 4; /* two threads over 2 s */
+	add(&p, "read", 0, 0, 0, 0);
+	add(&p, "wait4", 0, 0, 0, 0);
+	for (size_t i = 0; i < p.n; i++) {
+		r = &p.rows[i];
+		r->st.total_ns = 2000000000ULL;
+		r->flight_ns = 2000000000LL;
+		r->flight_calls = 1;
+	}
+	v = judge(&p);
+	assert_int_equal(v->calls, 0);
+	assert_true(v->syscall_share > 0.99);
+	assert_true(v->blocked_share > 0.99);
+	assert_false(v->syscall_bound);
+	assert_non_null(find(v, VERDICT_BLOCKING, "read"));
+	assert_non_null(find(v, VERDICT_BLOCKING, "wait4"));
+	assert_int_equal(v->rows[0].in_flight, 1);
+	verdict_free(v);
+}
+
 /* Busy in the kernel, with run-queue waits: still bound, not blocked. */
 static void test_runqueue_is_not_blocking(void **state)
 {
@@ -626,6 +657,7 @@ int main(void)
 		cmocka_unit_test(test_high_rate_needs_cheap_calls),
 		cmocka_unit_test(test_sleeper),
 		cmocka_unit_test(test_blocking_on_reads),
+		cmocka_unit_test(test_blocked_in_flight),
 		cmocka_unit_test(test_runqueue_is_not_blocking),
 		cmocka_unit_test(test_sleeper_on_a_busy_machine),
 		cmocka_unit_test(test_idle_is_not_bound),

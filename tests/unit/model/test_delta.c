@@ -162,6 +162,73 @@ static void test_idle_rows_left_out(void **state)
 	model_free(cur);
 }
 
+/*
+ * A call in flight across three snapshots: each interval gets the time it
+ * spent there, the one where it returns the rest; the returned calls'
+ * time (for averages) is the whole latency, in the interval it returned.
+ */
+static void test_call_in_flight_split(void **state)
+{
+	struct sc_model *s[4], *d;
+	/* snapshots at 1000, 2000, 3000 ns; a read started at 500 ns,
+	 * returned at 2500 ns; a getppid of 10 ns returned before 1000
+	 */
+	const uint64_t flight[3] = { 500, 1500, 0 };
+	const uint64_t want_total[3] = { 510, 1000, 500 };
+	/* in the last, the read's time there less its whole latency */
+	const int64_t want_flight[3] = { 500, 1000, -1500 };
+	const uint64_t want_calls[3] = { 1, 0, 1 };
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		struct sc_proc *p;
+		struct sc_stats st = {};
+
+		s[i] = model_new();
+		assert_non_null(s[i]);
+		p = model_proc(s[i], 7, 1);
+		assert_non_null(p);
+		timed(&st, 10, 1);
+		assert_int_equal(model_proc_add(p, SC_ABI_NATIVE, 110, &st), 0);
+		if (flight[i]) {
+			assert_int_equal(model_proc_add_flight(p, SC_ABI_NATIVE,
+							       0, SC_FD_NONE,
+							       flight[i], 1),
+					 0);
+		} else {
+			struct sc_stats rd = {};
+
+			timed(&rd, 2000, 1);
+			assert_int_equal(
+				model_proc_add(p, SC_ABI_NATIVE, 0, &rd), 0);
+		}
+		assert_int_equal(model_finalize(s[i]), 0);
+	}
+	for (int i = 0; i < 3; i++) {
+		uint64_t total = 0, calls = 0;
+		int64_t fl = 0;
+
+		d = model_delta(s[i], i ? s[i - 1] : NULL);
+		assert_non_null(d);
+		for (size_t j = 0; j < d->ntotal; j++) {
+			total += d->total[j].st.total_ns;
+			fl += d->total[j].flight_ns;
+			calls += d->total[j].st.calls;
+			if (d->total[j].nr == 0 && i == 2) {
+				/* the read's whole latency, for its average */
+				assert_int_equal(row_returned_ns(&d->total[j]),
+						 2000);
+			}
+		}
+		assert_int_equal(total, want_total[i]);
+		assert_int_equal(fl, want_flight[i]);
+		assert_int_equal(calls, want_calls[i]);
+		model_free(d);
+	}
+	for (int i = 0; i < 3; i++)
+		model_free(s[i]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +236,7 @@ int main(void)
 		cmocka_unit_test(test_folded_process_counted_once),
 		cmocka_unit_test(test_merged_aggregate_gets_its_interval_share),
 		cmocka_unit_test(test_idle_rows_left_out),
+		cmocka_unit_test(test_call_in_flight_split),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -500,7 +500,7 @@ static const struct spec sort_rows[] = {
 /* Sort the rows by key and compare the order (as indexes in sort_rows). */
 static void check_order_at(int line, const char *key, const int want[5])
 {
-	struct sc_row rows[5];
+	struct sc_row rows[5] = {};
 	struct sc_stats *st = calloc(1, sizeof(*st));
 	enum report_col col;
 	struct row_view *v;

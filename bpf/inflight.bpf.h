@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Calls in flight, read at report time by a task iterator (not on the hot
+ * path): for every target thread in a syscall, its stamp (from flights[]
+ * or task storage, as the exit would find it) or, for a call that was
+ * already running at attach and so has none, the syscall in its saved
+ * registers. One struct sc_inflight per call, written to the iterator's
+ * seq_file for userspace to read.
+ *
+ * Uses the settings, globals and maps scprof.bpf.c defines before it
+ * includes this file: filter_mode, self_tgid, flight_on, flights, tstore,
+ * iter_scratch,
+ * and the helpers of filter.bpf.h, stamp.bpf.h, proc.bpf.h.
+ */
+#ifndef SCPROF_INFLIGHT_BPF_H
+#define SCPROF_INFLIGHT_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
+#include "scprof.h"
+#include "filter.bpf.h"
+#include "proc.bpf.h"
+#include "stamp.bpf.h"
+#include "syscall.bpf.h"
+
+#define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h */
+#define ENOSYS_RET (-38L)
+
+/* Is this task one whose calls are recorded? The cgroup filter tests the
+ * current task only, so under it only stamped calls are known.
+ */
+static __always_inline bool inflight_wanted(struct task_struct *task,
+					    bool *unstamped_ok)
+{
+	__u32 tgid = task->tgid;
+
+	*unstamped_ok = false;
+	if (task->flags & PF_KTHREAD_FLAG)
+		return false;
+	if (filter_mode == SC_FILTER_TGID) {
+		*unstamped_ok = true;
+		return is_target(tgid);
+	}
+	if (tgid == self_tgid)
+		return false;
+	*unstamped_ok = filter_mode == SC_FILTER_ALL;
+	return true;
+}
+
+/* addr_of() (stamp.bpf.h) on the iterator's own scratch word. */
+static __always_inline __u64 iter_addr_of(const void *ptr)
+{
+	__u32 zero = 0;
+	__u64 *w = bpf_map_lookup_elem(&iter_scratch, &zero);
+
+	if (!w)
+		return 0;
+	*(volatile __u64 *)w = (__u64)ptr;
+	return *(volatile __u64 *)w;
+}
+
+/* The stamp of the call task is in, if it has one. */
+static __always_inline bool inflight_stamp(struct task_struct *task,
+					   struct pt_regs *regs,
+					   struct sc_inflight *rec)
+{
+	struct sc_task *ts;
+
+	if (flight_on) {
+		__u64 addr = iter_addr_of(regs);
+		struct sc_flight *f = flight_of(addr);
+
+		if (addr && f->owner == addr) {
+			rec->nr = f->nr;
+			rec->abi = f->abi;
+			rec->start_ns = f->start_ns;
+			return rec->start_ns != 0;
+		}
+	}
+	ts = bpf_task_storage_get(&tstore, task, 0, 0);
+	if (!ts || !ts->start_ns)
+		return false;
+	rec->nr = ts->nr;
+	rec->abi = ts->abi;
+	rec->start_ns = ts->start_ns;
+	return true;
+}
+
+/* A call without a stamp: one that was running at attach. The thread
+ * sleeps (a running thread may be in user space, its registers stale)
+ * and its registers say it is in a syscall that has not returned (x86
+ * sets the return register to -ENOSYS at entry).
+ */
+static __always_inline bool inflight_unstamped(struct task_struct *task,
+					       struct pt_regs *regs,
+					       struct sc_inflight *rec)
+{
+	long id = syscall_nr(regs);
+
+	if (id < 0 || task->__state == 0 /* TASK_RUNNING */)
+		return false;
+#if defined(__TARGET_ARCH_x86)
+	if ((long)regs->ax != ENOSYS_RET)
+		return false;
+#endif
+	nr_abi_of(task, id, &rec->nr, &rec->abi);
+	/* exit/exit_group: a thread on its way out, not a call in flight */
+	if (flags_of(rec->nr, rec->abi) & SC_NR_NORETURN)
+		return false;
+	rec->start_ns = 0;
+	return true;
+}
+
+static __always_inline int inflight_one(struct seq_file *seq,
+					struct task_struct *task)
+{
+	struct sc_inflight rec = {};
+	struct pt_regs *regs;
+	bool unstamped_ok;
+
+	if (!inflight_wanted(task, &unstamped_ok))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	if (!inflight_stamp(task, regs, &rec) &&
+	    !(unstamped_ok && inflight_unstamped(task, regs, &rec)))
+		return 0;
+	rec.pid = task->tgid;
+	rec.tid = task->pid;
+	rec.proc_start_ns = task->group_leader->start_boottime;
+	read_leader_comm(task, rec.comm);
+	bpf_seq_write(seq, &rec, sizeof(rec));
+	return 0;
+}
+
+#endif /* SCPROF_INFLIGHT_BPF_H */

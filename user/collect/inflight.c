@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The calls in flight at a report: a task iterator (bpf/inflight.bpf.h)
+ * writes one struct sc_inflight per target thread inside a syscall; each
+ * goes to the model's list, and its time so far to its row (time, not a
+ * call: calls are counted when they return).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/collector_priv.h"
+#include "util/clock.h"
+#include "util/log.h"
+
+int collector_inflight_attach(struct collector *c)
+{
+	struct bpf_program *prog = c->skel->progs.sc_inflight_iter;
+
+	c->attach_ns = clock_mono_ns();
+	if (c->inflight_link || !bpf_program__autoload(prog))
+		return 0;
+	c->inflight_link = bpf_program__attach_iter(prog, NULL);
+	if (!c->inflight_link) {
+		int err = -errno;
+
+		pr_err("cannot attach the calls-in-flight iterator: %s",
+		       strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
+		   const struct sc_inflight *rec)
+{
+	struct sc_flight_call f = {
+		.pid = rec->pid,
+		.tid = rec->tid,
+		.proc_start_ns = rec->proc_start_ns,
+		.nr = rec->nr,
+		.abi = rec->abi,
+	};
+	uint64_t start = rec->start_ns;
+	struct sc_proc *p;
+
+	if (!start || start < c->attach_ns) {
+		f.before_attach = !start;
+		start = c->attach_ns;
+	}
+	f.ns = now_ns > start ? now_ns - start : 0;
+	memcpy(f.comm, rec->comm, sizeof(f.comm));
+	p = model_proc(m, f.pid, f.proc_start_ns);
+	if (!p || model_proc_add_flight(p, f.abi, f.nr, SC_FD_NONE, f.ns, 1) ||
+	    model_flight_add(m, &f))
+		return -ENOMEM;
+	/* A process seen only blocked has no entry in procs: its name */
+	if (!p->comm[0])
+		memcpy(p->comm, rec->comm, sizeof(p->comm));
+	return 0;
+}
+
+static bool same_call(const struct sc_flight_call *a,
+		      const struct sc_flight_call *b)
+{
+	return a->tid == b->tid && a->pid == b->pid &&
+	       a->proc_start_ns == b->proc_start_ns && a->nr == b->nr &&
+	       a->abi == b->abi && a->before_attach == b->before_attach;
+}
+
+/*
+ * How long a call running at attach lasted, now that it has ended: its end
+ * is not recorded, but when its thread is in a new call, it ended before
+ * that one began; otherwise it is given what the last snapshot saw.
+ */
+static uint64_t pre_attach_length(const struct collector *c,
+				  const struct sc_flight_call *f,
+				  const struct sc_model *m, uint64_t now_ns)
+{
+	uint64_t upto = f->ns;
+
+	for (size_t j = 0; j < m->nflights; j++) {
+		const struct sc_flight_call *g = &m->flights[j];
+		uint64_t next_start;
+
+		if (g->tid != f->tid || g->pid != f->pid || g->before_attach ||
+		    now_ns < g->ns)
+			continue;
+		next_start = now_ns - g->ns;
+		if (next_start > c->pre_ns)
+			upto = f->ns + (next_start - c->pre_ns);
+	}
+	return upto;
+}
+
+/*
+ * A call that was running at attach and has ended since the last snapshot
+ * keeps its time (pre_attach_length): move it to pre_gone. Then remember
+ * the ones running now, and add pre_gone to m.
+ */
+static int keep_pre_attach(struct collector *c, struct sc_model *m,
+			   uint64_t now_ns)
+{
+	struct sc_flight_call *now = NULL;
+	size_t n = 0;
+
+	if (!c->pre_gone) {
+		c->pre_gone = model_new();
+		if (!c->pre_gone)
+			return -ENOMEM;
+	}
+	for (size_t i = 0; i < c->npre; i++) {
+		const struct sc_flight_call *f = &c->pre[i];
+		struct sc_proc *p;
+		bool running = false;
+
+		for (size_t j = 0; j < m->nflights && !running; j++)
+			running = same_call(f, &m->flights[j]);
+		if (running)
+			continue;
+		p = model_proc(c->pre_gone, f->pid, f->proc_start_ns);
+		if (!p || model_proc_add_flight(
+				  p, f->abi, f->nr, SC_FD_NONE,
+				  pre_attach_length(c, f, m, now_ns), 0))
+			return -ENOMEM;
+		memcpy(p->comm, f->comm, sizeof(p->comm));
+	}
+	for (size_t j = 0; j < m->nflights; j++)
+		n += m->flights[j].before_attach;
+	if (n) {
+		now = malloc(n * sizeof(*now));
+		if (!now)
+			return -ENOMEM;
+		n = 0;
+		for (size_t j = 0; j < m->nflights; j++)
+			if (m->flights[j].before_attach)
+				now[n++] = m->flights[j];
+	}
+	free(c->pre);
+	c->pre = now;
+	c->npre = n;
+	c->pre_ns = now_ns;
+	for (size_t i = 0; i < c->pre_gone->nprocs; i++) {
+		const struct sc_proc *g = &c->pre_gone->procs[i];
+		struct sc_proc *p = model_proc(m, g->pid, g->start_ns);
+
+		if (!p || model_proc_merge(p, g))
+			return -ENOMEM;
+		if (!p->comm[0])
+			memcpy(p->comm, g->comm, sizeof(p->comm));
+	}
+	return 0;
+}
+
+int collector_inflight_add(struct collector *c, uint64_t now_ns,
+			   struct sc_model *m)
+{
+	struct sc_inflight rec;
+	size_t have = 0;
+	int fd, err = 0;
+	ssize_t n;
+
+	if (!c->inflight_link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(c->inflight_link));
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot read the calls in flight: %s", strerror(-err));
+		return err;
+	}
+	/* Records are whole in the stream, but read() may cut them. */
+	while ((n = read(fd, (char *)&rec + have, sizeof(rec) - have)) > 0) {
+		have += (size_t)n;
+		if (have < sizeof(rec))
+			continue;
+		have = 0;
+		err = add_one(c, now_ns, m, &rec);
+		if (err)
+			break;
+	}
+	if (n < 0 && !err) {
+		err = -errno;
+		pr_err("cannot read the calls in flight: %s", strerror(-err));
+	}
+	close(fd);
+	if (!err) {
+		m->flights_known = true;
+		model_flights_sort(m);
+		err = keep_pre_attach(c, m, now_ns);
+	}
+	return err;
+}
