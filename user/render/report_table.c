@@ -355,7 +355,7 @@ static void histogram(FILE *f, const struct sc_model *m,
 	for (uint32_t i = 0; i < SC_HIST_BUCKETS; i++) {
 		uint64_t lo = sc_hist_lower(i);
 		uint32_t k = lo ? sc_log2(lo) + 1 :
-				  0; /* 0: [0,1), k: [2^(k-1), 2^k) */
+				  0; /* 0: [0,1], k: (2^(k-1), 2^k] */
 
 		pow2[k] += st->hist[i];
 	}
@@ -390,8 +390,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 		return;
 	fprintf(f, "%20s%12s: count     distribution\n", "nsecs", "");
 	for (int k = first; k <= last; k++) {
-		uint64_t lo = k ? 1ULL << (k - 1) : 0;
-		uint64_t hi = k ? (1ULL << k) - 1 : 0;
+		uint64_t lo = k ? (1ULL << (k - 1)) + 1 : 0;
+		uint64_t hi = k ? 1ULL << k : 1;
 
 		fprintf(f, "%14" PRIu64 " -> %-14" PRIu64 ": %-9" PRIu64 " ",
 			lo, hi, pow2[k]);

@@ -443,13 +443,13 @@ static void test_histograms(void **state)
 		"openat: 13 calls, 10 errors\n"
 		"    ENOENT                 : 10\n"
 		"               nsecs            : count     distribution\n"
-		"           512 -> 1023          : 9         "
+		"           513 -> 1024          : 9         "
 		"|****************************************|\n"
-		"          1024 -> 2047          : 0         "
+		"          1025 -> 2048          : 0         "
 		"|                                        |\n"
-		"          2048 -> 4095          : 1         "
+		"          2049 -> 4096          : 1         "
 		"|****                                    |\n"
-		"          4096 -> 8191          : 3         "
+		"          4097 -> 8192          : 3         "
 		"|*************                           |\n";
 	struct sc_model *m = model_new();
 	struct sc_stats *st = calloc(1, sizeof(*st));
@@ -465,9 +465,9 @@ static void test_histograms(void **state)
 	st->errors = 10;
 	st->min_ns = 600;
 	st->max_ns = 5000;
-	st->total_ns = 9 * 600 + 3000 + 3 * 5000;
+	st->total_ns = 9 * 600 + 4096 + 3 * 5000;
 	st->hist[sc_hist_bucket(600)] = 9;
-	st->hist[sc_hist_bucket(3000)] = 1;
+	st->hist[sc_hist_bucket(4096)] = 1; /* le: in 2049 -> 4096 */
 	st->hist[sc_hist_bucket(5000)] = 3;
 	p = model_proc(m, 1, 1);
 	assert_non_null(p);
