@@ -414,12 +414,26 @@ static int histograms(FILE *f, const struct sc_model *m,
 	return 0;
 }
 
+static bool report_has_calls(const struct sc_model *m)
+{
+	for (uint32_t abi = 0; abi < SC_ABI_COUNT; abi++) {
+		if (model_abi_calls(m->total, m->ntotal, abi))
+			return true;
+	}
+	return false;
+}
+
 int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		 const struct report_meta *meta)
 {
 	int err;
 
 	(void)meta;
+	if (o->interval && !report_has_calls(m)) {
+		/* An interval that saw nothing: no table of zeros. */
+		fputs("no calls\n", f);
+		return 0;
+	}
 	err = table_rows(f, m->total, m->ntotal, o);
 	if (err)
 		return err;

@@ -48,6 +48,7 @@ struct report_opts {
 	bool per_process;		 /* -P: a table per process */
 	bool histograms;		 /* -H: latency bar charts */
 	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
+	bool interval; /* -i: a report without calls is just "no calls" */
 };
 
 /* What was profiled, for the report's header fields. */

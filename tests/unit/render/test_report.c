@@ -486,6 +486,48 @@ static void test_histograms(void **state)
 	model_free(m);
 }
 
+/* -i: an interval without calls is "no calls", not a table of zeros; a
+ * one-shot report without calls keeps its empty table.
+ */
+static void test_empty_interval(void **state)
+{
+	struct sc_model *m = model_new();
+	struct sc_stats st = {};
+	struct report_opts o;
+	char *got;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(model_finalize(m), 0);
+	report_opts_default(&o);
+	o.interval = true;
+	o.per_process = true;
+	got = render(m, &o, &meta_cmd);
+	CHECK_STR(got, "no calls\n", "empty interval");
+	free(got);
+	o.interval = false;
+	o.per_process = false;
+	got = render(m, &o, &meta_cmd);
+	CHECK(strstr(got, " total\n") != NULL,
+	      "an empty one-shot report keeps its table: %s", got);
+	free(got);
+	model_free(m);
+
+	/* an interval with a call is a table */
+	m = model_new();
+	assert_non_null(m);
+	st.calls = 1;
+	st.total_ns = 100;
+	assert_int_equal(model_proc_add(model_proc(m, 1, 1), NAT, 39, &st), 0);
+	assert_int_equal(model_finalize(m), 0);
+	o.interval = true;
+	got = render(m, &o, &meta_cmd);
+	CHECK(strstr(got, "getpid") && strstr(got, " total\n"),
+	      "an interval with calls has its table: %s", got);
+	free(got);
+	model_free(m);
+}
+
 /* ---- sorting ------------------------------------------------------------- */
 
 static const struct spec sort_rows[] = {
@@ -1151,6 +1193,7 @@ int main(void)
 		cmocka_unit_test(test_table_empty),
 		cmocka_unit_test(test_table_per_process),
 		cmocka_unit_test(test_histograms),
+		cmocka_unit_test(test_empty_interval),
 		cmocka_unit_test(test_sort_keys),
 		cmocka_unit_test(test_sort_ties),
 		cmocka_unit_test(test_parse_sort),
