@@ -37,6 +37,8 @@ static void set_nr_flags(struct scprof_bpf *skel)
 				fl |= SC_NR_NORETURN;
 			if (names_is_fork(name))
 				fl |= SC_NR_FORK;
+			if (names_is_exec(name))
+				fl |= SC_NR_EXEC;
 			skel->rodata->nr_flags[abi][nr] = fl;
 		}
 	}

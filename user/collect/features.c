@@ -99,6 +99,7 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	bpf_program__set_autoload(skel->progs.sc_sys_enter, !o->count_only);
 	bpf_program__set_autoload(skel->progs.sc_sys_exit, !o->count_only);
 	bpf_program__set_autoload(skel->progs.sc_count_exit, o->count_only);
+	bpf_program__set_autoload(skel->progs.sc_exec_call, o->count_only);
 	return 0;
 }
 

@@ -138,6 +138,13 @@ bool names_is_fork(const char *name)
 	return names_in_list(f, name);
 }
 
+bool names_is_exec(const char *name)
+{
+	static const char *const f[] = { "execve", "execveat", NULL };
+
+	return names_in_list(f, name);
+}
+
 const char *names_errno(int err)
 {
 	if (err <= 0 || (unsigned int)err >= sc_errno_names_len)

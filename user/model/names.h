@@ -32,6 +32,8 @@ const char *const *names_io_list(void);
 bool names_is_noreturn(const char *name);
 /* Creates a task that returns from it too (with 0): fork, clone... */
 bool names_is_fork(const char *name);
+/* Replaces the program: execve, execveat. */
+bool names_is_exec(const char *name);
 
 /* Symbolic name of a positive errno ("ENOENT"), or NULL. */
 const char *names_errno(int err);
