@@ -64,7 +64,7 @@ enum sc_nr_flags {
 	SC_NR_NORETURN = 1
 			 << 1, /* never returns on success: counted at entry */
 	SC_NR_FORK = 1 << 2,   /* the new task returns from it too, with 0 */
-	SC_NR_EXEC = 1 << 4, /* execve, execveat: may return into a new ABI */
+	SC_NR_EXEC = 1 << 4,   /* execve, execveat: may return into a new ABI */
 };
 
 /* How the BPF side chooses whose syscalls to record. */
