@@ -89,6 +89,17 @@ $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
 
+# 32-bit (i386) workloads for the ABI tests: raw `int $$0x80` calls and no C
+# library, so the compiler's -m32 is enough (no 32-bit libraries needed).
+WORKLOAD32_SRCS := $(wildcard tests/workloads/m32/*.c)
+WORKLOADS += $(patsubst tests/workloads/m32/%.c,$(OUTPUT)/workloads/%,$(WORKLOAD32_SRCS))
+
+$(OUTPUT)/workloads/%: tests/workloads/m32/%.c | $(OUTPUT)/workloads
+	$(call msg,CC,$@)
+	$(Q)$(CC) -m32 -static -nostdlib -ffreestanding -fno-pie -no-pie \
+		-fno-stack-protector -fno-asynchronous-unwind-tables -O2 -g \
+		-Wall -Wextra $< -o $@
+
 $(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -173,7 +184,8 @@ bench: deps
 
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
-	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c tests/fuzz/*.c \
+	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c \
+	tests/workloads/m32/*.c tests/fuzz/*.c \
 	bench/*.c)
 
 # Every C file as .clang-format (kernel style) has it, and user/ keeps its

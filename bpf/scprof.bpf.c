@@ -130,6 +130,19 @@ struct {
 	__type(value, struct sc_task);
 } tstore SEC(".maps");
 
+/* Count-only mode: the exec call a thread is in, as it was made (exec.bpf.h). */
+struct sc_exec_call {
+	__u32 nr;
+	__u32 abi;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sc_exec_call);
+} exec_calls SEC(".maps");
+
 /* The general cells, per (process, ABI, syscall), created on first use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -209,6 +222,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "record.bpf.h"
 #include "exit.bpf.h"
 #include "inflight.bpf.h"
+#include "exec.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -279,6 +293,7 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	__u32 nr, abi, slot = 0;
 	enum want w;
 	long id;
+	__u8 fl;
 
 	if (nt_known(regs, &slot))
 		return 0;
@@ -292,11 +307,14 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	if (id < 0)
 		return 0;
 	nr_abi_of(task, id, &nr, &abi);
+	fl = flags_of(nr, abi);
 	/* A new task's first return, from the fork or clone that made it,
 	 * is not a call it made (full mode sees no enter for it).
 	 */
-	if (ret == 0 && (flags_of(nr, abi) & SC_NR_FORK))
+	if (ret == 0 && (fl & SC_NR_FORK))
 		return 0;
+	if (fl & SC_NR_EXEC)
+		exec_as_called(task, &nr, &abi);
 	count_call(task, w, nr, abi, ret);
 	return 0;
 }
@@ -317,6 +335,17 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(sc_exec, struct task_struct *p)
 {
 	proc_renamed(p);
+	return 0;
+}
+
+/* Count-only mode: an exec renames the thread before it loads the new
+ * program (begin_new_exec), while its registers still say which call it
+ * is in. See exec.bpf.h.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(sc_exec_call, struct task_struct *task, const char *comm)
+{
+	exec_called(task);
 	return 0;
 }
 

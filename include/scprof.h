@@ -83,6 +83,7 @@ enum sc_nr_flags {
 			 << 1, /* never returns on success: counted at entry */
 	SC_NR_FORK = 1 << 2,   /* the new task returns from it too, with 0 */
 	SC_NR_FD = 1 << 3,     /* first argument is an fd (--fd-types) */
+	SC_NR_EXEC = 1 << 4,   /* execve, execveat: may return into a new ABI */
 };
 
 /*

@@ -3,11 +3,14 @@
  * Latency histogram layout, shared by the BPF side (which fills it) and
  * userspace (which turns it into percentiles and bar charts).
  *
- * Log-linear buckets: every power of two [2^k, 2^(k+1)) is split into
+ * Log-linear buckets: every power of two (2^k, 2^(k+1)] is split into
  * SC_HIST_SUB equal sub-buckets, so a bucket is at most 25% wide relative
  * to its lower bound and an interpolated percentile is within about 12%.
- * Values 0..3 ns get one bucket each; values at or above 2^40 ns (~18 min)
- * land in the last bucket.
+ * A bucket holds the values above its lower bound up to and including its
+ * upper bound, like Prometheus' `le`: a call of exactly 2^k ns is counted
+ * below the bound 2^k, not above it. Values 0..4 ns get one bucket each
+ * (0 and 1 share the first); values above 2^40 ns (~18 min) land in the
+ * last bucket.
  */
 #ifndef SCPROF_HIST_H
 #define SCPROF_HIST_H
@@ -54,11 +57,15 @@ SC_INLINE __u32 sc_log2(__u64 v)
 	return r;
 }
 
-/* Bucket index of a latency in ns. */
+/* Bucket index of a latency in ns: the bucket b with
+ * sc_hist_lower(b) < ns <= sc_hist_upper(b) (bucket 0 also holds 0).
+ */
 SC_INLINE __u32 sc_hist_bucket(__u64 ns)
 {
 	__u32 lg, sub;
 
+	if (ns)
+		ns--; /* (lo, hi] is [lo, hi) shifted by one ns */
 	if (ns < SC_HIST_SUB)
 		return (__u32)ns;
 	lg = sc_log2(ns);
@@ -68,7 +75,9 @@ SC_INLINE __u32 sc_hist_bucket(__u64 ns)
 	return (lg - SC_HIST_SUB_BITS + 1) * SC_HIST_SUB + sub;
 }
 
-/* Smallest value in bucket idx; the bucket ends where idx + 1 begins. */
+/* The bound below bucket idx: the bucket holds the values above it, up to
+ * sc_hist_upper(idx) = sc_hist_lower(idx + 1).
+ */
 SC_INLINE __u64 sc_hist_lower(__u32 idx)
 {
 	__u32 lg, sub;
@@ -78,6 +87,12 @@ SC_INLINE __u64 sc_hist_lower(__u32 idx)
 	lg = idx / SC_HIST_SUB + SC_HIST_SUB_BITS - 1;
 	sub = idx % SC_HIST_SUB;
 	return (__u64)(SC_HIST_SUB + sub) << (lg - SC_HIST_SUB_BITS);
+}
+
+/* Largest value in bucket idx (the last bucket also holds all above). */
+SC_INLINE __u64 sc_hist_upper(__u32 idx)
+{
+	return sc_hist_lower(idx + 1);
 }
 
 #endif /* SCPROF_HIST_H */

@@ -25,11 +25,12 @@ A = dict(n=1000, m=10, k=100, s=3, c=50)
 B = dict(n=3000, m=25, k=350, s=5, c=120)
 
 NS_2MS = 2_000_000
-# Log-linear buckets, 4 per power of two: 2^21 = 2097152 starts a bucket
-# that ends at 2^21 + 2^19 = 2621440. A 2 ms sleep lands in
-# [1835008, 2097152) or, overslept by up to ~0.6 ms, in [2097152, 2621440);
-# the p50 interpolated inside the median's bucket and clamped to [min, max]
-# is then >= 2 ms (no sleep is shorter) and < 2621440.
+# Log-linear buckets, 4 per power of two, each (lower, upper]: 2^21 =
+# 2097152 is the bound below a bucket that ends at 2^21 + 2^19 = 2621440.
+# A 2 ms sleep lands in (1835008, 2097152] or, overslept by up to ~0.6 ms,
+# in (2097152, 2621440]; the p50 interpolated inside the median's bucket
+# and clamped to [min, max] is then >= 2 ms (no sleep is shorter) and
+# <= 2621440.
 BUCKET_END_2MS = 2_621_440
 
 
@@ -119,11 +120,11 @@ def test_nanosleep_p50_in_2ms_bucket():
     # calling it a failure.
     for _ in range(3):
         ns = by_name(profile(A)["syscalls"])["nanosleep"]
-        if ns["p50_ns"] < BUCKET_END_2MS:
+        if ns["p50_ns"] <= BUCKET_END_2MS:
             break
     assert ns["calls"] == A["s"]
     assert ns["min_ns"] >= NS_2MS, ns
-    assert NS_2MS <= ns["p50_ns"] < BUCKET_END_2MS, ns
+    assert NS_2MS <= ns["p50_ns"] <= BUCKET_END_2MS, ns
     assert ns["min_ns"] <= ns["p50_ns"] <= ns["p90_ns"] <= ns["p99_ns"] \
         <= ns["max_ns"], ns
     assert ns["total_ns"] >= A["s"] * NS_2MS
@@ -143,8 +144,8 @@ def test_nanosleep_histogram_rows():
         lo, hi = (int(x) for x in rng.split("->"))
         cnt = int(rest.split("|", 1)[0])
         if cnt:
-            # [2^20, 2^21) holds 2.00-2.097 ms, [2^21, 2^22) the oversleeps
-            assert (lo, hi) in ((1048576, 2097151), (2097152, 4194303)), line
+            # (2^20, 2^21] holds 2.00-2.097 ms, (2^21, 2^22] the oversleeps
+            assert (lo, hi) in ((1048577, 2097152), (2097153, 4194304)), line
         total += cnt
     assert total == p["s"]
 

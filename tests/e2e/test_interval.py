@@ -11,7 +11,7 @@ import time
 import pytest
 
 from conftest import (CLEAN_ENV, SCPROF, TIMEOUT, parse_tables, run_scprof,
-                      wait_attached, workload)
+                      strace_summary, wait_attached, workload)
 
 STAMP = re.compile(r"--- (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}), "
                    r"interval (\d+\.\d{3}) s ---")
@@ -26,6 +26,9 @@ def intervals(text):
     for i in range(1, len(parts), 2):
         m = STAMP.fullmatch(parts[i])
         assert m, f"bad timestamp line {parts[i]!r}"
+        if parts[i + 1].strip() == "no calls":
+            out.append((m.group(1), float(m.group(2)), []))
+            continue
         tables = parse_tables(parts[i + 1])
         assert tables, f"no table under {parts[i]!r}"
         out.append((m.group(1), float(m.group(2)), tables))
@@ -69,6 +72,31 @@ def test_intervals_add_up_to_ground_truth():
     # the middle intervals are whole ticks of a steady 10000 getppid/s
     for _, secs, tables in ivs[1:-1]:
         assert int(rows(tables)["getppid"]["calls"]) % 1000 == 0
+
+
+def test_silent_intervals_say_no_calls():
+    """compute 2 makes its start-up calls, then none for 2 s (a loop in
+    user space, not a call in flight), then rt_sigreturn and exit_group:
+    the intervals in between are a timestamp line and "no calls", and the
+    intervals still add up to strace's count of the run."""
+    cmd = [workload("compute"), "2"]
+    p = run_scprof(["-i", "0.3", "--"] + cmd, env=CLEAN_ENV)
+    assert p.returncode == 0, p.stderr
+    text = p.stderr.decode()
+    ivs = intervals(text)
+    empty = [i for i, (_, _, t) in enumerate(ivs) if not t]
+    # 2 s of silence at -i 0.3: at least 4 whole silent intervals, even if
+    # a busy machine wakes scprof late now and then
+    assert len(empty) >= 4, text
+    assert empty[0] > 0 and empty[-1] < len(ivs) - 1, text
+    assert empty == list(range(empty[0], empty[-1] + 1)), text
+    for block in re.split(r"^--- .* ---$", text, flags=re.M)[1:]:
+        if "no calls" in block:
+            assert block.strip() == "no calls", block
+            assert " total" not in block
+    total = sum(int(t[0][3]["calls"]) for _, _, t in ivs if t)
+    st = strace_summary(cmd, env=CLEAN_ENV)
+    assert total == sum(v[0] for v in st.values()), (total, st)
 
 
 def test_interval_with_duration_on_a_running_process(tmp_path):

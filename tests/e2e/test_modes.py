@@ -22,7 +22,8 @@ import pytest
 from conftest import (ATTACHED, CLEAN_ENV, SCPROF, TIMEOUT, wait_attached,
                       wait_blocked_in, wait_child, by_name, cgroup2_mount,
                       counts, parse_tables, process, run_scprof, scprof_json,
-                      scprof_report, stderr_lines, thread_calls, workload)
+                      scprof_report, stderr_lines, strace_summary,
+                      thread_calls, workload)
 
 N = 1000
 SYS_CLOCK_NANOSLEEP = 230
@@ -705,3 +706,66 @@ def test_compat_int80():
     assert tables[1][0] == "System call usage summary for 32 bit mode:"
     assert [(r["syscall"], r["calls"]) for r in tables[1][2]] == \
         [("getpid", str(n))]
+
+
+# ---- an exec is filed under the ABI it was made in -------------------------
+
+def abi_calls(rep, name):
+    """{abi: calls} of one syscall in a JSON report."""
+    return {s["abi"]: s["calls"] for s in rep["syscalls"] if s["name"] == name}
+
+
+def strace_abi_calls(st, name):
+    """The same from strace -c -f (32-bit rows are keyed "32:name")."""
+    out = {}
+    if name in st:
+        out["64"] = st[name][0]
+    if "32:" + name in st:
+        out["32"] = st["32:" + name][0]
+    return out
+
+
+def exec_cases():
+    raw32, int80 = workload("raw32"), workload("int80")
+    return [
+        # scprof's launcher, a 64-bit process, execs the 32-bit raw32
+        ("64-to-32", [raw32, "3"], {"64": 1}),
+        # a 64-bit shell execs it in a child
+        ("shell", ["sh", "-c", f"{raw32} 2; exit 0"], {"64": 2}),
+        # the 32-bit raw32 execs the 64-bit int80 (with int $0x80 calls
+        # from a 64-bit program): that execve is a 32-bit call
+        ("32-to-64", [raw32, "2", int80, "4"], {"64": 1, "32": 1}),
+    ]
+
+
+@pytest.mark.parametrize("mode", [[], ["-C"]], ids=["full", "count-only"])
+def test_exec_is_filed_under_the_abi_it_was_made_in(mode):
+    """A successful exec returns into the new program's ABI (the kernel
+    rewrites the call's number and compat status); the exec itself was made
+    in the old one. Both modes agree with strace -c -f, per ABI."""
+    for what, cmd, want_execve in exec_cases():
+        proc, rep = scprof_json(["-f"] + mode, cmd, env=CLEAN_ENV)
+        assert proc.returncode == 0, (what, stderr_lines(proc))
+        st = strace_summary(cmd, env=CLEAN_ENV)
+        assert abi_calls(rep, "execve") == want_execve, (what, rep["syscalls"])
+        assert strace_abi_calls(st, "execve") == want_execve, (what, st)
+        assert abi_calls(rep, "getpid") == strace_abi_calls(st, "getpid"), \
+            (what, rep["syscalls"], st)
+        # no 32-bit call was filed in the 64-bit table under its number
+        # (11 is munmap there, 20 writev, 252 is not exit_group)
+        assert "writev" not in by_name(rep["syscalls"]), what
+
+
+@pytest.mark.parametrize("mode", [[], ["-C"]], ids=["full", "count-only"])
+def test_execveat_is_not_counted_as_execve(mode):
+    """fexecve is an execveat, which the kernel turns into an execve on
+    success: -C still counts it as made, like the full mode and strace."""
+    cmd = ["python3", "-c", "import os; "
+           "os.execve(os.open('/bin/true', os.O_RDONLY), ['true'], {})"]
+    proc, rep = scprof_json(["-f"] + mode, cmd, env=CLEAN_ENV)
+    assert proc.returncode == 0, stderr_lines(proc)
+    st = strace_summary(cmd, env=CLEAN_ENV)
+    assert abi_calls(rep, "execveat") == {"64": 1}, rep["syscalls"]
+    assert strace_abi_calls(st, "execveat") == {"64": 1}, st
+    assert abi_calls(rep, "execve") == strace_abi_calls(st, "execve"), \
+        (rep["syscalls"], st)

@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from conftest import TIMEOUT, run_scprof, stderr_lines, workload
+from conftest import (TIMEOUT, proc_state, run_scprof, stderr_lines,
+                      workload)
 
 LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
 DURATION = "1.5"
@@ -161,6 +162,46 @@ def test_sleeper_is_blocking_not_bound(cache):
     assert [f["syscall"] for f in blocking] in (["clock_nanosleep"],
                                                ["nanosleep"])
     assert r["blocked_share"] > 0.2
+
+
+def stopped(w):
+    """SIGSTOP the workload and wait until it is stopped: from then on it
+    makes no call and uses no CPU time."""
+    os.kill(w.pid, signal.SIGSTOP)
+    for _ in range(200):
+        if proc_state(w.pid) == "T":
+            return
+        time.sleep(0.01)
+    raise AssertionError(f"pid {w.pid} did not stop")
+
+
+def test_stopped_process_is_idle(cache):
+    """No calls and no CPU time: the verdict says idle and claims no share
+    of anything, in the table and in JSON."""
+    with Workload("compute") as w:
+        stopped(w)
+        _, r = verdict(w.pid, cache, duration="1")
+        proc = run_scprof(["verdict", "-p", str(w.pid), "-d", "1", "--cache",
+                           cache])
+    assert r["idle"] is True
+    assert r["calls"] == 0 and r["cpu_s"] == 0
+    assert r["answer"].startswith("NO: it was idle")
+    assert r["crossing_share"] is None and r["cpu_syscall_share"] is None
+    assert r["syscall_bound"] is False and r["findings"] == []
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout.decode()
+    assert "Is it the syscalls? NO: it was idle" in out
+    assert "crossing cost   none: no calls" in out
+    assert "of its CPU time" not in out
+    assert "Findings: none." in out
+
+
+def test_running_process_is_not_idle(cache):
+    """The same workload running: not idle, shares stated."""
+    with Workload("compute") as w:
+        _, r = verdict(w.pid, cache, duration="1")
+    assert r["idle"] is False
+    assert 0 <= r["crossing_share"] <= 1
 
 
 def test_exits_mid_run(cache):

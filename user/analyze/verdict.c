@@ -162,11 +162,14 @@ static void fill(struct verdict_finding *f, const struct verdict *v,
 	f->per_s = v->wall_s > 0 ? (double)r->calls / v->wall_s : 0;
 }
 
-/* The CPU share a number of crossings costs. */
+/* The CPU share a number of crossings costs; 0 when the CPU time is too
+ * small to measure: no claim is made (small-io and high-rate then stay
+ * silent, as open-close-churn does).
+ */
 static double crossing_cpu(const struct verdict *v, double calls)
 {
 	if (v->cpu_s <= 0)
-		return calls > 0 ? 1 : 0;
+		return 0;
 	return clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
 }
 
@@ -428,6 +431,8 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 	v->cpu_s = in->utime_s + in->stime_s - v->probe_s;
 	if (v->cpu_s < 0)
 		v->cpu_s = 0;
+	v->cpu_measured = v->cpu_s > 0;
+	v->idle = !v->calls && in->utime_s + in->stime_s <= 0;
 	v->cpus = in->wall_s > 0 ? v->cpu_s / in->wall_s : 0;
 	v->runq_s = in->runq_s;
 	sleep_s = v->thread_s - v->cpu_s - v->runq_s;

@@ -157,6 +157,7 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	if (!last || d->ntotal || !r->reports) {
 		timestamp(stamp, sizeof(stamp));
 		ro.rate_ns = d->duration_ns;
+		ro.interval = true;
 		fprintf(r->out.f, "%s--- %s, interval %.3f s ---\n",
 			r->reports ? "\n" : "", stamp,
 			(double)d->duration_ns / 1e9);

@@ -39,6 +39,8 @@ static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
 				fl |= SC_NR_FORK;
 			if (fd_types && names_is_fd_call(name))
 				fl |= SC_NR_FD;
+			if (names_is_exec(name))
+				fl |= SC_NR_EXEC;
 			skel->rodata->nr_flags[abi][nr] = fl;
 		}
 	}

@@ -105,6 +105,7 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	bpf_program__set_autoload(skel->progs.sc_inflight_iter,
 				  o->in_flight && !o->count_only &&
 					  has_pt_regs);
+	bpf_program__set_autoload(skel->progs.sc_exec_call, o->count_only);
 	return 0;
 }
 

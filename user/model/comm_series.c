@@ -29,11 +29,27 @@ struct pending {
 	struct comm_counts c;
 };
 
+/* Names sent straight to other since the last update (the pending table
+ * was full): each is counted folded once, however many processes bear it.
+ */
+struct label_slot {
+	bool used;
+	char label[COMM_LABEL_LEN];
+};
+
+struct label_set {
+	struct label_slot *slots;
+	size_t cap; /* a power of two, 0 when empty */
+	size_t n;
+};
+
 struct comm_series {
 	struct comm_series_opts o;
 	struct seen_set seen;
 	struct pending *pend;
 	size_t pend_cap, npend;
+	struct label_set overflow;
+	bool *grew; /* per series: credited outside settle since the last */
 	struct pending **cand; /* settle's, max_pending of them */
 	/* series [0, nseries), then other at [nseries] */
 	struct comm_series_row *rows;
@@ -61,6 +77,57 @@ static size_t pow2_at_least(size_t n)
 	return c;
 }
 
+static void label_set_insert(struct label_set *set, const char *label)
+{
+	for (size_t i = hash_label(label);; i++) {
+		struct label_slot *e = &set->slots[i & (set->cap - 1)];
+
+		if (!e->used) {
+			e->used = true;
+			memcpy(e->label, label, sizeof(e->label));
+			set->n++;
+			return;
+		}
+		if (!strcmp(e->label, label))
+			return;
+	}
+}
+
+/* Whether label is new to set, which then remembers it. */
+static bool label_set_add(struct label_set *set, const char *label)
+{
+	for (size_t i = hash_label(label); set->cap; i++) {
+		const struct label_slot *e = &set->slots[i & (set->cap - 1)];
+
+		if (!e->used)
+			break;
+		if (!strcmp(e->label, label))
+			return false;
+	}
+	if ((set->n + 1) * 2 > set->cap) {
+		struct label_set big = { .cap = pow2_at_least((set->n + 1) *
+							      2) };
+
+		big.slots = calloc(big.cap, sizeof(*big.slots));
+		if (!big.slots)
+			return true; /* out of memory: it may count again */
+		for (size_t i = 0; i < set->cap; i++) {
+			if (set->slots[i].used)
+				label_set_insert(&big, set->slots[i].label);
+		}
+		free(set->slots);
+		*set = big;
+	}
+	label_set_insert(set, label);
+	return true;
+}
+
+static void label_set_clear(struct label_set *set)
+{
+	free(set->slots);
+	memset(set, 0, sizeof(*set));
+}
+
 int comm_series__new(struct comm_series **out,
 		     const struct comm_series_opts *opts)
 {
@@ -77,7 +144,8 @@ int comm_series__new(struct comm_series **out,
 	s->pend = calloc(s->pend_cap, sizeof(*s->pend));
 	s->cand = calloc(s->o.max_pending, sizeof(*s->cand));
 	s->rows = calloc((size_t)s->o.max_series + 1, sizeof(*s->rows));
-	if (!s->pend || !s->cand || !s->rows) {
+	s->grew = calloc((size_t)s->o.max_series + 1, sizeof(*s->grew));
+	if (!s->pend || !s->cand || !s->rows || !s->grew) {
 		comm_series__free(s);
 		return -ENOMEM;
 	}
@@ -94,6 +162,8 @@ void comm_series__free(struct comm_series *s)
 	free(s->pend);
 	free(s->cand);
 	free(s->rows);
+	free(s->grew);
+	label_set_clear(&s->overflow);
 	free(s);
 }
 
@@ -172,6 +242,28 @@ static struct comm_series_row *other(struct comm_series *s)
 /* Credit d to the name comm (its bytes up to the NUL, invalid UTF-8
  * replaced: the label). Cannot fail, so an update is all or nothing.
  */
+static int series_find(const struct comm_series *s, const char *label);
+
+/* Too many names at once for the pending table: a name with a series
+ * still gets its growth; any other goes straight to other, counted folded
+ * once per name until the next update.
+ */
+static void pending_full(struct comm_series *s, const char *label,
+			 const struct comm_counts *d)
+{
+	int k = series_find(s, label);
+
+	if (k >= 0) {
+		counts_add(&s->rows[k].c, d);
+		if (d->calls)
+			s->grew[k] = true;
+		return;
+	}
+	counts_add(&other(s)->c, d);
+	if (label_set_add(&s->overflow, label))
+		s->folded++;
+}
+
 static void pending_add(struct comm_series *s, const char *comm,
 			const struct comm_counts *d)
 {
@@ -188,9 +280,7 @@ static void pending_add(struct comm_series *s, const char *comm,
 			continue;
 		if (!e->used) {
 			if (s->npend >= s->o.max_pending) {
-				/* Too many names at once: straight to other. */
-				counts_add(&other(s)->c, d);
-				s->folded++;
+				pending_full(s, label, d);
 				return;
 			}
 			memset(e, 0, sizeof(*e));
@@ -293,6 +383,11 @@ static void settle(struct comm_series *s, uint64_t now_ns)
 			s->rows[k].changed_ns = now_ns;
 		e->settled = true;
 	}
+	for (size_t i = 0; i < s->nseries; i++) {
+		if (s->grew[i])
+			s->rows[i].changed_ns = now_ns;
+		s->grew[i] = false;
+	}
 	for (size_t i = 0; i < s->nseries;) {
 		if (s->o.idle_ns &&
 		    now_ns - s->rows[i].changed_ns > s->o.idle_ns) {
@@ -317,6 +412,7 @@ static void settle(struct comm_series *s, uint64_t now_ns)
 	}
 	memset(s->pend, 0, s->pend_cap * sizeof(*s->pend));
 	s->npend = 0;
+	label_set_clear(&s->overflow);
 }
 
 int comm_series__update(struct comm_series *s, const struct sc_model *snap,

@@ -29,10 +29,10 @@ void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 	}
 	if (lo < 0)
 		return;
-	dst->min_ns = sc_hist_lower((__u32)lo);
-	dst->max_ns = hi + 1 < (int)SC_HIST_BUCKETS ?
-			      sc_hist_lower((__u32)hi + 1) - 1 :
-			      cur->max_ns;
+	/* A bucket holds (lower, upper]: its smallest value is lower + 1. */
+	dst->min_ns = sc_hist_lower((__u32)lo) + 1;
+	dst->max_ns = hi + 1 < (int)SC_HIST_BUCKETS ? sc_hist_upper((__u32)hi) :
+						      cur->max_ns;
 	if (cur->min_ns > dst->min_ns)
 		dst->min_ns = cur->min_ns;
 	if (cur->max_ns && cur->max_ns < dst->max_ns)

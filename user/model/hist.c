@@ -36,5 +36,8 @@ uint64_t hist_quantile(const struct sc_stats *st, double q)
 		v = (double)st->max_ns;
 	if (st->min_ns && v < (double)st->min_ns)
 		v = (double)st->min_ns;
+	/* A bucket holds (lo, hi]: round up into it, never down to lo. */
+	if ((double)(uint64_t)v < v)
+		return (uint64_t)v + 1;
 	return (uint64_t)v;
 }

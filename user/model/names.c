@@ -256,6 +256,13 @@ const char *names_fd_type(unsigned int fd_type)
 	return fd_type < SC_FD_COUNT ? n[fd_type] : NULL;
 }
 
+bool names_is_exec(const char *name)
+{
+	static const char *const f[] = { "execve", "execveat", NULL };
+
+	return names_in_list(f, name);
+}
+
 const char *names_errno(int err)
 {
 	if (err <= 0 || (unsigned int)err >= sc_errno_names_len)

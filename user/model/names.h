@@ -32,6 +32,8 @@ const char *const *names_io_list(void);
 bool names_is_noreturn(const char *name);
 /* Creates a task that returns from it too (with 0): fork, clone... */
 bool names_is_fork(const char *name);
+/* Replaces the program: execve, execveat. */
+bool names_is_exec(const char *name);
 
 /* Takes an fd as its first argument (--fd-types splits it by kind). */
 bool names_is_fd_call(const char *name);

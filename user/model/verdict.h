@@ -112,6 +112,14 @@ struct verdict {
 	size_t nrows;
 	struct verdict_finding *findings; /* by share, largest first */
 	size_t nfindings;
+	/* cpu_s > 0: shares of CPU time mean something. /proc counts CPU
+	 * time in clock ticks, so a process can make calls and still show
+	 * none; then no share of it is claimed (cpu_syscall_share and
+	 * crossing_share stay 0 and are not stated), and no rule that weighs
+	 * one fires.
+	 */
+	bool cpu_measured;
+	bool idle; /* no calls and no CPU time: nothing to judge */
 };
 
 const char *verdict_kind_name(enum verdict_kind k);

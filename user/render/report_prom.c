@@ -62,10 +62,11 @@ static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
 	char buf[48];
 
 	for (unsigned int k = 0; k < PROM_LE_COUNT; k++) {
-		/* Each bound starts a BPF bucket: the calls below it are
-		 * those of the buckets before that one.
+		/* Each bound ends a BPF bucket (which holds (lo, hi]): the
+		 * calls up to it are those of that bucket and the ones
+		 * before it.
 		 */
-		unsigned int end = sc_hist_bucket(prom_le_ns(k));
+		unsigned int end = sc_hist_bucket(prom_le_ns(k)) + 1;
 
 		for (; b < end; b++)
 			cum += st->hist[b];
@@ -126,7 +127,7 @@ static int syscalls(FILE *f, const struct sc_model *m)
 	}
 	family(f, "scprof_syscall_duration_seconds", "histogram",
 	       "Wall time inside system calls; a bucket counts the calls "
-	       "shorter than its bound.");
+	       "that took at most its bound.");
 	for (unsigned int k = 0; k < PROM_LE_COUNT; k++)
 		secs(prom_le_ns(k), le.s[k], sizeof(le.s[k]));
 	for (size_t i = 0; i < m->ntotal; i++)

@@ -355,7 +355,7 @@ static void histogram(FILE *f, const struct sc_model *m,
 	for (uint32_t i = 0; i < SC_HIST_BUCKETS; i++) {
 		uint64_t lo = sc_hist_lower(i);
 		uint32_t k = lo ? sc_log2(lo) + 1 :
-				  0; /* 0: [0,1), k: [2^(k-1), 2^k) */
+				  0; /* 0: [0,1], k: (2^(k-1), 2^k] */
 
 		pow2[k] += st->hist[i];
 	}
@@ -391,8 +391,8 @@ static void histogram(FILE *f, const struct sc_model *m,
 		return;
 	fprintf(f, "%20s%12s: count     distribution\n", "nsecs", "");
 	for (int k = first; k <= last; k++) {
-		uint64_t lo = k ? 1ULL << (k - 1) : 0;
-		uint64_t hi = k ? (1ULL << k) - 1 : 0;
+		uint64_t lo = k ? (1ULL << (k - 1)) + 1 : 0;
+		uint64_t hi = k ? 1ULL << k : 1;
 
 		fprintf(f, "%14" PRIu64 " -> %-14" PRIu64 ": %-9" PRIu64 " ",
 			lo, hi, pow2[k]);
@@ -457,12 +457,27 @@ int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n)
 	return 0;
 }
 
+/* Calls returned, or time spent in calls still in flight. */
+static bool report_has_calls(const struct sc_model *m)
+{
+	for (uint32_t abi = 0; abi < SC_ABI_COUNT; abi++) {
+		if (model_abi_seen(m->total, m->ntotal, abi))
+			return true;
+	}
+	return false;
+}
+
 int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		 const struct report_meta *meta)
 {
 	int err;
 
 	(void)meta;
+	if (o->interval && !report_has_calls(m)) {
+		/* An interval that saw nothing: no table of zeros. */
+		fputs("no calls\n", f);
+		return 0;
+	}
 	err = table_rows(f, m->total, m->ntotal, o);
 	if (err)
 		return err;

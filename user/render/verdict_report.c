@@ -13,7 +13,13 @@
 
 void verdict_answer(const struct verdict *v, char *buf, size_t len)
 {
-	if (v->syscall_bound && v->crossing_share >= 0.5 * v->cpu_syscall_share)
+	if (v->idle)
+		snprintf(buf, len,
+			 "NO: it was idle: no syscalls and no CPU time in "
+			 "the %.1f s profiled, so there is no cost to weigh.",
+			 v->wall_s);
+	else if (v->syscall_bound &&
+		 v->crossing_share >= 0.5 * v->cpu_syscall_share)
 		snprintf(
 			buf, len,
 			"YES: %.0f%% of its CPU time goes into syscalls, %.0f%% "
@@ -207,11 +213,18 @@ static void print_figures(FILE *f, const struct verdict *v,
 		"syscalls (%.0f%% asleep in them)\n",
 		"syscall_share", 100 * v->syscall_share,
 		100 * v->blocked_share);
-	fprintf(f,
-		"  %-15s %s: %.0f%% of its CPU time was inside syscalls "
-		"(rule: >= 50%%, with\n  %-15s >= 0.1 CPU busy)\n",
-		"syscall_bound", v->syscall_bound ? "yes" : "no",
-		100 * v->cpu_syscall_share, "");
+	if (v->cpu_measured)
+		fprintf(f,
+			"  %-15s %s: %.0f%% of its CPU time was inside "
+			"syscalls (rule: >= 50%%, with\n  %-15s >= 0.1 CPU "
+			"busy)\n",
+			"syscall_bound", v->syscall_bound ? "yes" : "no",
+			100 * v->cpu_syscall_share, "");
+	else
+		fprintf(f, "  %-15s no: %s\n", "syscall_bound",
+			v->idle ? "it used no CPU time" :
+				  "its CPU time was too small to measure "
+				  "(/proc counts clock ticks)");
 	fprintf(f,
 		"  %-15s %.2f s, %.2f CPUs (/proc: %.2f s user, %.2f s "
 		"system, scprof's share taken off);\n"
@@ -221,11 +234,21 @@ static void print_figures(FILE *f, const struct verdict *v,
 	fprintf(f, "  %-15s %s calls, %s per second\n", "syscalls",
 		grouped(v->calls, a, sizeof(a)),
 		grouped((uint64_t)(v->calls_per_s + 0.5), b, sizeof(b)));
-	fprintf(f,
-		"  %-15s %.0f%% of its CPU time: %s calls x %.0f ns "
-		"(the floor) = %.3f s\n",
-		"crossing cost", 100 * v->crossing_share,
-		grouped(v->calls, a, sizeof(a)), v->floor_ns, v->crossing_s);
+	if (v->cpu_measured)
+		fprintf(f,
+			"  %-15s %.0f%% of its CPU time: %s calls x %.0f ns "
+			"(the floor) = %.3f s\n",
+			"crossing cost", 100 * v->crossing_share,
+			grouped(v->calls, a, sizeof(a)), v->floor_ns,
+			v->crossing_s);
+	else if (v->idle)
+		fprintf(f, "  %-15s none: no calls\n", "crossing cost");
+	else
+		fprintf(f,
+			"  %-15s %s calls x %.0f ns (the floor) = %.3f s; no "
+			"share of a CPU time\n  %-15s too small to measure\n",
+			"crossing cost", grouped(v->calls, a, sizeof(a)),
+			v->floor_ns, v->crossing_s, "");
 	if (v->corrected)
 		fprintf(f,
 			"  %-15s taken off: %.0f ns of CPU per call (%.3f s "
@@ -396,9 +419,13 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_num(root, "syscall_share", v->syscall_share, 4);
 	err = err ?: jw_add_bool(root, "syscall_bound", v->syscall_bound);
 	err = err ?: jw_add_str(root, "answer", ans);
-	err = err   ?:
-		      jw_add_num(root, "cpu_syscall_share",
-				 v->cpu_syscall_share, 4);
+	err = err ?: jw_add_bool(root, "idle", v->idle);
+	if (v->cpu_measured)
+		err = err   ?:
+			      jw_add_num(root, "cpu_syscall_share",
+					 v->cpu_syscall_share, 4);
+	else
+		err = err ?: jw_add_null(root, "cpu_syscall_share");
 	err = err ?: jw_add_num(root, "blocked_share", v->blocked_share, 4);
 	err = err ?: jw_add_num(root, "thread_s", v->thread_s, 6);
 	err = err ?: jw_add_num(root, "syscall_s", v->syscall_s, 6);
@@ -411,7 +438,12 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_num(root, "calls_per_s", v->calls_per_s, 1);
 	err = err ?: jw_add_num(root, "floor_ns", v->floor_ns, 2);
 	err = err ?: jw_add_num(root, "crossing_s", v->crossing_s, 6);
-	err = err ?: jw_add_num(root, "crossing_share", v->crossing_share, 4);
+	if (v->cpu_measured)
+		err = err   ?:
+			      jw_add_num(root, "crossing_share",
+					 v->crossing_share, 4);
+	else
+		err = err ?: jw_add_null(root, "crossing_share");
 	err = err ?: jw_add_bool(root, "probe_corrected", v->corrected);
 	err = err ?: jw_add_num(root, "probe_s", v->probe_s, 6);
 	if (m->cal)

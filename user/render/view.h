@@ -49,6 +49,7 @@ struct report_opts {
 	bool histograms;		 /* -H: latency bar charts */
 	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
 	bool fd_types; /* --fd-types: JSON and CSV say each row's fd kind */
+	bool interval; /* -i: a report without calls is just "no calls" */
 };
 
 /* What was profiled, for the report's header fields. */

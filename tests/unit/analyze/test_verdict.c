@@ -471,6 +471,106 @@ static void test_idle_is_not_bound(void **state)
 	verdict_free(v);
 }
 
+/* Table and JSON of a verdict, for the tests that read both. */
+static void render_both(const struct verdict *v, char **table, char **json)
+{
+	struct verdict_meta meta = { .pid = 42, .comm = "idle", .threads = 1 };
+	size_t len = 0;
+	FILE *f;
+
+	*table = *json = NULL;
+	f = open_memstream(table, &len);
+	assert_int_equal(verdict_write_table(f, v, &meta), 0);
+	fclose(f);
+	f = open_memstream(json, &len);
+	assert_int_equal(verdict_write_json(f, v, &meta), 0);
+	fclose(f);
+}
+
+/* No calls and no CPU time: idle, and no share of anything is claimed. */
+static void test_idle_process(void **state)
+{
+	char ans[256], *table, *json;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0, 0);
+	v = judge(&p);
+	assert_true(v->idle);
+	assert_false(v->cpu_measured);
+	assert_false(v->syscall_bound);
+	assert_int_equal(v->nfindings, 0);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "NO: it was idle"));
+	render_both(v, &table, &json);
+	assert_non_null(strstr(table, "Is it the syscalls? NO: it was idle"));
+	assert_non_null(strstr(table, "crossing cost   none: no calls"));
+	assert_null(strstr(table, "of its CPU time"));
+	assert_non_null(strstr(json, "\"idle\": true"));
+	assert_non_null(strstr(json, "\"cpu_syscall_share\": null"));
+	assert_non_null(strstr(json, "\"crossing_share\": null"));
+	free(table);
+	free(json);
+	verdict_free(v);
+
+	/* calls but no CPU time is not idle; CPU time but no calls neither */
+	proc_init(&p, 2, 0, 0);
+	add(&p, "getppid", 10, 200, 0, 0);
+	v = judge(&p);
+	assert_false(v->idle);
+	verdict_free(v);
+	proc_init(&p, 2, 0.5, 0);
+	v = judge(&p);
+	assert_false(v->idle);
+	assert_true(v->cpu_measured);
+	verdict_free(v);
+}
+
+/*
+ * CPU time that rounds to 0 (/proc counts ticks) under many cheap calls:
+ * small-io and high-rate make no "share of its CPU time" claim, just as
+ * open-close-churn does not, and the reports state none.
+ */
+static void test_cpu_rounds_to_zero(void **state)
+{
+	char *table, *json;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0, 0);
+	add(&p, "read", 5000, REPORTED + 20, 5000, 0);
+	add(&p, "getppid", 5000, REPORTED, 0, 0);
+	add(&p, "openat", 200, REPORTED + 500, 0, 0);
+	add(&p, "close", 200, REPORTED + 50, 0, 0);
+	v = judge(&p);
+	assert_false(v->idle);
+	assert_false(v->cpu_measured);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	assert_false(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	assert_true(v->crossing_share == 0 && v->cpu_syscall_share == 0);
+	render_both(v, &table, &json);
+	assert_null(strstr(table, "of its CPU time"));
+	assert_non_null(strstr(table, "too small to measure"));
+	assert_non_null(strstr(json, "\"idle\": false"));
+	assert_non_null(strstr(json, "\"crossing_share\": null"));
+	free(table);
+	free(json);
+	verdict_free(v);
+
+	/* the same calls with CPU time to weigh them against do fire */
+	proc_init(&p, 1, 0.0002, 0.0008);
+	add(&p, "read", 5000, REPORTED + 20, 5000, 0);
+	add(&p, "getppid", 5000, REPORTED, 0, 0);
+	v = judge(&p);
+	assert_true(v->cpu_measured);
+	assert_true(has_kind(v, VERDICT_SMALL_IO));
+	assert_true(has_kind(v, VERDICT_HIGH_RATE));
+	verdict_free(v);
+}
+
 /* Without a probe measurement nothing is taken off. */
 static void test_uncorrected(void **state)
 {
@@ -661,6 +761,8 @@ int main(void)
 		cmocka_unit_test(test_runqueue_is_not_blocking),
 		cmocka_unit_test(test_sleeper_on_a_busy_machine),
 		cmocka_unit_test(test_idle_is_not_bound),
+		cmocka_unit_test(test_idle_process),
+		cmocka_unit_test(test_cpu_rounds_to_zero),
 		cmocka_unit_test(test_uncorrected),
 		cmocka_unit_test(test_round_trip_at_least_floor),
 		cmocka_unit_test(test_row_names),

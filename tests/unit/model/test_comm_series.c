@@ -207,9 +207,73 @@ static void test_too_many_names_at_once(void **state)
 		comm_series__rows(s, &n);
 		assert_int_equal(n, 3);
 	}
-	assert_true(comm_series__folded(s) >= 48);
+	/* 3 names fit the pending table, one of them folded at settle;
+	 * the other 47 went straight to other: one count each
+	 */
+	assert_int_equal(comm_series__folded(s), 48);
 	comm_series__free(s);
 	model_free(a);
+}
+
+/* More names than the pending table holds, each borne by several live
+ * and exited processes: folded counts names, not processes, once per
+ * update; a name that has a series keeps getting its growth.
+ */
+static void test_folded_counts_names_once(void **state)
+{
+	struct comm_series_opts o = { .max_series = 1, .max_pending = 2 };
+	struct comm_series *s;
+	struct sc_model *a = model_new(), *ex = model_new(), *b = model_new();
+	char name[16];
+	uint32_t pid = 100;
+
+	(void)state;
+	assert_int_equal(comm_series__new(&s, &o), 0);
+	/* update 1: "keep" gets the one series */
+	put(a, 1, "keep", 1000);
+	assert_int_equal(comm_series__update(s, a, 1), 0);
+	assert_int_equal(calls_of(s, "keep"), 1000);
+	assert_int_equal(comm_series__folded(s), 0);
+	/* between updates: 10 names on 4 exited processes each */
+	for (uint32_t i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		for (int j = 0; j < 4; j++)
+			put(ex, pid++, name, 1);
+	}
+	comm_series__fold(s, ex);
+	/* update 2: the same 10 names on 3 live processes each, after the
+	 * pending table is full; "keep" grew by 5 and comes last
+	 */
+	for (uint32_t i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		for (int j = 0; j < 3; j++)
+			put(b, pid++, name, 1);
+	}
+	put(b, 1, "keep", 1005);
+	assert_int_equal(comm_series__update(s, b, 2), 0);
+	/* n0 and n1 took the pending slots and were folded at settle, n2..n9
+	 * went straight to other: 10 names, however many processes
+	 */
+	assert_int_equal(comm_series__folded(s), 10);
+	assert_int_equal(calls_of(s, "keep"), 1005);
+	assert_int_equal(calls_of(s, NULL), 10 * 7);
+	assert_int_equal(sum_calls(s), 1005 + 70);
+	/* update 3: the same names again are counted again, once each */
+	model_free(b);
+	b = model_new();
+	pid = 100 + 40;
+	for (uint32_t i = 0; i < 10; i++) {
+		snprintf(name, sizeof(name), "n%u", i);
+		for (int j = 0; j < 3; j++)
+			put(b, pid++, name, 2);
+	}
+	assert_int_equal(comm_series__update(s, b, 3), 0);
+	assert_int_equal(comm_series__folded(s), 20);
+	assert_int_equal(sum_calls(s), 1005 + 70 + 30);
+	comm_series__free(s);
+	model_free(a);
+	model_free(ex);
+	model_free(b);
 }
 
 /* Many updates with churn: counters only grow, memory follows the live. */
@@ -260,6 +324,7 @@ int main(void)
 		cmocka_unit_test(test_top_k_and_other),
 		cmocka_unit_test(test_idle_series_give_their_slot_up),
 		cmocka_unit_test(test_too_many_names_at_once),
+		cmocka_unit_test(test_folded_counts_names_once),
 		cmocka_unit_test(test_monotonic_under_churn),
 	};
 

@@ -112,7 +112,7 @@ static void test_bucket_monotonic(void **state)
 	free(v);
 }
 
-/* Every value lies in [lower(b), lower(b + 1)) of its bucket b. */
+/* Every value lies in (lower(b), upper(b)] of its bucket b (0 in bucket 0). */
 static void test_bucket_bounds_contain_value(void **state)
 {
 	uint64_t *v;
@@ -122,38 +122,51 @@ static void test_bucket_bounds_contain_value(void **state)
 	for (size_t i = 0; i < n; i++) {
 		uint32_t b = sc_hist_bucket(v[i]);
 
-		CHECK(sc_hist_lower(b) <= v[i],
+		CHECK(sc_hist_lower(b) < v[i] || (b == 0 && v[i] == 0),
 		      "%" PRIu64
-		      " is below its bucket %u's lower bound %" PRIu64,
+		      " is not above its bucket %u's lower bound %" PRIu64,
 		      v[i], b, sc_hist_lower(b));
 		if (b < SC_HIST_BUCKETS - 1)
-			CHECK(v[i] < sc_hist_lower(b + 1),
+			CHECK(v[i] <= sc_hist_upper(b),
 			      "%" PRIu64
-			      " is not below bucket %u's end %" PRIu64,
-			      v[i], b, sc_hist_lower(b + 1));
+			      " is above bucket %u's upper bound %" PRIu64,
+			      v[i], b, sc_hist_upper(b));
 	}
 	free(v);
 }
 
-/* Each bucket's lower bound falls in that very bucket: none is empty. */
-static void test_bucket_lower_roundtrip(void **state)
+/* Each bucket's upper bound falls in that very bucket and the next value
+ * in the next one: none is empty, and a bound is counted `le` (<=).
+ */
+static void test_bucket_upper_roundtrip(void **state)
 {
 	(void)state;
-	for (uint32_t b = 0; b < SC_HIST_BUCKETS; b++) {
-		uint64_t lo = sc_hist_lower(b);
+	for (uint32_t b = 0; b < SC_HIST_BUCKETS - 1; b++) {
+		uint64_t hi = sc_hist_upper(b);
 
-		CHECK(sc_hist_bucket(lo) == b,
-		      "lower(%u) = %" PRIu64 " lies in bucket %u", b, lo,
-		      sc_hist_bucket(lo));
-		if (lo)
-			CHECK(sc_hist_bucket(lo - 1) == b - 1,
-			      "lower(%u) - 1 lies in bucket %u", b,
-			      sc_hist_bucket(lo - 1));
+		CHECK(sc_hist_bucket(hi) == b,
+		      "upper(%u) = %" PRIu64 " lies in bucket %u", b, hi,
+		      sc_hist_bucket(hi));
+		CHECK(sc_hist_bucket(hi + 1) == b + 1,
+		      "upper(%u) + 1 lies in bucket %u", b,
+		      sc_hist_bucket(hi + 1));
 	}
-	CHECK(sc_hist_lower(0) == 0 && sc_hist_lower(3) == 3,
-	      "values below 4 have a bucket each");
-	CHECK(sc_hist_lower(SC_HIST_BUCKETS) == 1ULL << (SC_HIST_MAX_LOG2 + 1),
-	      "the last bucket starts its open end at 2^%d",
+	CHECK(sc_hist_bucket(0) == 0 && sc_hist_bucket(1) == 0 &&
+		      sc_hist_bucket(2) == 1 && sc_hist_bucket(4) == 3 &&
+		      sc_hist_bucket(5) == 4,
+	      "0 and 1 share bucket 0, 2..5 ns have a bucket each");
+	/* exactly 2^k ns is in the bucket that ends at 2^k, 2^k + 1 above */
+	for (int k = 3; k <= SC_HIST_MAX_LOG2; k++) {
+		uint64_t p = 1ULL << k;
+
+		CHECK(sc_hist_upper(sc_hist_bucket(p)) == p,
+		      "2^%d ns is in the bucket ending at it", k);
+		CHECK(sc_hist_lower(sc_hist_bucket(p + 1)) == p,
+		      "2^%d + 1 ns is in the bucket starting above it", k);
+	}
+	CHECK(sc_hist_upper(SC_HIST_BUCKETS - 1) ==
+		      1ULL << (SC_HIST_MAX_LOG2 + 1),
+	      "the last bucket starts its open end above 2^%d",
 	      SC_HIST_MAX_LOG2 + 1);
 }
 
@@ -346,7 +359,7 @@ static void test_quantile_clamped(void **state)
 	free(st);
 }
 
-/* Latencies below 4 ns have a bucket each. */
+/* Latencies of 2 to 4 ns have a bucket each. */
 static void test_quantile_tiny_values(void **state)
 {
 	struct sc_stats *st = calloc(1, sizeof(*st));
@@ -390,7 +403,7 @@ int main(void)
 		cmocka_unit_test(test_log2_random),
 		cmocka_unit_test(test_bucket_monotonic),
 		cmocka_unit_test(test_bucket_bounds_contain_value),
-		cmocka_unit_test(test_bucket_lower_roundtrip),
+		cmocka_unit_test(test_bucket_upper_roundtrip),
 		cmocka_unit_test(test_bucket_relative_width),
 		cmocka_unit_test(test_quantile_constant),
 		cmocka_unit_test(test_quantile_single_sample),

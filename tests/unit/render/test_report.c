@@ -443,13 +443,13 @@ static void test_histograms(void **state)
 		"openat: 13 calls, 10 errors\n"
 		"    ENOENT                 : 10\n"
 		"               nsecs            : count     distribution\n"
-		"           512 -> 1023          : 9         "
+		"           513 -> 1024          : 9         "
 		"|****************************************|\n"
-		"          1024 -> 2047          : 0         "
+		"          1025 -> 2048          : 0         "
 		"|                                        |\n"
-		"          2048 -> 4095          : 1         "
+		"          2049 -> 4096          : 1         "
 		"|****                                    |\n"
-		"          4096 -> 8191          : 3         "
+		"          4097 -> 8192          : 3         "
 		"|*************                           |\n";
 	struct sc_model *m = model_new();
 	struct sc_stats *st = calloc(1, sizeof(*st));
@@ -465,9 +465,9 @@ static void test_histograms(void **state)
 	st->errors = 10;
 	st->min_ns = 600;
 	st->max_ns = 5000;
-	st->total_ns = 9 * 600 + 3000 + 3 * 5000;
+	st->total_ns = 9 * 600 + 4096 + 3 * 5000;
 	st->hist[sc_hist_bucket(600)] = 9;
-	st->hist[sc_hist_bucket(3000)] = 1;
+	st->hist[sc_hist_bucket(4096)] = 1; /* le: in 2049 -> 4096 */
 	st->hist[sc_hist_bucket(5000)] = 3;
 	p = model_proc(m, 1, 1);
 	assert_non_null(p);
@@ -483,6 +483,48 @@ static void test_histograms(void **state)
 		  "end of the -H report");
 	free(got);
 	free(st);
+	model_free(m);
+}
+
+/* -i: an interval without calls is "no calls", not a table of zeros; a
+ * one-shot report without calls keeps its empty table.
+ */
+static void test_empty_interval(void **state)
+{
+	struct sc_model *m = model_new();
+	struct sc_stats st = {};
+	struct report_opts o;
+	char *got;
+
+	(void)state;
+	assert_non_null(m);
+	assert_int_equal(model_finalize(m), 0);
+	report_opts_default(&o);
+	o.interval = true;
+	o.per_process = true;
+	got = render(m, &o, &meta_cmd);
+	CHECK_STR(got, "no calls\n", "empty interval");
+	free(got);
+	o.interval = false;
+	o.per_process = false;
+	got = render(m, &o, &meta_cmd);
+	CHECK(strstr(got, " total\n") != NULL,
+	      "an empty one-shot report keeps its table: %s", got);
+	free(got);
+	model_free(m);
+
+	/* an interval with a call is a table */
+	m = model_new();
+	assert_non_null(m);
+	st.calls = 1;
+	st.total_ns = 100;
+	assert_int_equal(model_proc_add(model_proc(m, 1, 1), NAT, 39, &st), 0);
+	assert_int_equal(model_finalize(m), 0);
+	o.interval = true;
+	got = render(m, &o, &meta_cmd);
+	CHECK(strstr(got, "getpid") && strstr(got, " total\n"),
+	      "an interval with calls has its table: %s", got);
+	free(got);
 	model_free(m);
 }
 
@@ -1203,9 +1245,9 @@ static void test_fd_types(void **state)
 		  "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n"
 		  "1,test,64,read,bad,0,10,4,10000,900,1100,1000,976,1100,"
 		  "1100,100\n"
-		  "1,test,64,read,socket,0,7,0,7000,900,1100,1000,970,1100,"
+		  "1,test,64,read,socket,0,7,0,7000,900,1100,1000,971,1100,"
 		  "1100,700\n"
-		  "1,test,64,getpid,,39,4,0,400,90,110,100,101,109,110,\n",
+		  "1,test,64,getpid,,39,4,0,400,90,110,100,102,110,110,\n",
 		  "CSV with an fd_type column");
 	free(text);
 	model_free(m);
@@ -1263,6 +1305,7 @@ int main(void)
 		cmocka_unit_test(test_table_empty),
 		cmocka_unit_test(test_table_per_process),
 		cmocka_unit_test(test_histograms),
+		cmocka_unit_test(test_empty_interval),
 		cmocka_unit_test(test_sort_keys),
 		cmocka_unit_test(test_sort_ties),
 		cmocka_unit_test(test_parse_sort),

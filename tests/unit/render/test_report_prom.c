@@ -192,7 +192,7 @@ static struct sc_model *model_fixture(void)
 	/* read: known latencies around the bucket bounds */
 	hist_put(&st, 100, 3);
 	hist_put(&st, 255, 1); /* < 256 ns: in le=256ns */
-	hist_put(&st, 256, 1); /* not < 256 ns */
+	hist_put(&st, 256, 1); /* <= 256 ns: in le=256ns too */
 	hist_put(&st, 5000, 2);
 	hist_put(&st, 1ULL << 41, 1); /* beyond the last finite bound */
 	st.errors = 2;
@@ -230,11 +230,12 @@ static void test_le_bounds_are_bucket_bounds(void **state)
 		uint64_t b = prom_le_ns(k);
 		uint32_t idx = sc_hist_bucket(b);
 
-		/* b starts a BPF bucket, so "calls shorter than b" is a sum
-		 * of whole buckets: exact.
+		/* b ends a BPF bucket, so "calls of at most b" is a sum of
+		 * whole buckets: exact.
 		 */
-		assert_int_equal(sc_hist_lower(idx), b);
-		assert_int_equal(sc_hist_bucket(b - 1), idx - 1);
+		assert_int_equal(sc_hist_upper(idx), b);
+		assert_int_equal(sc_hist_bucket(b), idx);
+		assert_int_equal(sc_hist_bucket(b + 1), idx + 1);
 		if (k)
 			assert_true(b > prom_le_ns(k - 1));
 	}
@@ -329,14 +330,42 @@ static void check_histogram(const struct sample *s, size_t n, const char *sc,
 	assert_int_equal(inf, count); /* +Inf == _count */
 }
 
+/* A call of exactly a bound's length is counted in that bound's bucket
+ * (Prometheus' le is <=), one a nanosecond longer only in the next.
+ */
+static void test_le_bound_is_inclusive(void **state)
+{
+	(void)state;
+	for (unsigned int k = 0; k < PROM_LE_COUNT; k++) {
+		struct sc_model *m = model_new();
+		struct sc_proc *p = model_proc(m, 100, 1);
+		struct sc_stats st = {};
+		struct prom_input in = { .model = m };
+		uint64_t expect[PROM_LE_COUNT];
+		struct sample *s;
+		size_t n;
+
+		hist_put(&st, prom_le_ns(k), 1);
+		hist_put(&st, prom_le_ns(k) + 1, 1);
+		model_proc_add(p, 0, 0, &st);
+		model_finalize(m);
+		for (unsigned int j = 0; j < PROM_LE_COUNT; j++)
+			expect[j] = j < k ? 0 : j == k ? 1 : 2;
+		s = render(&in, &n);
+		check_histogram(s, n, "read", expect, NULL);
+		free(s);
+		model_free(m);
+	}
+}
+
 static void test_histogram_properties(void **state)
 {
 	struct sc_model *m = model_fixture();
 	struct prom_input in = { .model = m };
 	size_t n;
 	struct sample *s = render(&in, &n);
-	/* calls shorter than 256 ns, 1 us, 4 us, 16 us, ... */
-	uint64_t expect[PROM_LE_COUNT] = { 4, 5, 5, 7, 7, 7, 7, 7,
+	/* calls of at most 256 ns, 1 us, 4 us, 16 us, ... */
+	uint64_t expect[PROM_LE_COUNT] = { 5, 5, 5, 7, 7, 7, 7, 7,
 					   7, 7, 7, 7, 7, 7, 7 };
 	char sum[64];
 	uint64_t total = 100 * 3 + 255 + 256 + 5000 * 2 + (1ULL << 41);
@@ -540,6 +569,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_le_bounds_are_bucket_bounds),
+		cmocka_unit_test(test_le_bound_is_inclusive),
 		cmocka_unit_test(test_syscall_counters),
 		cmocka_unit_test(test_histogram_properties),
 		cmocka_unit_test(test_hostile_comm_labels),

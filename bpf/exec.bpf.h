@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Count-only mode: file an exec under the ABI and number it was called
+ * with.
+ *
+ * sys_exit reads the call's number and ABI from the thread's registers and
+ * status, but a successful exec rewrites both for the new program: loading
+ * a 32-bit program sets TS_COMPAT and orig_ax = the i386 execve, a 64-bit
+ * one clears TS_COMPAT and sets orig_ax = the 64-bit execve (x86's
+ * set_personality_ia32() and set_personality_64bit()). A 64-bit shell's
+ * execve of a 32-bit program would otherwise be counted as a 32-bit
+ * execve, and any execveat as an execve. Full mode is not affected: it
+ * takes both at sys_enter.
+ *
+ * Every exec renames the thread (task_rename, from begin_new_exec) after
+ * its point of no return and before the new program is loaded, while the
+ * registers still hold the call as made; the call is kept in task storage
+ * there and used by the exec's own sys_exit, which takes it back. An exec
+ * that fails earlier never gets there and changed nothing. Other renames
+ * (prctl, /proc/PID/comm) are not exec calls and keep nothing.
+ *
+ * Uses the map exec_calls, which scprof.bpf.c defines before it includes
+ * this file.
+ */
+#ifndef SCPROF_EXEC_BPF_H
+#define SCPROF_EXEC_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "filter.bpf.h"
+#include "syscall.bpf.h"
+
+/* task_rename: keep the exec call the renamed thread is in, if it is one. */
+static __always_inline void exec_called(struct task_struct *p)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sc_exec_call *e;
+	struct pt_regs *regs;
+	__u32 nr, abi;
+	long id;
+
+	if (task != p || wanted(task) == WANT_NO)
+		return;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return;
+	id = syscall_nr(regs);
+	if (id < 0)
+		return;
+	nr_abi_of(task, id, &nr, &abi);
+	if (!(flags_of(nr, abi) & SC_NR_EXEC))
+		return;
+	e = bpf_task_storage_get(&exec_calls, task, 0,
+				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!e)
+		return;
+	e->nr = nr;
+	e->abi = abi;
+}
+
+/* sys_exit of an exec: the call as it was made, if it got that far. */
+static __always_inline void exec_as_called(struct task_struct *task, __u32 *nr,
+					   __u32 *abi)
+{
+	struct sc_exec_call *e = bpf_task_storage_get(&exec_calls, task, 0, 0);
+
+	if (!e)
+		return;
+	*nr = e->nr;
+	*abi = e->abi;
+	bpf_task_storage_delete(&exec_calls, task);
+}
+
+#endif /* SCPROF_EXEC_BPF_H */
