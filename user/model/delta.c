@@ -159,6 +159,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		d->drops[i] =
 			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	d->unattributed =
+		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
 	free(known.rows);
 	return d;
 err:
