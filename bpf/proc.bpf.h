@@ -53,7 +53,7 @@ static __always_inline void proc_init(struct task_struct *task,
 	if (!err)
 		__sync_fetch_and_add(&procs_used, 1);
 	else if (err != -17 /* EEXIST: another thread got there first */ &&
-	    !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
+		 !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
 		count_drop(SC_DROP_PROCS_FULL);
 }
 

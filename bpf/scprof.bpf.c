@@ -151,7 +151,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, SC_ABI_COUNT * SC_NR_MAX + 1024);
+	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX + 1024);
 	__type(key, struct sc_stats_key);
 	__type(value, struct sc_stats);
 } merged SEC(".maps");

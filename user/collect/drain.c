@@ -236,7 +236,8 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 	if (!err)
 		err = collector_map_walk(bpf_map__fd(c->skel->maps.merged),
 					 sizeof(struct sc_stats_key),
-					 sizeof(struct sc_stats), add_merged, m);
+					 sizeof(struct sc_stats), add_merged,
+					 m);
 	if (!err)
 		err = collector_map_walk(bpf_map__fd(c->skel->maps.procs),
 					 sizeof(struct sc_proc_key),
@@ -249,8 +250,8 @@ int collector__snapshot(struct collector *c, struct sc_model **out)
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);
-	m->unattributed = __atomic_load_n(&c->skel->bss->unattributed,
-					  __ATOMIC_RELAXED);
+	m->unattributed =
+		__atomic_load_n(&c->skel->bss->unattributed, __ATOMIC_RELAXED);
 	if (!err)
 		err = model_finalize(m);
 	if (err) {
