@@ -5,7 +5,8 @@
  * creation, at exec and at exit, never on the hot path.
  *
  * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: solo_ready, solo_start_ns, procs, nameless, and count_drop().
+ * file: solo_ready, solo_start_ns, procs_used, procs, nameless, and
+ * count_drop().
  */
 #ifndef SCPROF_PROC_BPF_H
 #define SCPROF_PROC_BPF_H
@@ -49,8 +50,10 @@ static __always_inline void proc_init(struct task_struct *task,
 	read_leader_comm(task, info.comm);
 	info.ppid = task->real_parent->tgid;
 	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: another thread got there first */ &&
-	    !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
+	if (!err)
+		__sync_fetch_and_add(&procs_used, 1);
+	else if (err != -17 /* EEXIST: another thread got there first */ &&
+		 !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
 		count_drop(SC_DROP_PROCS_FULL);
 }
 

@@ -7,8 +7,8 @@
  * calls, bytes, and in full mode the latency: total, min, max, histogram.
  *
  * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: solo_ready, stats, solo_stats, solo_counts, errnos, and
- * count_drop().
+ * file: solo_ready, agg_all, unattributed, stats_used, stats, merged,
+ * solo_stats, solo_counts, errnos, and count_drop().
  */
 #ifndef SCPROF_RECORD_BPF_H
 #define SCPROF_RECORD_BPF_H
@@ -44,7 +44,29 @@ static __always_inline void count_errno(__u32 nr, __u32 abi, long ret,
 	__sync_fetch_and_add(cnt, 1);
 }
 
-/* The general cell of (process, abi, nr, fd_type), created on first use. */
+/* The merged cell of (abi, nr, fd_type): no process's. NULL only when
+ * merged is full, which takes more than a thousand bogus syscall numbers.
+ */
+static __always_inline struct sc_stats *merged_cell(__u32 nr, __u32 abi,
+						    __u32 fd_type)
+{
+	struct sc_stats_key key = {
+		.nr = nr,
+		.abi = abi,
+		.fd_type = fd_type,
+	};
+	struct sc_stats *st;
+
+	st = lookup_or_init(&merged, &key, &zero_stats);
+	if (!st)
+		count_drop(SC_DROP_STATS_FULL);
+	return st;
+}
+
+/* The general cell of (process, abi, nr, fd_type), created on first use;
+ * when stats is full, the merged cell of (abi, nr, fd_type), so the totals
+ * stay exact.
+ */
 static __always_inline struct sc_stats *
 stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
 {
@@ -63,11 +85,25 @@ stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
 	/* A new cell: the first call of this syscall by this process. */
 	proc_init(task, &key.proc);
 	err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
-	if (err && err != -17 /* EEXIST: another CPU won the race */) {
-		count_drop(SC_DROP_STATS_FULL);
-		return NULL;
+	if (!err)
+		__sync_fetch_and_add(&stats_used, 1);
+	else if (err != -17 /* EEXIST: another CPU won the race */) {
+		st = merged_cell(nr, abi, fd_type);
+		if (st)
+			__sync_fetch_and_add(&unattributed, 1);
+		return st;
 	}
 	return bpf_map_lookup_elem(&stats, &key);
+}
+
+/* The cell of a call that the solo arrays do not take. */
+static __always_inline struct sc_stats *cell_of(struct task_struct *task,
+						enum want w, __u32 nr,
+						__u32 abi, __u32 fd_type)
+{
+	if (agg_all && w != WANT_SOLO)
+		return merged_cell(nr, abi, fd_type);
+	return stats_cell(task, nr, abi, fd_type);
 }
 
 /* The latency part of a cell: min, max and histogram. */
@@ -144,9 +180,9 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	struct sc_stats *st = NULL;
 
 	/* task may be NULL: fetched only when needed (a helper call). */
-	if (w == WANT_SOLO && abi == SC_ABI_NATIVE && nr < SC_NR_MAX &&
-	    fd_type == SC_FD_NONE) {
-		if (!solo_ready) {
+	if ((w == WANT_SOLO || agg_all) && abi == SC_ABI_NATIVE &&
+	    nr < SC_NR_MAX && fd_type == SC_FD_NONE) {
+		if (w == WANT_SOLO && !solo_ready) {
 			if (!task)
 				task = bpf_get_current_task_btf();
 			solo_init(task);
@@ -162,7 +198,7 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	if (!st) {
 		if (!task)
 			task = bpf_get_current_task_btf();
-		st = stats_cell(task, nr, abi, fd_type);
+		st = cell_of(task, w, nr, abi, fd_type);
 		if (!st)
 			return;
 	}
@@ -180,11 +216,12 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 {
 	struct sc_stats *st;
 
-	if (w == WANT_SOLO && abi < SC_ABI_COUNT && nr < SC_NR_MAX) {
+	if ((w == WANT_SOLO || agg_all) && abi < SC_ABI_COUNT &&
+	    nr < SC_NR_MAX) {
 		__u32 idx = abi * SC_NR_MAX + nr;
 		struct sc_counts *c;
 
-		if (!solo_ready)
+		if (w == WANT_SOLO && !solo_ready)
 			solo_init(task);
 		/* Per CPU: plain adds, no atomics. */
 		c = bpf_map_lookup_elem(&solo_counts, &idx);
@@ -194,7 +231,7 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 		counts_ret(c, nr, abi, ret);
 		return;
 	}
-	st = stats_cell(task, nr, abi, SC_FD_NONE);
+	st = cell_of(task, w, nr, abi, SC_FD_NONE);
 	if (!st)
 		return;
 	__sync_fetch_and_add(&st->calls, 1);

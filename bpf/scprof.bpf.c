@@ -55,6 +55,12 @@ const volatile __u32 nt_slots = SC_NT_SLOTS;
 const volatile bool flight_on = false;
 /* --fd-types: cells of calls on an fd are split by its kind (full mode). */
 const volatile bool fd_types = false;
+/* No per-process rows are wanted (the plain table, the daemon without
+ * per-name series): every target's calls go to per-syscall cells, the solo
+ * arrays for native calls and merged for the rest, so process churn fills
+ * nothing. A solo target keeps its own path.
+ */
+const volatile bool agg_all = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -62,6 +68,17 @@ __u32 target_bits[SC_TARGET_WORDS] = {};
 __s64 live_targets = 0;
 /* What could not be recorded, by enum sc_drop. */
 __u64 drops[SC_DROP_COUNT] = {};
+/* Calls that found no room in stats and were added to their merged cell
+ * instead: counted, but not in their process's row.
+ */
+__u64 unattributed = 0;
+/* Entries created in stats and procs, less those deleted (userspace takes
+ * off what it folds): how full the maps are, so userspace folds early.
+ */
+__s64 stats_used = 0;
+__s64 procs_used = 0;
+/* Processes in procs marked exited, less those userspace folded. */
+__s64 procs_exited = 0;
 
 /*
  * The single target process, when there is exactly one and forks are not
@@ -151,6 +168,23 @@ struct {
 	__type(key, struct sc_stats_key);
 	__type(value, struct sc_stats);
 } stats SEC(".maps");
+
+/*
+ * Per (ABI, syscall) cells of no process (key: proc zero): the calls of
+ * agg_all that the solo arrays do not take, and the calls of a process
+ * that found stats full. Sized for every number of every ABI, plus room
+ * for numbers beyond SC_NR_MAX (bogus calls, ENOSYS), which alone can
+ * fill it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	/* with --fd-types, room for up to 128 fd calls per ABI in each kind */
+	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX +
+				    SC_ABI_COUNT * 128 * SC_FD_COUNT + 1024);
+	__type(key, struct sc_stats_key);
+	__type(value, struct sc_stats);
+} merged SEC(".maps");
 
 /* Full mode, solo: native syscalls by number (others go to stats), for
  * the histogram, min and max; the counters are in solo_counts. Sized to
@@ -372,6 +406,8 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	if (!info)
 		return 0;
 	info->exit_code = BPF_CORE_READ(p, exit_code);
+	if (!info->exited)
+		__sync_fetch_and_add(&procs_exited, 1);
 	info->exited = 1;
 	return 0;
 }

@@ -21,10 +21,10 @@ def run(args, **kw):
     return subprocess.run(args, capture_output=True, text=True, timeout=120, **kw)
 
 
-def profile_json(args, **kw):
+def profile_json(args, status=0, **kw):
     """scprof --format json on a command; the report is on stderr."""
     p = run([SCPROF, "--format", "json", "-q"] + args, **kw)
-    assert p.returncode == 0, p.stderr
+    assert p.returncode == status, p.stderr
     return json.loads(p.stderr), p
 
 
@@ -109,19 +109,25 @@ def test_full_stats_map_counts_every_lost_call():
     args = ["-f", "--", wl("groundtruth"), "300", "5", "20", "1", "11"]
     full, _ = profile_json(args)
     assert full["dropped"]["calls"] == 0
-    tiny, p = profile_json(["--max-entries", "3"] + args)
+    tiny, p = profile_json(["--max-entries", "3"] + args, status=3)
     recorded = sum(s["calls"] for s in tiny["syscalls"])
-    assert tiny["dropped"]["calls"] > 0
-    # Nothing is lost silently: recorded + dropped is the whole truth.
-    assert recorded + tiny["dropped"]["calls"] == sum(s["calls"] for s in full["syscalls"])
-    # and the user is told, in one line
-    p = run([SCPROF, "--max-entries", "3", "-o", "/dev/null"] + args)
-    assert "raise --max-entries" in p.stderr
+    # Nothing is lost: the calls that found no cell of their process's are
+    # in the merged entry (pid 0), and counted as such.
+    assert tiny["dropped"]["calls"] == 0
+    assert tiny["dropped"]["unattributed_calls"] > 0
+    assert recorded == sum(s["calls"] for s in full["syscalls"])
+    # and the user is told, in the table's first line, and by the status
+    p = run([SCPROF, "--max-entries", "3", "-P", "-o", "/dev/stdout"] + args)
+    assert p.returncode == 3
+    first = p.stdout.splitlines()[0]
+    assert first.startswith("scprof: the counts are incomplete")
+    assert "raise --max-entries" in first
 
 
 def test_full_process_map_is_reported():
     r, _ = profile_json(["--max-procs", "1", "-f", "--",
-                         wl("groundtruth"), "10", "0", "0", "0", "10"])
+                         wl("groundtruth"), "10", "0", "0", "0", "10"],
+                        status=3)
     assert r["dropped"]["process_info"] >= 1
     assert calls_of(r, "getppid") == 20
 
@@ -140,7 +146,7 @@ def test_process_churn_is_exact_and_maps_stay_bounded():
 def test_thread_churn_is_exact():
     r, _ = profile_json(["--", wl("churn"), "threads", "1000", "5"])
     assert r["dropped"] == {"calls": 0, "untimed_calls": 0, "process_info": 0,
-                            "errno_detail": 0}
+                            "errno_detail": 0, "unattributed_calls": 0}
     assert calls_of(r, "getppid") == 5000
     assert calls_of(r, "exit") == 1000
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""What does not fit is counted, never dropped silently; a reused pid is a
-new process."""
+"""What does not fit is counted, never dropped silently; an incomplete
+profile exits 3; a reused pid is a new process."""
 import pytest
 
 from conftest import (CLEAN_ENV, counts, scprof_json, stderr_lines,
@@ -29,21 +29,26 @@ def reference():
 def test_full_stats_map_is_counted(reference, entries):
     proc, rep = scprof_json(["-f", "--max-entries", str(entries)],
                             groundtruth(), env=CLEAN_ENV)
-    assert proc.returncode == 0
-    cells = sum(len(p["syscalls"]) for p in rep["processes"])
+    assert proc.returncode == 3  # incomplete
+    cells = sum(len(p["syscalls"]) for p in rep["processes"] if p["pid"])
     assert 0 < cells <= entries
-    # every call is either in a cell or counted as lost: exactly
-    assert rep["dropped"]["calls"] > 0
-    assert total_calls(rep) + rep["dropped"]["calls"] == total_calls(reference)
+    # the calls that found no cell are in the merged entry (pid 0): the
+    # totals are exact, and how many are not in their own row is counted
+    assert rep["dropped"]["calls"] == 0
+    assert rep["dropped"]["unattributed_calls"] > 0
+    assert counts(rep["syscalls"]) == counts(reference["syscalls"])
+    merged, = [p for p in rep["processes"] if p["pid"] == 0]
+    assert sum(s["calls"] for s in merged["syscalls"]) == \
+        rep["dropped"]["unattributed_calls"]
     lines = stderr_lines(proc)
     assert len(lines) == 1 and "--max-entries" in lines[0], lines
-    assert str(rep["dropped"]["calls"]) in lines[0]
+    assert str(rep["dropped"]["unattributed_calls"]) in lines[0]
 
 
 def test_full_process_map_is_counted(reference):
     proc, rep = scprof_json(["-f", "--max-procs", "1"], groundtruth(),
                             env=CLEAN_ENV)
-    assert proc.returncode == 0
+    assert proc.returncode == 3  # incomplete
     assert rep["dropped"]["process_info"] == 1
     assert rep["dropped"]["calls"] == 0
     # the calls are all there, only a name is missing

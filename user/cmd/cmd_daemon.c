@@ -57,7 +57,9 @@ static void usage(FILE *f)
 	      "                        (default 10, 0 for none); other names are summed\n"
 	      "                        into comm=\"(other processes)\"\n"
 	      "      --fold-interval SECS  how often exited processes are folded out of\n"
-	      "                        the BPF maps (default 5)\n"
+	      "                        the BPF maps (default 5; at once when a map is\n"
+	      "                        half full). With --comm-series 0 no process\n"
+	      "                        has cells of its own: nothing needs folding\n"
 	      "      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
 	      "      --max-entries N   stats map size (default 16384)\n"
 	      "      --max-procs N     process map size (default 8192)\n"
@@ -286,6 +288,11 @@ static int fold_exited(struct daemon *d)
 	return err;
 }
 
+/* How often the loop wakes up at least, to fold early when a map is half
+ * full (a read of BPF globals).
+ */
+#define FULL_POLL_MS 50
+
 static int run(struct daemon *d, int sigfd)
 {
 	const union MHD_DaemonInfo *info =
@@ -306,7 +313,7 @@ static int run(struct daemon *d, int sigfd)
 		uint64_t now = clock_mono_ns();
 		int timeout_ms, err;
 
-		if (now >= next_fold) {
+		if (now >= next_fold || collector__harvest_due(d->col)) {
 			err = fold_exited(d);
 			if (err) {
 				pr_err("cannot fold exited processes: %s",
@@ -316,6 +323,9 @@ static int run(struct daemon *d, int sigfd)
 			next_fold = now + fold_ns;
 		}
 		timeout_ms = (int)((next_fold - now + 999999) / 1000000);
+		/* How full the maps are is looked at this often. */
+		if (timeout_ms > FULL_POLL_MS)
+			timeout_ms = FULL_POLL_MS;
 		if (MHD_get_timeout(d->http, &mhd_ms) == MHD_YES &&
 		    mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout_ms)
 			timeout_ms = (int)mhd_ms;
@@ -353,7 +363,11 @@ static int daemon_parse(void *ctx, int argc, char **argv, int *verbosity)
 /* Attach, then keep only the capabilities reading the maps needs. */
 static int attach(struct daemon *d)
 {
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL };
+	/* Without per-name series no process needs cells of its own: every
+	 * call is summed per syscall in the kernel, whatever the churn.
+	 */
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
+					.aggregate = !d->comms };
 	bool keep_bpf;
 	int err;
 

@@ -24,8 +24,15 @@
 #include "util/signals.h"
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
-/* How often the end of the targets is checked (a read of BPF globals). */
-#define POLL_INTERVAL_NS 100000000ULL
+/* How often the end of the targets, and how full the maps are, is
+ * checked (a read of BPF globals): maps half full are harvested at once,
+ * so that fast process churn does not fill them between two periods.
+ */
+#define POLL_INTERVAL_NS 20000000ULL
+/* The profile is incomplete (a drop, see model_incomplete()): the exit
+ * status without a command, or with a command that exited 0.
+ */
+#define EXIT_INCOMPLETE 3
 
 /* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
 static char *describe(const struct profile_opts *o)
@@ -92,14 +99,25 @@ struct run {
 	struct sc_model *prev; /* the snapshot at the last interval report */
 	uint64_t t_prev;
 	unsigned int reports;
+	bool incomplete; /* a report was missing something */
 };
 
-static void warn_drops(const struct sc_model *m)
+/* What a JSON or CSV report does not say in words (a table says it in
+ * its first line).
+ */
+static void warn_drops(const struct profile_opts *o, const struct sc_model *m)
 {
+	if (o->report.format == REPORT_TABLE)
+		return;
 	if (m->drops[SC_DROP_STATS_FULL])
-		pr_warn("%llu calls were not recorded: the stats map was full "
-			"(raise --max-entries)",
+		pr_warn("%llu calls were not recorded: no cell was left for "
+			"their syscall",
 			(unsigned long long)m->drops[SC_DROP_STATS_FULL]);
+	if (m->unattributed)
+		pr_warn("%llu calls are counted in the merged processes (pid "
+			"0), not in their own: the stats map was full (raise "
+			"--max-entries); the totals are exact",
+			(unsigned long long)m->unattributed);
 	if (m->drops[SC_DROP_TASK_STORAGE])
 		pr_warn("%llu calls were not timed or counted: no task storage",
 			(unsigned long long)m->drops[SC_DROP_TASK_STORAGE]);
@@ -167,7 +185,8 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 		r->reports++;
 	}
 	if (last)
-		warn_drops(cur);
+		warn_drops(r->o, cur);
+	r->incomplete |= model_incomplete(d);
 	model_free(d);
 	model_free(r->prev);
 	r->prev = cur;
@@ -218,7 +237,7 @@ static int run_loop(struct run *r, const sigset_t *mask)
 				kill(r->child.pid, sig);
 		}
 		now = clock_mono_ns();
-		if (now >= harvest) {
+		if (now >= harvest || collector__harvest_due(r->col)) {
 			err = collector__harvest(r->col);
 			if (err)
 				return err;
@@ -301,7 +320,8 @@ static int write_report(struct run *r)
 		return err;
 	}
 	m->duration_ns = meta.duration_ns;
-	warn_drops(m);
+	warn_drops(r->o, m);
+	r->incomplete = model_incomplete(m);
 	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
 	err = report_write(r->out.f, m, &r->o->report, &meta);
 	if (err)
@@ -358,8 +378,11 @@ static int attach(struct run *r)
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */
-	if (!o->report.per_process && o->report.format == REPORT_TABLE)
+	if (!o->report.per_process && o->report.format == REPORT_TABLE) {
 		copts.fold = COLLECTOR_FOLD_TOTAL;
+		/* and sum every target's calls per syscall as they come */
+		copts.aggregate = true;
+	}
 	if (o->interval_s > 0 && !o->cols_given)
 		add_rate_column(&o->report);
 	err = collector__open(&r->col, &copts);
@@ -444,11 +467,14 @@ static int profile_loop(void *ctx, struct cmd_env *env)
 	return 0;
 }
 
-/* The report, then the command's end: its exit status is scprof's. */
+/* The report, then the command's end: its exit status is scprof's,
+ * except that an incomplete profile of a command that exited 0 (or
+ * without a command) exits with EXIT_INCOMPLETE.
+ */
 static int profile_report(void *ctx, struct cmd_env *env)
 {
 	struct run *r = ctx;
-	int err;
+	int err, status;
 
 	if (r->o->interval_s > 0)
 		err = write_interval(r, r->t1, true);
@@ -458,7 +484,8 @@ static int profile_report(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	if (r->launched && !r->child.reaped)
 		wait_command(r, &env->mask);
-	return r->launched ? launch_exit_status(&r->child) : EXIT_OK;
+	status = r->launched ? launch_exit_status(&r->child) : EXIT_OK;
+	return status == EXIT_OK && r->incomplete ? EXIT_INCOMPLETE : status;
 }
 
 static void profile_teardown(void *ctx, int status)

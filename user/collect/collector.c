@@ -97,6 +97,7 @@ static int configure(struct collector *c)
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_forks = opts->follow;
 	skel->rodata->fd_types = opts->fd_types && !opts->count_only;
+	skel->rodata->agg_all = opts->aggregate;
 	set_nr_flags(skel, skel->rodata->fd_types);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
@@ -104,9 +105,9 @@ static int configure(struct collector *c)
 	bpf_map__set_max_entries(skel->maps.procs, opts->max_procs ?
 							   opts->max_procs :
 							   DEFAULT_MAX_PROCS);
-	if (!collector_solo_capable(opts) || opts->count_only)
+	if (!collector_uses_arrays(opts) || opts->count_only)
 		bpf_map__set_max_entries(skel->maps.solo_stats, 1);
-	if (!collector_solo_capable(opts))
+	if (!collector_uses_arrays(opts))
 		bpf_map__set_max_entries(skel->maps.solo_counts, 1);
 	return collector_choose_progs(skel, opts);
 }
@@ -125,8 +126,8 @@ static int load(struct collector *c)
 	return err;
 }
 
-/* After load: map the solo stats array (full mode, solo-capable runs)
- * and give the programs the cgroup to filter on.
+/* After load: map the solo stats array (full mode, solo-capable or
+ * aggregate runs) and give the programs the cgroup to filter on.
  */
 static int setup_maps(struct collector *c)
 {
@@ -134,7 +135,7 @@ static int setup_maps(struct collector *c)
 	__u32 zero = 0;
 	int err;
 
-	if (collector_solo_capable(opts) && !opts->count_only) {
+	if (collector_uses_arrays(opts) && !opts->count_only) {
 		const struct bpf_map *m = c->skel->maps.solo_stats;
 		void *p;
 

@@ -41,6 +41,10 @@ struct collector_opts {
 	bool in_flight;	     /* snapshots add the calls still in flight (full
 			 * mode, kernels with bpf_task_pt_regs)
 			 */
+	bool aggregate;	     /* no per-process rows wanted: every target's
+			      * calls are summed per syscall in the kernel
+			      * (in pid 0), so process churn fills no map
+			      */
 };
 
 /* The collector's own state, for self-monitoring. */
@@ -67,6 +71,11 @@ int collector__attach(struct collector *c);
 void collector__detach(struct collector *c);
 /* Move what exited processes left in the maps into userspace. */
 int collector__harvest(struct collector *c);
+/* Are the maps filling up (half full or more) with exited processes to
+ * fold, so that a harvest is due now rather than at the next period? A
+ * read of BPF globals.
+ */
+bool collector__harvest_due(const struct collector *c);
 /* Like collector__harvest; when exited is not NULL, also add to it each
  * process folded now, with its final rows, comm and exit code.
  */

@@ -61,6 +61,12 @@ static inline bool collector_solo_capable(const struct collector_opts *o)
 	return o->mode == SC_FILTER_TGID && !o->follow;
 }
 
+/* Are the solo arrays in use: a solo target, or every target's calls? */
+static inline bool collector_uses_arrays(const struct collector_opts *o)
+{
+	return collector_solo_capable(o) || o->aggregate;
+}
+
 /* features.c */
 
 /* The reasons BPF tracing cannot work here, each said in one line. */

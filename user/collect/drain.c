@@ -162,6 +162,37 @@ static int add_live_stats(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
+/* The merged cells (no process's) go to pid 0, beside the exited
+ * processes merged there.
+ */
+static int add_merged(void *ctx, const void *key, const void *val)
+{
+	struct sc_model *m = ctx;
+	const struct sc_stats_key *k = key;
+	struct sc_proc *p = model_proc(m, 0, 0);
+
+	if (!p || model_proc_add(p, k->abi, k->nr, val))
+		return -ENOMEM;
+	p->exited = true;
+	return 0;
+}
+
+/* Without a solo target, the arrays hold every target's calls
+ * (collector_opts.aggregate): pid 0's.
+ */
+static int add_aggregate(struct collector *c, struct sc_model *m)
+{
+	struct sc_proc *p;
+
+	if (c->solo || !c->opts.aggregate)
+		return 0;
+	p = model_proc(m, 0, 0);
+	if (!p)
+		return -ENOMEM;
+	p->exited = true;
+	return collector_solo_add(c, p);
+}
+
 static int add_proc_info(void *ctx, const void *key, const void *val)
 {
 	struct sc_model *m = ctx;
@@ -209,6 +240,13 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		}
 	}
 	if (!err)
+		err = add_aggregate(c, m);
+	if (!err)
+		err = collector_map_walk(bpf_map__fd(c->skel->maps.merged),
+					 sizeof(struct sc_stats_key),
+					 sizeof(struct sc_stats), add_merged,
+					 m);
+	if (!err)
 		err = collector_map_walk(bpf_map__fd(c->skel->maps.procs),
 					 sizeof(struct sc_proc_key),
 					 sizeof(struct sc_proc_info),
@@ -225,6 +263,8 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);
+	m->unattributed =
+		__atomic_load_n(&c->skel->bss->unattributed, __ATOMIC_RELAXED);
 	if (!err)
 		err = model_finalize(m);
 	if (err) {

@@ -165,17 +165,38 @@ static int fold_solo(struct harvest_ctx *h)
  */
 static void forget_exited(struct harvest_ctx *h, int procs_fd, int stats_fd)
 {
+	struct scprof_bpf__bss *bss = h->c->skel->bss;
+	int64_t cells = 0, procs = 0;
+
 	for (size_t i = 0; i < h->ndead; i++)
-		bpf_map_delete_elem(stats_fd, &h->dead[i]);
+		cells += !bpf_map_delete_elem(stats_fd, &h->dead[i]);
 	for (size_t i = 0; i < h->exited->nprocs; i++) {
 		struct sc_proc_key k = {
 			.tgid = h->exited->procs[i].pid,
 			.start_ns = h->exited->procs[i].start_ns,
 		};
 
-		bpf_map_delete_elem(procs_fd, &k);
+		procs += !bpf_map_delete_elem(procs_fd, &k);
 	}
+	/* The programs count what they create; take off what went. */
+	__atomic_fetch_sub(&bss->stats_used, cells, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&bss->procs_used, procs, __ATOMIC_RELAXED);
+	__atomic_fetch_sub(&bss->procs_exited, procs, __ATOMIC_RELAXED);
 	h->c->procs_folded += h->exited->nprocs;
+}
+
+bool collector__harvest_due(const struct collector *c)
+{
+	const struct scprof_bpf__bss *bss = c->skel->bss;
+	int64_t cells = __atomic_load_n(&bss->stats_used, __ATOMIC_RELAXED);
+	int64_t procs = __atomic_load_n(&bss->procs_used, __ATOMIC_RELAXED);
+
+	/* Only exited processes can be folded: none, nothing to gain. */
+	if (__atomic_load_n(&bss->procs_exited, __ATOMIC_RELAXED) <= 0)
+		return false;
+	return cells * 2 >=
+		       (int64_t)bpf_map__max_entries(c->skel->maps.stats) ||
+	       procs * 2 >= (int64_t)bpf_map__max_entries(c->skel->maps.procs);
 }
 
 int collector__harvest_exited(struct collector *c, struct sc_model *exited)

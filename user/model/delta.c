@@ -184,6 +184,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 		if (model_flight_add(d, &cur->flights[i]))
 			goto err;
 	}
+	d->unattributed =
+		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
 	free(known.rows);
 	return d;
 err:

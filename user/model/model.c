@@ -40,6 +40,7 @@ struct sc_model *model_clone(const struct sc_model *m)
 	memcpy(c->drops, m->drops, sizeof(c->drops));
 	c->duration_ns = m->duration_ns;
 	c->count_only = m->count_only;
+	c->unattributed = m->unattributed;
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *src = &m->procs[i];
 		struct sc_proc *p = model_proc(c, src->pid, src->start_ns);
@@ -376,4 +377,12 @@ bool model_abi_seen(const struct sc_row *rows, size_t n, uint32_t abi)
 			return true;
 	}
 	return false;
+}
+
+bool model_incomplete(const struct sc_model *m)
+{
+	for (int i = 0; i < SC_DROP_COUNT; i++)
+		if (m->drops[i])
+			return true;
+	return m->unattributed != 0;
 }

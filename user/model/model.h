@@ -93,6 +93,11 @@ struct sc_model {
 	struct sc_flight_call *flights;
 	size_t nflights, flights_cap;
 	bool flights_known;
+	/* Calls of live processes that found no room for a cell of their
+	 * own (--max-entries) and were counted in pid 0 instead: the totals
+	 * are exact, those processes' rows are not.
+	 */
+	uint64_t unattributed;
 };
 
 struct sc_model *model_new(void);
@@ -132,6 +137,11 @@ void stats_add(struct sc_stats *dst, const struct sc_stats *src);
 
 /* Compute the totals over all processes. 0 or -ENOMEM. */
 int model_finalize(struct sc_model *m);
+
+/* Is anything missing from the model (a drop, or calls not in their
+ * process's row)? The report says so first, and a profile's exit status.
+ */
+bool model_incomplete(const struct sc_model *m);
 
 /* Total calls in rows of an ABI (to decide which tables to print). */
 uint64_t model_abi_calls(const struct sc_row *rows, size_t n, uint32_t abi);

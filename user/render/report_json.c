@@ -124,6 +124,8 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	err = err   ?:
 		      jw_add_u64(o, "errno_detail",
 				 m->drops[SC_DROP_ERRNO_FULL]);
+	/* counted, in pid 0, but not in their own process */
+	err = err ?: jw_add_u64(o, "unattributed_calls", m->unattributed);
 	return jw_done(o, err);
 }
 

@@ -467,12 +467,47 @@ static bool report_has_calls(const struct sc_model *m)
 	return false;
 }
 
+/* The first line of an incomplete report: what is missing, and why. */
+static void incomplete_line(FILE *f, const struct sc_model *m)
+{
+	static const char *const why[SC_DROP_COUNT] = {
+		[SC_DROP_STATS_FULL] = "%" PRIu64 " calls were not recorded "
+				       "(no cell left for their syscall)",
+		[SC_DROP_TASK_STORAGE] = "%" PRIu64 " calls were not timed "
+					 "or counted (no task storage)",
+		[SC_DROP_PROCS_FULL] = "%" PRIu64 " processes have no name "
+				       "(process map full: raise --max-procs)",
+		[SC_DROP_ERRNO_FULL] = "%" PRIu64 " errors have no errno "
+				       "(errno map full)",
+	};
+	const char *sep = "";
+
+	if (!model_incomplete(m))
+		return;
+	fputs("scprof: the counts are incomplete: ", f);
+	for (int i = 0; i < SC_DROP_COUNT; i++) {
+		if (!m->drops[i])
+			continue;
+		fputs(sep, f);
+		fprintf(f, why[i], (uint64_t)m->drops[i]);
+		sep = "; ";
+	}
+	if (m->unattributed)
+		fprintf(f,
+			"%s%" PRIu64 " calls are counted in the merged "
+			"processes, not in their own (stats map full: raise "
+			"--max-entries); the totals are exact",
+			sep, m->unattributed);
+	fputc('\n', f);
+}
+
 int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		 const struct report_meta *meta)
 {
 	int err;
 
 	(void)meta;
+	incomplete_line(f, m);
 	if (o->interval && !report_has_calls(m)) {
 		/* An interval that saw nothing: no table of zeros. */
 		fputs("no calls\n", f);
