@@ -196,6 +196,9 @@ def test_interval_call_running_at_attach_ends(blocked):
     assert s.returncode == 0, err
     ivs = intervals(out.decode())
     assert len(ivs) >= 4, out
+    # an interval's footer says when it was read: not "at stop"
+    assert "in flight at interval end: read x1 (pid" in out.decode(), out
+    assert "in flight at stop" not in out.decode(), out
     for _, secs, tables in ivs:
         t = float(rows(tables)["read"]["seconds"])
         # one thread, in a read all the time: at most the interval, and

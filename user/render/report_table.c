@@ -418,9 +418,10 @@ static int histograms(FILE *f, const struct sc_model *m,
 /*
  * The calls still in flight, one line per syscall: how many, and the
  * longest of them. Their time so far is in the table above; they are
- * counted when they return.
+ * counted when they return. when: "stop", or "interval end" for -i.
  */
-int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n)
+int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n,
+			 const char *when)
 {
 	bool *done;
 
@@ -444,8 +445,9 @@ int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n)
 			}
 		}
 		fprintf(f,
-			"in flight at stop: %s%s%s x%zu (pid %u tid %u, %.2f s "
+			"in flight at %s: %s%s%s x%zu (pid %u tid %u, %.2f s "
 			"so far%s)\n",
+			when,
 			names_syscall_fmt(fl[i].abi, fl[i].nr, buf,
 					  sizeof(buf)),
 			fl[i].abi ? " " : "",
@@ -546,7 +548,8 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		if (err)
 			return err;
 	}
-	err = report_table_flights(f, m->flights, m->nflights);
+	err = report_table_flights(f, m->flights, m->nflights,
+				   o->interval ? "interval end" : "stop");
 	if (err)
 		return err;
 	if (m->count_only)

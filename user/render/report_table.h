@@ -17,6 +17,7 @@ int report_table_abi(FILE *f, const struct sc_row *rows, size_t n, uint32_t abi,
  * at stop: read x2 (pid P tid T, 3.00 s so far)" with the longest. 0 or
  * -ENOMEM.
  */
-int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n);
+int report_table_flights(FILE *f, const struct sc_flight_call *fl, size_t n,
+			 const char *when);
 
 #endif

@@ -329,7 +329,8 @@ int verdict_write_table(FILE *f, const struct verdict *v,
 	print_rows(f, v);
 	if (meta->nflights) {
 		fputc('\n', f);
-		if (report_table_flights(f, meta->flights, meta->nflights))
+		if (report_table_flights(f, meta->flights, meta->nflights,
+					 "stop"))
 			return -ENOMEM;
 	}
 	return ferror(f) ? -EIO : 0;
