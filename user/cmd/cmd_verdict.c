@@ -453,8 +453,10 @@ static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
  */
 static int verdict_start(void *ctx, struct cmd_env *env)
 {
+	/* fd kinds: closes of sockets are not closes of opened files */
 	struct collector_opts copts = { .mode = SC_FILTER_TGID,
-					.in_flight = true };
+					.in_flight = true,
+					.fd_types = true };
 	struct verdict_run *r = ctx;
 	size_t npids = 1;
 	int err;
