@@ -23,6 +23,7 @@
 #include "render/output.h"
 #include "render/verdict_report.h"
 #include "util/clock.h"
+#include "util/fdpaths.h"
 #include "util/log.h"
 #include "util/procfs.h"
 #include "util/signals.h"
@@ -239,7 +240,25 @@ struct sampler {
 	size_t nwaits0, nwaits1;
 	bool have_waits;
 	bool gone;
+	struct fd_paths paths; /* the files it keeps opening */
+	bool paths_off;	       /* /proc/PID/fd could not be read */
 };
+
+/* Another sample of the paths it has open; on an error, no more. */
+static void sample_paths(struct sampler *s)
+{
+	int err;
+
+	if (s->paths_off)
+		return;
+	err = fd_paths__sample(&s->paths, s->pid);
+	if (err && err != -ESRCH) {
+		pr_warn("cannot read /proc/%d/fd: %s; the files it opens are "
+			"not named",
+			(int)s->pid, strerror(-err));
+		s->paths_off = true;
+	}
+}
 
 /* Read again, integrating the thread count; gone once the process is. */
 static void sampler_tick(struct sampler *s)
@@ -253,6 +272,7 @@ static void sampler_tick(struct sampler *s)
 		s->gone = true;
 		return;
 	}
+	sample_paths(s);
 	t = clock_mono_ns();
 	s->thread_s += (double)(t - s->t_last) / 1e9 *
 		       (double)(s->last.num_threads + st.num_threads) / 2;
@@ -270,6 +290,7 @@ static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
 	if (err)
 		return err;
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
+	sample_paths(s);
 	s->last = s->first;
 	s->t_first = s->t_last = clock_mono_ns();
 	return 0;
@@ -287,6 +308,33 @@ static void sampler_free(struct sampler *s)
 {
 	free(s->waits0);
 	free(s->waits1);
+	fd_paths__free(&s->paths);
+}
+
+/* The sampled paths as the verdict takes them, in a new array (NULL when
+ * there are none, or no memory: the churn then names no path).
+ */
+static struct verdict_path *verdict_paths(const struct fd_paths *fp)
+{
+	static const uint32_t kinds[] = {
+		[FD_PATH_FILE] = SC_FD_FILE,
+		[FD_PATH_DIR] = SC_FD_DIR,
+		[FD_PATH_CHR] = SC_FD_CHR,
+		[FD_PATH_BLK] = SC_FD_BLK,
+	};
+	struct verdict_path *out;
+
+	if (!fp->npaths)
+		return NULL;
+	out = calloc(fp->npaths, sizeof(*out));
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < fp->npaths; i++) {
+		out[i].path = fp->paths[i].path;
+		out[i].seen = fp->paths[i].seen;
+		out[i].fd_type = kinds[fp->paths[i].kind];
+	}
+	return out;
 }
 
 /*
@@ -405,14 +453,18 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		.nflights = m->nflights,
 		.flights_known = m->flights_known,
 	};
+	struct verdict_path *paths = verdict_paths(&s->paths);
 	struct verdict *v = NULL;
 	int err;
 
+	in.paths = paths;
+	in.npaths = paths ? s->paths.npaths : 0;
 	if (s->have_waits)
 		in.runq_s = (double)procfs_waits_delta(s->waits0, s->nwaits0,
 						       s->waits1, s->nwaits1) /
 			    1e9;
 	err = verdict_judge(&in, &v);
+	free(paths);
 	if (err) {
 		pr_err("cannot judge: %s", strerror(-err));
 		return err;

@@ -75,7 +75,7 @@ static void small_io_advice(const struct verdict *v,
 		 100 * f->cpu_share, v->floor_ns);
 }
 
-/* " (seen open: /a, /b)", escaped; "" without paths. */
+/* " (e.g. /a, /b)", escaped; "" without paths. */
 static void churn_paths(const struct verdict_finding *f, char *buf, size_t len)
 {
 	size_t o = 0;
@@ -84,8 +84,8 @@ static void churn_paths(const struct verdict_finding *f, char *buf, size_t len)
 	for (size_t i = 0; i < f->npaths && o < len; i++) {
 		char *p = esc_text(f->paths[i], strlen(f->paths[i]));
 
-		o += snprintf(buf + o, len - o, "%s%s",
-			      i ? ", " : " (seen open: ", p ? p : "?");
+		o += snprintf(buf + o, len - o, "%s%s", i ? ", " : " (e.g. ",
+			      p ? p : "?");
 		free(p);
 	}
 	if (f->npaths && o < len)
