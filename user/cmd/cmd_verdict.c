@@ -279,12 +279,12 @@ static void sampler_tick(struct sampler *s)
 		s->gone = true;
 		return;
 	}
-	sample_paths(s);
 	t = clock_mono_ns();
 	s->thread_s += (double)(t - s->t_last) / 1e9 *
 		       (double)(s->last.num_threads + st.num_threads) / 2;
 	s->last = st;
 	s->t_last = t;
+	sample_paths(s);
 }
 
 /* Begin with the process pid that started at start_ticks. */
@@ -297,9 +297,9 @@ static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
 	if (err)
 		return err;
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
-	sample_paths(s);
 	s->last = s->first;
 	s->t_first = s->t_last = clock_mono_ns();
+	sample_paths(s);
 	return 0;
 }
 
@@ -464,6 +464,11 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 	struct verdict *v = NULL;
 	int err;
 
+	if (s->paths.npaths && !paths)
+		pr_warn("out of memory: the files it opens are not named");
+	if (s->paths.full)
+		pr_info("more than %d paths seen open: later ones not counted",
+			FD_PATHS_MAX);
 	in.paths = paths;
 	in.npaths = paths ? s->paths.npaths : 0;
 	if (s->have_waits)
