@@ -337,11 +337,14 @@ static int rule_churn(struct verdict *v, size_t *cap,
 }
 
 /* A call on a connection, or on the epoll set it joins, made once per
- * accepted connection.
+ * accepted connection, that a reused connection would not make again:
+ * not the calls moving the requests and answers (reads, writes,
+ * sendfile).
  */
 static bool per_connection(const struct verdict_row *r, uint64_t accepts)
 {
-	return (r->fd_type == SC_FD_SOCKET ||
+	return r->avg_bytes < 0 &&
+	       (r->fd_type == SC_FD_SOCKET ||
 		(r->fd_type == SC_FD_EPOLL && !strcmp(r->name, "epoll_ctl"))) &&
 	       once_per_open(r, accepts);
 }
@@ -349,8 +352,9 @@ static bool per_connection(const struct verdict_row *r, uint64_t accepts)
 /*
  * Connections accepted and closed again, one per request: the accept and
  * the close (of a socket: the rows must be split by fd kind) cost at least
- * VERDICT_VISIBLE_SHARE of its CPU time. The finding's cycle adds the
- * calls on the connection made once per accept.
+ * VERDICT_VISIBLE_SHARE of its CPU time. The finding's cycle, what reusing
+ * connections saves, adds the calls on the connection made once per accept
+ * other than its reads and writes (epoll_ctl, setsockopt...).
  */
 static int rule_short_connections(struct verdict *v, size_t *cap)
 {

@@ -159,17 +159,17 @@ static void churn_advice(const struct verdict_finding *f, char *buf, size_t len)
 static void short_connections_advice(const struct verdict_finding *f, char *buf,
 				     size_t len)
 {
-	snprintf(buf, len,
-		 "%llu connections accepted and %llu sockets closed (%.0f per "
-		 "second): one connection per request. The cycle (%s, close"
-		 "%s%s) takes %.0f%% of its CPU time, before the TCP "
-		 "handshake and teardown. Keep connections open across "
-		 "requests: HTTP keep-alive (persistent connections) on the "
-		 "server, connection reuse or pooling in the clients.",
-		 (unsigned long long)f->calls, (unsigned long long)f->closes,
-		 f->per_s, f->syscall,
-		 *f->companions ? " and one call each of " : "", f->companions,
-		 100 * f->cpu_share);
+	snprintf(
+		buf, len,
+		"%llu connections accepted and %llu sockets closed (%.0f per "
+		"second): one connection per request. Setting up and tearing "
+		"down each (%s, close%s%s) takes %.0f%% of its CPU time in "
+		"those calls alone. Keep connections open across requests: HTTP keep-alive (persistent connections) on the "
+		"server, connection reuse or pooling in the clients.",
+		(unsigned long long)f->calls, (unsigned long long)f->closes,
+		f->per_s, f->syscall,
+		*f->companions ? " and one call each of " : "", f->companions,
+		100 * f->cpu_share);
 }
 
 static void high_rate_advice(const struct verdict *v,
