@@ -219,12 +219,31 @@ static bool opened_kind(uint32_t fd_type)
 	       fd_type == SC_FD_CHR || fd_type == SC_FD_BLK;
 }
 
-/* A call on something opened by path: on a file, directory or device when
- * the rows are split by fd kind, on anything when they are not.
+/* Calls on a path, or on an fd given as a dirfd with an empty path (the C
+ * library's fstat is newfstatat(fd, "", AT_EMPTY_PATH)): their rows have
+ * no fd kind, and they go with opening a file.
+ */
+static bool is_stat_path(const char *name)
+{
+	static const char *const l[] = {
+		"newfstatat", "fstatat64",  "statx",	"stat",	      "lstat",
+		"newstat",    "newlstat",   "stat64",	"lstat64",    "access",
+		"faccessat",  "faccessat2", "readlink", "readlinkat", NULL,
+	};
+
+	return names_in_list(l, name);
+}
+
+/* A call on something opened by path: on a file, directory or device (or
+ * a stat-family call, which has no fd kind) when the rows are split by fd
+ * kind, on anything when they are not.
  */
 static bool on_opened(const struct verdict_row *r, bool split)
 {
-	return split ? opened_kind(r->fd_type) : !r->fd_type;
+	if (!split)
+		return !r->fd_type;
+	return opened_kind(r->fd_type) ||
+	       (!r->fd_type && is_stat_path(r->name));
 }
 
 /* The most seen paths of kind fd_type, most first (insertion into at most
