@@ -16,8 +16,8 @@ import time
 
 import pytest
 
-from conftest import (TIMEOUT, proc_state, run_scprof, stderr_lines,
-                      workload)
+from conftest import (TIMEOUT, children, proc_state, run_scprof,
+                      stderr_lines, workload)
 
 LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
 DURATION = "1.5"
@@ -87,7 +87,7 @@ def check_shape(report):
         for key in ("kind", "syscall", "calls", "share", "advice"):
             assert key in f, key
         assert f["kind"] in ("small-io", "open-close-churn", "high-rate",
-                             "blocking")
+                             "blocking", "short-connections")
         assert 0 <= f["share"] <= 1
         assert f["calls"] > 0 and f["advice"]
 
@@ -141,6 +141,23 @@ def test_fopen_loop_is_churn(cache):
     assert not findings(r, "small-io")
     assert not findings(r, "high-rate")
     assert r["syscall_bound"] is True
+
+
+def test_fopen_loop_names_the_device(cache):
+    """fopenloop reads /dev/urandom: the churn closes character devices,
+    names the path from /proc/PID/fd, and only then says getrandom."""
+    with Workload("fopenloop") as w:
+        _, r = verdict(w.pid, cache)
+    churn = findings(r, "open-close-churn")
+    assert len(churn) == 1
+    f = churn[0]
+    assert f["closed_fd_type"] == "chr"
+    assert f["paths"][0] == "/dev/urandom"
+    assert "getrandom(2)" in f["advice"]
+    # one close per open: the opens' closes only
+    assert 0.9 <= f["closes"] / f["calls"] <= 1.1
+    kinds = {(s["name"], s.get("fd_type")) for s in r["syscalls"]}
+    assert ("close", "chr") in kinds and ("read", "chr") in kinds
 
 
 def test_high_rate(cache):
@@ -293,5 +310,140 @@ def test_help():
     text = proc.stdout.decode()
     assert text.startswith("Usage: scprof verdict -p PID")
     for word in ("syscall_share", "syscall_bound", "small-io",
-                 "open-close-churn", "high-rate", "blocking"):
+                 "open-close-churn", "high-rate", "blocking",
+                 "short-connections"):
         assert word in text
+
+
+NGINX = "/usr/sbin/nginx"
+CLIENT = r"""
+import socket, sys
+port = int(sys.argv[1])
+n = 0
+while True:
+    s = socket.create_connection(("127.0.0.1", port))
+    s.sendall(b"GET /small.txt HTTP/1.0\r\nHost: x\r\n\r\n")
+    while s.recv(65536):
+        pass
+    s.close()
+    n += 1
+    if n % 100 == 0:
+        print(n, flush=True)
+"""
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_nginx(d):
+    """nginx on 127.0.0.1 serving one small file, no keep-alive, no
+    access log, in the foreground; (process, port), or skip."""
+    import socket
+    www = os.path.join(d, "www")
+    os.mkdir(www)
+    with open(os.path.join(www, "small.txt"), "w") as f:
+        f.write("hello\n" * 2)
+    port = free_port()
+    conf = os.path.join(d, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(f"""
+daemon off;
+user root;
+worker_processes 1;
+pid {d}/nginx.pid;
+error_log {d}/error.log;
+events {{ worker_connections 256; }}
+http {{
+    access_log off;
+    keepalive_timeout 0;
+    client_body_temp_path {d}/body;
+    proxy_temp_path {d}/proxy;
+    fastcgi_temp_path {d}/fastcgi;
+    uwsgi_temp_path {d}/uwsgi;
+    scgi_temp_path {d}/scgi;
+    server {{
+        listen 127.0.0.1:{port};
+        root {www};
+    }}
+}}
+""")
+    proc = subprocess.Popen([NGINX, "-c", conf, "-p", d],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    for _ in range(200):
+        if proc.poll() is not None:
+            break
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return proc, port
+        except OSError:
+            time.sleep(0.05)
+    if proc.poll() is None:
+        proc.kill()
+    err = proc.communicate(timeout=10)[1].decode(errors="replace")
+    pytest.skip(f"nginx did not start: {err.strip()[:200]}")
+
+
+def test_nginx_short_connections(cache):
+    """nginx serving one small file over HTTP/1.0, one connection per
+    request: the accepts and socket closes are short-connections, and the
+    socket closes are not part of any open-close-churn."""
+    if not os.access(NGINX, os.X_OK):
+        pytest.skip("nginx is not installed")
+    with tempfile.TemporaryDirectory(prefix="scprof-nginx-") as d:
+        os.chmod(d, 0o755)
+        proc, port = start_nginx(d)
+        client = None
+        try:
+            workers = []
+            for _ in range(100):
+                workers = children(proc.pid)
+                if workers:
+                    break
+                time.sleep(0.05)
+            assert len(workers) == 1, workers
+            client = subprocess.Popen(["python3", "-c", CLIENT, str(port)],
+                                      stdout=subprocess.PIPE)
+            # wait for the first hundred requests: it is serving
+            ready, _, _ = select.select([client.stdout], [], [], 20)
+            assert ready and client.stdout.readline().strip() == b"100"
+            _, r = verdict(workers[0], cache, duration="2")
+            assert client.poll() is None, "the client stopped"
+        finally:
+            if client:
+                client.kill()
+                client.wait(timeout=10)
+                client.stdout.close()
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait(timeout=10)
+            proc.stderr.close()
+    check_shape(r)
+    rows = {(s["name"], s.get("fd_type")): s for s in r["syscalls"]}
+    accepts = sum(s["calls"] for (n, _), s in rows.items()
+                  if n in ("accept", "accept4"))
+    sock_closes = rows[("close", "socket")]["calls"]
+    assert accepts >= 200, rows.keys()
+    # every accepted connection is closed by the server (HTTP/1.0)
+    assert 0.9 <= sock_closes / accepts <= 1.1
+    short = findings(r, "short-connections")
+    assert len(short) == 1, r["findings"]
+    f = short[0]
+    assert f["syscall"] in ("accept4", "accept") and f["fd_type"] == "socket"
+    assert f["closed_fd_type"] == "socket"
+    assert f["calls"] == accepts and f["closes"] == sock_closes
+    assert "keep-alive" in f["advice"]
+    assert "getrandom" not in f["advice"]
+    for c in findings(r, "open-close-churn"):
+        # the file's closes only: one per open, not two (file + socket)
+        assert c["closed_fd_type"] == "file", c
+        assert c["closes"] <= 1.1 * c["calls"], c
+        assert "getrandom" not in c["advice"]
+        assert "keep-alive" not in c["advice"]

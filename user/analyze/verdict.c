@@ -125,6 +125,7 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 		       (double)r->flight_ns) /
 		      1e9;
 	out->in_flight = r->flight_calls;
+	out->fd_type = r->fd_type;
 	out->avg_bytes = -1;
 	if (names_is_io(name))
 		out->avg_bytes = out->ok_calls ? (double)r->st.bytes /
@@ -160,6 +161,7 @@ static void fill(struct verdict_finding *f, const struct verdict *v,
 	f->share = r->share;
 	f->round_trip_ns = r->round_trip_ns;
 	f->per_s = v->wall_s > 0 ? (double)r->calls / v->wall_s : 0;
+	f->row_fd_type = r->fd_type;
 }
 
 /* The CPU share a number of crossings costs; 0 when the CPU time is too
@@ -194,16 +196,104 @@ static bool is_close(const char *name)
 	return !strcmp(name, "close");
 }
 
+static bool is_accept(const char *name)
+{
+	return !strcmp(name, "accept") || !strcmp(name, "accept4");
+}
+
+/* Are the rows split by fd kind (verdict always splits them; a row with
+ * a kind says so)?
+ */
+static bool rows_split(const struct verdict *v)
+{
+	for (size_t i = 0; i < v->nrows; i++)
+		if (v->rows[i].fd_type)
+			return true;
+	return false;
+}
+
+/* The kinds open/openat/openat2/creat make. */
+static bool opened_kind(uint32_t fd_type)
+{
+	return fd_type == SC_FD_FILE || fd_type == SC_FD_DIR ||
+	       fd_type == SC_FD_CHR || fd_type == SC_FD_BLK;
+}
+
+/* Calls on a path, or on an fd given as a dirfd with an empty path (the C
+ * library's fstat is newfstatat(fd, "", AT_EMPTY_PATH)): their rows have
+ * no fd kind, and they go with opening a file.
+ */
+static bool is_stat_path(const char *name)
+{
+	static const char *const l[] = {
+		"newfstatat", "fstatat64",  "statx",	"stat",	      "lstat",
+		"newstat",    "newlstat",   "stat64",	"lstat64",    "access",
+		"faccessat",  "faccessat2", "readlink", "readlinkat", NULL,
+	};
+
+	return names_in_list(l, name);
+}
+
+/* A call on something opened by path: on a file, directory or device (or
+ * a stat-family call, which has no fd kind) when the rows are split by fd
+ * kind, on anything when they are not.
+ */
+static bool on_opened(const struct verdict_row *r, bool split)
+{
+	if (!split)
+		return !r->fd_type;
+	return opened_kind(r->fd_type) ||
+	       (!r->fd_type && is_stat_path(r->name));
+}
+
+/* The most seen paths of kind fd_type, most first (insertion into at most
+ * VERDICT_MAX_PATHS), and whether one is a random device.
+ */
+static void churn_paths(struct verdict_finding *f,
+			const struct verdict_input *in)
+{
+	const struct verdict_path *top[VERDICT_MAX_PATHS];
+	size_t n = 0;
+
+	for (size_t i = 0; i < in->npaths; i++) {
+		const struct verdict_path *p = &in->paths[i];
+		size_t j;
+
+		if (p->fd_type != f->fd_type || !p->seen || !p->path)
+			continue;
+		for (j = n; j > 0 && top[j - 1]->seen < p->seen; j--)
+			if (j < VERDICT_MAX_PATHS)
+				top[j] = top[j - 1];
+		if (j < VERDICT_MAX_PATHS) {
+			top[j] = p;
+			if (n < VERDICT_MAX_PATHS)
+				n++;
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		snprintf(f->paths[i], sizeof(f->paths[i]), "%s", top[i]->path);
+		if (!strcmp(top[i]->path, "/dev/urandom") ||
+		    !strcmp(top[i]->path, "/dev/random"))
+			f->random_device = true;
+	}
+	f->npaths = n;
+}
+
 /*
  * Files opened and closed again around a few small I/O calls. The finding
- * covers the whole cycle: opens, closes, the I/O calls, and the calls made
- * once per open.
+ * covers the whole cycle: opens, the closes of what they opened, the I/O
+ * calls on it, and the calls on it made once per open. With rows split by
+ * fd kind, closes of sockets, pipes and the like are not the opens' (an
+ * accepted connection is closed too): only files, directories and devices
+ * count.
  */
-static int rule_churn(struct verdict *v, size_t *cap)
+static int rule_churn(struct verdict *v, size_t *cap,
+		      const struct verdict_input *in)
 {
 	const struct verdict_row *top = NULL;
-	uint64_t opens = 0, closes = 0, io = 0;
+	uint64_t opens = 0, closes = 0, io = 0, by_kind[SC_FD_COUNT] = {};
 	double cycle_s = 0, oc_s = 0, io_bytes = 0;
+	bool split = rows_split(v);
 	size_t nothers = 0;
 	struct verdict_finding *f;
 	int err;
@@ -216,10 +306,12 @@ static int rule_churn(struct verdict *v, size_t *cap)
 			oc_s += r->time_s;
 			if (!top || r->calls > top->calls)
 				top = r;
-		} else if (is_close(r->name)) {
+		} else if (is_close(r->name) && on_opened(r, split)) {
 			closes += r->calls;
 			oc_s += r->time_s;
-		} else if (is_io(r)) {
+			if (r->fd_type < SC_FD_COUNT)
+				by_kind[r->fd_type] += r->calls;
+		} else if (is_io(r) && on_opened(r, split)) {
 			io += r->calls;
 			io_bytes += r->avg_bytes * (double)r->calls;
 		}
@@ -238,6 +330,8 @@ static int rule_churn(struct verdict *v, size_t *cap)
 			     !is_io(r);
 		size_t len = strlen(f->companions);
 
+		if (!is_open(r->name) && !on_opened(r, split))
+			continue;
 		if (other && !once_per_open(r, opens))
 			continue;
 		r->in_churn = true;
@@ -247,6 +341,10 @@ static int rule_churn(struct verdict *v, size_t *cap)
 				 sizeof(f->companions) - len, "%s%s",
 				 nothers > 1 ? ", " : "", r->name);
 	}
+	for (uint32_t k = 0; k < SC_FD_COUNT; k++)
+		if (opened_kind(k) && by_kind[k] > by_kind[f->fd_type])
+			f->fd_type = k;
+	churn_paths(f, in);
 	f->calls = opens;
 	f->share = clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
@@ -254,6 +352,78 @@ static int rule_churn(struct verdict *v, size_t *cap)
 	f->closes = closes;
 	f->io_per_open = (double)io / (double)opens;
 	f->bytes_per_open = io_bytes / (double)opens;
+	return 0;
+}
+
+/* A call on a connection, or on the epoll set it joins, made once per
+ * accepted connection, that a reused connection would not make again:
+ * not the calls moving the requests and answers (reads, writes,
+ * sendfile).
+ */
+static bool per_connection(const struct verdict_row *r, uint64_t accepts)
+{
+	return r->avg_bytes < 0 &&
+	       (r->fd_type == SC_FD_SOCKET ||
+		(r->fd_type == SC_FD_EPOLL && !strcmp(r->name, "epoll_ctl"))) &&
+	       once_per_open(r, accepts);
+}
+
+/*
+ * Connections accepted and closed again, one per request: the accept and
+ * the close (of a socket: the rows must be split by fd kind) cost at least
+ * VERDICT_VISIBLE_SHARE of its CPU time. The finding's cycle, what reusing
+ * connections saves, adds the calls on the connection made once per accept
+ * other than its reads and writes (epoll_ctl, setsockopt...).
+ */
+static int rule_short_connections(struct verdict *v, size_t *cap)
+{
+	const struct verdict_row *top = NULL;
+	uint64_t accepts = 0, closes = 0;
+	double ac_s = 0, cycle_s = 0;
+	size_t nothers = 0;
+	struct verdict_finding *f;
+	int err;
+
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (is_accept(r->name)) {
+			accepts += r->calls;
+			ac_s += r->time_s;
+			if (!top || r->calls > top->calls)
+				top = r;
+		} else if (is_close(r->name) && r->fd_type == SC_FD_SOCKET) {
+			closes += r->calls;
+			ac_s += r->time_s;
+		}
+	}
+	if (!top || accepts < VERDICT_MIN_ACCEPTS || closes * 2 < accepts ||
+	    v->cpu_s <= 0 || ac_s < VERDICT_VISIBLE_SHARE * v->cpu_s)
+		return 0;
+	err = add_finding(v, cap, &f);
+	if (err)
+		return err;
+	fill(f, v, VERDICT_SHORT_CONNECTIONS, top);
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		bool ends = is_accept(r->name) ||
+			    (is_close(r->name) && r->fd_type == SC_FD_SOCKET);
+		size_t len = strlen(f->companions);
+
+		if (!ends && !per_connection(r, accepts))
+			continue;
+		cycle_s += r->time_s;
+		if (!ends && nothers++ < 3)
+			snprintf(f->companions + len,
+				 sizeof(f->companions) - len, "%s%s",
+				 nothers > 1 ? ", " : "", r->name);
+	}
+	f->calls = accepts;
+	f->closes = closes;
+	f->fd_type = SC_FD_SOCKET;
+	f->share = clamp01(cycle_s / v->thread_s);
+	f->per_s = v->wall_s > 0 ? (double)accepts / v->wall_s : 0;
+	f->cpu_share = clamp01(cycle_s / v->cpu_s);
 	return 0;
 }
 
@@ -367,21 +537,31 @@ static int rule_blocking(struct verdict *v, size_t *cap)
 static int cmp_row(const void *a, const void *b)
 {
 	const struct verdict_row *x = a, *y = b;
+	int c;
 
 	if (x->time_s != y->time_s)
 		return x->time_s > y->time_s ? -1 : 1;
-	return strcmp(x->name, y->name);
+	c = strcmp(x->name, y->name);
+	if (c)
+		return c;
+	return x->fd_type < y->fd_type ? -1 : x->fd_type > y->fd_type;
 }
 
 static int cmp_finding(const void *a, const void *b)
 {
 	const struct verdict_finding *x = a, *y = b;
+	int c;
 
 	if (x->share != y->share)
 		return x->share > y->share ? -1 : 1;
 	if (x->kind != y->kind)
 		return x->kind < y->kind ? -1 : 1;
-	return strcmp(x->syscall, y->syscall);
+	c = strcmp(x->syscall, y->syscall);
+	if (c)
+		return c;
+	return x->row_fd_type < y->row_fd_type ?
+		       -1 :
+		       x->row_fd_type > y->row_fd_type;
 }
 
 static bool bad(double v)
@@ -462,12 +642,13 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 }
 
 /* Every rule's findings, largest share first. */
-static int apply_rules(struct verdict *v)
+static int apply_rules(struct verdict *v, const struct verdict_input *in)
 {
 	size_t cap = 0;
 	int err;
 
-	err = rule_churn(v, &cap);
+	err = rule_churn(v, &cap, in);
+	err = err ?: rule_short_connections(v, &cap);
 	err = err ?: rule_small_io(v, &cap);
 	err = err ?: rule_high_rate(v, &cap);
 	err = err ?: rule_blocking(v, &cap);
@@ -497,7 +678,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	err = gather_rows(v, in);
 	if (!err) {
 		process_figures(v, in);
-		err = apply_rules(v);
+		err = apply_rules(v, in);
 	}
 	if (err) {
 		verdict_free(v);

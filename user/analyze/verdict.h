@@ -26,9 +26,19 @@
 #define SCPROF_VERDICT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "model/model.h"
 #include "model/verdict.h"
+
+/* A path the process had open, as /proc/PID/fd showed it, and how often
+ * it was seen there (samples).
+ */
+struct verdict_path {
+	const char *path;
+	uint64_t seen;
+	uint32_t fd_type; /* enum sc_fd_type: file, dir, chr or blk */
+};
 
 struct verdict_input {
 	const struct sc_row *rows; /* one process, any ABI */
@@ -43,6 +53,11 @@ struct verdict_input {
 	double vdso_ns;		  /* vdso-clock_gettime; 0: unknown */
 	double probe_ns;	  /* probe_overhead_ns; 0: not corrected */
 	double probe_reported_ns; /* what scprof reported for the floor call */
+	/* Paths of the files it had open, if sampled (open-close-churn
+	 * names the most seen of the kind it closes).
+	 */
+	const struct verdict_path *paths;
+	size_t npaths;
 };
 
 /* 0 or -ENOMEM / -EINVAL (floor_ns <= 0, times not finite). */

@@ -23,6 +23,7 @@
 #include "render/output.h"
 #include "render/verdict_report.h"
 #include "util/clock.h"
+#include "util/fdpaths.h"
 #include "util/log.h"
 #include "util/procfs.h"
 #include "util/signals.h"
@@ -43,7 +44,8 @@ static void usage(FILE *f)
 	fputs("Usage: scprof verdict -p PID [-d SECONDS] [OPTIONS]\n"
 	      "\n"
 	      "Is it the syscalls? Profile a running process (all its threads, not its\n"
-	      "children) for a while and answer with numbers:\n"
+	      "children) for a while and answer with numbers (calls on an fd are split by\n"
+	      "the fd's kind, as --fd-types does):\n"
 	      "  syscall_share   the share of its threads' wall time spent inside\n"
 	      "                  syscalls, entry and exit included; calls still in\n"
 	      "                  flight at the end (a thread blocked in read for the\n"
@@ -60,8 +62,13 @@ static void usage(FILE *f)
 	      "    small-io          read/write-family calls averaging under 4 KiB whose\n"
 	      "                      crossings cost >= 5% of its CPU; says how many calls\n"
 	      "                      64 KiB buffers would save\n"
-	      "    open-close-churn  >= 100 opens, closed again, with <= 4 reads or writes\n"
-	      "                      each, taking >= 5% of its CPU\n"
+	      "    open-close-churn  >= 100 opens, closed again (closes of files, dirs and\n"
+	      "                      devices only: not of sockets or pipes), with <= 4\n"
+	      "                      reads or writes on them each, taking >= 5% of its\n"
+	      "                      CPU; names the paths seen opened (/proc/PID/fd)\n"
+	      "    short-connections >= 100 accepts, each connection's socket closed\n"
+	      "                      again, accepting and closing taking >= 5% of its CPU:\n"
+	      "                      keep connections open (keep-alive, reuse)\n"
 	      "    high-rate         a cheap call (getpid and other ids, clock calls that\n"
 	      "                      bypass the vDSO, sched_yield, or any call within 4\n"
 	      "                      floors) made so often that the crossings take >= 5%\n"
@@ -84,7 +91,8 @@ static void usage(FILE *f)
 	      "      --format FMT      table (default) or json: one object with\n"
 	      "                        syscall_share, syscall_bound, findings [{kind,\n"
 	      "                        syscall, calls, avg_bytes?, share, advice, ...}],\n"
-	      "                        syscalls, CPU and calibration figures\n"
+	      "                        syscalls [{name, fd_type?, ...}], CPU and\n"
+	      "                        calibration figures\n"
 	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
 	      "                        stdout\n"
 	      "      --cache FILE      the saved calibration (default\n"
@@ -239,7 +247,25 @@ struct sampler {
 	size_t nwaits0, nwaits1;
 	bool have_waits;
 	bool gone;
+	struct fd_paths paths; /* the files it keeps opening */
+	bool paths_off;	       /* /proc/PID/fd could not be read */
 };
+
+/* Another sample of the paths it has open; on an error, no more. */
+static void sample_paths(struct sampler *s)
+{
+	int err;
+
+	if (s->paths_off)
+		return;
+	err = fd_paths__sample(&s->paths, s->pid);
+	if (err && err != -ESRCH) {
+		pr_warn("cannot read /proc/%d/fd: %s; the files it opens are "
+			"not named",
+			(int)s->pid, strerror(-err));
+		s->paths_off = true;
+	}
+}
 
 /* Read again, integrating the thread count; gone once the process is. */
 static void sampler_tick(struct sampler *s)
@@ -258,6 +284,7 @@ static void sampler_tick(struct sampler *s)
 		       (double)(s->last.num_threads + st.num_threads) / 2;
 	s->last = st;
 	s->t_last = t;
+	sample_paths(s);
 }
 
 /* Begin with the process pid that started at start_ticks. */
@@ -272,6 +299,7 @@ static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
 	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
 	s->last = s->first;
 	s->t_first = s->t_last = clock_mono_ns();
+	sample_paths(s);
 	return 0;
 }
 
@@ -287,6 +315,33 @@ static void sampler_free(struct sampler *s)
 {
 	free(s->waits0);
 	free(s->waits1);
+	fd_paths__free(&s->paths);
+}
+
+/* The sampled paths as the verdict takes them, in a new array (NULL when
+ * there are none, or no memory: the churn then names no path).
+ */
+static struct verdict_path *verdict_paths(const struct fd_paths *fp)
+{
+	static const uint32_t kinds[] = {
+		[FD_PATH_FILE] = SC_FD_FILE,
+		[FD_PATH_DIR] = SC_FD_DIR,
+		[FD_PATH_CHR] = SC_FD_CHR,
+		[FD_PATH_BLK] = SC_FD_BLK,
+	};
+	struct verdict_path *out;
+
+	if (!fp->npaths)
+		return NULL;
+	out = calloc(fp->npaths, sizeof(*out));
+	if (!out)
+		return NULL;
+	for (size_t i = 0; i < fp->npaths; i++) {
+		out[i].path = fp->paths[i].path;
+		out[i].seen = fp->paths[i].seen;
+		out[i].fd_type = kinds[fp->paths[i].kind];
+	}
+	return out;
 }
 
 /*
@@ -405,14 +460,23 @@ static int judge(const struct verdict_cli *o, const struct sampler *s,
 		.nflights = m->nflights,
 		.flights_known = m->flights_known,
 	};
+	struct verdict_path *paths = verdict_paths(&s->paths);
 	struct verdict *v = NULL;
 	int err;
 
+	if (s->paths.npaths && !paths)
+		pr_warn("out of memory: the files it opens are not named");
+	if (s->paths.full)
+		pr_info("more than %d paths seen open: later ones not counted",
+			FD_PATHS_MAX);
+	in.paths = paths;
+	in.npaths = paths ? s->paths.npaths : 0;
 	if (s->have_waits)
 		in.runq_s = (double)procfs_waits_delta(s->waits0, s->nwaits0,
 						       s->waits1, s->nwaits1) /
 			    1e9;
 	err = verdict_judge(&in, &v);
+	free(paths);
 	if (err) {
 		pr_err("cannot judge: %s", strerror(-err));
 		return err;
@@ -453,8 +517,10 @@ static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
  */
 static int verdict_start(void *ctx, struct cmd_env *env)
 {
+	/* fd kinds: closes of sockets are not closes of opened files */
 	struct collector_opts copts = { .mode = SC_FILTER_TGID,
-					.in_flight = true };
+					.in_flight = true,
+					.fd_types = true };
 	struct verdict_run *r = ctx;
 	size_t npids = 1;
 	int err;

@@ -9,6 +9,7 @@ static const char *const kind_names[] = {
 	[VERDICT_OPEN_CLOSE_CHURN] = "open-close-churn",
 	[VERDICT_HIGH_RATE] = "high-rate",
 	[VERDICT_BLOCKING] = "blocking",
+	[VERDICT_SHORT_CONNECTIONS] = "short-connections",
 };
 
 const char *verdict_kind_name(enum verdict_kind k)

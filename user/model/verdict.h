@@ -28,12 +28,15 @@
 #define VERDICT_BLOCKED_SHARE 0.2  /* of thread time, blocked in syscalls */
 #define VERDICT_BLOCKING_ROW 0.1   /* of thread time, in one syscall */
 #define VERDICT_WAIT_FLOORS 100.0  /* a call this slow waits */
+#define VERDICT_MIN_ACCEPTS 100	   /* fewer are never short-connections */
+#define VERDICT_MAX_PATHS 3	   /* paths a churn finding names */
 
 enum verdict_kind {
 	VERDICT_SMALL_IO,
 	VERDICT_OPEN_CLOSE_CHURN,
 	VERDICT_HIGH_RATE,
 	VERDICT_BLOCKING,
+	VERDICT_SHORT_CONNECTIONS,
 };
 
 /* What kind of call a finding is about, for its advice. */
@@ -67,8 +70,21 @@ struct verdict_finding {
 	double io_per_open;	 /* open-close-churn: reads and writes */
 	double bytes_per_open;	 /* open-close-churn: what they move */
 	char companions[96];	 /* open-close-churn: calls made once per
-				  * open, at most 3: "newfstatat, ioctl"
+				  * open, at most 3: "newfstatat, ioctl";
+				  * short-connections: once per accept
 				  */
+	/* enum sc_fd_type: what the closes closed, the most closed kind
+	 * (open-close-churn: file, dir, chr, blk; 0 when the rows are not
+	 * split by fd kind), or socket (short-connections)
+	 */
+	uint32_t fd_type;
+	uint32_t row_fd_type; /* the syscall's row's, as verdict_row */
+	/* open-close-churn: the paths seen open most often, most first,
+	 * as /proc showed them (attacker-controlled: escape to print)
+	 */
+	char paths[VERDICT_MAX_PATHS][256];
+	size_t npaths;
+	bool random_device; /* open-close-churn: a path is /dev/[u]random */
 };
 
 /* One syscall's derived figures. */
@@ -80,6 +96,7 @@ struct verdict_row {
 	double time_s;	      /* sum of round trips */
 	double share;	      /* of thread time */
 	double avg_bytes;     /* < 0: not a byte-moving call */
+	uint32_t fd_type;     /* enum sc_fd_type; 0: not split by fd kind */
 	bool in_churn;	      /* part of an open-close-churn finding */
 	uint64_t in_flight;   /* calls still in flight (not in calls; their
 			       * time so far is in time_s)

@@ -75,19 +75,101 @@ static void small_io_advice(const struct verdict *v,
 		 100 * f->cpu_share, v->floor_ns);
 }
 
+/* " (e.g. /a, /b)", escaped; "" without paths. */
+static void churn_paths(const struct verdict_finding *f, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < f->npaths && o < len; i++) {
+		char *p = esc_text(f->paths[i], strlen(f->paths[i]));
+
+		o += snprintf(buf + o, len - o, "%s%s", i ? ", " : " (e.g. ",
+			      p ? p : "?");
+		free(p);
+	}
+	if (f->npaths && o < len)
+		snprintf(buf + o, len - o, ")");
+}
+
+/* What to do about it, by what was opened. */
+static const char *churn_fix(const struct verdict_finding *f)
+{
+	switch (f->fd_type) {
+	case SC_FD_FILE:
+		return "Open the file once and keep the descriptor (or FILE *) "
+		       "between uses, or keep its contents in memory (a "
+		       "server's open-file cache).";
+	case SC_FD_DIR:
+		return "Open the directory once and keep the descriptor "
+		       "(openat relative to it, rewinddir to list it again), "
+		       "or keep what it lists.";
+	case SC_FD_CHR:
+		if (f->random_device)
+			return "Open the device once and keep the descriptor; "
+			       "for random bytes, getrandom(2) needs no file "
+			       "at all.";
+		if (f->npaths)
+			return "Open the device once and keep the descriptor "
+			       "between uses.";
+		return "Open the device once and keep the descriptor between "
+		       "uses; if it is read for random bytes (/dev/urandom), "
+		       "getrandom(2) needs no file at all.";
+	case SC_FD_BLK:
+		return "Open the device once and keep the descriptor between "
+		       "uses.";
+	default:
+		return "Open it once and keep the descriptor (or FILE *) "
+		       "between uses.";
+	}
+}
+
+static const char *churn_noun(uint32_t fd_type)
+{
+	switch (fd_type) {
+	case SC_FD_FILE:
+		return " of files";
+	case SC_FD_DIR:
+		return " of directories";
+	case SC_FD_CHR:
+		return " of character devices";
+	case SC_FD_BLK:
+		return " of block devices";
+	default:
+		return "";
+	}
+}
+
 static void churn_advice(const struct verdict_finding *f, char *buf, size_t len)
 {
+	char paths[VERDICT_ADVICE_LEN / 2];
+
+	churn_paths(f, paths, sizeof(paths));
 	snprintf(buf, len,
-		 "%llu opens and %llu closes (%.0f per second). Each open "
+		 "%llu opens and %llu closes%s%s (%.0f per second). Each open "
 		 "comes with %.1f read or write %s moving %.0f bytes%s%s; the "
-		 "whole cycle takes %.0f%% of its CPU time. Open the file once "
-		 "and keep the descriptor (or FILE *) between uses; for random "
-		 "bytes, getrandom(2) needs no file at all.",
+		 "whole cycle takes %.0f%% of its CPU time. %s",
 		 (unsigned long long)f->calls, (unsigned long long)f->closes,
-		 f->per_s, f->io_per_open,
+		 churn_noun(f->fd_type), paths, f->per_s, f->io_per_open,
 		 plural(f->io_per_open, "call", "calls"), f->bytes_per_open,
 		 *f->companions ? " and one call each of " : "", f->companions,
-		 100 * f->cpu_share);
+		 100 * f->cpu_share, churn_fix(f));
+}
+
+static void short_connections_advice(const struct verdict_finding *f, char *buf,
+				     size_t len)
+{
+	snprintf(
+		buf, len,
+		"%llu connections accepted and %llu sockets closed (%.0f per "
+		"second): one connection per request. Setting up and tearing "
+		"down each (%s, close%s%s) takes %.0f%% of its CPU time in "
+		"those calls alone. Keep connections open across requests: HTTP keep-alive (persistent connections) on the "
+		"server, connection reuse or pooling in the clients.",
+		(unsigned long long)f->calls, (unsigned long long)f->closes,
+		f->per_s, f->syscall,
+		*f->companions ? " and one call each of " : "", f->companions,
+		100 * f->cpu_share);
 }
 
 static void high_rate_advice(const struct verdict *v,
@@ -161,6 +243,9 @@ void verdict_advice(const struct verdict *v, const struct verdict_finding *f,
 		break;
 	case VERDICT_HIGH_RATE:
 		high_rate_advice(v, f, buf, len);
+		break;
+	case VERDICT_SHORT_CONNECTIONS:
+		short_connections_advice(f, buf, len);
 		break;
 	default:
 		blocking_advice(f, buf, len);
@@ -266,6 +351,19 @@ static void print_figures(FILE *f, const struct verdict *v,
 			cal->quick ? "quick" : "full", age > 0 ? age / 60 : 0);
 }
 
+/* "close (socket)" for a row split by fd kind, escaped; free it. */
+static char *labelled(const char *name, uint32_t fd_type)
+{
+	const char *kind = names_fd_type(fd_type);
+	char buf[SC_NAME_LEN + 16];
+
+	if (kind)
+		snprintf(buf, sizeof(buf), "%s (%s)", name, kind);
+	else
+		snprintf(buf, sizeof(buf), "%s", name);
+	return esc_text(buf, strlen(buf));
+}
+
 static void print_findings(FILE *f, const struct verdict *v)
 {
 	char calls[32], advice[VERDICT_ADVICE_LEN];
@@ -277,7 +375,7 @@ static void print_findings(FILE *f, const struct verdict *v)
 	fputs("\nFindings (share: of its threads' time):\n", f);
 	for (size_t i = 0; i < v->nfindings; i++) {
 		const struct verdict_finding *x = &v->findings[i];
-		char *name = esc_text(x->syscall, strlen(x->syscall));
+		char *name = labelled(x->syscall, x->row_fd_type);
 
 		fprintf(f, "  %-17s %-16s %s calls", verdict_kind_name(x->kind),
 			name ? name : "",
@@ -304,7 +402,7 @@ static void print_rows(FILE *f, const struct verdict *v)
 		"ns/call", "share", "avg bytes");
 	for (size_t i = 0; i < n; i++) {
 		const struct verdict_row *r = &v->rows[i];
-		char *name = esc_text(r->name, strlen(r->name));
+		char *name = labelled(r->name, r->fd_type);
 		char bytes[32];
 
 		if (r->avg_bytes >= 0)
@@ -357,6 +455,32 @@ static struct json_object *finding_obj(const struct verdict *v,
 	err = err ?: jw_add_num(o, "per_s", x->per_s, 1);
 	if (x->kind == VERDICT_SMALL_IO)
 		err = err ?: jw_add_u64(o, "saved_calls", x->saved_calls);
+	if (names_fd_type(x->row_fd_type))
+		err = err   ?:
+			      jw_add_str(o, "fd_type",
+					 names_fd_type(x->row_fd_type));
+	if (x->kind == VERDICT_OPEN_CLOSE_CHURN ||
+	    x->kind == VERDICT_SHORT_CONNECTIONS) {
+		struct json_object *paths = NULL;
+
+		err = err ?: jw_add_u64(o, "closes", x->closes);
+		if (names_fd_type(x->fd_type))
+			err = err   ?:
+				      jw_add_str(o, "closed_fd_type",
+						 names_fd_type(x->fd_type));
+		else
+			err = err ?: jw_add_null(o, "closed_fd_type");
+		if (x->kind == VERDICT_OPEN_CLOSE_CHURN)
+			err = err ?: jw_add_array(o, "paths", &paths);
+		for (size_t i = 0; !err && paths && i < x->npaths; i++) {
+			/* raw bytes from /proc: valid UTF-8 first */
+			char *u = esc_utf8(x->paths[i], strlen(x->paths[i]));
+
+			err = jw_push(paths,
+				      u ? json_object_new_string(u) : NULL);
+			free(u);
+		}
+	}
 	return jw_done(o, err);
 }
 
@@ -372,6 +496,10 @@ static struct json_object *row_obj(const struct verdict_row *r)
 	err = err ?: jw_add_num(o, "share", r->share, 4);
 	if (r->avg_bytes >= 0)
 		err = err ?: jw_add_num(o, "avg_bytes", r->avg_bytes, 1);
+	if (names_fd_type(r->fd_type))
+		err = err   ?:
+			      jw_add_str(o, "fd_type",
+					 names_fd_type(r->fd_type));
 	return jw_done(o, err);
 }
 

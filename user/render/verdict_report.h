@@ -34,7 +34,7 @@ struct verdict_meta {
 /* The one-line answer: "YES: ..." or "NO: ...". */
 void verdict_answer(const struct verdict *v, char *buf, size_t len);
 /* What a finding means and what to do, in a few sentences. */
-#define VERDICT_ADVICE_LEN 512
+#define VERDICT_ADVICE_LEN 1536
 void verdict_advice(const struct verdict *v, const struct verdict_finding *f,
 		    char *buf, size_t len);
 

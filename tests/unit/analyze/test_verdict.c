@@ -61,6 +61,14 @@ static void add(struct proc *p, const char *name, uint64_t calls, double avg_ns,
 	p->in.nrows = p->n;
 }
 
+/* The same, on one kind of fd (enum sc_fd_type), as verdict collects. */
+static void add_fd(struct proc *p, const char *name, uint32_t fd_type,
+		   uint64_t calls, double avg_ns, uint64_t bytes)
+{
+	add(p, name, calls, avg_ns, bytes, 0);
+	p->rows[p->n - 1].fd_type = fd_type;
+}
+
 static struct verdict *judge(struct proc *p)
 {
 	struct verdict *v = NULL;
@@ -104,6 +112,8 @@ static void test_kind_names(void **state)
 			    "open-close-churn");
 	assert_string_equal(verdict_kind_name(VERDICT_HIGH_RATE), "high-rate");
 	assert_string_equal(verdict_kind_name(VERDICT_BLOCKING), "blocking");
+	assert_string_equal(verdict_kind_name(VERDICT_SHORT_CONNECTIONS),
+			    "short-connections");
 }
 
 /* No syscalls, all user time: not syscall-bound, nothing found. */
@@ -311,6 +321,262 @@ static void test_no_churn_when_reused(void **state)
 	add(&p, "read", 200000, 3000, 200000ULL * 65536, 0);
 	v = judge(&p);
 	assert_false(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	verdict_free(v);
+}
+
+/*
+ * A web server on short connections, opening one small file per request
+ * (nginx without keep-alive or an open-file cache): as many socket closes
+ * as file closes. The churn counts the file closes only and its cycle has
+ * no socket call; the connections get their own finding.
+ */
+static void nginx_like(struct proc *p, uint64_t n)
+{
+	proc_init(p, 1, 0.2, 0.8);
+	add_fd(p, "accept4", SC_FD_SOCKET, n, 2000, 0);
+	add_fd(p, "recvfrom", SC_FD_SOCKET, n, 1500, n * 80);
+	add(p, "openat", n, 2500, 0, 0);
+	add_fd(p, "fstat", SC_FD_FILE, n, 300, 0);
+	/* glibc's fstat: no fd kind, part of the cycle all the same */
+	add(p, "newfstatat", n, 300, 0, 0);
+	/* once per request too, but no file's: not part of the cycle */
+	add(p, "getpid", n, 100, 0, 0);
+	add_fd(p, "writev", SC_FD_SOCKET, n, 6000, n * 400);
+	add_fd(p, "sendfile", SC_FD_SOCKET, n, 5000, n * 12);
+	add_fd(p, "close", SC_FD_FILE, n, 500, 0);
+	add_fd(p, "close", SC_FD_SOCKET, n, 9000, 0);
+	add_fd(p, "epoll_wait", SC_FD_EPOLL, 2 * n + 7, 900, 0);
+	add_fd(p, "epoll_ctl", SC_FD_EPOLL, n, 600, 0);
+}
+
+static void test_socket_closes_are_not_the_opens(void **state)
+{
+	const struct verdict_finding *f;
+	double cycle = 0, conn = 0;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	nginx_like(&p, 50000);
+	v = judge(&p);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	/* the file closes only, not the sockets' too */
+	assert_int_equal(f->closes, 50000);
+	assert_int_equal(f->fd_type, SC_FD_FILE);
+	/* no socket call in the cycle: fstat is, recvfrom and writev not */
+	assert_non_null(strstr(advice(v, f), "fstat"));
+	assert_non_null(strstr(advice(v, f), "newfstatat"));
+	assert_null(strstr(advice(v, f), "getpid"));
+	assert_null(strstr(advice(v, f), "recvfrom"));
+	assert_null(strstr(advice(v, f), "writev"));
+	assert_non_null(strstr(advice(v, f), "of files"));
+	assert_non_null(strstr(advice(v, f), "Open the file once"));
+	assert_null(strstr(advice(v, f), "getrandom"));
+	/* the cycle: openat, fstat and close (file), no socket call */
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		assert_true(r->in_churn == (r->fd_type == SC_FD_FILE ||
+					    !strcmp(r->name, "openat") ||
+					    !strcmp(r->name, "newfstatat")));
+		if (r->in_churn)
+			cycle += r->time_s;
+	}
+	assert_true(fabs(f->cpu_share - cycle / v->cpu_s) < 1e-9);
+	f = find(v, VERDICT_SHORT_CONNECTIONS, "accept4");
+	assert_non_null(f);
+	assert_int_equal(f->calls, 50000);
+	assert_int_equal(f->closes, 50000);
+	assert_int_equal(f->row_fd_type, SC_FD_SOCKET);
+	assert_non_null(strstr(advice(v, f), "keep-alive"));
+	/* the cycle: what reuse saves, not the requests' reads and writes */
+	assert_non_null(strstr(advice(v, f), "epoll_ctl"));
+	assert_null(strstr(advice(v, f), "recvfrom"));
+	assert_null(strstr(advice(v, f), "writev"));
+	assert_null(strstr(advice(v, f), "sendfile"));
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (!strcmp(r->name, "accept4") ||
+		    !strcmp(r->name, "epoll_ctl") ||
+		    (!strcmp(r->name, "close") && r->fd_type == SC_FD_SOCKET))
+			conn += r->time_s;
+	}
+	assert_true(fabs(f->cpu_share - conn / v->cpu_s) < 1e-9);
+	assert_null(strstr(advice(v, f), "Open the file"));
+	/* the socket's closes belong to neither small-io nor high-rate */
+	assert_false(has_kind(v, VERDICT_HIGH_RATE));
+	verdict_free(v);
+}
+
+/* Socket closes alone never make churn, whatever the opens. */
+static void test_socket_closes_alone_are_not_churn(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.2, 0.8);
+	add_fd(&p, "accept4", SC_FD_SOCKET, 50000, 2000, 0);
+	add(&p, "openat", 50000, 2500, 0, 0);
+	add_fd(&p, "close", SC_FD_SOCKET, 50000, 9000, 0);
+	add_fd(&p, "close", SC_FD_FILE, 20, 500, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	assert_true(has_kind(v, VERDICT_SHORT_CONNECTIONS));
+	verdict_free(v);
+	/* unsplit rows (no kinds): every close counts, as before */
+	proc_init(&p, 1, 0.2, 0.8);
+	add(&p, "accept4", 50000, 2000, 0, 0);
+	add(&p, "openat", 50000, 2500, 0, 0);
+	add(&p, "close", 50020, 9000, 0, 0);
+	v = judge(&p);
+	assert_true(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	/* and socket closes cannot be told: no short-connections */
+	assert_false(has_kind(v, VERDICT_SHORT_CONNECTIONS));
+	verdict_free(v);
+}
+
+/* Files opened and closed, no connection: no short-connections. */
+static void test_short_connections_not_on_files(void **state)
+{
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 1, 0.05, 0.95);
+	add(&p, "openat", 50000, 2500, 0, 0);
+	add_fd(&p, "read", SC_FD_FILE, 50000, 800, 50000ULL * 100);
+	add_fd(&p, "close", SC_FD_FILE, 50000, 9000, 0);
+	v = judge(&p);
+	assert_true(has_kind(v, VERDICT_OPEN_CLOSE_CHURN));
+	assert_false(has_kind(v, VERDICT_SHORT_CONNECTIONS));
+	verdict_free(v);
+	/* connections accepted and kept: many requests, few closes */
+	proc_init(&p, 1, 0.05, 0.95);
+	add_fd(&p, "accept4", SC_FD_SOCKET, 50000, 2000, 0);
+	add_fd(&p, "close", SC_FD_SOCKET, 20000, 9000, 0);
+	add_fd(&p, "close", SC_FD_FILE, 50000, 9000, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_SHORT_CONNECTIONS));
+	verdict_free(v);
+	/* too few accepts to matter */
+	proc_init(&p, 1, 0.0005, 0.0005);
+	add_fd(&p, "accept4", SC_FD_SOCKET, 99, 2000, 0);
+	add_fd(&p, "close", SC_FD_SOCKET, 99, 9000, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_SHORT_CONNECTIONS));
+	verdict_free(v);
+}
+
+/* open, read 16 bytes, close of a device, with the paths /proc showed. */
+static struct verdict *device_churn(struct proc *p, uint32_t fd_type,
+				    const struct verdict_path *paths,
+				    size_t npaths)
+{
+	proc_init(p, 1, 0.05, 0.95);
+	add(p, "openat", 50000, 2500, 0, 0);
+	add_fd(p, "read", fd_type, 50000, 800, 50000ULL * 16);
+	add_fd(p, "close", fd_type, 50000, 400, 0);
+	p->in.paths = paths;
+	p->in.npaths = npaths;
+	return judge(p);
+}
+
+/* getrandom(2) is advice for random devices, nothing else. */
+static void test_getrandom_only_for_random_devices(void **state)
+{
+	const struct verdict_path urandom[] = {
+		{ "/etc/hosts", 40, SC_FD_FILE },
+		{ "/dev/null", 3, SC_FD_CHR },
+		{ "/dev/urandom", 30, SC_FD_CHR },
+	};
+	const struct verdict_path null[] = { { "/dev/null", 30, SC_FD_CHR } };
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	/* a character device, path unknown: said as a condition */
+	v = device_churn(&p, SC_FD_CHR, NULL, 0);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "if it is read for random bytes"));
+	verdict_free(v);
+	/* /dev/urandom seen: said outright, with the paths of its kind */
+	v = device_churn(&p, SC_FD_CHR, urandom, 3);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_true(f->random_device);
+	assert_int_equal(f->npaths, 2);
+	assert_string_equal(f->paths[0], "/dev/urandom");
+	assert_string_equal(f->paths[1], "/dev/null");
+	assert_non_null(strstr(advice(v, f), "for random bytes, getrandom(2)"));
+	assert_non_null(strstr(advice(v, f), "/dev/urandom, /dev/null"));
+	assert_null(strstr(advice(v, f), "/etc/hosts"));
+	verdict_free(v);
+	/* another device: no getrandom */
+	v = device_churn(&p, SC_FD_CHR, null, 1);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_false(f->random_device);
+	assert_null(strstr(advice(v, f), "getrandom"));
+	verdict_free(v);
+	/* files and directories: no getrandom either */
+	v = device_churn(&p, SC_FD_FILE, urandom, 3);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_null(strstr(advice(v, f), "getrandom"));
+	assert_non_null(strstr(advice(v, f), "/etc/hosts"));
+	verdict_free(v);
+	v = device_churn(&p, SC_FD_DIR, NULL, 0);
+	f = find(v, VERDICT_OPEN_CLOSE_CHURN, "openat");
+	assert_non_null(f);
+	assert_null(strstr(advice(v, f), "getrandom"));
+	assert_non_null(strstr(advice(v, f), "directory"));
+	verdict_free(v);
+}
+
+/* Both reports name rows by kind and keep the new fields. */
+static void test_report_fd_kinds(void **state)
+{
+	const struct verdict_path evil[] = {
+		{ "/tmp/\x1b]evil", 9, SC_FD_FILE },
+	};
+	struct verdict_meta meta = { .pid = 42, .comm = "nginx", .threads = 1 };
+	char *buf = NULL;
+	size_t len = 0;
+	struct proc p;
+	struct verdict *v;
+	FILE *f;
+
+	(void)state;
+	nginx_like(&p, 50000);
+	/* a raw escape byte in a path reaches neither report */
+	p.in.paths = evil;
+	p.in.npaths = 1;
+	v = judge(&p);
+	f = open_memstream(&buf, &len);
+	assert_int_equal(verdict_write_table(f, v, &meta), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "short-connections accept4 (socket)"));
+	assert_non_null(strstr(buf, "close (socket)"));
+	assert_non_null(strstr(buf, "writev (socket)"));
+	assert_null(strchr(buf, '\x1b'));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_int_equal(verdict_write_json(f, v, &meta), 0);
+	fclose(f);
+	assert_non_null(strstr(buf, "\"kind\": \"short-connections\""));
+	assert_non_null(strstr(buf, "\"closed_fd_type\": \"socket\""));
+	assert_non_null(strstr(buf, "\"closed_fd_type\": \"file\""));
+	assert_non_null(strstr(buf, "\"fd_type\": \"socket\""));
+	assert_non_null(strstr(buf, "\"fd_type\": \"file\""));
+	assert_non_null(strstr(buf, "\"paths\": ["));
+	assert_null(strchr(buf, '\x1b'));
+	free(buf);
 	verdict_free(v);
 }
 
@@ -753,6 +1019,11 @@ int main(void)
 		cmocka_unit_test(test_fopen_loop),
 		cmocka_unit_test(test_fopen_small_file),
 		cmocka_unit_test(test_no_churn_when_reused),
+		cmocka_unit_test(test_socket_closes_are_not_the_opens),
+		cmocka_unit_test(test_socket_closes_alone_are_not_churn),
+		cmocka_unit_test(test_short_connections_not_on_files),
+		cmocka_unit_test(test_getrandom_only_for_random_devices),
+		cmocka_unit_test(test_report_fd_kinds),
 		cmocka_unit_test(test_high_rate),
 		cmocka_unit_test(test_high_rate_needs_cheap_calls),
 		cmocka_unit_test(test_sleeper),
