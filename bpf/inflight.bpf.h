@@ -8,7 +8,7 @@
  * seq_file for userspace to read.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: filter_mode, self_tgid, flight_on, flights, tstore,
+ * includes this file: filter_mode, target_cgid, self_tgid, flight_on, flights, tstore,
  * iter_scratch,
  * and the helpers of filter.bpf.h, stamp.bpf.h, proc.bpf.h.
  */
@@ -28,8 +28,47 @@
 #define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h */
 #define ENOSYS_RET (-38L)
 
-/* Is this task one whose calls are recorded? The cgroup filter tests the
- * current task only, so under it only stamped calls are known.
+/* struct cgroup before Linux 6.1 kept its ancestors' ids, not pointers. */
+struct cgroup___ids {
+	int level;
+	__u64 ancestor_ids[];
+} __attribute__((preserve_access_index));
+
+#define SC_CGROUP_MAX_LEVEL 32
+
+/* Is task in the --cgroup target (target_cgid) or below it? What
+ * cgroup_is_descendant() asks, in CO-RE reads: the main programs use
+ * bpf_current_task_under_cgroup(), which tests the current task only.
+ */
+static __always_inline bool in_target_cgroup(struct task_struct *task)
+{
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
+	int level;
+
+	if (!cg || !target_cgid)
+		return false;
+	level = BPF_CORE_READ(cg, level);
+	for (int i = 0; i <= level && i < SC_CGROUP_MAX_LEVEL; i++) {
+		__u64 id = 0;
+
+		if (bpf_core_field_exists(cg->ancestors)) {
+			struct cgroup *a = NULL;
+
+			bpf_core_read(&a, sizeof(a), &cg->ancestors[i]);
+			id = BPF_CORE_READ(a, kn, id);
+		} else {
+			struct cgroup___ids *old = (void *)cg;
+
+			bpf_core_read(&id, sizeof(id), &old->ancestor_ids[i]);
+		}
+		if (id == target_cgid)
+			return true;
+	}
+	return false;
+}
+
+/* Is this task one whose calls are recorded? A call without a stamp (one
+ * running since before attach) is taken from a target only.
  */
 static __always_inline bool inflight_wanted(struct task_struct *task,
 					    bool *unstamped_ok)
@@ -45,7 +84,9 @@ static __always_inline bool inflight_wanted(struct task_struct *task,
 	}
 	if (tgid == self_tgid)
 		return false;
-	*unstamped_ok = filter_mode == SC_FILTER_ALL;
+	*unstamped_ok =
+		filter_mode == SC_FILTER_ALL ||
+		(filter_mode == SC_FILTER_CGROUP && in_target_cgroup(task));
 	return true;
 }
 

@@ -61,6 +61,10 @@ const volatile bool fd_types = false;
  * nothing. A solo target keeps its own path.
  */
 const volatile bool agg_all = false;
+/* --cgroup: the target cgroup's id (its directory's inode number), for
+ * the in-flight iterator, which cannot use the current-task cgroup test.
+ */
+const volatile __u64 target_cgid = 0;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};

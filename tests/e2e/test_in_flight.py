@@ -19,6 +19,7 @@ from conftest import (CLEAN_ENV, SCPROF, TIMEOUT, parse_tables, run_scprof,
                       scprof_json, scprof_report, wait_attached, workload)
 
 from test_interval import intervals, rows
+from test_modes import cgroup  # noqa: F401 (a fixture)
 
 # x86_64 numbers of the calls the blocked workload sits in
 BLOCKED_IN = {0: "read", 232: "epoll_wait", 61: "wait4"}
@@ -106,6 +107,30 @@ def test_blocked_before_attach_table(blocked):
     assert {r["syscall"] for r in rs} == set(threads.values()), text
     assert all(r["calls"] == "0" for r in rs + [total]), text
     assert all(abs(float(r["% time"]) - 33.33) < 0.1 for r in rs), text
+
+
+def test_blocked_before_attach_cgroup(blocked, cgroup):
+    """--cgroup PARENT with the workload in PARENT/child: its calls running
+    since before attach are found by the cgroup's id, while a second
+    blocked workload outside the cgroup is left out."""
+    pid, threads = blocked
+    child = os.path.join(cgroup, "child")
+    os.mkdir(child)
+    other = subprocess.Popen([workload("blocked")], stdout=subprocess.PIPE,
+                             env=CLEAN_ENV)
+    try:
+        assert other.stdout.readline().startswith(b"ready")
+        blocked_threads(other.pid)
+        with open(os.path.join(child, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+        _, report = scprof_json(["--cgroup", cgroup, "-d", "1"])
+        check_in_flight(report, pid, threads, before_attach=True)
+    finally:
+        other.kill()
+        other.wait()
+        with open(os.path.join(cgroup, "..", "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+        os.rmdir(child)
 
 
 def test_blocked_after_attach_has_stamps(tmp_path):

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -98,6 +99,13 @@ static int configure(struct collector *c)
 	skel->rodata->follow_forks = opts->follow;
 	skel->rodata->fd_types = opts->fd_types && !opts->count_only;
 	skel->rodata->agg_all = opts->aggregate;
+	if (c->cgroup_fd >= 0) {
+		struct stat st;
+
+		/* a cgroup's id is its directory's inode number (kernfs) */
+		if (!fstat(c->cgroup_fd, &st))
+			skel->rodata->target_cgid = (__u64)st.st_ino;
+	}
 	set_nr_flags(skel, skel->rodata->fd_types);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
