@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
+#include "collect/proc_sampler.h"
 #include "collect/target.h"
 #include "render/calib_cache.h"
 #include "render/calib_report.h"
@@ -220,104 +221,6 @@ static int get_calibration(const struct verdict_cli *o,
 	return 0;
 }
 
-/*
- * Read /proc/PID/stat of a live process: -ESRCH when there is none, it is
- * a zombie, or (start_ticks not 0) its pid now belongs to a process
- * started at another time.
- */
-static int read_live(pid_t pid, uint64_t start_ticks, struct proc_stat *st)
-{
-	int err = procfs_read_stat(pid, st);
-
-	if (err)
-		return err;
-	if (st->state == 'Z' || st->state == 'X' ||
-	    (start_ticks && st->starttime_ticks != start_ticks))
-		return -ESRCH;
-	return 0;
-}
-
-/* The process as /proc shows it over the run. */
-struct sampler {
-	pid_t pid;
-	struct proc_stat first, last;
-	uint64_t t_first, t_last; /* when they were read */
-	double thread_s;	  /* threads x time, integrated */
-	struct task_wait *waits0, *waits1;
-	size_t nwaits0, nwaits1;
-	bool have_waits;
-	bool gone;
-	struct fd_paths paths; /* the files it keeps opening */
-	bool paths_off;	       /* /proc/PID/fd could not be read */
-};
-
-/* Another sample of the paths it has open; on an error, no more. */
-static void sample_paths(struct sampler *s)
-{
-	int err;
-
-	if (s->paths_off)
-		return;
-	err = fd_paths__sample(&s->paths, s->pid);
-	if (err && err != -ESRCH) {
-		pr_warn("cannot read /proc/%d/fd: %s; the files it opens are "
-			"not named",
-			(int)s->pid, strerror(-err));
-		s->paths_off = true;
-	}
-}
-
-/* Read again, integrating the thread count; gone once the process is. */
-static void sampler_tick(struct sampler *s)
-{
-	struct proc_stat st;
-	uint64_t t;
-
-	if (s->gone)
-		return;
-	if (read_live(s->pid, s->first.starttime_ticks, &st)) {
-		s->gone = true;
-		return;
-	}
-	t = clock_mono_ns();
-	s->thread_s += (double)(t - s->t_last) / 1e9 *
-		       (double)(s->last.num_threads + st.num_threads) / 2;
-	s->last = st;
-	s->t_last = t;
-	sample_paths(s);
-}
-
-/* Begin with the process pid that started at start_ticks. */
-static int sampler_start(struct sampler *s, pid_t pid, uint64_t start_ticks)
-{
-	int err;
-
-	s->pid = pid;
-	err = read_live(pid, start_ticks, &s->first);
-	if (err)
-		return err;
-	s->have_waits = !procfs_task_waits(pid, &s->waits0, &s->nwaits0);
-	s->last = s->first;
-	s->t_first = s->t_last = clock_mono_ns();
-	sample_paths(s);
-	return 0;
-}
-
-static void sampler_end(struct sampler *s)
-{
-	sampler_tick(s);
-	if (s->gone || !s->have_waits ||
-	    procfs_task_waits(s->pid, &s->waits1, &s->nwaits1))
-		s->have_waits = false;
-}
-
-static void sampler_free(struct sampler *s)
-{
-	free(s->waits0);
-	free(s->waits1);
-	fd_paths__free(&s->paths);
-}
-
 /* The sampled paths as the verdict takes them, in a new array (NULL when
  * there are none, or no memory: the churn then names no path).
  */
@@ -351,7 +254,7 @@ static struct verdict_path *verdict_paths(const struct fd_paths *fp)
  */
 static int profile(const struct verdict_cli *o, struct collector *c,
 		   const sigset_t *mask, pid_t pid, uint64_t start_ticks,
-		   struct sampler *s, struct sc_model **model)
+		   struct proc_sampler *s, struct sc_model **model)
 {
 	uint64_t deadline;
 	int err;
@@ -365,7 +268,7 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 	err = collector__attach(c);
 	if (err)
 		return err;
-	if (sampler_start(s, pid, start_ticks)) {
+	if (proc_sampler__start(s, pid, start_ticks)) {
 		s->gone = true;
 		goto snapshot;
 	}
@@ -382,14 +285,14 @@ static int profile(const struct verdict_cli *o, struct collector *c,
 		ts.tv_nsec = (long)(wait % 1000000000ULL);
 		if (sigtimedwait(mask, NULL, &ts) > 0)
 			break;
-		sampler_tick(s);
+		proc_sampler__tick(s);
 		/* The only target, not followed: nothing else to fold. */
 		if (s->gone || collector__live_targets(c) <= 0) {
 			s->gone = true;
 			break;
 		}
 	}
-	sampler_end(s);
+	proc_sampler__end(s);
 snapshot:
 	/* calls in flight timed to the last sample, like the threads */
 	err = s->t_last ? collector__snapshot_at(c, s->t_last, model) :
@@ -401,7 +304,7 @@ snapshot:
 
 /* The target's rows: the process with its pid and start time. */
 static const struct sc_proc *find_proc(const struct sc_model *m,
-				       const struct sampler *s)
+				       const struct proc_sampler *s)
 {
 	uint64_t tick_ns = 1000000000ULL / (uint64_t)procfs_ticks_per_s();
 	const struct sc_proc *any = NULL;
@@ -421,7 +324,7 @@ static const struct sc_proc *find_proc(const struct sc_model *m,
 	return any;
 }
 
-static int judge(const struct verdict_cli *o, const struct sampler *s,
+static int judge(const struct verdict_cli *o, const struct proc_sampler *s,
 		 const struct sc_model *m, const struct calibration *cal,
 		 bool saved, struct output *out)
 {
@@ -497,7 +400,7 @@ struct verdict_run {
 	struct collector *col;
 	struct calibration *cal;
 	bool saved; /* cal is the one saved for this boot */
-	struct sampler s;
+	struct proc_sampler s;
 	struct sc_model *m;
 	struct output out;
 };
@@ -534,7 +437,7 @@ static int verdict_start(void *ctx, struct cmd_env *env)
 		pr_err("cannot judge pid %d: that is scprof itself", r->pid);
 		return EXIT_FAIL;
 	}
-	err = read_live(r->pid, 0, &r->st);
+	err = proc_sampler_read_live(r->pid, 0, &r->st);
 	if (err) {
 		pr_err("cannot judge pid %d: %s", (int)r->pid,
 		       err == -ESRCH ? "no such process (or it has exited)" :
@@ -567,7 +470,7 @@ static int verdict_loop(void *ctx, struct cmd_env *env)
 static int verdict_report(void *ctx, struct cmd_env *env)
 {
 	struct verdict_run *r = ctx;
-	const struct sampler *s = &r->s;
+	const struct proc_sampler *s = &r->s;
 
 	(void)env;
 	if (s->t_last == s->t_first) {
@@ -594,7 +497,7 @@ static void verdict_teardown(void *ctx, int status)
 	output_abort(&r->out);
 	model_free(r->m);
 	calibration__free(r->cal);
-	sampler_free(&r->s);
+	proc_sampler__free(&r->s);
 }
 
 /* The stop signals are blocked for the profile only: during the
