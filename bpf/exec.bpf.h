@@ -37,19 +37,12 @@ static __always_inline void exec_called(struct task_struct *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct sc_exec_call *e;
-	struct pt_regs *regs;
 	__u32 nr, abi;
-	long id;
 
 	if (task != p || wanted(task) == WANT_NO)
 		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
+	if (!task_syscall(task, &nr, &abi))
 		return;
-	id = syscall_nr(regs);
-	if (id < 0)
-		return;
-	nr_abi_of(task, id, &nr, &abi);
 	if (!(flags_of(nr, abi) & SC_NR_EXEC))
 		return;
 	e = bpf_task_storage_get(&exec_calls, task, 0,

@@ -43,9 +43,7 @@ static __always_inline void stack_forget(struct task_struct *p)
 static __always_inline void count_noreturn(struct task_struct *p)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	struct pt_regs *regs;
 	enum want w;
-	long id;
 	__u32 nr, abi;
 
 	if (task != p || (p->exit_code & 0x7f))
@@ -53,13 +51,8 @@ static __always_inline void count_noreturn(struct task_struct *p)
 	w = wanted(task);
 	if (w == WANT_NO)
 		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
+	if (!task_syscall(task, &nr, &abi))
 		return;
-	id = syscall_nr(regs);
-	if (id < 0)
-		return;
-	nr_abi_of(task, id, &nr, &abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN)
 		count_call(task, w, nr, abi, 0);
 }

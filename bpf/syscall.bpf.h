@@ -65,4 +65,23 @@ static __always_inline long syscall_nr(struct pt_regs *regs)
 #endif
 }
 
+/* The call a task is in now, from its saved registers (a task asleep, or
+ * the current one in a tracepoint other than raw_syscalls): false when it
+ * is in none (or the kernel lacks bpf_task_pt_regs).
+ */
+static __always_inline bool task_syscall(struct task_struct *task, __u32 *nr,
+					 __u32 *abi)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	long id;
+
+	if (!regs)
+		return false;
+	id = syscall_nr(regs);
+	if (id < 0)
+		return false;
+	nr_abi_of(task, id, nr, abi);
+	return true;
+}
+
 #endif /* SCPROF_SYSCALL_BPF_H */
