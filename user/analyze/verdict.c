@@ -12,11 +12,6 @@
 #include "analyze/verdict_rules.h"
 #include "model/hist.h"
 
-static double clamp01(double v)
-{
-	return v < 0 ? 0 : v > 1 ? 1 : v;
-}
-
 /* Per-row figures; the name carries the ABI when it is not native. */
 static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 			struct verdict_row *out)
@@ -129,26 +124,28 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 	if (sleep_s < 0)
 		sleep_s = 0;
 	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
-	v->blocked_share =
-		v->thread_s > 0 ? clamp01(v->blocked_s / v->thread_s) : 0;
-	v->syscall_share =
-		v->thread_s > 0 ? clamp01(v->syscall_s / v->thread_s) : 0;
+	v->blocked_share = v->thread_s > 0 ?
+				   verdict_clamp01(v->blocked_s / v->thread_s) :
+				   0;
+	v->syscall_share = v->thread_s > 0 ?
+				   verdict_clamp01(v->syscall_s / v->thread_s) :
+				   0;
 	stime = in->stime_s - v->probe_s;
 	if (stime < 0)
 		stime = 0;
 	v->syscall_cpu_s = stime < v->syscall_s ? stime : v->syscall_s;
 	v->cpu_syscall_share =
-		v->cpu_s > 0 ? clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
+		v->cpu_s > 0 ? verdict_clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
 	v->crossing_s = (double)v->calls * in->floor_ns / 1e9;
 	v->crossing_share = verdict_crossing_cpu(v, (double)v->calls);
 	v->syscall_bound = v->cpu_s > 0 &&
 			   v->cpu_s >= VERDICT_MIN_CPUS * in->wall_s &&
 			   v->cpu_syscall_share >= VERDICT_BOUND_SHARE;
 	for (size_t i = 0; i < v->nrows; i++)
-		v->rows[i].share =
-			v->thread_s > 0 ?
-				clamp01(v->rows[i].time_s / v->thread_s) :
-				0;
+		v->rows[i].share = v->thread_s > 0 ?
+					   verdict_clamp01(v->rows[i].time_s /
+							   v->thread_s) :
+					   0;
 }
 
 int verdict_judge(const struct verdict_input *in, struct verdict **out)

@@ -83,12 +83,6 @@ static bool is_clock_call(const char *name)
 	return names_in_list(l, name);
 }
 
-static double clamp01(double v)
-{
-	return v < 0 ? 0 : v > 1 ? 1 : v;
-}
-
-/* Per-row figures; the name carries the ABI when it is not native. */
 static int add_finding(struct verdict *v, size_t *cap,
 		       struct verdict_finding **out)
 {
@@ -128,7 +122,7 @@ double verdict_crossing_cpu(const struct verdict *v, double calls)
 {
 	if (v->cpu_s <= 0)
 		return 0;
-	return clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
+	return verdict_clamp01(calls * v->floor_ns / 1e9 / v->cpu_s);
 }
 
 /* A call made once per open, give or take: part of the open/close cycle
@@ -302,9 +296,9 @@ static int rule_churn(struct verdict *v, size_t *cap,
 			f->fd_type = k;
 	churn_paths(f, in);
 	f->calls = opens;
-	f->share = clamp01(cycle_s / v->thread_s);
+	f->share = verdict_clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
-	f->cpu_share = clamp01(cycle_s / v->cpu_s);
+	f->cpu_share = verdict_clamp01(cycle_s / v->cpu_s);
 	f->closes = closes;
 	f->io_per_open = (double)io / (double)opens;
 	f->bytes_per_open = io_bytes / (double)opens;
@@ -377,9 +371,9 @@ static int rule_short_connections(struct verdict *v, size_t *cap)
 	f->calls = accepts;
 	f->closes = closes;
 	f->fd_type = SC_FD_SOCKET;
-	f->share = clamp01(cycle_s / v->thread_s);
+	f->share = verdict_clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)accepts / v->wall_s : 0;
-	f->cpu_share = clamp01(cycle_s / v->cpu_s);
+	f->cpu_share = verdict_clamp01(cycle_s / v->cpu_s);
 	return 0;
 }
 

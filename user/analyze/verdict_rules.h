@@ -5,6 +5,11 @@
 
 #include "analyze/verdict.h"
 
+static inline double verdict_clamp01(double v)
+{
+	return v < 0 ? 0 : v > 1 ? 1 : v;
+}
+
 /* Of its CPU time, what calls crossings at the floor cost, in [0, 1]. */
 double verdict_crossing_cpu(const struct verdict *v, double calls);
 /* Every rule's findings into v, largest share first. 0 or -ENOMEM. */

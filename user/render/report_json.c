@@ -157,6 +157,17 @@ struct json_object *report_json_flights(const struct sc_flight_call *fls,
 	return jw_done(arr, err);
 }
 
+int report_json_add_flights(struct json_object *root, int err,
+			    const struct sc_flight_call *fl, size_t n,
+			    bool known)
+{
+	if (err)
+		return err;
+	if (!known)
+		return jw_add_null(root, "in_flight");
+	return jw_add(root, "in_flight", report_json_flights(fl, n));
+}
+
 int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		const struct report_meta *meta)
 {
@@ -183,13 +194,8 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err ?: jw_add_array(root, "processes", &procs);
 	for (size_t i = 0; !err && i < m->nprocs; i++)
 		err = jw_push(procs, process_obj(by_pid[i], o));
-	if (!err && !m->flights_known)
-		err = jw_add_null(root, "in_flight");
-	else
-		err = err   ?:
-			      jw_add(root, "in_flight",
-				     report_json_flights(m->flights,
-							 m->nflights));
+	err = report_json_add_flights(root, err, m->flights, m->nflights,
+				      m->flights_known);
 	free(by_pid);
 	return jw_write(f, root, err);
 }

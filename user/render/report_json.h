@@ -16,5 +16,11 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
  */
 struct json_object *report_json_flights(const struct sc_flight_call *fl,
 					size_t n);
+/* root's "in_flight": that array, or null when the calls in flight are not
+ * known (known false). err passes through: nothing is added after one.
+ */
+int report_json_add_flights(struct json_object *root, int err,
+			    const struct sc_flight_call *fl, size_t n,
+			    bool known);
 
 #endif

@@ -585,12 +585,7 @@ int verdict_write_json(FILE *f, const struct verdict *v,
 	err = err ?: jw_add_array(root, "syscalls", &arr);
 	for (size_t i = 0; !err && i < v->nrows; i++)
 		err = jw_push(arr, row_obj(&v->rows[i]));
-	if (!err && !m->flights_known)
-		err = jw_add_null(root, "in_flight");
-	else
-		err = err   ?:
-			      jw_add(root, "in_flight",
-				     report_json_flights(m->flights,
-							 m->nflights));
+	err = report_json_add_flights(root, err, m->flights, m->nflights,
+				      m->flights_known);
 	return jw_write(f, root, err);
 }
