@@ -5,6 +5,11 @@
 .SUFFIXES:
 
 VERSION := 0.1.0
+# The git revision built from ("unknown" outside a git checkout, e.g. from a
+# tarball): `scprof --version` prints it. Only a checkout's own top level
+# counts, not a git repository the tarball happens to be unpacked in.
+GIT_REV := $(shell [ "$$(git -C $(CURDIR) rev-parse --show-toplevel 2>/dev/null)" = \
+	"$(CURDIR)" ] && git -C $(CURDIR) describe --always --dirty 2>/dev/null || echo unknown)
 # OUTPUT and BIN are variables so that `make check` can build a sanitized
 # variant of everything beside the normal one.
 OUTPUT ?= .output
@@ -65,8 +70,17 @@ $(GEN_NAMES): $(OUTPUT)/user/model/%_names.c: user/model/gen_names.sh | $(OUTPUT
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
 
+# scprof_version.h holds the revision; rewritten only when it changes, so
+# that only what includes it is rebuilt.
+$(OUTPUT)/scprof_version.h: FORCE | $(OUTPUT)
+	$(Q)printf '#define SCPROF_GIT_REV "%s"\n' '$(GIT_REV)' > $@.tmp
+	$(Q)cmp -s $@.tmp $@ && rm -f $@.tmp || mv $@.tmp $@
+
+.PHONY: FORCE
+FORCE:
+
 # The skeleton is generated before any userspace object is compiled.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(addprefix $(OUTPUT)/user/,$(LAYERS))
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 

@@ -279,10 +279,63 @@ static int rest_args(const struct cli_cmd *cmd, int argc, char **argv,
 	return cli_error(cmd, "unexpected argument '%s'", argv[optind]);
 }
 
+/* Does short_opts hold option c; *arg: does it take a value? */
+static bool short_opt(const char *short_opts, int c, bool *arg)
+{
+	const char *p;
+
+	if (c <= 0 || c >= 256 || c == ':' || c == '+')
+		return false;
+	p = strchr(short_opts, c);
+	if (!p)
+		return false;
+	*arg = p[1] == ':';
+	return true;
+}
+
+/*
+ * The hidden `--list-options`: the option table itself, one option a
+ * line, "SHORT LONG ARG" ("-" for none; ARG is "value", "optional" or
+ * "none"). The man pages, the shell completions and the test that --help
+ * documents every option are generated from, or checked against, this
+ * (docs/gendocs.py).
+ */
+static void list_options(const struct cli_cmd *cmd, FILE *f)
+{
+	const struct option *o;
+	const char *s;
+	bool arg;
+
+	for (o = cmd->long_opts; o->name; o++) {
+		bool has_short = short_opt(cmd->short_opts, o->val, &arg);
+
+		fprintf(f, "%s%c %s %s\n", has_short ? "-" : "",
+			has_short ? o->val : '-', o->name,
+			o->has_arg == no_argument	? "none" :
+			o->has_arg == optional_argument ? "optional" :
+							  "value");
+	}
+	for (s = cmd->short_opts; *s; s++) {
+		bool in_long = false;
+
+		if (!short_opt(cmd->short_opts, *s, &arg))
+			continue;
+		for (o = cmd->long_opts; o->name; o++)
+			in_long |= o->val == *s;
+		if (!in_long)
+			fprintf(f, "-%c - %s\n", *s, arg ? "value" : "none");
+	}
+}
+
 int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, void *ctx,
 	      const struct cli_shared *sh)
 {
 	int c, err;
+
+	if (argc == 2 && !strcmp(argv[1], "--list-options")) {
+		list_options(cmd, stdout);
+		return 1;
+	}
 
 	optind = 0; /* 0: glibc resets all of getopt's state */
 	opterr = 0;

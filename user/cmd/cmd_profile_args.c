@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd_profile_args.h"
+#include "scprof_version.h" /* generated: SCPROF_GIT_REV */
 #include "util/log.h"
 #include "util/strlist.h"
 
@@ -93,7 +94,7 @@ static void usage_report(FILE *f)
 	      "  -v, --verbose         more messages (-vv: libbpf's and the verifier's)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
-	      "  -V, --version         version\n"
+	      "  -V, --version         the version and the git revision built from\n"
 	      "\n",
 	      f);
 }
@@ -280,7 +281,7 @@ static int profile_option(void *ctx, int c, const char *arg)
 	case 'w':
 		return 0;
 	case 'V':
-		printf("scprof %s\n", SCPROF_VERSION);
+		printf("scprof %s (git %s)\n", SCPROF_VERSION, SCPROF_GIT_REV);
 		return 1;
 	default:
 		return -ENOENT;
