@@ -43,8 +43,10 @@ LAYERS := cmd analyze collect render model util
 USER_SRCS := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
 GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 	$(OUTPUT)/user/model/errno_names.c
+# Built-in terminfo entries, for top on a host with no terminfo database.
+GEN_TERMINFO := $(OUTPUT)/user/util/terminfo_data.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
-	$(GEN_NAMES:.c=.o)
+	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o)
 # Everything but main: what the unit tests link against.
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
@@ -69,6 +71,10 @@ $(OUTPUT)/scprof.skel.h: $(OUTPUT)/scprof.bpf.o
 $(GEN_NAMES): $(OUTPUT)/user/model/%_names.c: user/model/gen_names.sh | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
+
+$(GEN_TERMINFO): user/util/gen_terminfo.sh | $(OUTPUT)/user/util
+	$(call msg,GEN,$@)
+	$(Q)sh user/util/gen_terminfo.sh > $@
 
 # scprof_version.h holds the revision; rewritten only when it changes, so
 # that only what includes it is rebuilt.
@@ -159,6 +165,7 @@ test: deps
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(UNIT_TESTS)
 	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory test-pkg-quick
 	$(Q)$(MAKE) --no-print-directory e2e
 	$(Q)$(MAKE) --no-print-directory check
 	$(Q)$(MAKE) --no-print-directory fuzz
@@ -200,7 +207,7 @@ bench: deps
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
 	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c \
 	tests/workloads/m32/*.c tests/fuzz/*.c \
-	bench/*.c)
+	bench/*.c pkg/*.c)
 
 # Every C file as .clang-format (kernel style) has it, and user/ keeps its
 # layers: includes run down only (tests/lint/layers.py).
@@ -259,6 +266,105 @@ fuzz-run: $(FUZZERS)
 			{ tail -n 50 $(OUTPUT)/corpus/$$n.log; exit 1; }; \
 	done
 
+# ---- install, man pages, completions, static binary, Debian package ------
+# make install PREFIX=/usr DESTDIR=/tmp/root; make uninstall the same way.
+PREFIX ?= /usr/local
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+ZSHCOMPDIR ?= $(PREFIX)/share/zsh/site-functions
+UNITDIR ?= $(PREFIX)/lib/systemd/system
+# The man pages' date: the last commit's, so that a rebuild is the same.
+MAN_DATE := $(shell git -C $(CURDIR) log -1 --format=%cs 2>/dev/null || date -u +%F)
+MAN_PAGES := $(patsubst docs/man/%.in,$(OUTPUT)/man/%,$(wildcard docs/man/*.8.in))
+COMPLETIONS := $(OUTPUT)/completion/scprof $(OUTPUT)/completion/_scprof
+GENDOCS = SCPROF=$(abspath $(BIN)) VERSION=$(VERSION) DATE=$(MAN_DATE) \
+	$(PYTHON) docs/gendocs.py
+
+# Generated from scprof's own option tables and --help (docs/gendocs.py);
+# scprof.8 is the profiler's page, scprof-CMD.8 each subcommand's.
+$(OUTPUT)/man/%.8: docs/man/%.8.in docs/gendocs.py $(BIN)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GENDOCS) man $(if $(filter scprof,$*),profile,$(patsubst scprof-%,%,$*)) $< > $@
+
+$(OUTPUT)/completion/scprof: docs/gendocs.py $(BIN)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GENDOCS) bash > $@
+
+$(OUTPUT)/completion/_scprof: docs/gendocs.py $(BIN)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(GENDOCS) zsh > $@
+
+.PHONY: docs install uninstall
+docs: $(MAN_PAGES) $(COMPLETIONS)
+
+install: $(BIN) docs
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(ZSHCOMPDIR) $(DESTDIR)$(UNITDIR)
+	$(Q)install -m 755 $(BIN) $(DESTDIR)$(SBINDIR)/scprof
+	$(Q)install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
+	$(Q)install -m 644 $(OUTPUT)/completion/scprof $(DESTDIR)$(BASHCOMPDIR)/scprof
+	$(Q)install -m 644 $(OUTPUT)/completion/_scprof $(DESTDIR)$(ZSHCOMPDIR)/_scprof
+	$(Q)sed 's|/usr/local/sbin/scprof|$(SBINDIR)/scprof|g' \
+		contrib/systemd/scprof-daemon.service > $(OUTPUT)/scprof-daemon.service
+	$(Q)install -m 644 $(OUTPUT)/scprof-daemon.service $(DESTDIR)$(UNITDIR)/
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(SBINDIR)/scprof $(DESTDIR)$(BASHCOMPDIR)/scprof \
+		$(DESTDIR)$(ZSHCOMPDIR)/_scprof \
+		$(DESTDIR)$(UNITDIR)/scprof-daemon.service \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(notdir $(MAN_PAGES)))
+
+# One statically linked binary to copy onto a host with nothing installed.
+# GnuTLS cannot be linked statically from Debian's packages (p11-kit ships
+# no static library): pkg/no_gnutls.c stands in for it, so this binary
+# serves plain HTTP only (see README, "Install").
+STATIC_LDLIBS = $(LDLIBS) -ltinfo
+$(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
+
+$(BIN)-static: $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2> $(OUTPUT)/static-link.log || \
+		{ cat $(OUTPUT)/static-link.log; exit 1; }
+
+.PHONY: static
+static: $(BIN)-static
+
+# make deb: a Debian package of the dynamic build (pkg/debian/, pkg/mkdeb.sh).
+DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
+DEB := $(OUTPUT)/deb/scprof_$(VERSION)-1_$(DEB_ARCH).deb
+.PHONY: deb
+deb: $(BIN) docs
+	$(call msg,DEB,$(DEB))
+	$(Q)rm -rf $(OUTPUT)/deb/root
+	$(Q)$(MAKE) --no-print-directory install DESTDIR=$(abspath $(OUTPUT))/deb/root \
+		PREFIX=/usr UNITDIR=/lib/systemd/system \
+		ZSHCOMPDIR=/usr/share/zsh/vendor-completions
+	$(Q)sh pkg/mkdeb.sh $(OUTPUT)/deb $(VERSION) $(DEB_ARCH) $(DEB)
+
+# The quick packaging tests (make test): man pages and --help against the
+# option tables, groff, completions, make install into a DESTDIR. The heavy
+# ones (make test-extra): the static binary in an empty root, make deb,
+# lintian, dpkg -i.
+PKG_TEST_ENV = SCPROF=$(abspath $(BIN)) OUTPUT=$(abspath $(OUTPUT)) \
+	MAKE="$(MAKE)"
+.PHONY: test-pkg-quick test-pkg test-extra
+test-pkg-quick: $(BIN) docs
+	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q -m 'not heavy' tests/pkg $(PYTEST_ARGS)
+
+test-pkg: $(BIN) docs static deb $(WORKLOADS)
+	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
+
+test-extra: test-pkg
+
 .PHONY: vmlinux
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
@@ -269,7 +375,7 @@ vmlinux:
 .PHONY: clean
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) $(BIN)
+	$(Q)rm -rf $(OUTPUT) $(BIN) $(BIN)-static
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*/*.d \
 	$(OUTPUT)/bench/*.d)

@@ -22,6 +22,7 @@
 #include "util/clock.h"
 #include "util/log.h"
 #include "util/signals.h"
+#include "util/terminfo.h"
 
 /* ---- command line ---------------------------------------------------------- */
 
@@ -343,6 +344,46 @@ static int top_parse(void *ctx, int argc, char **argv, int *verbosity)
 	return err;
 }
 
+static void screen_modes(void);
+
+/*
+ * TERM without a terminfo entry: a built-in one when TERM is one of them or
+ * there is no terminfo database at all (a static scprof in an empty root).
+ * 0 or -ENOTTY after a one-line error.
+ */
+static int open_screen_builtin(struct top *t, const char *term)
+{
+	struct terminfo_fallback f;
+	const char *why = NULL;
+	int err = terminfo_fallback(term, &f, &why);
+
+	if (err == -ENOENT) {
+		pr_err("cannot use the terminal: is TERM right? (--batch "
+		       "needs none)");
+		return -ENOTTY;
+	}
+	if (err) {
+		pr_err("cannot use the terminal: no terminfo entry for TERM=%s "
+		       "and the built-in %s one: %s (%s); --batch needs none",
+		       term, f.name ? f.name : "?", why, strerror(-err));
+		return -ENOTTY;
+	}
+	if (strcmp(term, f.name))
+		pr_warn("no terminfo database: TERM=%s shown with the built-in "
+			"%s description",
+			term, f.name);
+	t->scr = newterm(f.name, stdout, stdin);
+	terminfo_fallback_cleanup(&f);
+	if (!t->scr) {
+		pr_err("cannot use the terminal with the built-in %s "
+		       "description (--batch needs none)",
+		       f.name);
+		return -ENOTTY;
+	}
+	screen_modes();
+	return 0;
+}
+
 /* The full-screen terminal: 0 or -ENOTTY after a one-line error. */
 static int open_screen(struct top *t)
 {
@@ -354,18 +395,25 @@ static int open_screen(struct top *t)
 	 */
 	if (term && tgetent(NULL, term) == 1)
 		t->scr = newterm(NULL, stdout, stdin);
+	else if (term && *term)
+		return open_screen_builtin(t, term);
 	if (!t->scr) {
 		pr_err("cannot use the terminal: is TERM right? (--batch "
 		       "needs none)");
 		return -ENOTTY;
 	}
+	screen_modes();
+	return 0;
+}
+
+static void screen_modes(void)
+{
 	cbreak();
 	noecho();
 	nonl();
 	keypad(stdscr, TRUE);
 	nodelay(stdscr, TRUE);
 	curs_set(0);
-	return 0;
 }
 
 static int top_start(void *ctx, struct cmd_env *env)
