@@ -309,7 +309,7 @@ install: $(BIN) docs
 	$(Q)install -m 644 $(MAN_PAGES) $(DESTDIR)$(MANDIR)/man8/
 	$(Q)install -m 644 $(OUTPUT)/completion/scprof $(DESTDIR)$(BASHCOMPDIR)/scprof
 	$(Q)install -m 644 $(OUTPUT)/completion/_scprof $(DESTDIR)$(ZSHCOMPDIR)/_scprof
-	$(Q)sed 's|/usr/local/sbin/scprof|$(SBINDIR)/scprof|g' \
+	$(Q)sed 's|/usr/local/sbin|$(SBINDIR)|g' \
 		contrib/systemd/scprof-daemon.service > $(OUTPUT)/scprof-daemon.service
 	$(Q)install -m 644 $(OUTPUT)/scprof-daemon.service $(DESTDIR)$(UNITDIR)/
 

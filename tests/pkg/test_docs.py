@@ -1,0 +1,272 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""--version, the man pages against --help and the option tables, and the
+bash and zsh completions, driven through bash-completion and zsh."""
+import os
+import re
+import shlex
+import subprocess
+import tempfile
+
+import pytest
+
+from conftest import (COMMANDS, OUTPUT, ROOT, SCPROF, MAKE, make_env, need,
+                      page, run, scprof_argv, table)
+
+MANDIR = os.path.join(OUTPUT, "man")
+BASH_COMP = os.path.join(OUTPUT, "completion", "scprof")
+ZSH_COMP = os.path.join(OUTPUT, "completion", "_scprof")
+GENDOCS = os.path.join(ROOT, "docs", "gendocs.py")
+
+
+# ---- --version --------------------------------------------------------
+
+def test_version_names_the_git_revision():
+    r = run([SCPROF, "--version"])
+    assert r.returncode == 0, r.stderr
+    m = re.fullmatch(r"scprof (\d+\.\d+\.\d+) \(git (\S+)\)\n", r.stdout)
+    assert m, f"unexpected --version output {r.stdout!r}"
+    with open(os.path.join(ROOT, "Makefile")) as f:
+        version = re.search(r"^VERSION := (\S+)", f.read(), re.M).group(1)
+    assert m.group(1) == version
+    git = run(["git", "-C", ROOT, "describe", "--always", "--dirty"])
+    if git.returncode == 0:
+        # The binary may predate the last edit: compare the commit part.
+        assert m.group(2).split("-dirty")[0] == \
+            git.stdout.strip().split("-dirty")[0]
+    assert run([SCPROF, "-V"]).stdout == r.stdout
+
+
+def test_version_outside_git_is_unknown():
+    """From a tarball (no .git), the revision is "unknown"."""
+    with tempfile.TemporaryDirectory() as d:
+        arch = subprocess.run(["git", "-C", ROOT, "archive", "HEAD",
+                               "Makefile"], capture_output=True, check=True)
+        subprocess.run(["tar", "-x", "-C", d], input=arch.stdout, check=True)
+        r = run([MAKE, "-s", "-C", d, "OUTPUT=.output",
+                 ".output/scprof_version.h"], env=make_env())
+        assert r.returncode == 0, r.stderr
+        with open(os.path.join(d, ".output", "scprof_version.h")) as f:
+            assert f.read() == '#define SCPROF_GIT_REV "unknown"\n'
+
+
+# ---- man pages ---------------------------------------------------------
+
+def test_man_pages_document_every_option():
+    """gendocs check: option table == --help == man page, per command."""
+    r = run(["python3", GENDOCS, "check", MANDIR],
+            env=dict(os.environ, SCPROF=SCPROF))
+    assert r.returncode == 0, r.stderr
+
+
+def fake_scprof(d, extra_option=None, drop_help=None):
+    """A wrapper around scprof whose option table gains an option, or whose
+    --help loses a line: what a forgotten option looks like."""
+    path = os.path.join(d, "scprof")
+    with open(path, "w") as f:
+        f.write("#!/bin/sh\n")
+        if extra_option:
+            f.write('case "$*" in *--list-options) "%s" "$@"; '
+                    'echo "- %s value"; exit ;; esac\n'
+                    % (SCPROF, extra_option))
+        if drop_help:
+            f.write('case "$*" in *--help) "%s" "$@" | grep -v -- %s; '
+                    'exit ;; esac\n' % (SCPROF, shlex.quote(drop_help)))
+        f.write('exec "%s" "$@"\n' % SCPROF)
+    os.chmod(path, 0o755)
+    return path
+
+
+def test_check_names_an_option_missing_from_help_and_man():
+    with tempfile.TemporaryDirectory() as d:
+        fake = fake_scprof(d, extra_option="by")
+        r = run(["python3", GENDOCS, "check", MANDIR],
+                env=dict(os.environ, SCPROF=fake))
+        assert r.returncode != 0
+        assert "option --by is in the option table but not in --help" \
+            in r.stderr
+        assert re.search(r"^gendocs check: scprof: option --by is not in "
+                         r"\S*/scprof\.8$", r.stderr, re.M), r.stderr
+        assert re.search(r"^gendocs check: scprof top: option --by is not "
+                         r"in \S*/scprof-top\.8$", r.stderr, re.M), r.stderr
+
+
+def test_check_names_an_option_dropped_from_help():
+    with tempfile.TemporaryDirectory() as d:
+        fake = fake_scprof(d, drop_help="--histograms")
+        r = run(["python3", GENDOCS, "check", MANDIR],
+                env=dict(os.environ, SCPROF=fake))
+        assert r.returncode != 0
+        assert "scprof: option -H is in the option table but not in " \
+            "--help" in r.stderr
+        assert "--histograms is in the option table but not in --help" \
+            in r.stderr
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_man_page_renders_without_warnings(cmd):
+    need("groff")
+    path = os.path.join(MANDIR, page(cmd))
+    r = run(["groff", "-man", "-ww", "-Tutf8", path])
+    assert r.returncode == 0
+    assert r.stderr == "", f"groff warnings for {path}:\n{r.stderr}"
+    text = re.sub(".\b", "", r.stdout)
+    for section in ("NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXAMPLES",
+                    "SEE ALSO"):
+        assert re.search(rf"^{section}$", text, re.M), \
+            f"{page(cmd)} has no {section}"
+    # Every option of the table reads as itself in the rendered page.
+    for name in table(cmd):
+        assert re.search(rf"(^|[\s,]){re.escape(name)}([\s,=]|$)", text,
+                         re.M), f"{name} not in rendered {page(cmd)}"
+
+
+# ---- bash completion ---------------------------------------------------
+
+BASH_DRIVER = r'''
+source /usr/share/bash-completion/bash_completion
+source "$COMP_FILE"
+while IFS= read -r line; do
+    eval "COMP_WORDS=($line)"
+    COMP_CWORD=$((${#COMP_WORDS[@]} - 1))
+    COMP_LINE="${COMP_WORDS[*]}"
+    COMP_POINT=${#COMP_LINE}
+    COMPREPLY=()
+    _scprof scprof "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+    printf '%s\n' "${COMPREPLY[*]}"
+done
+'''
+
+
+def complete(*lines):
+    """COMPREPLY (a list) for each command line; the last word is the one
+    completed ('' for a new word)."""
+    need("bash")
+    assert os.path.exists("/usr/share/bash-completion/bash_completion"), \
+        "bash-completion is not installed"
+    inp = "".join(" ".join(shlex.quote(w) for w in words) + "\n"
+                  for words in lines)
+    r = run(["bash", "--norc", "-c", BASH_DRIVER], input=inp,
+            env=dict(os.environ, COMP_FILE=BASH_COMP))
+    assert r.returncode == 0, r.stderr
+    out = r.stdout.split("\n")[:len(lines)]
+    return [o.split() for o in out]
+
+
+def test_bash_completes_subcommands_and_options():
+    sub, top_s, top_opts = complete(["scprof", ""], ["scprof", "top", "--s"],
+                                    ["scprof", "top", "-"])
+    assert {"top", "daemon", "calibrate", "verdict"} <= set(sub)
+    assert top_s == ["--sort"]
+    assert set(top_opts) == table("top")
+
+
+@pytest.mark.parametrize("cmd", COMMANDS)
+def test_bash_offers_every_option_of_the_table(cmd):
+    words = ["scprof"] + ([] if cmd == "profile" else [cmd]) + ["-"]
+    (got,) = complete(words)
+    assert set(got) == table(cmd)
+
+
+def test_bash_completes_values():
+    res = complete(["scprof", "top", "-s", ""], ["scprof", "-S", "p9"],
+                   ["scprof", "-U", "calls,p9"], ["scprof", "--format="],
+                   ["scprof", "verdict", "--format", ""],
+                   ["scprof", "calibrate", "-l", "read-1"])
+    assert res[0] == ["calls", "errors", "p99", "time"]
+    assert res[1] == ["p90", "p99"]
+    assert res[2] == ["calls,p90", "calls,p99"]
+    assert res[3] == ["table", "json", "csv"]
+    assert res[4] == ["table", "json"]
+    assert res[5] == ["read-1B"]
+
+
+def test_bash_completes_pids_after_p():
+    with subprocess.Popen(["sleep", "30"]) as p:
+        try:
+            for words in (["scprof", "-p", ""], ["scprof", "top", "-p", ""],
+                          ["scprof", "verdict", "-p", str(p.pid)[:-1]]):
+                (got,) = complete(words)
+                assert str(p.pid) in got, words
+        finally:
+            p.kill()
+
+
+def test_bash_hands_the_command_to_its_own_completion():
+    """scprof -f ls --al: ls's options, not scprof's."""
+    (ls_opts, after_dd) = complete(["scprof", "-f", "-d", "5", "ls", "--al"],
+                                   ["scprof", "--", "ech"])
+    assert "--all" in ls_opts and "--follow" not in ls_opts
+    assert "echo" in after_dd
+
+
+def accepted(cmd, opt, value):
+    """Does scprof take opt value (then --help exits 0)?"""
+    return run(scprof_argv(cmd, opt, value, "--help")).returncode == 0
+
+
+def test_every_completed_value_is_accepted_by_scprof():
+    """The values come from docs/gendocs.py: each is checked against the
+    parser itself (a misspelt sort key would fail here)."""
+    cases = [("profile", ["-S"]), ("profile", ["-U"]),
+             ("profile", ["--format", ""]), ("top", ["-s"]),
+             ("calibrate", ["-l"]), ("calibrate", ["--format", ""]),
+             ("verdict", ["--format", ""])]
+    for cmd, opt in cases:
+        words = ["scprof"] + ([] if cmd == "profile" else [cmd]) + opt
+        if len(opt) == 1:
+            words.append("")
+        (values,) = complete(words)
+        assert values, words
+        for v in values:
+            assert accepted(cmd, opt[0], v), f"scprof {cmd} {opt[0]} {v}"
+
+
+# ---- zsh completion ----------------------------------------------------
+
+ZSH_DRIVER = r'''
+fpath=($COMP_DIR $fpath)
+autoload -U compinit
+compinit -u -d $ZDUMP
+print -r -- "comp=$_comps[scprof]"
+# Stand-ins for zsh's completion helpers: print what they are given.
+_arguments() { print -r -- "ARGUMENTS ${(j:|:)@}" }
+_alternative() { print -r -- "ALTERNATIVE ${(j:|:)@}" }
+words=(scprof ''); CURRENT=2; _scprof
+words=(scprof top -); CURRENT=3; _scprof
+words=(scprof -f ls); CURRENT=3; _scprof
+'''
+
+
+def test_zsh_completion_loads_and_dispatches():
+    """compinit finds _scprof for scprof; called as zsh's completion system
+    would, it offers the subcommands, then each one's options."""
+    need("zsh")
+    with tempfile.TemporaryDirectory() as d:
+        r = run(["zsh", "-f", "-c", ZSH_DRIVER],
+                env=dict(os.environ, COMP_DIR=os.path.dirname(ZSH_COMP),
+                         ZDUMP=os.path.join(d, "zcompdump")))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "comp=_scprof", r.stdout
+    assert lines[1].startswith("ALTERNATIVE ") and \
+        "top daemon calibrate verdict" in lines[1], r.stdout
+    top = lines[2].split("|")
+    assert top[0] == "ARGUMENTS -s", r.stdout
+    specs = "|".join(top[2:])
+    for name in table("top"):
+        assert re.search(rf"(^|[|)]){re.escape(name)}(\[|=|$)", specs), \
+            f"zsh: {name} not offered by scprof top: {specs}"
+    assert "--sort" in specs and ":value:(calls errors p99 time)" in specs
+    prof = lines[3]
+    assert prof.startswith("ARGUMENTS ") and "--count-only" in prof
+
+
+def test_zsh_completion_lists_every_option():
+    with open(ZSH_COMP) as f:
+        src = f.read()
+    for cmd in COMMANDS:
+        body = re.search(r"^_scprof_%s\(\) \{\n(.*?)^\}" % cmd, src,
+                         re.M | re.S).group(1)
+        for name in table(cmd):
+            assert re.search(rf"['{{,]{re.escape(name)}['}},\[]", body), \
+                f"zsh: {name} not offered for {cmd}"
