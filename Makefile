@@ -360,7 +360,7 @@ PKG_TEST_ENV = SCPROF=$(abspath $(BIN)) OUTPUT=$(abspath $(OUTPUT)) \
 test-pkg-quick: $(BIN) docs
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q -m 'not heavy' tests/pkg $(PYTEST_ARGS)
 
-test-pkg: $(BIN) docs static deb $(WORKLOADS)
+test-pkg: $(BIN) docs static deb
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
 
 test-extra: test-pkg
