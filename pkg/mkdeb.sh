@@ -32,8 +32,8 @@ src=$dir/src
 rm -rf "$src"
 mkdir -p "$src/debian"
 printf 'Source: scprof\n\nPackage: scprof\nArchitecture: any\n' > "$src/debian/control"
-deps=$(cd "$src" && dpkg-shlibdeps -O "$root/usr/sbin/scprof" 2>"$dir/shlibdeps.log") ||
-	{ cat "$dir/shlibdeps.log" >&2; false; } ||
+deps=$(cd "$src" && dpkg-shlibdeps -O "$root/usr/sbin/scprof" 2>"$root.shlibdeps.log") ||
+	{ cat "$root.shlibdeps.log" >&2; false; } ||
 	die "dpkg-shlibdeps failed"
 deps=${deps#shlibs:Depends=}
 [ -n "$deps" ] || die "dpkg-shlibdeps found no dependencies"
