@@ -324,7 +324,9 @@ uninstall:
 # GnuTLS cannot be linked statically from Debian's packages (p11-kit ships
 # no static library): pkg/no_gnutls.c stands in for it, so this binary
 # serves plain HTTP only (see README, "Install").
-STATIC_LDLIBS = $(LDLIBS) -ltinfo
+# libtinfo is ncurses' own dependency; liblzma and libbz2 are libdw's
+# (unused until something links libdw).
+STATIC_LDLIBS = $(LDLIBS) -ltinfo -llzma -lbz2 -lz
 $(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)

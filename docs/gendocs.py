@@ -54,6 +54,7 @@ COMPLETE = {
     ("profile", "columns"): ("list,", COLUMNS),
     ("top", "sort"): ["calls", "errors", "p99", "time"],
     ("calibrate", "loops"): ("list,", "loops"),
+    ("*", "-e"): "free",
     ("*", "by"): ("list,", ["pid", "tid", "comm", "cgroup", "unit",
                             "container"]),
 }
@@ -101,7 +102,10 @@ def options(cmd):
 
 
 def value_kind(cmd, opt):
-    for key in ((cmd, opt.long), ("*", opt.long)):
+    """What opt's value completes to, by its long name, else its short one
+    ("-e" for an option that has no long name)."""
+    for key in ((cmd, opt.long), ("*", opt.long), (cmd, opt.short),
+                ("*", opt.short)):
         if key in COMPLETE:
             return COMPLETE[key]
     return None
@@ -130,7 +134,13 @@ def roff_tag(tag):
     for tok in re.split(r"(, | )", tag):
         if tok in (", ", " ") or not tok:
             out.append(tok)
-        elif tok.startswith("-") or not has_opt:
+        elif tok.startswith("-"):
+            # --stacks[=N]: the name bold, its value italic
+            m = re.match(r"(--?[\w-]+)(.*)", tok)
+            out.append("\\fB" + roff_text(m.group(1)) + "\\fR")
+            if m.group(2):
+                out.append("\\fI" + roff_text(m.group(2)) + "\\fR")
+        elif not has_opt:
             out.append("\\fB" + roff_text(tok) + "\\fR")
         else:
             out.append("\\fI" + roff_text(tok) + "\\fR")
