@@ -271,7 +271,8 @@ def help_to_roff(cmd):
         if k == last_opt + 1 and last_opt >= 0 and k > first_head:
             out.append(".SH NOTES")
         if HEADING.match(b[0]) and len(b) > 1 and b[1].startswith(" "):
-            out.append(".SS " + roff_text(b[0][:-1]))
+            if b[0] != "Options:":  # already the section's name
+                out.append(".SS " + roff_text(b[0][:-1]))
             b = b[1:]
         render_block(b, out)
     return "\n".join(out) + "\n"

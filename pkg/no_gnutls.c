@@ -8,18 +8,41 @@
  * below instead of serving anything.
  *
  * Each takes whatever arguments it is given (the calling convention leaves
- * unused ones alone) and returns GNUTLS_E_UNIMPLEMENTED_FEATURE.
+ * unused ones alone) and returns GNUTLS_E_UNIMPLEMENTED_FEATURE; the first
+ * one called says why on stderr.
  */
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #define NO_TLS (-1250) /* GNUTLS_E_UNIMPLEMENTED_FEATURE */
 
-#define STUB(name)             \
-	long name(void);       \
-	long name(void)        \
-	{                      \
-		return NO_TLS; \
+static const char no_tls_msg[] =
+	"TLS is not available in the static scprof (GnuTLS cannot be "
+	"linked statically: Debian ships no static p11-kit); use the "
+	"packaged or source build";
+
+/* The first call into TLS says why it fails, once, on stderr: the
+ * caller's own message (libmicrohttpd's "Failed to initialize TLS
+ * support.") does not.
+ */
+static long no_tls(void)
+{
+	static bool said;
+
+	if (!said) {
+		said = true;
+		fprintf(stderr, "scprof: %s\n", no_tls_msg);
+	}
+	return NO_TLS;
+}
+
+#define STUB(name)               \
+	long name(void);         \
+	long name(void)          \
+	{                        \
+		return no_tls(); \
 	}
 
 /* gnutls_malloc and gnutls_free are variables, not functions. */
@@ -30,9 +53,7 @@ const char *gnutls_strerror(int err);
 const char *gnutls_strerror(int err)
 {
 	(void)err;
-	return "TLS is not available in the static scprof (GnuTLS cannot be "
-	       "linked statically: Debian ships no static p11-kit); use the "
-	       "packaged or source build";
+	return no_tls_msg;
 }
 
 void *gnutls_session_get_ptr(void *session);

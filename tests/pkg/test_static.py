@@ -6,8 +6,10 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
+import urllib.request
 
 import pytest
 
@@ -138,8 +140,66 @@ def test_top_says_why_when_it_cannot_unpack_the_builtin_entry(empty_root):
     assert "--batch needs none" in r.stdout
 
 
-def test_daemon_in_the_static_binary_has_no_tls(empty_root):
-    """The daemon serves plain HTTP; TLS is what the static binary lacks
-    (GnuTLS cannot be linked statically from Debian's packages)."""
-    r = run(["strings", STATIC])
-    assert "TLS is not available in the static scprof" in r.stdout
+def test_daemon_serves_metrics_from_the_empty_root(empty_root):
+    """The static daemon (libmicrohttpd linked in) serves plain HTTP."""
+    cmd = (f"mount --bind {empty_root} {empty_root} && "
+           f"mount -t proc proc {empty_root}/proc && "
+           f"mount --rbind /sys {empty_root}/sys && "
+           f"exec chroot {empty_root} /scprof daemon -l 127.0.0.1:0")
+    p = subprocess.Popen(["unshare", "-m", "--propagation", "private", "sh",
+                          "-c", cmd], stderr=subprocess.PIPE, text=True)
+    try:
+        line = p.stderr.readline()
+        m = re.search(r"serving metrics at (http://\S+/metrics)", line)
+        assert m, line
+        with urllib.request.urlopen(m.group(1), timeout=30) as resp:
+            body = resp.read().decode()
+        assert re.search(r"^scprof_build_info\{", body, re.M), body[:500]
+        assert "scprof_syscalls_total" in body
+    finally:
+        p.send_signal(signal.SIGTERM)
+        assert p.wait(timeout=30) == 0, p.stderr.read()
+
+
+# A program on the static binary's own libmicrohttpd.a and stand-ins that
+# asks for HTTPS: it must fail, and say why.
+TLS_PROBE = r'''
+#include <stdio.h>
+#include <microhttpd.h>
+static enum MHD_Result answer(void *c, struct MHD_Connection *conn,
+		const char *url, const char *method, const char *version,
+		const char *data, size_t *size, void **ptr)
+{
+	return MHD_NO;
+}
+int main(void)
+{
+	struct MHD_Daemon *d = MHD_start_daemon(
+		MHD_USE_TLS | MHD_USE_ERROR_LOG | MHD_USE_INTERNAL_POLLING_THREAD,
+		0, NULL, NULL, answer, NULL,
+		MHD_OPTION_HTTPS_MEM_KEY, "key", MHD_OPTION_HTTPS_MEM_CERT, "cert",
+		MHD_OPTION_END);
+	printf("%s\n", d ? "started" : "refused");
+	return d != NULL;
+}
+'''
+
+
+def test_tls_is_refused_in_the_static_build_and_says_why():
+    """GnuTLS cannot be linked statically from Debian's packages (p11-kit
+    has no static library): pkg/no_gnutls.c stands in, TLS fails."""
+    r = run(["readelf", "-s", STATIC])
+    assert " gnutls_global_init" in r.stdout  # the stand-ins are in
+    assert "p11_kit" not in r.stdout
+    with tempfile.TemporaryDirectory() as d:
+        src = os.path.join(d, "probe.c")
+        with open(src, "w") as f:
+            f.write(TLS_PROBE)
+        stub = os.path.join(ROOT, "pkg", "no_gnutls.c")
+        exe = os.path.join(d, "probe")
+        r = run(["cc", "-static", "-w", src, stub, "-o", exe,
+                 "-lmicrohttpd"])
+        assert r.returncode == 0, r.stderr
+        r = run([exe])
+    assert r.stdout == "refused\n"
+    assert "TLS is not available in the static scprof" in r.stderr, r.stderr
