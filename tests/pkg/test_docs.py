@@ -261,6 +261,57 @@ def test_zsh_completion_loads_and_dispatches():
     assert prof.startswith("ARGUMENTS ") and "--count-only" in prof
 
 
+ZSH_PTY = r'''
+zmodload zsh/zpty
+zpty z zsh -f -i
+zpty -w z "PS1='%% '; fpath=($COMP_DIR \$fpath); autoload -U compinit; \
+compinit -u -d $ZDUMP; unsetopt beep; zstyle ':completion:*' menu no"
+# Read until the shell has been quiet for a while (10 s at most).
+drain() {
+    local l idle=0 t=0
+    out=
+    while (( t++ < 200 )); do
+        if zpty -r -t z l; then out+=$l; idle=0
+        else (( idle++ >= 4 )) && [[ -n $out ]] && break; sleep 0.05; fi
+    done
+}
+drain
+for line in "$@"; do
+    zpty -w -n z "$line"$'\t\t'
+    drain
+    print -r -- "=== $line"
+    print -r -- "${out//$'\e'\[[0-9;?]#[a-zA-Z]/}"
+    zpty -w -n z $'\C-c'
+    drain
+done
+zpty -d z
+'''
+
+
+def test_zsh_completes_in_a_real_shell():
+    """An interactive zsh on a pseudo-terminal (zpty), TAB pressed: what
+    the line becomes, or the list it shows."""
+    need("zsh")
+    lines = ["scprof top --so", "scprof top -s ", "scprof --form",
+             "scprof -U calls,p9", "scprof calibrate -l read-6", "scprof ver"]
+    with tempfile.TemporaryDirectory() as d:
+        r = run(["zsh", "-f", "-c", ZSH_PTY, "zsh"] + lines,
+                env=dict(os.environ, COMP_DIR=os.path.dirname(ZSH_COMP),
+                         ZDUMP=os.path.join(d, "zcompdump")), timeout=120)
+    assert r.returncode == 0, r.stderr
+    shown = {}
+    for chunk in r.stdout.split("=== ")[1:]:
+        line, _, rest = chunk.partition("\n")
+        shown[line] = rest.replace("\r", "")
+    assert "scprof top --sort" in shown["scprof top --so"], shown
+    assert re.search(r"calls\s+errors\s+p99\s+time",
+                     shown["scprof top -s "]), shown
+    assert "scprof --format" in shown["scprof --form"], shown
+    assert re.search(r"p90\s+p99", shown["scprof -U calls,p9"]), shown
+    assert "read-64KiB" in shown["scprof calibrate -l read-6"], shown
+    assert "verdict" in shown["scprof ver"], shown
+
+
 def test_zsh_completion_lists_every_option():
     with open(ZSH_COMP) as f:
         src = f.read()
