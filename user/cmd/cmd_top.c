@@ -344,7 +344,16 @@ static int top_parse(void *ctx, int argc, char **argv, int *verbosity)
 	return err;
 }
 
-static void screen_modes(void);
+/* The modes top reads keys in, on the screen just opened. */
+static void screen_modes(void)
+{
+	cbreak();
+	noecho();
+	nonl();
+	keypad(stdscr, TRUE);
+	nodelay(stdscr, TRUE);
+	curs_set(0);
+}
 
 /*
  * TERM without a terminfo entry: a built-in one when TERM is one of them or
@@ -404,16 +413,6 @@ static int open_screen(struct top *t)
 	}
 	screen_modes();
 	return 0;
-}
-
-static void screen_modes(void)
-{
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	nodelay(stdscr, TRUE);
-	curs_set(0);
 }
 
 static int top_start(void *ctx, struct cmd_env *env)
