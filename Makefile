@@ -120,7 +120,7 @@ $(OUTPUT)/workloads/%: tests/workloads/m32/%.c | $(OUTPUT)/workloads
 		-fno-stack-protector -fno-asynchronous-unwind-tables -O2 -g \
 		-Wall -Wextra $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -Wno-missing-prototypes -c $< -o $@

@@ -11,6 +11,7 @@
 #include "cmd/cmd_profile_args.h"
 #include "unit.h"
 #include "util/log.h"
+#include "scprof_version.h" /* generated */
 
 /* ---- cli_parse_u64 ------------------------------------------------------- */
 
@@ -365,11 +366,39 @@ static void test_profile_help_version(void **state)
 	parsed_free(&p);
 	parse(&p, ARGS("--version"));
 	CHECK(p.ret == 1, "--version returns 1");
-	CHECK_STR(p.out, "scprof " SCPROF_VERSION "\n", "version line");
+	CHECK_STR(p.out, "scprof " SCPROF_VERSION " (git " SCPROF_GIT_REV ")\n",
+		  "version line");
 	parsed_free(&p);
 	parse(&p, ARGS("-V"));
-	CHECK(p.ret == 1 && !strcmp(p.out, "scprof " SCPROF_VERSION "\n"),
+	CHECK(p.ret == 1 && !strcmp(p.out, "scprof " SCPROF_VERSION
+					   " (git " SCPROF_GIT_REV ")\n"),
 	      "-V");
+	parsed_free(&p);
+}
+
+/* The hidden --list-options: the option table, for docs/gendocs.py. */
+static void test_profile_list_options(void **state)
+{
+	static const char *const lines[] = {
+		"-p pid value\n",  "-a all none\n",	"- cgroup value\n",
+		"-S sort value\n", "-V version none\n", "- fd-types none\n",
+		"-c - none\n",	   "-w - none\n",
+	};
+	struct parsed p;
+
+	(void)state;
+	parse(&p, ARGS("--list-options"));
+	CHECK(p.ret == 1 && !*p.err, "--list-options returns 1");
+	for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++)
+		CHECK(strstr(p.out, lines[i]), "'%s' listed in:\n%s", lines[i],
+		      p.out);
+	CHECK(!strstr(p.out, "list-options"), "itself not listed");
+	parsed_free(&p);
+	/* Only alone: anywhere else it is an unknown option. */
+	parse(&p, ARGS("-a", "--list-options"));
+	CHECK(p.ret == EXIT_USAGE &&
+		      strstr(p.err, "unknown option '--list-options'"),
+	      "not alone: %s", p.err);
 	parsed_free(&p);
 }
 
@@ -539,6 +568,7 @@ int main(void)
 		cmocka_unit_test(test_profile_targets),
 		cmocka_unit_test(test_profile_report_options),
 		cmocka_unit_test(test_profile_help_version),
+		cmocka_unit_test(test_profile_list_options),
 		cmocka_unit_test(test_profile_usage_errors),
 		cmocka_unit_test(test_profile_parse_twice),
 		cmocka_unit_test(test_calib_options),
