@@ -182,6 +182,20 @@ bench: deps
 	$(Q)$(PYTHON) bench/bench.py --scprof $(abspath $(BIN)) \
 		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
 
+# ---- deploy: contrib/ against the real tools, never part of `make test` --
+# promtool on contrib/prometheus, the Grafana dashboard's every query against
+# a real Prometheus scraping a real daemon (TLS and basic auth), the
+# Kubernetes manifests checked and their command line run with the
+# DaemonSet's capabilities (tests/deploy).
+.PHONY: test-deploy
+test-deploy: deps
+	$(Q)$(MAKE) --no-print-directory $(BIN)
+	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
+
+# The heavier suites, after `make test` (.ci/run: make test && make test-extra).
+.PHONY: test-extra
+test-extra: test-deploy
+
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
 	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c \
