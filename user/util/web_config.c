@@ -342,8 +342,10 @@ static int load_tls(struct loader *l)
 		err = read_pem(l, l->key_file, l->key_line, &c->key_pem);
 	if (err)
 		return err;
-	if (gnutls_certificate_allocate_credentials(&cred) < 0)
-		return fail(l, 0, "out of memory");
+	ret = gnutls_certificate_allocate_credentials(&cred);
+	if (ret < 0) /* ENOMEM, or a build without TLS */
+		return fail(l, l->cert_line, "cannot use cert_file %s: %s",
+			    l->cert_file, gnutls_strerror(ret));
 	cert.data = (unsigned char *)c->cert_pem;
 	cert.size = (unsigned int)strlen(c->cert_pem);
 	key.data = (unsigned char *)c->key_pem;
