@@ -418,6 +418,8 @@ static int parse_yaml(struct loader *l, FILE *f)
 				   "more than one YAML document");
 		yaml_document_delete(&extra);
 	}
+	if (err) /* the caller has a document only on success */
+		yaml_document_delete(&l->doc);
 out:
 	yaml_parser_delete(&parser);
 	return err;
