@@ -34,7 +34,7 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw
+LDLIBS := -lbpf -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -203,6 +203,21 @@ bench: deps
 	$(Q)$(PYTHON) bench/bench.py --scprof $(abspath $(BIN)) \
 		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
 
+# ---- deploy: contrib/ against the real tools, never part of `make test` --
+# promtool on contrib/prometheus, the Grafana dashboard's every query against
+# a real Prometheus scraping a real daemon (TLS and basic auth), the
+# Kubernetes manifests checked and their command line run with the
+# DaemonSet's capabilities (tests/deploy).
+.PHONY: test-deploy
+test-deploy: deps
+	$(Q)$(MAKE) --no-print-directory $(BIN)
+	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
+
+# The heavier suites, after `make test` (.ci/run: make test && make
+# test-extra): packaging (test-pkg, below) and deployment (test-deploy).
+.PHONY: test-extra
+test-extra: test-deploy test-pkg
+
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
 	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c \
@@ -326,7 +341,7 @@ uninstall:
 # serves plain HTTP only (see README, "Install").
 # libtinfo is ncurses' own dependency; liblzma and libbz2 are libdw's
 # (unused until something links libdw).
-STATIC_LDLIBS = $(LDLIBS) -ltinfo -llzma -lbz2 -lz
+STATIC_LDLIBS = $(filter-out -lgnutls,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz
 $(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -358,14 +373,13 @@ deb: $(BIN) docs
 # lintian, dpkg -i.
 PKG_TEST_ENV = SCPROF=$(abspath $(BIN)) OUTPUT=$(abspath $(OUTPUT)) \
 	MAKE="$(MAKE)"
-.PHONY: test-pkg-quick test-pkg test-extra
+.PHONY: test-pkg-quick test-pkg
 test-pkg-quick: $(BIN) docs
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q -m 'not heavy' tests/pkg $(PYTEST_ARGS)
 
 test-pkg: $(BIN) docs static deb
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
 
-test-extra: test-pkg
 
 .PHONY: vmlinux
 vmlinux:

@@ -24,8 +24,10 @@
 #include "render/report_prom.h"
 #include "util/caps.h"
 #include "util/clock.h"
+#include "util/escape.h"
 #include "util/log.h"
 #include "util/pidfile.h"
+#include "util/web_config.h"
 
 #define COMM_IDLE_NS (600ULL * 1000000000ULL)
 
@@ -61,6 +63,10 @@ static void usage(FILE *f)
 	      "                        half full). With --comm-series 0 no process\n"
 	      "                        has cells of its own: nothing needs folding\n"
 	      "      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
+	      "      --web-config FILE  HTTPS and basic auth from a Prometheus web\n"
+	      "                        configuration file (exporter-toolkit format:\n"
+	      "                        tls_server_config cert_file/key_file,\n"
+	      "                        basic_auth_users with bcrypt hashes)\n"
 	      "      --max-entries N   stats map size (default 16384)\n"
 	      "      --max-procs N     process map size (default 8192)\n"
 	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
@@ -126,6 +132,7 @@ enum {
 	OPT_COMM_SERIES,
 	OPT_FOLD_INTERVAL,
 	OPT_HTTP_TIMEOUT,
+	OPT_WEB_CONFIG,
 };
 
 static const struct option long_opts[] = {
@@ -135,6 +142,7 @@ static const struct option long_opts[] = {
 	{ "comm-series", required_argument, NULL, OPT_COMM_SERIES },
 	{ "fold-interval", required_argument, NULL, OPT_FOLD_INTERVAL },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
+	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -151,6 +159,23 @@ static const struct cli_cmd daemon_cmd = {
 	.stray_hint = "the daemon runs no command (use -p PID or --cgroup "
 		      "PATH)",
 };
+
+/* --web-config FILE: loaded and checked now, before anything is served. */
+static int daemon_web_config_option(const struct cli_cmd *cmd, const char *arg,
+				    struct web_config **web)
+{
+	char msg[512], *safe;
+
+	web_config_free(*web);
+	*web = NULL;
+	if (!web_config_load(arg, web, msg, sizeof(msg)))
+		return 0;
+	/* names from the file, escaped: one line whatever they hold */
+	safe = esc_text(msg, strlen(msg));
+	fprintf(stderr, "%s: --web-config %s\n", cmd->prog, safe ? safe : msg);
+	free(safe);
+	return EXIT_USAGE;
+}
 
 static int daemon_option(void *ctx, int c, const char *arg)
 {
@@ -197,6 +222,8 @@ static int daemon_option(void *ctx, int c, const char *arg)
 					 arg);
 		o->http_timeout_s = (unsigned int)v;
 		return 0;
+	case OPT_WEB_CONFIG:
+		return daemon_web_config_option(cmd, arg, &o->web);
 	default:
 		return -ENOENT;
 	}
@@ -227,6 +254,8 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 void daemon_free_opts(struct daemon_opts *o)
 {
 	cli_target_free(&o->target);
+	web_config_free(o->web);
+	o->web = NULL;
 }
 
 /* ---- setup ----------------------------------------------------------- */
@@ -429,7 +458,8 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 	if (attach(d) || start_http(d))
 		return EXIT_FAIL;
 	served_addr(d, where, sizeof(where));
-	pr_warn("serving metrics at http://%s/metrics (pid %d)", where,
+	pr_warn("serving metrics at %s://%s/metrics (pid %d)",
+		web_config_cert_pem(o->web) ? "https" : "http", where,
 		(int)getpid());
 	return 0;
 }

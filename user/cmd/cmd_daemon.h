@@ -14,6 +14,8 @@
 
 #include "cmd/cli.h"
 
+struct web_config;
+
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9733"
 
 struct daemon_opts {
@@ -26,6 +28,7 @@ struct daemon_opts {
 	double fold_s;		  /* how often exited processes are folded */
 	unsigned int http_timeout_s;
 	int verbosity;
+	struct web_config *web; /* --web-config: TLS, basic auth; NULL: none */
 };
 
 /*

@@ -13,6 +13,7 @@
 #include "cmd/daemon_metrics.h"
 #include "render/report_prom.h"
 #include "util/log.h"
+#include "util/web_config.h"
 
 #define MAX_CONNECTIONS 16
 #define MAX_CONNECTIONS_PER_IP 8
@@ -113,6 +114,41 @@ static enum MHD_Result reply_text(struct MHD_Connection *conn,
 		     strlen(msg), false);
 }
 
+/*
+ * With basic_auth_users, whether the request carries a user and password
+ * that match; false after queueing 401 with WWW-Authenticate.
+ */
+static bool authorized(struct daemon *d, struct MHD_Connection *conn,
+		       enum MHD_Result *ret)
+{
+	static const char denied[] = "unauthorized\n";
+	struct MHD_Response *r;
+	char *user, *pass = NULL;
+	bool ok;
+
+	if (!web_config_auth_required(d->o->web))
+		return true;
+	user = MHD_basic_auth_get_username_password(conn, &pass);
+	ok = user && pass && web_config_check_user(d->o->web, user, pass);
+	if (pass) {
+		explicit_bzero(pass, strlen(pass));
+		MHD_free(pass);
+	}
+	MHD_free(user);
+	if (ok)
+		return true;
+	*ret = MHD_NO;
+	r = MHD_create_response_from_buffer(strlen(denied), (void *)denied,
+					    MHD_RESPMEM_PERSISTENT);
+	if (!r)
+		return false;
+	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+				"text/plain; charset=utf-8");
+	*ret = MHD_queue_basic_auth_fail_response(conn, "scprof", r);
+	MHD_destroy_response(r);
+	return false;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -121,12 +157,15 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	struct daemon *d = cls;
 	char *buf = NULL;
 	size_t len = 0;
+	enum MHD_Result ret;
 	int err;
 
 	(void)version;
 	(void)upload_data;
 	(void)upload_data_size;
 	(void)req_cls;
+	if (!authorized(d, conn, &ret))
+		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
@@ -157,15 +196,35 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 int start_http(struct daemon *d)
 {
+	const char *cert = web_config_cert_pem(d->o->web);
+	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	struct MHD_OptionItem tls[] = {
+		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert },
+		{ MHD_OPTION_HTTPS_MEM_KEY, 0,
+		  (void *)web_config_key_pem(d->o->web) },
+		{ MHD_OPTION_END, 0, NULL },
+	};
+
+	if (cert) {
+		if (MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+			pr_err("cannot serve HTTPS: this libmicrohttpd has no "
+			       "TLS support");
+			return -ENOTSUP;
+		}
+		flags |= MHD_USE_TLS;
+	} else {
+		tls[0].option = MHD_OPTION_END;
+	}
 	d->http = MHD_start_daemon(
-		MHD_USE_EPOLL | MHD_USE_ERROR_LOG, 0, NULL, NULL, on_request, d,
-		MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-		MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
+		flags, 0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER,
+		mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
 		MHD_OPTION_CONNECTION_TIMEOUT, d->o->http_timeout_s,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
 		/* one remote host cannot take every slot from the scraper */
 		MHD_OPTION_PER_IP_CONNECTION_LIMIT,
-		(unsigned int)MAX_CONNECTIONS_PER_IP, MHD_OPTION_END);
+		(unsigned int)MAX_CONNECTIONS_PER_IP,
+		/* --web-config's certificate and key, if any */
+		MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
 	if (!d->http) {
 		pr_err("cannot start the HTTP server on %s", d->o->listen);
 		return -EIO;
