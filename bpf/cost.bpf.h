@@ -33,8 +33,16 @@ static __always_inline void cost_begin(struct cost_probe *cp, __u32 kind)
 	cp->sc = bpf_map_lookup_elem(&selfcost, &zero);
 	if (!cp->sc)
 		return;
+	/* One count a program: enter and exit alternate on a CPU, and a
+	 * shared count would time one of them only.
+	 */
+	barrier_var(kind);
+	if (kind >= SC_COST_COUNT) {
+		cp->sc = NULL;
+		return;
+	}
 	cp->kind = kind;
-	if (!(cp->sc->tick++ & (SC_COST_EVERY - 1)))
+	if (!(cp->sc->ticks[kind]++ & (SC_COST_EVERY - 1)))
 		cp->t0 = bpf_ktime_get_ns();
 }
 

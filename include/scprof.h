@@ -182,7 +182,7 @@ enum sc_cost_kind {
 #define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
 
 struct sc_selfcost {
-	__u64 tick;
+	__u64 ticks[SC_COST_COUNT]; /* by the kind a run begins as */
 	__u64 runs[SC_COST_COUNT];
 	__u64 timed_runs[SC_COST_COUNT];
 	__u64 timed_ns[SC_COST_COUNT];

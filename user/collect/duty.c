@@ -24,6 +24,12 @@ struct duty {
 	double latency_share;
 	struct collector_cost at_period; /* cost at the period's start */
 	uint64_t windows, closed_early;
+	/* CPU time so far, in ns, added up from one reading to the next (the
+	 * runs between two readings at the per-run means of the later one),
+	 * so that the totals never go down as the means move.
+	 */
+	struct collector_cost last;
+	double enter_ns, exit_ns, lat_ns, count_ns;
 };
 
 /* Work of one run of a kind, in ns (its timed runs' mean). */
@@ -191,28 +197,39 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 	return 0;
 }
 
+/* Runs of kind k between two readings, at the later one's mean. */
+static double spent_ns(const struct collector_cost *now,
+		       const struct collector_cost *then, int k)
+{
+	return (double)(now->runs[k] - then->runs[k]) * per_run(now, k);
+}
+
 int duty__info(struct duty *d, struct duty_info *out)
 {
-	struct collector_cost c, zero = {};
-	double enter_ns, exit_ns, lat_ns;
+	struct collector_cost c;
+	double enter, exit, lat;
 	int err = collector__cost(d->col, &c);
 
 	if (err)
 		return err;
-	enter_ns = (double)c.runs[SC_COST_ENTER] * per_run(&c, SC_COST_ENTER);
-	exit_ns = (double)c.runs[SC_COST_EXIT] * per_run(&c, SC_COST_EXIT) +
-		  (double)c.runs[SC_COST_EXIT_TIMED] *
-			  per_run(&c, SC_COST_EXIT_TIMED);
-	lat_ns = latency_ns(&c, &zero);
+	enter = spent_ns(&c, &d->last, SC_COST_ENTER);
+	exit = spent_ns(&c, &d->last, SC_COST_EXIT) +
+	       spent_ns(&c, &d->last, SC_COST_EXIT_TIMED);
+	lat = latency_ns(&c, &d->last);
+	d->enter_ns += enter;
+	d->exit_ns += exit;
+	d->lat_ns += lat;
+	d->count_ns += fmax(0, enter + exit - lat);
+	d->last = c;
 	memset(out, 0, sizeof(*out));
 	out->budgeted = d->o.ratio < 0;
 	out->ratio = d->ratio;
 	out->sample_ratio = d->sample_ratio;
 	out->budget = d->o.budget;
-	out->enter_s = enter_ns / 1e9;
-	out->exit_s = exit_ns / 1e9;
-	out->latency_s = lat_ns / 1e9;
-	out->count_s = (enter_ns + exit_ns - lat_ns) / 1e9;
+	out->enter_s = d->enter_ns / 1e9;
+	out->exit_s = d->exit_ns / 1e9;
+	out->latency_s = d->lat_ns / 1e9;
+	out->count_s = d->count_ns / 1e9;
 	out->latency_share = d->latency_share;
 	out->windows = d->windows;
 	out->closed_early = d->closed_early;
