@@ -173,12 +173,12 @@ struct sc_stats {
  * dispatch, as bpf_stats leaves it out too).
  */
 enum sc_cost_kind {
-	SC_COST_ENTER,	      /* the enter program (attached in windows) */
-	SC_COST_EXIT,	      /* the exit program, on a call not timed */
-	SC_COST_EXIT_TIMED,   /* the exit program, on a call it timed */
+	SC_COST_ENTER,	    /* the enter program (attached in windows) */
+	SC_COST_EXIT,	    /* the exit program, on a call not timed */
+	SC_COST_EXIT_TIMED, /* the exit program, on a call it timed */
 	SC_COST_COUNT,
 };
-#define SC_COST_EVERY 64	/* a power of two */
+#define SC_COST_EVERY 64     /* a power of two */
 #define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
 
 struct sc_selfcost {

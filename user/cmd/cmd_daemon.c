@@ -378,7 +378,8 @@ static int run(struct daemon *d, int sigfd)
 			next_fold_or_duty = next_duty;
 		else
 			next_fold_or_duty = next_fold;
-		timeout_ms = (int)((next_fold_or_duty - now + 999999) / 1000000);
+		timeout_ms =
+			(int)((next_fold_or_duty - now + 999999) / 1000000);
 		/* How full the maps are is looked at this often. */
 		if (timeout_ms > FULL_POLL_MS)
 			timeout_ms = FULL_POLL_MS;

@@ -97,8 +97,8 @@ static int configure(struct collector *c)
 	skel->rodata->filter_mode = opts->mode;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_forks = opts->follow;
-	skel->rodata->fd_types =
-		opts->fd_types && !opts->count_only && !opts->latency_sampled;
+	skel->rodata->fd_types = opts->fd_types && !opts->count_only &&
+				 !opts->latency_sampled;
 	skel->rodata->agg_all = opts->aggregate;
 	if (c->cgroup_fd >= 0) {
 		struct stat st;
@@ -326,8 +326,7 @@ int collector__latency_window(struct collector *c, bool open)
 		int err = -errno;
 
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
-		pr_err("cannot attach the latency program: %s",
-		       strerror(-err));
+		pr_err("cannot attach the latency program: %s", strerror(-err));
 		return err;
 	}
 	return 0;

@@ -35,13 +35,13 @@ struct collector_opts {
 	bool count_only;	 /* calls, errors and bytes; no times */
 	bool fd_types; /* split calls on an fd by its kind (not count_only) */
 	enum collector_fold fold;
-	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
+	uint32_t max_exited;  /* FOLD_PROCS: exited processes kept one
 				  * by one, 0: default
 				  */
-	bool in_flight;	     /* snapshots add the calls still in flight (full
+	bool in_flight;	      /* snapshots add the calls still in flight (full
 			 * mode, kernels with bpf_task_pt_regs)
 			 */
-	bool aggregate;	     /* no per-process rows wanted: every target's
+	bool aggregate;	      /* no per-process rows wanted: every target's
 			      * calls are summed per syscall in the kernel
 			      * (in pid 0), so process churn fills no map
 			      */

@@ -48,8 +48,8 @@ static double per_run(const struct collector_cost *c, int k)
 static double latency_ns(const struct collector_cost *now,
 			 const struct collector_cost *then)
 {
-	double extra = per_run(now, SC_COST_EXIT_TIMED) -
-		       per_run(now, SC_COST_EXIT);
+	double extra =
+		per_run(now, SC_COST_EXIT_TIMED) - per_run(now, SC_COST_EXIT);
 
 	if (extra < 0)
 		extra = 0;
@@ -139,8 +139,7 @@ static int check_budget(struct duty *d, uint64_t now)
 	err = collector__cost(d->col, &c);
 	if (err)
 		return err;
-	if (latency_ns(&c, &d->at_period) <
-	    d->o.budget * (double)d->period_ns)
+	if (latency_ns(&c, &d->at_period) < d->o.budget * (double)d->period_ns)
 		return 0;
 	d->closed_early++;
 	d->window_end = now;

@@ -33,14 +33,14 @@ struct duty_info {
 			      * window (the planned ratio before one ended)
 			      */
 	double budget;
-	double enter_s;	     /* CPU seconds of the enter program */
-	double exit_s;	     /* CPU seconds of the exit program */
-	double latency_s;    /* the latency part: enter + timing at exit */
-	double count_s;	     /* the counting part (never traded away) */
-	double latency_share; /* latency part's CPU share (of one CPU) over
+	double enter_s;	       /* CPU seconds of the enter program */
+	double exit_s;	       /* CPU seconds of the exit program */
+	double latency_s;      /* the latency part: enter + timing at exit */
+	double count_s;	       /* the counting part (never traded away) */
+	double latency_share;  /* latency part's CPU share (of one CPU) over
 			       * the last whole period
 			       */
-	uint64_t windows;     /* windows opened */
+	uint64_t windows;      /* windows opened */
 	uint64_t closed_early; /* windows closed when the budget was spent */
 };
 
