@@ -18,7 +18,8 @@ struct duty {
 	uint64_t window_end;   /* planned; == period_start: no window */
 	bool open;
 	uint64_t opened_at;
-	uint64_t open_ns; /* time inside windows in the current period */
+	uint64_t open_ns;   /* time inside windows in the current period */
+	uint64_t closed_ns; /* inside windows closed, since the start */
 	double ratio;
 	double sample_ratio;
 	double latency_share;
@@ -75,8 +76,15 @@ static int set_window(struct duty *d, bool open, uint64_t now)
 		d->windows++;
 	} else {
 		d->open_ns += now - d->opened_at;
+		d->closed_ns += now - d->opened_at;
 	}
 	return 0;
+}
+
+uint64_t duty__timed_ns(const struct duty *d, uint64_t now)
+{
+	return d->closed_ns +
+	       (d->open && now > d->opened_at ? now - d->opened_at : 0);
 }
 
 /* A new period at now: plan its window from the ratio. */
@@ -108,6 +116,7 @@ static int end_period(struct duty *d, uint64_t now)
 	 */
 	if (d->open) {
 		d->open_ns += now - d->opened_at;
+		d->closed_ns += now - d->opened_at;
 		d->opened_at = now;
 	}
 	err = collector__cost(d->col, &c);

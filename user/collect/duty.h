@@ -55,6 +55,8 @@ int duty__new(struct duty **out, struct collector *c,
  */
 int duty__tick(struct duty *d, uint64_t now_ns, uint64_t *next_ns);
 int duty__info(struct duty *d, struct duty_info *out);
+/* Time spent inside windows since the start, up to now_ns. */
+uint64_t duty__timed_ns(const struct duty *d, uint64_t now_ns);
 void duty__free(struct duty *d);
 
 #endif
