@@ -164,7 +164,7 @@ class Config:
     attached, how to read what it counted."""
 
     def __init__(self, name, argv, attach, parse=None, min_progs=1,
-                 note="", min_seen=1.0):
+                 note="", min_seen=1.0, long_run=False, floor=None):
         self.name = name
         self.argv = argv  # fn(loop_pid, outfile) -> list, or None (bare)
         self.attach = attach  # "bpf", "line", "ptrace", "perf", None
@@ -175,6 +175,13 @@ class Config:
         # reads its ring buffers from userspace and may lose a few events
         # on a loaded machine after attaching: that is not detachment.
         self.min_seen = min_seen
+        # A probe whose cost changes over time (the daemon's latency
+        # windows): its loops run --long-seconds and are compared by their
+        # mean with the means of the bare runs on both sides.
+        self.long_run = long_run
+        # The physical floor this configuration is compared with: "exit"
+        # (one empty program) or "pair" (empty enter and exit programs).
+        self.floor = floor
 
 
 def parse_strace_table(text, _pid=None):
@@ -184,6 +191,16 @@ def parse_strace_table(text, _pid=None):
         tok = line.split()
         if len(tok) >= 5 and tok[-1] in KINDS and tok[3].isdigit():
             counts[tok[-1]] = counts.get(tok[-1], 0) + int(tok[3])
+    return counts
+
+
+def parse_count_table(text, _pid=None):
+    """scprof --count-only's table: calls is the 1st column."""
+    counts = {}
+    for line in text.splitlines():
+        tok = line.split()
+        if len(tok) >= 2 and tok[-1] in KINDS and tok[0].isdigit():
+            counts[tok[-1]] = counts.get(tok[-1], 0) + int(tok[0])
     return counts
 
 
@@ -242,10 +259,43 @@ def parse_perf_trace(text, _pid=None):
     return counts
 
 
-def scprof_has(scprof, opt):
-    out = subprocess.run([scprof, "--help"], capture_output=True,
-                         text=True, check=False).stdout
+def scprof_has(scprof, opt, cmd=()):
+    out = subprocess.run([scprof] + list(cmd) + ["--help"],
+                         capture_output=True, text=True, check=False).stdout
     return opt in out
+
+
+def cgroup2_mount():
+    """Where cgroup v2 is mounted (/sys/fs/cgroup, or .../unified on a
+    hybrid host), or None."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            tok = line.split()
+            if len(tok) > 2 and tok[2] == "cgroup2":
+                return tok[1]
+    return None
+
+
+def bench_cgroup():
+    root = cgroup2_mount()
+    return os.path.join(root, "scprof-bench") if root else None
+
+
+def into_cgroup(pid):
+    """Put the loop in a cgroup of its own (for --cgroup); its path."""
+    path = bench_cgroup()
+    if pid and path:
+        os.makedirs(path, exist_ok=True)
+        with open(os.path.join(path, "cgroup.procs"), "w") as f:
+            f.write(str(pid))
+    return path or "/nonexistent-cgroup2"
+
+
+def remove_cgroup():
+    try:
+        os.rmdir(bench_cgroup() or "/nonexistent-cgroup2")
+    except OSError:
+        pass
 
 
 def make_configs(a, other_pid):
@@ -263,23 +313,52 @@ def make_configs(a, other_pid):
             "scprof --count-only",
             lambda p, o: [S, "-q", "--count-only", "--format", "csv",
                           "-o", o, "-p", str(p)],
-            "bpf", parse_scprof_csv, min_progs=1))
+            "bpf", parse_scprof_csv, min_progs=1, floor="exit"))
+        cfgs.append(Config(
+            "scprof -C -a",
+            lambda p, o: [S, "-q", "--count-only", "-a", "-o", o],
+            "bpf", parse_count_table, min_progs=1, floor="exit"))
     cfgs += [
         Config("scprof (full)",
                lambda p, o: [S, "-q", "--format", "csv", "-o", o,
                              "-p", str(p)],
-               "bpf", parse_scprof_csv, min_progs=2),
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair"),
+        Config("scprof -a (full)",
+               lambda p, o: [S, "-q", "-a", "-o", o],
+               "bpf", parse_strace_table, min_progs=2, floor="pair"),
+        Config("scprof -a -P (full)",
+               lambda p, o: [S, "-q", "-a", "--format", "csv", "-o", o],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
+               note="per-process rows: a hash cell per call"),
+        Config("scprof --cgroup (full)",
+               lambda p, o: [S, "-q", "--cgroup", into_cgroup(p),
+                             "-o", o],
+               "bpf", parse_strace_table, min_progs=2, floor="pair"),
+        Config("scprof -p LOOP,OTHER (full)",
+               lambda p, o: [S, "-q", "--format", "csv", "-o", o,
+                             "-p", "%d,%d" % (p, other_pid)],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair"),
+        Config("scprof -f -p (full)",
+               lambda p, o: [S, "-q", "-f", "--format", "csv", "-o", o,
+                             "-p", str(p)],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair"),
         Config("scprof -p other (non-target)",
                lambda p, o: [S, "-q", "--format", "csv", "-o", o,
                              "-p", str(other_pid)],
-               "bpf", None, min_progs=2,
+               "bpf", None, min_progs=2, floor="pair",
                note="the loop is not a target"),
         Config("scprof -C -p other (non-target)",
                lambda p, o: [S, "-q", "--count-only", "--format", "csv",
                              "-o", o, "-p", str(other_pid)],
-               "bpf", None, min_progs=1,
+               "bpf", None, min_progs=1, floor="exit",
                note="the loop is not a target") if scprof_has(
                    S, "--count-only") else None,
+        Config("scprof daemon (defaults)",
+               lambda p, o: [S, "daemon", "--listen", "127.0.0.1:0"],
+               "bpf", None, min_progs=1, floor="exit", long_run=True,
+               note="latency windows on a budget: a long loop, its mean")
+        if scprof_has(S, "--latency-duty", ["daemon"]) or a.daemon_any
+        else None,
         Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
                "bpf", parse_syscount, min_progs=1),
         Config("syscount -L -p",
@@ -393,9 +472,11 @@ def stop(proc, timeout=20):
         raise BenchError("pid %d did not stop on SIGINT" % proc.pid)
 
 
-def run_once(a, cfg, tmpdir):
+def run_once(a, cfg, tmpdir, long_run=False):
     """One loop run, bare (cfg None) or under a probe: {kind: result}."""
-    loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu), str(a.seconds),
+    secs = a.long_seconds if long_run else a.seconds
+    stat = "mean_ns" if long_run else a.stat
+    loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu), str(secs),
                              ",".join(a.kinds)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
@@ -425,7 +506,7 @@ def run_once(a, cfg, tmpdir):
             results[tok[0]] = {"mean_ns": float(tok[1]),
                                "batch_median_ns": float(tok[2]),
                                "timed": int(tok[3]), "total": int(tok[4])}
-            results[tok[0]]["ns"] = results[tok[0]][a.stat]
+            results[tok[0]]["ns"] = results[tok[0]][stat]
         if tracer is not None:
             if cfg.attach == "perf":
                 time.sleep(1)  # perf reads its ring buffers behind
@@ -472,23 +553,26 @@ def run_matrix(a, cfgs, tmpdir):
         res["bare"].append(before)
         for c in order:
             log("  rep %d/%d: %s" % (rep + 1, a.reps, c.name))
+            pre = before
             for tries in range(3):
                 try:
-                    r = run_once(a, c, tmpdir)
+                    r = run_once(a, c, tmpdir, c.long_run)
                     break
                 except BenchError as e:
                     if tries == 2:
                         raise
                     log("  retrying %s: %s" % (c.name,
                                                str(e).splitlines()[0]))
-            after = run_once(a, None, tmpdir)
+            post = run_once(a, None, tmpdir)
             res[c.name].append(r)
-            res["bare"].append(after)
+            res["bare"].append(post)
+            # A long run is compared by its mean with its neighbours'.
+            stat = "mean_ns" if c.long_run else "ns"
             for k in a.kinds:
-                base = (before[k]["ns"] + after[k]["ns"]) / 2
+                base = (pre[k][stat] + post[k][stat]) / 2
                 added[c.name][k].append(r[k]["ns"] - base)
                 r[k]["ratio_to_neighbours"] = r[k]["ns"] / base
-            before = after
+            before = post
     return res, added
 
 
@@ -734,6 +818,17 @@ def summarize(a, cfgs, res, added):
                 "ratio_bare": med([r[k]["ratio_to_neighbours"]
                                    for r in res[c.name]]),
                 "ratio_syscount_L": None})
+    floors = {"exit": "floor: empty sys_exit",
+              "pair": "floor: empty sys_enter+exit"}
+    for r in rows:
+        r["over_floor"] = None
+        c = next((c for c in cfgs if c.name == r["config"]), None)
+        if c is None or c.floor is None:
+            continue
+        fl = [x["added_ns"] for x in rows if x["kind"] == r["kind"] and
+              x["config"] == floors[c.floor]]
+        if fl:
+            r["over_floor"] = (c.floor, r["added_ns"] - fl[0])
     for r in rows:
         refs = [x for x in rows if x["config"] == ref and
                 x["kind"] == r["kind"]]
@@ -749,10 +844,10 @@ def fmt_ns(v):
 
 
 def print_table(rows, kinds):
-    print("%-30s %-7s %9s %24s %8s %10s" % (
+    print("%-30s %-7s %9s %24s %8s %10s %16s" % (
         "config", "syscall", "ns/call", "added ns (min..max)", "x bare",
-        "x sc -L"))
-    print("-" * 92)
+        "x sc -L", "over floor (ns)"))
+    print("-" * 109)
     for k in kinds:
         for r in rows:
             if r["kind"] != k:
@@ -760,11 +855,13 @@ def print_table(rows, kinds):
             rng = "" if r["config"] == "bare" else "%s (%s..%s)" % (
                 fmt_ns(r["added_ns"]), fmt_ns(r["added_min"]),
                 fmt_ns(r["added_max"]))
-            print("%-30s %-7s %9s %24s %8.2f %10s" % (
+            of = r.get("over_floor")
+            print("%-30s %-7s %9s %24s %8.2f %10s %16s" % (
                 r["config"], k, fmt_ns(r["median_ns"]), rng,
                 r["ratio_bare"],
                 "" if r["ratio_syscount_L"] is None else
-                "%.2f" % r["ratio_syscount_L"]))
+                "%.2f" % r["ratio_syscount_L"],
+                "" if of is None else "%+.0f %s" % (of[1], of[0])))
         print()
 
 
@@ -777,25 +874,30 @@ def check_targets(rows, kinds):
                 return r["added_ns"]
         return None
     out = []
+
+    def add(name, cfg, ref, slack):
+        v, r = get(cfg, k), get(ref, k)
+        if v is not None and r is not None:
+            out.append(("%s: %s" % (k, name), v, r + slack))
+
     for k in kinds:
-        floor = get("floor: empty sys_enter", k)
         scl = get("syscount -L -p", k)
         full = get("scprof (full)", k)
-        if floor is None:
-            continue
         if full is not None and scl is not None:
             out.append(("%s: full <= syscount -L / 2" % k, full, scl / 2))
-        if full is not None:
-            out.append(("%s: full <= floor + 100" % k, full, floor + 100))
-        for name, cfg, slack in (
-                ("count-only <= floor + 15", "scprof --count-only", 15),
-                ("non-target (full) <= floor + 10",
-                 "scprof -p other (non-target)", 10),
-                ("non-target (-C) <= floor + 10",
-                 "scprof -C -p other (non-target)", 10)):
-            v = get(cfg, k)
-            if v is not None:
-                out.append(("%s: %s" % (k, name), v, floor + slack))
+        fe, fp = "floor: empty sys_exit", "floor: empty sys_enter+exit"
+        add("full <= floor-pair + 100", "scprof (full)", fp, 100)
+        add("-a <= -p + 15", "scprof -a (full)", "scprof (full)", 15)
+        add("-C <= floor-exit + 15", "scprof --count-only", fe, 15)
+        add("-C -a <= -C -p + 10", "scprof -C -a", "scprof --count-only",
+            10)
+        add("-C -a <= floor-exit + 25", "scprof -C -a", fe, 25)
+        add("daemon <= -C -a + 20", "scprof daemon (defaults)",
+            "scprof -C -a", 20)
+        add("non-target (full) <= floor-pair + 10",
+            "scprof -p other (non-target)", fp, 10)
+        add("non-target (-C) <= floor-exit + 10",
+            "scprof -C -p other (non-target)", fe, 10)
     return out
 
 
@@ -860,6 +962,13 @@ def main():
     ap.add_argument("--daemon-args", default="--listen 127.0.0.1:0",
                     help="arguments for `scprof daemon` in the daemon row")
     ap.add_argument("--daemon-seconds", type=float, default=60)
+    ap.add_argument("--long-seconds", type=float, default=11,
+                    help="timed seconds per syscall kind for probes whose "
+                    "cost changes over time (the daemon's latency windows "
+                    "open once every 10 s period): default 11")
+    ap.add_argument("--daemon-any", action="store_true",
+                    help="measure `scprof daemon` in the matrix even "
+                    "without --latency-duty (an older scprof)")
     a = ap.parse_args()
     a.kinds = a.kinds.split(",")
     if any(k not in KINDS for k in a.kinds) or a.reps < 1 or \
@@ -897,6 +1006,7 @@ def bench(a):
     finally:
         other.kill()
         other.wait()
+        remove_cgroup()
 
     foreign = max(r[k]["foreign_probes"] for v in res.values() for r in v
                   for k in a.kinds)

@@ -35,7 +35,7 @@ static __always_inline void stack_forget(struct task_struct *p)
 }
 
 /*
- * Count-only mode: a thread leaving through exit or exit_group never
+ * Count-only and sampled modes: a thread leaving through exit or exit_group never
  * reaches sys_exit, so it is counted here: the syscall it is in is still in
  * its registers, and a thread killed by a signal has the signal in the low
  * bits of its exit code (one leaving through exit_group has 0 there).
@@ -53,7 +53,11 @@ static __always_inline void count_noreturn(struct task_struct *p)
 		return;
 	if (!task_syscall(task, &nr, &abi))
 		return;
-	if (flags_of(nr, abi) & SC_NR_NORETURN)
+	if (!(flags_of(nr, abi) & SC_NR_NORETURN))
+		return;
+	if (sampled)
+		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
+	else
 		count_call(task, w, nr, abi, 0);
 }
 

@@ -160,14 +160,16 @@ static __always_inline void record_solo(struct sc_counts *c,
 					bool timed)
 {
 	c->calls++;
+	counts_ret(c, nr, abi, ret);
 	if (!timed)
 		return;
-	counts_ret(c, nr, abi, ret);
 	c->total_ns += delta_ns;
 	add_latency(st, delta_ns);
 }
 
-/* Full mode: the one cell update of a call. timed: delta_ns is valid.
+/* Full mode: the one cell update of a call. timed: delta_ns is valid
+ * (untimed: a call that never returns, ret 0, or in sampled mode one made
+ * outside a window, whose return value still counts).
  * fd_type: the kind of the call's fd (--fd-types), SC_FD_NONE otherwise;
  * calls split by kind go to the general cells, the solo arrays having
  * one cell a syscall.
@@ -203,9 +205,9 @@ static __always_inline void record(struct task_struct *task, enum want w,
 			return;
 	}
 	__sync_fetch_and_add(&st->calls, 1);
+	stats_ret(st, nr, abi, ret, fd_type);
 	if (!timed)
 		return;
-	stats_ret(st, nr, abi, ret, fd_type);
 	__sync_fetch_and_add(&st->total_ns, delta_ns);
 	add_latency(st, delta_ns);
 }

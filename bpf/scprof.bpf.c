@@ -65,6 +65,12 @@ const volatile bool agg_all = false;
  * the in-flight iterator, which cannot use the current-task cgroup test.
  */
 const volatile __u64 target_cgid = 0;
+/* Latency on a duty cycle (the daemon, top --latency-duty): the exit
+ * program counts every call; the enter program is attached by userspace
+ * for a slice of each period, and a call is timed only when both its
+ * enter and its exit fall in one slice (same window_gen).
+ */
+const volatile bool sampled = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -72,6 +78,10 @@ __u32 target_bits[SC_TARGET_WORDS] = {};
 __s64 live_targets = 0;
 /* What could not be recorded, by enum sc_drop. */
 __u64 drops[SC_DROP_COUNT] = {};
+/* Sampled mode: userspace adds one when it attaches the enter program and
+ * one when it detaches it; a stamp carries the value it was taken under.
+ */
+__u32 window_gen = 0;
 /* Calls that found no room in stats and were added to their merged cell
  * instead: counted, but not in their process's row.
  */
@@ -135,13 +145,23 @@ struct {
 	__type(value, __u64);
 } iter_scratch SEC(".maps");
 
+/* Sampled mode: what the syscall programs cost, measured by themselves on
+ * one run in SC_COST_EVERY per CPU (see cost.bpf.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sc_selfcost);
+} selfcost SEC(".maps");
+
 /* Per-thread state of full mode: the syscall in flight. */
 struct sc_task {
 	__u64 start_ns; /* 0: no enter seen for the current call */
 	__u32 nr;
 	__u32 abi;
 	__u32 fd_type; /* enum sc_fd_type, read at entry */
-	__u32 pad;
+	__u32 gen;     /* sampled mode: window_gen at entry */
 };
 
 struct {
@@ -261,12 +281,14 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "exit.bpf.h"
 #include "inflight.bpf.h"
 #include "exec.bpf.h"
+#include "cost.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
 	struct task_struct *task;
 	__u32 nr, abi, slot = 0, fd_type = SC_FD_NONE;
+	struct cost_probe cp = {};
 	enum want w;
 
 	if (nt_known(regs, &slot))
@@ -279,17 +301,27 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	}
 	if (id < 0)
 		return 0;
+	cost_begin(&cp, SC_COST_ENTER);
 	nr_abi_of(task, id, &nr, &abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
-		/* The task ends in this call: nothing to stamp. */
-		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
-		return 0;
+		/* The task ends in this call: nothing to stamp. Sampled
+		 * mode counts it when the thread exits, as count-only does.
+		 */
+		if (!sampled)
+			record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
+		goto out;
 	}
 	if (fd_types && (flags_of(nr, abi) & SC_NR_FD))
 		fd_type = fd_kind(task, regs, abi);
 	if (flight_on && flight_enter(regs, nr, abi, w, fd_type))
-		return 0;
-	task_enter(task, nr, abi, fd_type);
+		goto out;
+	/* Sampled: a call whose flight slot is taken goes untimed, so that
+	 * the exit program never needs task storage.
+	 */
+	if (!sampled || !flight_on)
+		task_enter(task, nr, abi, fd_type);
+out:
+	cost_end(&cp);
 	return 0;
 }
 
@@ -357,6 +389,50 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/*
+ * Sampled mode's exit: counts every call as --count-only does, and times
+ * it when the enter program stamped it in the current window.
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
+{
+	struct ended_call c = { .delta_ns = 0 };
+	struct cost_probe cp = {};
+	struct task_struct *task;
+	__u32 nr, abi, slot = 0;
+	bool timed;
+	enum want w;
+	long id;
+	__u8 fl;
+
+	if (nt_known(regs, &slot))
+		return 0;
+	task = bpf_get_current_task_btf();
+	w = wanted(task);
+	if (w == WANT_NO) {
+		nt_remember(regs, slot);
+		return 0;
+	}
+	id = syscall_nr(regs);
+	if (id < 0)
+		return 0;
+	cost_begin(&cp, SC_COST_EXIT);
+	timed = window_stamp(task, regs, &c);
+	if (timed)
+		cost_stamped(&cp);
+	nr_abi_of(task, id, &nr, &abi);
+	fl = flags_of(nr, abi);
+	/* A new task's first return: not a call it made (no stamp either). */
+	if (ret == 0 && (fl & SC_NR_FORK))
+		goto out;
+	if (fl & SC_NR_EXEC)
+		exec_as_called(task, &nr, &abi);
+	record(task, w, nr, abi, ret, c.delta_ns, timed, SC_FD_NONE);
+out:
+	cost_end(&cp);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sc_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -393,7 +469,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	struct sc_proc_info *info;
 
 	stack_forget(p);
-	if (count_only)
+	if (count_only || sampled)
 		count_noreturn(p);
 
 	/* Only the last thread of the group closes the process. */

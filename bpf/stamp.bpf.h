@@ -7,7 +7,7 @@
  * storage.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: flight_on, flights, scratch (with its SCR_* words),
+ * includes this file: flight_on, window_gen, flights, scratch (with its SCR_* words),
  * tstore (of struct sc_task), and count_drop().
  */
 #ifndef SCPROF_STAMP_BPF_H
@@ -26,6 +26,7 @@ struct ended_call {
 	__u32 abi;
 	enum want w;   /* set from the stamp in flights[] only */
 	__u32 fd_type; /* enum sc_fd_type, read at entry */
+	__u32 gen;     /* window_gen at entry (sampled mode) */
 };
 
 /*
@@ -70,6 +71,7 @@ static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
 	f->abi = (__u16)abi;
 	f->want = (__u16)w;
 	f->fd_type = fd_type;
+	f->gen = window_gen;
 	f->start_ns = bpf_ktime_get_ns();
 	return true;
 }
@@ -89,6 +91,7 @@ static __always_inline void task_enter(struct task_struct *task, __u32 nr,
 	ts->nr = nr;
 	ts->abi = abi;
 	ts->fd_type = fd_type;
+	ts->gen = window_gen;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 }
@@ -110,6 +113,7 @@ static __always_inline bool flight_exit(const struct pt_regs *regs,
 	c->delta_ns = now - f->start_ns;
 	c->w = f->want;
 	c->fd_type = f->fd_type;
+	c->gen = f->gen;
 	f->owner = 0;
 	return true;
 }
@@ -135,8 +139,32 @@ static __always_inline bool task_exit(struct task_struct *task,
 	c->nr = ts->nr;
 	c->abi = ts->abi;
 	c->fd_type = ts->fd_type;
+	c->gen = ts->gen;
 	c->delta_ns = now - start;
 	return true;
+}
+
+/*
+ * Sampled mode: was the call ending now stamped in the window that is
+ * still open? Windows have odd numbers (userspace adds one before it
+ * attaches the enter program and one after it detaches it), so a stamp
+ * taken under the same odd number began and ends in one window; a call
+ * that straddles an attach or a detach is not timed. A stamp found is
+ * used up either way.
+ */
+static __always_inline bool window_stamp(struct task_struct *task,
+					 const struct pt_regs *regs,
+					 struct ended_call *c)
+{
+	__u32 gen = window_gen;
+
+	if (flight_on) {
+		if (!flight_exit(regs, c))
+			return false;
+	} else if (!task_exit(task, c)) {
+		return false;
+	}
+	return (gen & 1) && c->gen == gen;
 }
 
 /* A task exits (regs: its stack): free a flight slot it left taken, by a

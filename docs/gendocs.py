@@ -61,6 +61,7 @@ COMPLETE = {
 FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "frames", "rows", "listen", "comm-series", "fold-interval",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
+        "latency-period",
         "labels", "max-series"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"

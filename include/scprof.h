@@ -46,7 +46,7 @@ struct sc_flight {
 	__u16 abi;
 	__u16 want;    /* the BPF side's filter verdict at entry */
 	__u32 fd_type; /* enum sc_fd_type of the call's fd at entry */
-	__u32 pad;
+	__u32 gen;     /* sampled mode: window_gen at entry */
 };
 
 /*
@@ -165,6 +165,29 @@ struct sc_stats {
  * added without atomics. --count-only keeps nothing else; the full mode
  * keeps the histogram, min and max beside them, in a shared array.
  */
+/*
+ * Sampled mode (latency on a duty cycle): what the syscall programs cost,
+ * measured by themselves. Per CPU: every run is counted by kind; one run
+ * in SC_COST_EVERY reads the clock at the start and the end of its work,
+ * so ns / timed_runs is the work of a run (without the tracepoint's own
+ * dispatch, as bpf_stats leaves it out too).
+ */
+enum sc_cost_kind {
+	SC_COST_ENTER,	    /* the enter program (attached in windows) */
+	SC_COST_EXIT,	    /* the exit program, on a call not timed */
+	SC_COST_EXIT_TIMED, /* the exit program, on a call it timed */
+	SC_COST_COUNT,
+};
+#define SC_COST_EVERY 64     /* a power of two */
+#define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
+
+struct sc_selfcost {
+	__u64 ticks[SC_COST_COUNT]; /* by the kind a run begins as */
+	__u64 runs[SC_COST_COUNT];
+	__u64 timed_runs[SC_COST_COUNT];
+	__u64 timed_ns[SC_COST_COUNT];
+};
+
 struct sc_counts {
 	__u64 calls;
 	__u64 errors;

@@ -22,15 +22,13 @@ SCPROF = os.environ.get("SCPROF", os.path.join(ROOT, "scprof"))
 CONTRIB = os.path.join(ROOT, "contrib")
 TIMEOUT = 60
 
-# Queries on metrics or labels that other branches of this session add (issue
-# #12: scprof_bpf_run_seconds_total, scprof_latency_sample_ratio; issue #14:
-# the `unit` label of the per-process series, daemon --labels comm,unit).
+# Queries on metrics or labels that other branches of this session add
+# (issue #14: the `unit` label of the per-process series, daemon --labels
+# comm,unit).
 # A query that mentions one of these may return no data here: the tests
 # report it and go on. The coordinator empties this set at merge; from then
 # on every query must return data.
 PENDING_FROM_OTHER_BRANCHES = {
-    "scprof_bpf_run_seconds_total",
-    "scprof_latency_sample_ratio",
     'unit!=""',
 }
 

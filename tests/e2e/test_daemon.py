@@ -251,7 +251,9 @@ def test_metrics_match_ground_truth_and_pass_promtool(daemons, gates, tmp_path):
     # The pacer makes exactly 5 x 1000 getppid and 5 x 3 failing openat.
     hostile = b'ev"il\\\n\xff{x}'  # 11 bytes: all of it is the comm
     g = gates([comm_link(tmp_path, hostile), "1000", "3", "2", "5"])
-    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1"])
+    # every call timed: the histograms are exact too
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                 "--latency-duty", "1"])
     g.release()
     assert g.wait() == 0
     samples = quiesce(
@@ -363,7 +365,7 @@ def test_prometheus_server_scrapes_it(daemons, gates, tmp_path):
     prometheus = shutil.which("prometheus")
     assert prometheus, "Debian's prometheus package is not installed"
     g = gates([comm_link(tmp_path, b"prom\\\"te\nst"), "100", "1", "10", "0"])
-    d = daemons(["-p", str(g.pid), "-f"])
+    d = daemons(["-p", str(g.pid), "-f", "--latency-duty", "1"])
     g.release()
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -650,6 +652,12 @@ def test_bad_listen_address_is_a_usage_error(addr):
     (["--comm-series", "5000"], 2, "--comm-series"),
     (["--fold-interval", "0"], 2, "--fold-interval"),
     (["--http-timeout", "1x"], 2, "--http-timeout"),
+    (["--latency-duty", "1.5"], 2, "--latency-duty"),
+    (["--latency-duty", "-0.1"], 2, "--latency-duty"),
+    (["--latency-duty", "0x1"], 2, "--latency-duty"),
+    (["--max-overhead", "0"], 2, "--max-overhead"),
+    (["--max-overhead", "101"], 2, "--max-overhead"),
+    (["--latency-period", "0.01"], 2, "--latency-period"),
     (["-f"], 2, "-f applies"),
     (["-a", "-p", "1"], 2, "choose one target"),
     (["ls"], 2, "unexpected argument"),

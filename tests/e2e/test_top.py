@@ -42,16 +42,23 @@ def pacers(tmp_path):
         p.wait()
 
 
-def frames(text):
-    """[(title match, [row dicts])] of batch output."""
+def frames(text, timed=None):
+    """[(title match, [row dicts])] of batch output; timed: the share of
+    time calls are timed in (--latency-duty), None: every call."""
     out = []
     for block in text.strip("\n").split("\n\n"):
         lines = block.split("\n")
         t = TITLE.match(lines[0])
         assert t, f"bad title {lines[0]!r}"
-        assert re.match(r"\d+ processes active, [\d.]+ calls/s, [\d.]+ "
-                        r"errors/s, \d+ calls dropped, \d+ threads in a "
-                        r"syscall now$", lines[1]), lines[1]
+        m = re.match(r"\d+ processes active, [\d.]+ calls/s, [\d.]+ "
+                     r"errors/s, \d+ calls dropped, \d+ threads in a "
+                     r"syscall now(?:; P99 and IN-SYS% from the ([\d.]+)% "
+                     r"of the time timed)?$", lines[1])
+        assert m, lines[1]
+        if timed is None:
+            assert m.group(1) is None, lines[1]
+        else:
+            assert abs(float(m.group(1)) - 100 * timed) < 10, lines[1]
         assert lines[2].split() == ["PID", "COMM", "CALLS/s", "ERRORS/s",
                                     "ERR%", "P99-us", "IN-SYS%", "TOP",
                                     "SYSCALLS", "(calls/s)"]
@@ -63,7 +70,8 @@ def frames(text):
                          "calls": float(m.group(3)),
                          "errors": float(m.group(4)),
                          "err_pct": float(m.group(5)),
-                         "p99": float(m.group(6)), "top": m.group(8)})
+                         "p99": float(m.group(6)),
+                         "in_sys": float(m.group(7)), "top": m.group(8)})
         out.append((t, rows))
     return out
 
@@ -225,6 +233,25 @@ def test_unknown_terminal_is_one_clear_line(tmux, tmp_path):
                      "(--batch needs none)"], lines
 
 
+def test_latency_duty_keeps_rates_exact_and_times_a_share(pacers):
+    # 100 getppid every 10 ms: calls/s is exact whatever the duty; with a
+    # duty of 0 nothing is timed (P99 and IN-SYS% 0); with 0.5 about half
+    # of each interval is, and P99 is there.
+    busy = pacers(b"topduty", 100, 0, 10, 0)
+    for duty in ("0", "0.5"):
+        p = run([SCPROF, "top", "--batch", "-n", "3", "-i", "0.5",
+                 "--latency-duty", duty, "-p", str(busy.pid)])
+        assert p.returncode == 0, p.stderr
+        fs = frames(p.stdout.decode(), timed=float(duty))
+        assert len(fs) == 3
+        for _, (row,) in fs[1:]:
+            assert 101 * 100 * 0.7 < row["calls"] < 101 * 100 * 1.3, row
+            if duty == "0":
+                assert row["p99"] == 0 and row["in_sys"] == 0, row
+            else:
+                assert row["p99"] > 0 and row["in_sys"] > 0, row
+
+
 # ---- bad input -----------------------------------------------------------------
 
 @pytest.mark.parametrize("args,code,msg", [
@@ -234,6 +261,8 @@ def test_unknown_terminal_is_one_clear_line(tmux, tmp_path):
     (["-n", "0"], 2, "invalid frame count"),
     (["-n", "2x"], 2, "invalid frame count"),
     (["--rows", "-1"], 2, "invalid --rows"),
+    (["--latency-duty", "2"], 2, "invalid --latency-duty"),
+    (["--latency-duty", "half"], 2, "invalid --latency-duty"),
     (["-p", "999999999"], 2, "invalid PID"),
     (["-p", "4194303"], 1, "no such process"),
     (["-f"], 2, "-f applies"),

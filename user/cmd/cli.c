@@ -47,6 +47,23 @@ int cli_parse_seconds(const char *s, double *out)
 	return 0;
 }
 
+int cli_parse_number(const char *s, double min, double max, double *out)
+{
+	double v;
+	char *end;
+
+	if (!s || !((*s >= '0' && *s <= '9') || *s == '.'))
+		return -EINVAL;
+	if (s[strspn(s, "0123456789.eE+-")])
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (*end || errno || !isfinite(v) || v < min || v > max)
+		return -EINVAL;
+	*out = v;
+	return 0;
+}
+
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 {
 	const char *pos = s, *item;

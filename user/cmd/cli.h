@@ -126,6 +126,10 @@ void cli_target_free(struct target_spec *t);
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse seconds: a positive finite decimal ("2", "0.5"). 0 or -EINVAL. */
 int cli_parse_seconds(const char *s, double *out);
+/* Parse a decimal number in [min, max] ("0", "0.25", "1e-3"). 0 or
+ * -EINVAL.
+ */
+int cli_parse_number(const char *s, double min, double max, double *out);
 /* Parse "PID[,PID...]" into a new array. 0 or -EINVAL/-ENOMEM; on -EINVAL
  * *bad points at the offending item.
  */

@@ -19,6 +19,7 @@
 #include "cmd/daemon_priv.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
+#include "collect/duty.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
 #include "render/report_prom.h"
@@ -72,6 +73,21 @@ static void usage(FILE *f)
 	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
+	      "\n"
+	      "Latency, sampled on a budget (counts, errors and bytes are exact always):\n"
+	      "      --max-overhead PCT  CPU the latency part may use, in percent of one\n"
+	      "                        CPU (default 1). Calls are timed in a window at\n"
+	      "                        the start of each period; the window is sized\n"
+	      "                        from what the BPF programs measured they cost,\n"
+	      "                        and closes early once the period's budget is spent\n"
+	      "      --latency-duty RATIO  a fixed share of time to time calls in, from 0\n"
+	      "                        (never) to 1 (every call, always); overrides\n"
+	      "                        --max-overhead\n"
+	      "      --latency-period SECS  the length of a period (default 10)\n"
+	      "Only calls that begin and end in one window are timed: the histograms,\n"
+	      "_sum and _count hold those calls, scprof_syscalls_total every call.\n"
+	      "scprof_latency_sample_ratio says the share of time timed;\n"
+	      "scprof_bpf_run_seconds_total what the programs cost.\n"
 	      "\n"
 	      "HTTP: GET or HEAD /metrics (Content-Type " PROM_CONTENT_TYPE
 	      "),\n"
@@ -133,6 +149,9 @@ enum {
 	OPT_FOLD_INTERVAL,
 	OPT_HTTP_TIMEOUT,
 	OPT_WEB_CONFIG,
+	OPT_LATENCY_DUTY,
+	OPT_MAX_OVERHEAD,
+	OPT_LATENCY_PERIOD,
 };
 
 static const struct option long_opts[] = {
@@ -143,6 +162,9 @@ static const struct option long_opts[] = {
 	{ "fold-interval", required_argument, NULL, OPT_FOLD_INTERVAL },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
+	{ "latency-duty", required_argument, NULL, OPT_LATENCY_DUTY },
+	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
+	{ "latency-period", required_argument, NULL, OPT_LATENCY_PERIOD },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -224,6 +246,30 @@ static int daemon_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_WEB_CONFIG:
 		return daemon_web_config_option(cmd, arg, &o->web);
+	case OPT_LATENCY_DUTY:
+		if (cli_parse_number(arg, 0, 1, &o->latency_duty))
+			return cli_error(cmd,
+					 "invalid --latency-duty '%s': "
+					 "expected a ratio from 0 to 1",
+					 arg);
+		return 0;
+	case OPT_MAX_OVERHEAD:
+		if (cli_parse_number(arg, 0.001, 100, &o->max_overhead))
+			return cli_error(cmd,
+					 "invalid --max-overhead '%s': "
+					 "expected 0.001 to 100 (percent of "
+					 "one CPU)",
+					 arg);
+		o->max_overhead /= 100;
+		return 0;
+	case OPT_LATENCY_PERIOD:
+		if (cli_parse_seconds(arg, &o->latency_period_s) ||
+		    o->latency_period_s < 0.1 || o->latency_period_s > 3600)
+			return cli_error(cmd,
+					 "invalid --latency-period '%s': "
+					 "expected 0.1 to 3600 seconds",
+					 arg);
+		return 0;
 	default:
 		return -ENOENT;
 	}
@@ -242,6 +288,9 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->comm_series = 10;
 	o->fold_s = 5;
 	o->http_timeout_s = 10;
+	o->latency_duty = -1;
+	o->max_overhead = DUTY_DEFAULT_BUDGET;
+	o->latency_period_s = DUTY_DEFAULT_PERIOD_S;
 	o->verbosity = LOG_WARN;
 	err = cli_parse(&daemon_cmd, argc, argv, o, &sh);
 	if (err)
@@ -339,9 +388,12 @@ static int run(struct daemon *d, int sigfd)
 	}
 	for (;;) {
 		MHD_UNSIGNED_LONG_LONG mhd_ms;
-		uint64_t now = clock_mono_ns();
+		uint64_t now = clock_mono_ns(), next_duty, next_fold_or_duty;
 		int timeout_ms, err;
 
+		err = duty__tick(d->duty, now, &next_duty);
+		if (err)
+			return err;
 		if (now >= next_fold || collector__harvest_due(d->col)) {
 			err = fold_exited(d);
 			if (err) {
@@ -351,7 +403,12 @@ static int run(struct daemon *d, int sigfd)
 			}
 			next_fold = now + fold_ns;
 		}
-		timeout_ms = (int)((next_fold - now + 999999) / 1000000);
+		if (next_duty < next_fold)
+			next_fold_or_duty = next_duty;
+		else
+			next_fold_or_duty = next_fold;
+		timeout_ms =
+			(int)((next_fold_or_duty - now + 999999) / 1000000);
 		/* How full the maps are is looked at this often. */
 		if (timeout_ms > FULL_POLL_MS)
 			timeout_ms = FULL_POLL_MS;
@@ -396,11 +453,21 @@ static int attach(struct daemon *d)
 	 * call is summed per syscall in the kernel, whatever the churn.
 	 */
 	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
-					.aggregate = !d->comms };
+					.aggregate = !d->comms,
+					.latency_sampled = true };
+	struct duty_opts dopts = {
+		.ratio = d->o->latency_duty,
+		.budget = d->o->max_overhead,
+		.period_s = d->o->latency_period_s,
+	};
 	bool keep_bpf;
 	int err;
 
 	err = target_attach(&d->o->target, &copts, &d->col);
+	if (err)
+		return err;
+	/* The first latency window opens now, before capabilities go. */
+	err = duty__new(&d->duty, d->col, &dopts, clock_mono_ns());
 	if (err)
 		return err;
 	err = collector__maps_need_no_caps(d->col);
@@ -478,6 +545,7 @@ static void daemon_teardown(void *ctx, int status)
 	if (d->listen_fd >= 0)
 		close(d->listen_fd);
 	/* Detaches every BPF program: nothing is left in the kernel. */
+	duty__free(d->duty);
 	collector__destroy(d->col);
 	comm_series__free(d->comms);
 	close_pidfile(d);

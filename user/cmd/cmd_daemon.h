@@ -27,6 +27,9 @@ struct daemon_opts {
 	unsigned int comm_series; /* 0: no per-comm series */
 	double fold_s;		  /* how often exited processes are folded */
 	unsigned int http_timeout_s;
+	double latency_duty; /* [0, 1]; negative: from max_overhead */
+	double max_overhead; /* CPU fraction for the latency part */
+	double latency_period_s;
 	int verbosity;
 	struct web_config *web; /* --web-config: TLS, basic auth; NULL: none */
 };

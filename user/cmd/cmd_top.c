@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
+#include "collect/duty.h"
 #include "collect/target.h"
 #include "model/delta.h"
 #include "util/clock.h"
@@ -50,6 +51,10 @@ static void usage(FILE *f)
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
 	      "      --rows N          processes per frame with --batch (default 20, 0: all)\n"
+	      "      --latency-duty RATIO  time calls for this share of each interval\n"
+	      "                        only (0 to 1, as the daemon does): calls/s and\n"
+	      "                        errors/s stay exact, P99 and IN-SYS% come from\n"
+	      "                        the calls timed, at a fraction of the cost\n"
 	      "  -v, --verbose         more messages (-vv: libbpf's too)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
@@ -66,6 +71,7 @@ static void usage(FILE *f)
 
 enum {
 	OPT_ROWS = CLI_OPT_OWN,
+	OPT_LATENCY_DUTY,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +82,7 @@ static const struct option long_opts[] = {
 	{ "frames", required_argument, NULL, 'n' },
 	{ "duration", required_argument, NULL, 'd' },
 	{ "rows", required_argument, NULL, OPT_ROWS },
+	{ "latency-duty", required_argument, NULL, OPT_LATENCY_DUTY },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -136,6 +143,13 @@ static int top_option(void *ctx, int c, const char *arg)
 					 arg);
 		o->rows = (unsigned int)v;
 		return 0;
+	case OPT_LATENCY_DUTY:
+		if (cli_parse_number(arg, 0, 1, &o->latency_duty))
+			return cli_error(cmd,
+					 "invalid --latency-duty '%s': "
+					 "expected a ratio from 0 to 1",
+					 arg);
+		return 0;
 	default:
 		return -ENOENT;
 	}
@@ -152,6 +166,7 @@ int top_parse_args(int argc, char **argv, struct top_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->interval_s = 1;
 	o->rows = 20;
+	o->latency_duty = -1;
 	o->verbosity = LOG_WARN;
 	err = cli_parse(&top_cmd, argc, argv, o, &sh);
 	if (err)
@@ -178,6 +193,8 @@ struct top {
 	enum top_sort sort;
 	unsigned long frames; /* built so far */
 	SCREEN *scr;	      /* the live view; NULL with --batch */
+	struct duty *duty;    /* --latency-duty: the windows */
+	uint64_t timed_prev;  /* time inside them, at the last frame */
 };
 
 /* One interval: snapshot, delta against the last one, fold the exited. */
@@ -196,7 +213,16 @@ static int tick(struct top *t)
 		return -ENOMEM;
 	}
 	top_frame_free(&t->frame);
-	err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
+	if (t->duty) {
+		uint64_t timed = duty__timed_ns(t->duty, now);
+
+		err = top_frame_build_timed(d, now - t->t_prev,
+					    timed - t->timed_prev, t->sort,
+					    &t->frame);
+		t->timed_prev = timed;
+	} else {
+		err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
+	}
 	model_free(d);
 	model_free(t->prev);
 	t->prev = cur;
@@ -291,9 +317,17 @@ static int run(struct top *t, int sigfd)
 		draw(t);
 	for (;;) {
 		uint64_t now = clock_mono_ns(),
-			 until = next < deadline ? next : deadline;
-		int ms = until > now ? (int)((until - now + 999999) / 1000000) :
-				       0;
+			 until = next < deadline ? next : deadline, wake;
+		int ms;
+
+		if (t->duty) {
+			err = duty__tick(t->duty, now, &wake);
+			if (err)
+				return err;
+			if (wake < until)
+				until = wake;
+		}
+		ms = until > now ? (int)((until - now + 999999) / 1000000) : 0;
 
 		if (poll(pfd, 2, ms) < 0 && errno != EINTR)
 			return -errno;
@@ -313,6 +347,12 @@ static int run(struct top *t, int sigfd)
 			return 0;
 		if (now < next)
 			continue;
+		/* the next window opens before the frame's snapshot */
+		if (t->duty) {
+			err = duty__tick(t->duty, now, &wake);
+			if (err)
+				return err;
+		}
 		err = tick(t);
 		if (err)
 			return err;
@@ -417,10 +457,14 @@ static int open_screen(struct top *t)
 
 static int top_start(void *ctx, struct cmd_env *env)
 {
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
-					.in_flight = true };
 	struct top *t = ctx;
 	struct top_opts *o = t->o;
+	bool sampled = o->latency_duty >= 0;
+	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
+					.in_flight = !sampled,
+					.latency_sampled = sampled };
+	struct duty_opts dopts = { .ratio = o->latency_duty,
+				   .period_s = o->interval_s };
 	int err;
 
 	(void)env;
@@ -433,6 +477,12 @@ static int top_start(void *ctx, struct cmd_env *env)
 	if (err)
 		return err;
 	t->t_prev = clock_mono_ns();
+	/* One period a frame: each frame's window opens at its start. */
+	if (sampled) {
+		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
+		if (err)
+			return err;
+	}
 	return o->batch ? 0 : open_screen(t);
 }
 
@@ -457,6 +507,7 @@ static void top_teardown(void *ctx, int status)
 	struct top *t = ctx;
 
 	(void)status;
+	duty__free(t->duty);
 	collector__destroy(t->col);
 	top_frame_free(&t->frame);
 	model_free(t->prev);

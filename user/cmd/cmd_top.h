@@ -24,6 +24,7 @@ struct top_opts {
 	bool batch;
 	unsigned int rows; /* processes per frame (batch; 0: all) */
 	enum top_sort sort;
+	double latency_duty; /* [0, 1]; negative: every call timed */
 	int verbosity;
 };
 

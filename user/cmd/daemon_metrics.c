@@ -6,6 +6,7 @@
 
 #include "cmd/daemon_metrics.h"
 #include "collect/collector.h"
+#include "collect/duty.h"
 #include "model/comm_series.h"
 #include "render/report_prom.h"
 #include "util/clock.h"
@@ -46,6 +47,24 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 	self->scrape_ns = clock_mono_ns() - t0;
 	self->cpu_ns = procfs_self_cpu_ns();
 	self->rss_bytes = procfs_self_rss_bytes();
+	if (d->duty) {
+		struct duty_info di;
+
+		err = duty__info(d->duty, &di);
+		if (err)
+			return err;
+		self->sampled = true;
+		self->budgeted = di.budgeted;
+		self->duty_ratio = di.ratio;
+		self->sample_ratio = di.sample_ratio;
+		self->budget = di.budget;
+		self->enter_s = di.enter_s;
+		self->exit_s = di.exit_s;
+		self->latency_s = di.latency_s;
+		self->count_s = di.count_s;
+		self->windows = di.windows;
+		self->windows_closed_early = di.closed_early;
+	}
 	in->model = *m;
 	in->self = self;
 	return 0;

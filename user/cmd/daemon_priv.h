@@ -14,12 +14,14 @@
 
 struct collector;
 struct comm_series;
+struct duty;
 struct MHD_Daemon;
 
 struct daemon {
 	struct daemon_opts *o;
 	struct collector *col;
 	struct comm_series *comms;
+	struct duty *duty; /* latency windows and the budget */
 	struct MHD_Daemon *http;
 	int listen_fd;
 	int pidfile_fd; /* >= 0: locked and written, removed on exit */

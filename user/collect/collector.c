@@ -97,7 +97,8 @@ static int configure(struct collector *c)
 	skel->rodata->filter_mode = opts->mode;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_forks = opts->follow;
-	skel->rodata->fd_types = opts->fd_types && !opts->count_only;
+	skel->rodata->fd_types = opts->fd_types && !opts->count_only &&
+				 !opts->latency_sampled;
 	skel->rodata->agg_all = opts->aggregate;
 	if (c->cgroup_fd >= 0) {
 		struct stat st;
@@ -240,6 +241,12 @@ static bool is_iter_prog(const struct bpf_program *prog)
 	return !strncmp(bpf_program__section_name(prog), "iter/", 5);
 }
 
+/* Sampled mode: the enter program is attached by the latency windows. */
+static bool is_windowed(struct scprof_bpf *skel, const struct bpf_program *prog)
+{
+	return skel->rodata->sampled && prog == skel->progs.sc_sys_enter;
+}
+
 static int attach_ordered(struct scprof_bpf *skel)
 {
 	const struct bpf_object_skeleton *s = skel->skeleton;
@@ -250,7 +257,7 @@ static int attach_ordered(struct scprof_bpf *skel)
 			struct bpf_link *l;
 
 			if (!bpf_program__autoload(prog) ||
-			    is_iter_prog(prog) ||
+			    is_iter_prog(prog) || is_windowed(skel, prog) ||
 			    is_syscall_prog(prog) != (pass == 1))
 				continue;
 			l = bpf_program__attach(prog);
@@ -296,6 +303,65 @@ void collector__detach(struct collector *c)
 {
 	scprof_bpf__detach(c->skel);
 	c->attached = false;
+}
+
+int collector__latency_window(struct collector *c, bool open)
+{
+	struct scprof_bpf *skel = c->skel;
+	struct bpf_link **link = &skel->links.sc_sys_enter;
+	__u32 *gen = &skel->bss->window_gen;
+
+	if (!skel->rodata->sampled || open == (*link != NULL))
+		return 0;
+	if (!open) {
+		bpf_link__destroy(*link);
+		*link = NULL;
+		/* even: no window; stamps taken until now are stale */
+		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+		return 0;
+	}
+	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST); /* odd: a window */
+	*link = bpf_program__attach(skel->progs.sc_sys_enter);
+	if (!*link) {
+		int err = -errno;
+
+		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+		pr_err("cannot attach the latency program: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int collector__cost(struct collector *c, struct collector_cost *out)
+{
+	int ncpus = libbpf_num_possible_cpus();
+	struct sc_selfcost *v;
+	__u32 zero = 0;
+	int err = 0;
+
+	memset(out, 0, sizeof(*out));
+	if (!c->skel->rodata->sampled)
+		return 0;
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -EINVAL;
+	v = calloc((size_t)ncpus, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.selfcost), &zero,
+				v)) {
+		err = -errno;
+		goto out;
+	}
+	for (int i = 0; i < ncpus; i++) {
+		for (int k = 0; k < SC_COST_COUNT; k++) {
+			out->runs[k] += v[i].runs[k];
+			out->timed_runs[k] += v[i].timed_runs[k];
+			out->timed_ns[k] += v[i].timed_ns[k];
+		}
+	}
+out:
+	free(v);
+	return err;
 }
 
 long collector__live_targets(const struct collector *c)

@@ -35,16 +35,29 @@ struct collector_opts {
 	bool count_only;	 /* calls, errors and bytes; no times */
 	bool fd_types; /* split calls on an fd by its kind (not count_only) */
 	enum collector_fold fold;
-	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one
+	uint32_t max_exited;  /* FOLD_PROCS: exited processes kept one
 				  * by one, 0: default
 				  */
-	bool in_flight;	     /* snapshots add the calls still in flight (full
+	bool in_flight;	      /* snapshots add the calls still in flight (full
 			 * mode, kernels with bpf_task_pt_regs)
 			 */
-	bool aggregate;	     /* no per-process rows wanted: every target's
+	bool aggregate;	      /* no per-process rows wanted: every target's
 			      * calls are summed per syscall in the kernel
 			      * (in pid 0), so process churn fills no map
 			      */
+	bool latency_sampled; /* full mode's latency on a duty cycle: every
+			       * call counted, only those made inside a
+			       * window (collector__latency_window) timed
+			       */
+};
+
+/* Sampled mode: what the syscall programs cost, by enum sc_cost_kind,
+ * summed over CPUs (cumulative).
+ */
+struct collector_cost {
+	uint64_t runs[SC_COST_COUNT];
+	uint64_t timed_runs[SC_COST_COUNT];
+	uint64_t timed_ns[SC_COST_COUNT];
 };
 
 /* The collector's own state, for self-monitoring. */
@@ -69,6 +82,14 @@ int collector__attach(struct collector *c);
  * collector__attach attaches them again (calibrate's probe effect).
  */
 void collector__detach(struct collector *c);
+/*
+ * Sampled mode: open (attach the enter program) or close (detach it) a
+ * latency window. Calls are timed only when they begin and end inside
+ * one window. 0 or -errno (reported).
+ */
+int collector__latency_window(struct collector *c, bool open);
+/* Sampled mode: the programs' own cost so far. 0 or -errno. */
+int collector__cost(struct collector *c, struct collector_cost *out);
 /* Move what exited processes left in the maps into userspace. */
 int collector__harvest(struct collector *c);
 /* Are the maps filling up (half full or more) with exited processes to

@@ -84,28 +84,40 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	has_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
 					      BPF_FUNC_task_pt_regs, NULL) == 1;
 	fast = has_pt_regs && !fast_paths_off();
-	if (o->count_only && !has_pt_regs) {
-		pr_err("--count-only needs a kernel with bpf_task_pt_regs "
-		       "(Linux 5.15 or later)");
+	if ((o->count_only || o->latency_sampled) && !has_pt_regs) {
+		pr_err("%s needs a kernel with bpf_task_pt_regs "
+		       "(Linux 5.15 or later)",
+		       o->count_only ? "--count-only" : "--latency-duty");
 		return -ENOTSUP;
 	}
 	ncpus = libbpf_num_possible_cpus();
 	skel->rodata->nt_cache_on = o->mode == SC_FILTER_TGID && fast;
 	skel->rodata->flight_on = !o->count_only && fast;
+	skel->rodata->sampled = o->latency_sampled && !o->count_only;
 	skel->rodata->nt_slots =
 		ncpus > 0 && ncpus < SC_NT_SLOTS ? (__u32)ncpus : SC_NT_SLOTS;
 	/* Full mode: enter and exit; count-only: one program on exit. */
 	skel->rodata->count_only = o->count_only;
+	/* Sampled: the enter program is attached in windows only, and one
+	 * exit program counts every call and times those it can.
+	 */
 	bpf_program__set_autoload(skel->progs.sc_sys_enter, !o->count_only);
-	bpf_program__set_autoload(skel->progs.sc_sys_exit, !o->count_only);
+	bpf_program__set_autoload(skel->progs.sc_sys_exit,
+				  !o->count_only && !o->latency_sampled);
+	bpf_program__set_autoload(skel->progs.sc_sampled_exit,
+				  !o->count_only && o->latency_sampled);
 	bpf_program__set_autoload(skel->progs.sc_count_exit, o->count_only);
 	/* The calls in flight: stamps exist in full mode only, and the
 	 * iterator reads a thread's registers with bpf_task_pt_regs.
 	 */
 	bpf_program__set_autoload(skel->progs.sc_inflight_iter,
 				  o->in_flight && !o->count_only &&
-					  has_pt_regs);
-	bpf_program__set_autoload(skel->progs.sc_exec_call, o->count_only);
+					  !o->latency_sampled && has_pt_regs);
+	/* Counting execs under the ABI they were made in: the modes that
+	 * count at exit from the registers.
+	 */
+	bpf_program__set_autoload(skel->progs.sc_exec_call,
+				  o->count_only || o->latency_sampled);
 	return 0;
 }
 

@@ -126,8 +126,9 @@ static int syscalls(FILE *f, const struct sc_model *m)
 				lbl[i], (uint64_t)v[i].row->st.bytes);
 	}
 	family(f, "scprof_syscall_duration_seconds", "histogram",
-	       "Wall time inside system calls; a bucket counts the calls "
-	       "that took at most its bound.");
+	       "Wall time inside the system calls that were timed (the "
+	       "daemon samples: see scprof_latency_sample_ratio); a bucket "
+	       "counts the calls that took at most its bound.");
 	for (unsigned int k = 0; k < PROM_LE_COUNT; k++)
 		secs(prom_le_ns(k), le.s[k], sizeof(le.s[k]));
 	for (size_t i = 0; i < m->ntotal; i++)
@@ -152,7 +153,8 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 		  "Failed system calls by process name.",
 		  offsetof(struct comm_counts, errors), false },
 		{ "scprof_comm_syscall_seconds_total",
-		  "Wall time inside system calls by process name.",
+		  "Wall time inside system calls by process name (of the "
+		  "calls timed: see scprof_latency_sample_ratio).",
 		  offsetof(struct comm_counts, total_ns), true },
 		{ "scprof_comm_syscall_bytes_total",
 		  "Bytes moved by read/write-family calls by process name.",
@@ -211,6 +213,57 @@ static void per_map(FILE *f, const char *name, const char *help, uint32_t stats,
 	fprintf(f, "%s{map=\"procs\"} %" PRIu32 "\n", name, procs);
 }
 
+/* Seconds or a ratio, as a sample value. */
+static const char *num(double v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.9g", v);
+	return buf;
+}
+
+/* The duty cycle and what the BPF programs cost. */
+static void latency_metrics(FILE *f, const struct prom_self *s)
+{
+	char buf[48];
+
+	family(f, "scprof_bpf_run_seconds_total", "counter",
+	       "CPU time of scprof's syscall programs, as they measure it "
+	       "themselves (one run in 64 timed on each CPU, without the "
+	       "tracepoint's own dispatch).");
+	fprintf(f, "scprof_bpf_run_seconds_total{program=\"sys_enter\"} %s\n",
+		num(s->enter_s, buf, sizeof(buf)));
+	fprintf(f, "scprof_bpf_run_seconds_total{program=\"sys_exit\"} %s\n",
+		num(s->exit_s, buf, sizeof(buf)));
+	family(f, "scprof_bpf_cost_seconds_total", "counter",
+	       "The same CPU time by part: count (every call counted, "
+	       "always) and latency (timing calls, kept within the budget).");
+	fprintf(f, "scprof_bpf_cost_seconds_total{part=\"count\"} %s\n",
+		num(s->count_s, buf, sizeof(buf)));
+	fprintf(f, "scprof_bpf_cost_seconds_total{part=\"latency\"} %s\n",
+		num(s->latency_s, buf, sizeof(buf)));
+	family(f, "scprof_latency_sample_ratio", "gauge",
+	       "Share of time that calls were timed, over the last period "
+	       "(latency figures come from those calls only).");
+	fprintf(f, "scprof_latency_sample_ratio %s\n",
+		num(s->sample_ratio, buf, sizeof(buf)));
+	family(f, "scprof_latency_duty_ratio", "gauge",
+	       "Share of the current period planned for timing calls.");
+	fprintf(f, "scprof_latency_duty_ratio %s\n",
+		num(s->duty_ratio, buf, sizeof(buf)));
+	if (s->budgeted) {
+		family(f, "scprof_latency_budget_ratio", "gauge",
+		       "CPU the latency part may use, as a fraction of one "
+		       "CPU (--max-overhead).");
+		fprintf(f, "scprof_latency_budget_ratio %s\n",
+			num(s->budget, buf, sizeof(buf)));
+	}
+	single(f, "scprof_latency_windows_total", "counter",
+	       "Latency windows opened.", s->windows);
+	single(f, "scprof_latency_windows_closed_early_total", "counter",
+	       "Latency windows closed early because the period's budget was "
+	       "spent.",
+	       s->windows_closed_early);
+}
+
 static void self_metrics(FILE *f, const struct prom_self *s,
 			 const struct sc_model *m, bool with_comms)
 {
@@ -252,6 +305,8 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 		       "Per-name series dropped after being idle.",
 		       s->comm_evicted);
 	}
+	if (s->sampled)
+		latency_metrics(f, s);
 	single(f, "scprof_scrapes_total", "counter",
 	       "Scrapes of /metrics served.", s->scrapes);
 	family(f, "scprof_scrape_duration_seconds", "gauge",

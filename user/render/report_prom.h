@@ -27,6 +27,15 @@ struct prom_self {
 	uint64_t scrape_ns; /* reading the maps for this scrape */
 	uint64_t cpu_ns;    /* user + system time of the daemon */
 	uint64_t rss_bytes;
+	/* Latency on a duty cycle (all zero and not shown when !sampled). */
+	bool sampled;
+	bool budgeted;		   /* the duty follows a CPU budget */
+	double duty_ratio;	   /* planned for the current period */
+	double sample_ratio;	   /* share of the last period that was timed */
+	double budget;		   /* fraction of one CPU (budgeted only) */
+	double enter_s, exit_s;	   /* the syscall programs' CPU time */
+	double latency_s, count_s; /* the same, by part */
+	uint64_t windows, windows_closed_early;
 };
 
 struct prom_input {

@@ -132,11 +132,19 @@ static void flights_of(struct top_proc *tp, const struct sc_model *d,
 int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		    struct top_frame *fr)
 {
+	return top_frame_build_timed(d, ns, ns, sort, fr);
+}
+
+int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
+			  uint64_t timed_ns, enum top_sort sort,
+			  struct top_frame *fr)
+{
 	struct sc_stats *sum = malloc(sizeof(*sum));
 	uint64_t calls = 0, errors = 0;
 
 	memset(fr, 0, sizeof(*fr));
 	fr->interval_ns = ns;
+	fr->timed_share = ns ? (double)timed_ns / (double)ns : 1;
 	fr->procs = calloc(d->nprocs ? d->nprocs : 1, sizeof(*fr->procs));
 	if (!fr->procs || !sum) {
 		free(sum);
@@ -172,8 +180,9 @@ int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 						   (double)sum->calls :
 					   0;
 		tp->p99_ns = hist_quantile(sum, 0.99);
-		tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns :
-				    0;
+		tp->busy_pct = timed_ns ? 100.0 * (double)sum->total_ns /
+						  (double)timed_ns :
+					  0;
 		top_syscalls(tp, p, ns);
 		flights_of(tp, d, p);
 	}
@@ -245,11 +254,16 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 {
 	char stamp[16];
 	time_t t = time(NULL);
+	char sampled[80] = "";
 	struct tm tm;
 	int err;
 
 	*lines = NULL;
 	*n = 0;
+	if (fr->timed_share < 1)
+		snprintf(sampled, sizeof(sampled),
+			 "; P99 and IN-SYS%% from the %.1f%% of the time timed",
+			 100 * fr->timed_share);
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
 	err = push_line(lines, n, "scprof top - %s, every %.1f s, by %s%s%s",
@@ -260,9 +274,11 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		      push_line(lines, n,
 				"%zu processes active, %.1f calls/s, %.1f "
 				"errors/s, %llu calls dropped, %zu threads "
-				"in a syscall now",
+				"in a syscall now%s",
 				fr->nprocs, fr->calls_s, fr->errors_s,
-				(unsigned long long)fr->dropped, fr->in_flight);
+				(unsigned long long)fr->dropped, fr->in_flight,
+				sampled);
+
 	err = err   ?:
 		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
 				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",

@@ -59,11 +59,21 @@ struct top_frame {
 	size_t nprocs;
 	bool targets_gone;
 	size_t in_flight; /* threads inside a syscall right now */
+	/* Share of the interval that calls were timed in (--latency-duty):
+	 * p99 and IN-SYS% come from that time only. 1: all of it.
+	 */
+	double timed_share;
 };
 
 /* Build a frame from an interval delta (model_delta). 0 or -ENOMEM. */
 int top_frame_build(const struct sc_model *delta, uint64_t interval_ns,
 		    enum top_sort sort, struct top_frame *out);
+/* The same when calls were timed for timed_ns of the interval only
+ * (latency on a duty cycle): IN-SYS% is the share of that time.
+ */
+int top_frame_build_timed(const struct sc_model *delta, uint64_t interval_ns,
+			  uint64_t timed_ns, enum top_sort sort,
+			  struct top_frame *out);
 void top_frame_sort(struct top_frame *fr, enum top_sort sort);
 void top_frame_free(struct top_frame *fr);
 /* The frame as text lines: title, summary, column header, then one line

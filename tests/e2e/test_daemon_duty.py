@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The daemon's latency duty cycle and budget (issue 12): every call is
+counted whatever the duty, only calls inside a window are timed, a call
+that straddles a window edge is never timed, and the budget shrinks the
+windows under load, from the cost the BPF programs measure themselves.
+
+Workloads run behind a gate (-p GATE -f), so other processes on the
+machine do not matter; counts are compared with what the workload made.
+"""
+import time
+
+from conftest import TIMEOUT, workload
+from test_daemon import (check_histograms, daemons, gates,  # noqa: F401
+                         parse, quiesce, value)
+
+GETPPID = {"syscall": "getppid", "abi": "64"}
+
+
+def folded(n):
+    return lambda s: value(s, "scprof_processes_folded_total") == n
+
+
+def pacer(gates, calls, ticks, tick_ms=10):
+    return gates([workload("pacer"), str(calls), "0", str(tick_ms),
+                  str(ticks)])
+
+
+def run_pacer(daemons, gates, args, calls, ticks, tick_ms=10):
+    g = pacer(gates, calls, ticks, tick_ms)
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1"] + args)
+    g.release()
+    assert g.wait() == 0
+    return d, quiesce(d, folded(1), "the pacer folded")
+
+
+def timed_and_counted(samples):
+    return (value(samples, "scprof_syscall_duration_seconds_count",
+                  **GETPPID) or 0,
+            value(samples, "scprof_syscalls_total", **GETPPID))
+
+
+def test_duty_1_times_every_call(daemons, gates):
+    d, s = run_pacer(daemons, gates, ["--latency-duty", "1"], 2000, 50)
+    timed, counted = timed_and_counted(s)
+    assert counted == 100000
+    assert timed == counted
+    assert value(s, "scprof_latency_duty_ratio") == 1
+    assert value(s, "scprof_latency_budget_ratio") is None
+    check_histograms(s)
+
+
+def test_default_counts_every_call_and_times_fewer(daemons, gates):
+    # 1.5 s of calls from the daemon's start: the first period's window
+    # (10 s periods, budgeted, starting at one tenth) closes before the
+    # pacer is done.
+    d, s = run_pacer(daemons, gates, [], 20000, 150)
+    timed, counted = timed_and_counted(s)
+    assert counted == 3000000, "a call was lost"
+    assert 0 < timed < counted, (timed, counted)
+    assert check_histograms(s) >= 1
+    # _sum / _count is a mean of timed calls: a getppid takes well under
+    # 100 us even on a loaded machine
+    mean = value(s, "scprof_syscall_duration_seconds_sum", **GETPPID) / timed
+    assert 0 < mean < 1e-4, mean
+    assert value(s, "scprof_latency_budget_ratio") == 0.01
+    assert 0 < value(s, "scprof_latency_duty_ratio") <= 1
+    assert value(s, "scprof_latency_windows_total") >= 1
+
+
+def test_duty_0_times_nothing_and_counts_everything(daemons, gates):
+    d, s = run_pacer(daemons, gates, ["--latency-duty", "0"], 2000, 50)
+    timed, counted = timed_and_counted(s)
+    assert counted == 100000 and timed == 0
+    assert value(s, "scprof_latency_windows_total") == 0
+    assert value(s, "scprof_latency_sample_ratio") == 0
+    # the counting part still costs, and says so
+    assert value(s, "scprof_bpf_run_seconds_total", program="sys_exit") > 0
+    assert value(s, "scprof_bpf_run_seconds_total", program="sys_enter") == 0
+
+
+def test_calls_that_straddle_a_window_edge_are_not_timed(daemons, gates):
+    # Windows of 0.25 s every 0.5 s: a 0.35 s sleep can never begin and
+    # end inside one, so none is timed, though each is counted. The
+    # pacer's getppid calls in between are timed about half the time.
+    g = gates(["python3", "-c",
+               "import os, time\n"
+               "for _ in range(6):\n"
+               "    time.sleep(0.35)\n"
+               "    for _ in range(20000): os.getppid()\n"])
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                 "--latency-duty", "0.5", "--latency-period", "0.5"])
+    g.release()
+    assert g.wait() == 0
+    s = quiesce(d, folded(1), "python folded")
+    sleeps = {"syscall": "clock_nanosleep", "abi": "64"}
+    assert value(s, "scprof_syscalls_total", **sleeps) == 6
+    assert (value(s, "scprof_syscall_duration_seconds_count", **sleeps)
+            or 0) == 0
+    timed, counted = timed_and_counted(s)
+    assert counted >= 120000
+    assert 0 < timed < counted
+    assert value(s, "scprof_latency_windows_total") >= 3
+
+
+def test_budget_shrinks_the_windows_under_load(daemons, gates):
+    # A budget of 0.01% of a CPU cannot afford timing 2 M calls/s: the
+    # first window (a tenth of a 2 s period) closes early, and the next
+    # periods plan smaller ones; the programs' measured cost rises with
+    # the load.
+    g = pacer(gates, 20000, 500)
+    d = daemons(["-p", str(g.pid), "-f", "--max-overhead", "0.01",
+                 "--latency-period", "2"])
+    before, _ = parse(d.metrics())
+    g.release()
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        s, _ = parse(d.metrics())
+        if value(s, "scprof_latency_windows_total") >= 2:
+            break
+        assert g.proc.poll() is None, "pacer done before a second period"
+        assert time.monotonic() < deadline
+        time.sleep(0.1)
+    assert value(s, "scprof_latency_windows_closed_early_total") >= 1
+    assert value(s, "scprof_latency_duty_ratio") < 0.1
+    assert value(s, "scprof_latency_sample_ratio") < 0.1
+    for prog in ("sys_enter", "sys_exit"):
+        assert value(s, "scprof_bpf_run_seconds_total", program=prog) > \
+            value(before, "scprof_bpf_run_seconds_total", program=prog)
+    assert value(s, "scprof_bpf_cost_seconds_total", part="count") > 0
+    assert value(s, "scprof_bpf_cost_seconds_total", part="latency") > 0
+    assert g.wait() == 0
+    s = quiesce(d, folded(1), "the pacer folded")
+    timed, counted = timed_and_counted(s)
+    assert counted == 10000000, "a call was lost"
+    assert timed < counted / 10

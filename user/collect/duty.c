@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "collect/duty.h"
+#include "util/log.h"
+
+/* How often an open budgeted window looks at what it has spent. */
+#define DUTY_CHECK_NS 50000000ULL
+
+struct duty {
+	struct collector *col;
+	struct duty_opts o;
+	uint64_t period_ns;
+	uint64_t period_start; /* CLOCK_MONOTONIC of the current period */
+	uint64_t window_end;   /* planned; == period_start: no window */
+	bool open;
+	uint64_t opened_at;
+	uint64_t open_ns;   /* time inside windows in the current period */
+	uint64_t closed_ns; /* inside windows closed, since the start */
+	double ratio;
+	double sample_ratio;
+	double latency_share;
+	struct collector_cost at_period; /* cost at the period's start */
+	uint64_t windows, closed_early;
+	/* CPU time so far, in ns, added up from one reading to the next (the
+	 * runs between two readings at the per-run means of the later one),
+	 * so that the totals never go down as the means move.
+	 */
+	struct collector_cost last;
+	double enter_ns, exit_ns, lat_ns, count_ns;
+};
+
+/* Work of one run of a kind, in ns (its timed runs' mean). */
+static double per_run(const struct collector_cost *c, int k)
+{
+	return c->timed_runs[k] ?
+		       (double)c->timed_ns[k] / (double)c->timed_runs[k] :
+		       0;
+}
+
+/*
+ * The latency part's cost between two readings, in ns: the enter
+ * program's runs, and what timing adds to an exit run. The per-run figures
+ * are the cumulative means (more samples, steadier).
+ */
+static double latency_ns(const struct collector_cost *now,
+			 const struct collector_cost *then)
+{
+	double extra =
+		per_run(now, SC_COST_EXIT_TIMED) - per_run(now, SC_COST_EXIT);
+
+	if (extra < 0)
+		extra = 0;
+	return (double)(now->runs[SC_COST_ENTER] - then->runs[SC_COST_ENTER]) *
+		       per_run(now, SC_COST_ENTER) +
+	       (double)(now->runs[SC_COST_EXIT_TIMED] -
+			then->runs[SC_COST_EXIT_TIMED]) *
+		       extra;
+}
+
+static int set_window(struct duty *d, bool open, uint64_t now)
+{
+	int err;
+
+	if (open == d->open)
+		return 0;
+	err = collector__latency_window(d->col, open);
+	if (err)
+		return err;
+	d->open = open;
+	if (open) {
+		d->opened_at = now;
+		d->windows++;
+	} else {
+		d->open_ns += now - d->opened_at;
+		d->closed_ns += now - d->opened_at;
+	}
+	return 0;
+}
+
+uint64_t duty__timed_ns(const struct duty *d, uint64_t now)
+{
+	return d->closed_ns +
+	       (d->open && now > d->opened_at ? now - d->opened_at : 0);
+}
+
+/* A new period at now: plan its window from the ratio. */
+static int begin_period(struct duty *d, uint64_t now)
+{
+	int err = collector__cost(d->col, &d->at_period);
+
+	if (err)
+		return err;
+	d->period_start = now;
+	d->open_ns = 0;
+	d->window_end = now + (uint64_t)(d->ratio * (double)d->period_ns);
+	return set_window(d, d->window_end > now, now);
+}
+
+/*
+ * The period that ends now: what its window cost, and (budgeted) the
+ * ratio that keeps the next one within the budget. A window that saw no
+ * call costs nothing: the ratio may double, at most, a period.
+ */
+static int end_period(struct duty *d, uint64_t now)
+{
+	struct collector_cost c;
+	double spent, full;
+	int err;
+
+	/* The window stays open into the next period if that one wants
+	 * it from its start: no call is left untimed at the boundary.
+	 */
+	if (d->open) {
+		d->open_ns += now - d->opened_at;
+		d->closed_ns += now - d->opened_at;
+		d->opened_at = now;
+	}
+	err = collector__cost(d->col, &c);
+	if (err)
+		return err;
+	spent = latency_ns(&c, &d->at_period);
+	d->sample_ratio = (double)d->open_ns / (double)d->period_ns;
+	d->latency_share = spent / (double)d->period_ns;
+	if (!d->o.budget || d->o.ratio >= 0)
+		return 0;
+	/* CPU share the latency part would take with a window all along */
+	full = d->open_ns ? spent / (double)d->open_ns : 0;
+	if (full > 0 && d->o.budget / full < d->ratio * 2)
+		d->ratio = d->o.budget / full;
+	else
+		d->ratio *= 2;
+	d->ratio = fmin(1.0, fmax(DUTY_MIN_RATIO, d->ratio));
+	return 0;
+}
+
+/* A budgeted window closes once the period's budget is spent. */
+static int check_budget(struct duty *d, uint64_t now)
+{
+	struct collector_cost c;
+	int err;
+
+	if (d->o.ratio >= 0 || !d->open)
+		return 0;
+	err = collector__cost(d->col, &c);
+	if (err)
+		return err;
+	if (latency_ns(&c, &d->at_period) < d->o.budget * (double)d->period_ns)
+		return 0;
+	d->closed_early++;
+	d->window_end = now;
+	return set_window(d, false, now);
+}
+
+int duty__new(struct duty **out, struct collector *c,
+	      const struct duty_opts *opts, uint64_t now_ns)
+{
+	struct duty *d = calloc(1, sizeof(*d));
+	int err;
+
+	if (!d)
+		return -ENOMEM;
+	d->col = c;
+	d->o = *opts;
+	if (d->o.period_s <= 0)
+		d->o.period_s = DUTY_DEFAULT_PERIOD_S;
+	d->period_ns = (uint64_t)(d->o.period_s * 1e9);
+	/* Budgeted: start at one period in ten, then follow the cost. */
+	d->ratio = d->o.ratio >= 0 ? d->o.ratio : 0.1;
+	d->sample_ratio = d->ratio;
+	err = begin_period(d, now_ns);
+	if (err) {
+		free(d);
+		return err;
+	}
+	*out = d;
+	return 0;
+}
+
+int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
+{
+	uint64_t period_end = d->period_start + d->period_ns;
+	int err = 0;
+
+	if (now >= period_end) {
+		err = end_period(d, now);
+		if (!err)
+			err = begin_period(d, now);
+		period_end = d->period_start + d->period_ns;
+	} else if (d->open && now >= d->window_end && d->o.ratio < 1) {
+		err = set_window(d, false, now);
+	} else {
+		err = check_budget(d, now);
+	}
+	if (err)
+		return err;
+	*next = period_end;
+	if (d->open && d->o.ratio < 1 && d->window_end < *next)
+		*next = d->window_end;
+	if (d->open && d->o.ratio < 0 && now + DUTY_CHECK_NS < *next)
+		*next = now + DUTY_CHECK_NS;
+	return 0;
+}
+
+/* Runs of kind k between two readings, at the later one's mean. */
+static double spent_ns(const struct collector_cost *now,
+		       const struct collector_cost *then, int k)
+{
+	return (double)(now->runs[k] - then->runs[k]) * per_run(now, k);
+}
+
+int duty__info(struct duty *d, struct duty_info *out)
+{
+	struct collector_cost c;
+	double enter, exit, lat;
+	int err = collector__cost(d->col, &c);
+
+	if (err)
+		return err;
+	enter = spent_ns(&c, &d->last, SC_COST_ENTER);
+	exit = spent_ns(&c, &d->last, SC_COST_EXIT) +
+	       spent_ns(&c, &d->last, SC_COST_EXIT_TIMED);
+	lat = latency_ns(&c, &d->last);
+	d->enter_ns += enter;
+	d->exit_ns += exit;
+	d->lat_ns += lat;
+	d->count_ns += fmax(0, enter + exit - lat);
+	d->last = c;
+	memset(out, 0, sizeof(*out));
+	out->budgeted = d->o.ratio < 0;
+	out->ratio = d->ratio;
+	out->sample_ratio = d->sample_ratio;
+	out->budget = d->o.budget;
+	out->enter_s = d->enter_ns / 1e9;
+	out->exit_s = d->exit_ns / 1e9;
+	out->latency_s = d->lat_ns / 1e9;
+	out->count_s = d->count_ns / 1e9;
+	out->latency_share = d->latency_share;
+	out->windows = d->windows;
+	out->closed_early = d->closed_early;
+	return 0;
+}
+
+void duty__free(struct duty *d)
+{
+	free(d);
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Latency on a duty cycle (sampled mode): every call is counted, always;
+ * the enter program that times calls is attached for a window at the
+ * start of each period. With a fixed ratio the window is ratio * period;
+ * otherwise the ratio is chosen from a CPU budget and the programs' own
+ * measured cost (collector__cost), and a window that has spent the
+ * period's budget closes early.
+ */
+#ifndef SCPROF_DUTY_H
+#define SCPROF_DUTY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collect/collector.h"
+
+#define DUTY_DEFAULT_PERIOD_S 10.0
+#define DUTY_DEFAULT_BUDGET 0.01 /* 1% of one CPU */
+#define DUTY_MIN_RATIO 0.001	 /* the budget never turns timing off */
+
+struct duty_opts {
+	double ratio;	 /* fixed, in [0, 1]; negative: from the budget */
+	double budget;	 /* CPU fraction (of one CPU) for the latency part */
+	double period_s; /* 0: DUTY_DEFAULT_PERIOD_S */
+};
+
+/* The duty cycle's figures, for reports (cumulative unless said). */
+struct duty_info {
+	bool budgeted;	     /* the ratio follows the budget */
+	double ratio;	     /* planned for the current period */
+	double sample_ratio; /* share of the last whole period inside a
+			      * window (the planned ratio before one ended)
+			      */
+	double budget;
+	double enter_s;	       /* CPU seconds of the enter program */
+	double exit_s;	       /* CPU seconds of the exit program */
+	double latency_s;      /* the latency part: enter + timing at exit */
+	double count_s;	       /* the counting part (never traded away) */
+	double latency_share;  /* latency part's CPU share (of one CPU) over
+			       * the last whole period
+			       */
+	uint64_t windows;      /* windows opened */
+	uint64_t closed_early; /* windows closed when the budget was spent */
+};
+
+struct duty;
+
+/* Starts the first period (and window) at now_ns. 0 or -errno. */
+int duty__new(struct duty **out, struct collector *c,
+	      const struct duty_opts *opts, uint64_t now_ns);
+/*
+ * Open or close the window as due at now_ns; *next_ns is when to call
+ * again at the latest. 0 or -errno (reported).
+ */
+int duty__tick(struct duty *d, uint64_t now_ns, uint64_t *next_ns);
+int duty__info(struct duty *d, struct duty_info *out);
+/* Time spent inside windows since the start, up to now_ns. */
+uint64_t duty__timed_ns(const struct duty *d, uint64_t now_ns);
+void duty__free(struct duty *d);
+
+#endif
