@@ -25,6 +25,25 @@
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
 
+/*
+ * A process's own cell is written only from its threads. When it has one
+ * thread, nothing else can write it meanwhile (a second thread is made by
+ * this one, and a thread that exits has run its programs before it leaves
+ * the count), so plain adds are exact and spare the locked ones.
+ */
+static __always_inline bool single_threaded(struct task_struct *task)
+{
+	return task->signal->nr_threads == 1;
+}
+
+static __always_inline void cell_add(__u64 *p, __u64 v, bool own)
+{
+	if (own)
+		*p += v;
+	else
+		__sync_fetch_and_add(p, v);
+}
+
 static __always_inline void count_errno(__u32 nr, __u32 abi, long ret,
 					__u32 fd_type)
 {
@@ -68,7 +87,8 @@ static __always_inline struct sc_stats *merged_cell(__u32 nr, __u32 abi,
  * stay exact.
  */
 static __always_inline struct sc_stats *
-stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
+stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type,
+	   bool *own)
 {
 	struct sc_stats_key key = {
 		.nr = nr,
@@ -80,8 +100,10 @@ stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
 
 	proc_key_of(task, &key.proc);
 	st = bpf_map_lookup_elem(&stats, &key);
-	if (st)
+	if (st) {
+		*own = single_threaded(task);
 		return st;
+	}
 	/* A new cell: the first call of this syscall by this process. */
 	proc_init(task, &key.proc);
 	err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
@@ -96,18 +118,23 @@ stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type)
 	return bpf_map_lookup_elem(&stats, &key);
 }
 
-/* The cell of a call that the solo arrays do not take. */
+/* The cell of a call that the solo arrays do not take; *own: written by
+ * this thread alone (plain adds).
+ */
 static __always_inline struct sc_stats *cell_of(struct task_struct *task,
 						enum want w, __u32 nr,
-						__u32 abi, __u32 fd_type)
+						__u32 abi, __u32 fd_type,
+						bool *own)
 {
+	*own = false;
 	if (agg_all && w != WANT_SOLO)
 		return merged_cell(nr, abi, fd_type);
-	return stats_cell(task, nr, abi, fd_type);
+	return stats_cell(task, nr, abi, fd_type, own);
 }
 
 /* The latency part of a cell: min, max and histogram. */
-static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns)
+static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns,
+					bool own)
 {
 	__u32 idx;
 
@@ -122,7 +149,7 @@ static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns)
 	barrier_var(idx);
 	if (idx >= SC_HIST_BUCKETS)
 		idx = SC_HIST_BUCKETS - 1;
-	__sync_fetch_and_add(&st->hist[idx], 1);
+	cell_add(&st->hist[idx], 1, own);
 }
 
 /* What a call's return value says, into per-CPU counters (plain adds). */
@@ -139,17 +166,17 @@ static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
 	}
 }
 
-/* The same into a shared cell (atomic adds). */
+/* The same into a cell (atomic adds unless own). */
 static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
-				      long ret, __u32 fd_type)
+				      long ret, __u32 fd_type, bool own)
 {
 	if (is_error(ret)) {
-		__sync_fetch_and_add(&st->errors, 1);
+		cell_add(&st->errors, 1, own);
 		if (is_interrupted(ret))
-			__sync_fetch_and_add(&st->interrupted, 1);
+			cell_add(&st->interrupted, 1, own);
 		count_errno(nr, abi, ret, fd_type);
 	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
-		__sync_fetch_and_add(&st->bytes, ret);
+		cell_add(&st->bytes, ret, own);
 	}
 }
 
@@ -164,7 +191,7 @@ static __always_inline void record_solo(struct sc_counts *c,
 	if (!timed)
 		return;
 	c->total_ns += delta_ns;
-	add_latency(st, delta_ns);
+	add_latency(st, delta_ns, false);
 }
 
 /* Full mode: the one cell update of a call. timed: delta_ns is valid
@@ -180,6 +207,7 @@ static __always_inline void record(struct task_struct *task, enum want w,
 {
 	struct sc_counts *c = NULL;
 	struct sc_stats *st = NULL;
+	bool own = false;
 
 	/* task may be NULL: fetched only when needed (a helper call). */
 	if ((w == WANT_SOLO || agg_all) && abi == SC_ABI_NATIVE &&
@@ -200,16 +228,16 @@ static __always_inline void record(struct task_struct *task, enum want w,
 	if (!st) {
 		if (!task)
 			task = bpf_get_current_task_btf();
-		st = cell_of(task, w, nr, abi, fd_type);
+		st = cell_of(task, w, nr, abi, fd_type, &own);
 		if (!st)
 			return;
 	}
-	__sync_fetch_and_add(&st->calls, 1);
-	stats_ret(st, nr, abi, ret, fd_type);
+	cell_add(&st->calls, 1, own);
+	stats_ret(st, nr, abi, ret, fd_type, own);
 	if (!timed)
 		return;
-	__sync_fetch_and_add(&st->total_ns, delta_ns);
-	add_latency(st, delta_ns);
+	cell_add(&st->total_ns, delta_ns, own);
+	add_latency(st, delta_ns, own);
 }
 
 /* Count-only mode: calls, errors, bytes of one returned (or exiting) call. */
@@ -217,6 +245,7 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 				       __u32 nr, __u32 abi, long ret)
 {
 	struct sc_stats *st;
+	bool own;
 
 	if ((w == WANT_SOLO || agg_all) && abi < SC_ABI_COUNT &&
 	    nr < SC_NR_MAX) {
@@ -233,11 +262,11 @@ static __always_inline void count_call(struct task_struct *task, enum want w,
 		counts_ret(c, nr, abi, ret);
 		return;
 	}
-	st = cell_of(task, w, nr, abi, SC_FD_NONE);
+	st = cell_of(task, w, nr, abi, SC_FD_NONE, &own);
 	if (!st)
 		return;
-	__sync_fetch_and_add(&st->calls, 1);
-	stats_ret(st, nr, abi, ret, SC_FD_NONE);
+	cell_add(&st->calls, 1, own);
+	stats_ret(st, nr, abi, ret, SC_FD_NONE, own);
 }
 
 #endif /* SCPROF_RECORD_BPF_H */
