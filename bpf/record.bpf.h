@@ -86,9 +86,9 @@ static __always_inline struct sc_stats *merged_cell(__u32 nr, __u32 abi,
  * when stats is full, the merged cell of (abi, nr, fd_type), so the totals
  * stay exact.
  */
-static __always_inline struct sc_stats *
-stats_cell(struct task_struct *task, __u32 nr, __u32 abi, __u32 fd_type,
-	   bool *own)
+static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
+						   __u32 nr, __u32 abi,
+						   __u32 fd_type, bool *own)
 {
 	struct sc_stats_key key = {
 		.nr = nr,
