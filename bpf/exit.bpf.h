@@ -18,6 +18,7 @@
 #include "record.bpf.h"
 #include "stamp.bpf.h"
 #include "syscall.bpf.h"
+#include "tslots.bpf.h"
 
 /* A task exits: its stack may go to a target next. Forget it in the
  * non-target cache, and free a flight slot it left taken (a call that
@@ -27,11 +28,12 @@ static __always_inline void stack_forget(struct task_struct *p)
 {
 	struct pt_regs *regs;
 
-	if (!nt_cache_on && !flight_on)
+	if (!nt_cache_on && !flight_on && !thread_totals)
 		return;
 	regs = (struct pt_regs *)bpf_task_pt_regs(p);
 	nt_forget(regs);
 	flight_forget(regs);
+	tslot_forget(regs);
 }
 
 /*
@@ -55,9 +57,11 @@ static __always_inline void count_noreturn(struct task_struct *p)
 		return;
 	if (!(flags_of(nr, abi) & SC_NR_NORETURN))
 		return;
-	if (sampled)
+	if (sampled) {
 		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
-	else
+		thread_count(task, (struct pt_regs *)bpf_task_pt_regs(p),
+			     SCR_TASK_EXIT, nr, abi, 0, 0, false);
+	} else
 		count_call(task, w, nr, abi, 0);
 }
 

@@ -71,6 +71,8 @@ const volatile __u64 target_cgid = 0;
  * enter and its exit fall in one slice (same window_gen).
  */
 const volatile bool sampled = false;
+/* Per-thread totals beside the per-syscall cells (tslots.bpf.h). */
+const volatile bool thread_totals = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -117,6 +119,12 @@ struct sc_nt_slot nt_cache[SC_NT_SLOTS] = {};
 
 /* Full mode's calls in flight, by the caller's stack (see stamp.bpf.h). */
 struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
+
+/* Per-thread totals, by the thread's stack (tslots.bpf.h), and how many
+ * slots are dead (their thread exited) until userspace frees them.
+ */
+struct sc_tslot tslots[SC_TSLOTS] = {};
+__s64 tslots_dead = 0;
 
 /*
  * Scratch words that turn a pointer into a number (see addr_of() in
@@ -260,6 +268,15 @@ struct {
 	__type(value, __u64);
 } errnos SEC(".maps");
 
+/* Per-process totals of threads whose tslots slot was taken. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct sc_proc_key);
+	__type(value, struct sc_counts);
+} ptotals SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
@@ -278,6 +295,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "stamp.bpf.h"
 #include "fdkind.bpf.h"
 #include "record.bpf.h"
+#include "tslots.bpf.h"
 #include "exit.bpf.h"
 #include "inflight.bpf.h"
 #include "exec.bpf.h"
@@ -428,6 +446,7 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &nr, &abi);
 	record(task, w, nr, abi, ret, c.delta_ns, timed, SC_FD_NONE);
+	thread_count(task, regs, SCR_EXIT, nr, abi, ret, c.delta_ns, timed);
 out:
 	cost_end(&cp);
 	return 0;
@@ -468,9 +487,10 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 {
 	struct sc_proc_info *info;
 
-	stack_forget(p);
+	/* Count first: the thread's slots are forgotten after. */
 	if (count_only || sampled)
 		count_noreturn(p);
+	stack_forget(p);
 
 	/* Only the last thread of the group closes the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)

@@ -196,6 +196,23 @@ struct sc_counts {
 	__u64 total_ns; /* full mode only */
 };
 
+/*
+ * Per-thread totals (the daemon's per-name series without per-process
+ * cells): a thread's calls, errors, bytes and timed time, in a slot of
+ * tslots found from its kernel stack address as flights[] are, written by
+ * that thread alone (plain adds). When the thread exits, its slot is
+ * marked dead (owner | 1) and keeps its counts until userspace has read
+ * them and freed it; a thread whose slot is taken counts in ptotals, a
+ * hash by process.
+ */
+#define SC_TSLOTS 4096
+
+struct sc_tslot {
+	__u64 owner; /* saved-registers address; 0 free; | 1: thread exited */
+	struct sc_proc_key proc;
+	struct sc_counts c;
+};
+
 /* Error breakdown, aggregated over all processes. */
 struct sc_errno_key {
 	__u32 nr;

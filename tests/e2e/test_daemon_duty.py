@@ -9,6 +9,8 @@ machine do not matter; counts are compared with what the workload made.
 """
 import time
 
+import pytest
+
 from conftest import TIMEOUT, workload
 from test_daemon import (check_histograms, daemons, gates,  # noqa: F401
                          parse, quiesce, value)
@@ -133,3 +135,32 @@ def test_budget_shrinks_the_windows_under_load(daemons, gates):
     timed, counted = timed_and_counted(s)
     assert counted == 10000000, "a call was lost"
     assert timed < counted / 10
+
+
+def test_per_name_series_from_threads_are_exact(daemons, gates):
+    # Per-name series come from per-thread totals (a slot per thread,
+    # freed after it exits, a hash by process when a slot is taken): 800
+    # short-lived threads in turn, 8 at a time, each making 1000 getppid
+    # calls, then a process exit. Every call is in the name's series, and
+    # the series sum to the per-syscall totals.
+    g = gates(["python3", "-c",
+               "import os, threading\n"
+               "def work():\n"
+               "    for _ in range(1000): os.getppid()\n"
+               "for _ in range(100):\n"
+               "    ts = [threading.Thread(target=work) for _ in range(8)]\n"
+               "    [t.start() for t in ts]\n"
+               "    [t.join() for t in ts]\n"])
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                 "--latency-duty", "1"])
+    g.release()
+    assert g.wait() == 0
+    s = quiesce(d, folded(1), "python folded")
+    total = sum(v for n, l, v in s if n == "scprof_syscalls_total")
+    getppid = value(s, "scprof_syscalls_total", **GETPPID)
+    assert getppid >= 800000
+    assert value(s, "scprof_comm_syscalls_total", comm="python3") == total
+    timed = sum(v for n, l, v in s
+                if n == "scprof_syscall_duration_seconds_sum")
+    assert value(s, "scprof_comm_syscall_seconds_total",
+                 comm="python3") == pytest.approx(timed, rel=1e-6)

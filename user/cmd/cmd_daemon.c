@@ -449,11 +449,12 @@ static int daemon_parse(void *ctx, int argc, char **argv, int *verbosity)
 /* Attach, then keep only the capabilities reading the maps needs. */
 static int attach(struct daemon *d)
 {
-	/* Without per-name series no process needs cells of its own: every
-	 * call is summed per syscall in the kernel, whatever the churn.
+	/* Calls are summed per syscall in the kernel, and per process for
+	 * the per-name series (per thread, no per-process cells).
 	 */
 	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
-					.aggregate = !d->comms,
+					.aggregate = true,
+					.thread_totals = d->comms != NULL,
 					.latency_sampled = true };
 	struct duty_opts dopts = {
 		.ratio = d->o->latency_duty,

@@ -25,8 +25,14 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 	int err;
 
 	err = collector__snapshot(d->col, m);
-	if (!err && d->comms)
-		err = comm_series__update(d->comms, *m, t0);
+	if (!err && d->comms) {
+		struct sc_model *totals = NULL;
+
+		err = collector__proc_totals(d->col, &totals);
+		if (!err)
+			err = comm_series__update(d->comms, totals, t0);
+		model_free(totals);
+	}
 	if (!err)
 		err = collector__info(d->col, &info);
 	if (err)

@@ -78,7 +78,8 @@ static int collector_new(struct collector **out,
 	c->opts = *opts;
 	c->cgroup_fd = -1;
 	c->folded = model_new();
-	if (!c->folded)
+	c->tdone = model_new();
+	if (!c->folded || !c->tdone)
 		return -ENOMEM;
 	if (opts->mode == SC_FILTER_CGROUP) {
 		c->cgroup_fd = open_cgroup(opts->cgroup_path);
@@ -100,6 +101,7 @@ static int configure(struct collector *c)
 	skel->rodata->fd_types = opts->fd_types && !opts->count_only &&
 				 !opts->latency_sampled;
 	skel->rodata->agg_all = opts->aggregate;
+	skel->rodata->thread_totals = opts->thread_totals;
 	if (c->cgroup_fd >= 0) {
 		struct stat st;
 
@@ -118,6 +120,12 @@ static int configure(struct collector *c)
 		bpf_map__set_max_entries(skel->maps.solo_stats, 1);
 	if (!collector_uses_arrays(opts))
 		bpf_map__set_max_entries(skel->maps.solo_counts, 1);
+	if (!opts->thread_totals)
+		bpf_map__set_max_entries(skel->maps.ptotals, 1);
+	else
+		bpf_map__set_max_entries(skel->maps.ptotals,
+					 opts->max_procs ? opts->max_procs :
+							   DEFAULT_MAX_PROCS);
 	return collector_choose_progs(skel, opts);
 }
 
@@ -383,5 +391,6 @@ void collector__destroy(struct collector *c)
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);
 	model_free(c->folded);
+	model_free(c->tdone);
 	free(c);
 }

@@ -45,6 +45,10 @@ struct collector_opts {
 			      * calls are summed per syscall in the kernel
 			      * (in pid 0), so process churn fills no map
 			      */
+	bool thread_totals;   /* with aggregate: also each process's totals
+			       * over its syscalls, kept per thread
+			       * (collector__proc_totals)
+			       */
 	bool latency_sampled; /* full mode's latency on a duty cycle: every
 			       * call counted, only those made inside a
 			       * window (collector__latency_window) timed
@@ -111,6 +115,11 @@ int collector__snapshot(struct collector *c, struct sc_model **out);
  */
 int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 			   struct sc_model **out);
+/* opts.thread_totals: each process's totals so far (one row: the sum
+ * over its syscalls), its name and state as known; exited processes are
+ * in it until they are folded. Caller frees. 0 or -errno.
+ */
+int collector__proc_totals(struct collector *c, struct sc_model **out);
 /* Fill in the collector's own figures (walks map keys, not values). */
 int collector__info(struct collector *c, struct collector_info *out);
 /*

@@ -53,6 +53,10 @@ struct collector {
 	size_t npre;
 	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
 	struct sc_model *pre_gone;
+	/* opts.thread_totals: what dead threads left, by process, until
+	 * their process exits (one row each, see tslots.c).
+	 */
+	struct sc_model *tdone;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */
@@ -89,6 +93,16 @@ void collector_proc_set_info(struct sc_proc *p,
 bool collector_solo_key(const struct collector *c, struct sc_proc_key *k);
 /* Add the solo target's cells to p (its process in some model). */
 int collector_solo_add(struct collector *c, struct sc_proc *p);
+
+/* tslots.c */
+
+/* Take the counts of dead threads' slots into c->tdone, free the slots. */
+int collector_tslots_reap(struct collector *c);
+/* Processes that exited (exited): their final totals into the matching
+ * processes of out (when not NULL), and out of the maps and c->tdone.
+ */
+int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
+			  struct sc_model *out);
 
 /* inflight.c */
 

@@ -84,7 +84,8 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	has_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
 					      BPF_FUNC_task_pt_regs, NULL) == 1;
 	fast = has_pt_regs && !fast_paths_off();
-	if ((o->count_only || o->latency_sampled) && !has_pt_regs) {
+	if ((o->count_only || o->latency_sampled || o->thread_totals) &&
+	    !has_pt_regs) {
 		pr_err("%s needs a kernel with bpf_task_pt_regs "
 		       "(Linux 5.15 or later)",
 		       o->count_only ? "--count-only" : "--latency-duty");

@@ -191,6 +191,11 @@ bool collector__harvest_due(const struct collector *c)
 	int64_t cells = __atomic_load_n(&bss->stats_used, __ATOMIC_RELAXED);
 	int64_t procs = __atomic_load_n(&bss->procs_used, __ATOMIC_RELAXED);
 
+	/* Dead threads' slots block their stack addresses until freed. */
+	if (c->opts.thread_totals &&
+	    __atomic_load_n(&bss->tslots_dead, __ATOMIC_RELAXED) * 4 >=
+		    SC_TSLOTS)
+		return true;
 	/* Only exited processes can be folded: none, nothing to gain. */
 	if (__atomic_load_n(&bss->procs_exited, __ATOMIC_RELAXED) <= 0)
 		return false;
@@ -220,6 +225,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 		err = collector_map_walk(stats_fd, sizeof(struct sc_stats_key),
 					 sizeof(struct sc_stats), fold_stats,
 					 &h);
+	if (!err)
+		err = collector_tslots_fold(c, h.exited, exited);
 	if (!err)
 		forget_exited(&h, procs_fd, stats_fd);
 	free(h.dead);

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Per-thread totals (thread_totals: the daemon's per-name series): each
+ * call also adds to its thread's slot in tslots, found from the thread's
+ * kernel stack address as flights[] are, with plain adds (the thread is
+ * the slot's only writer). That replaces a hash lookup per call by an
+ * array index. A thread whose slot another one holds (or one that is dead
+ * and not yet freed by userspace) counts in ptotals, by process, with
+ * atomic adds. See struct sc_tslot.
+ *
+ * Uses the settings, globals and maps scprof.bpf.c defines before it
+ * includes this file: thread_totals, tslots, tslots_dead, ptotals,
+ * unattributed, and addr_of() with its scratch words.
+ */
+#ifndef SCPROF_TSLOTS_BPF_H
+#define SCPROF_TSLOTS_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "maps.bpf.h"
+#include "proc.bpf.h"
+#include "stamp.bpf.h"
+#include "syscall.bpf.h"
+
+static const struct sc_counts zero_counts = {};
+
+static __always_inline struct sc_tslot *tslot_of(__u64 addr)
+{
+	return &tslots[(addr >> SC_FLIGHT_SHIFT) & (SC_TSLOTS - 1)];
+}
+
+/* Take a free slot for the current thread (its counts are zero). */
+static __always_inline bool tslot_claim(struct sc_tslot *ts, __u64 addr,
+					struct task_struct *task)
+{
+	if (ts->owner || __sync_val_compare_and_swap(&ts->owner, 0, addr))
+		return false;
+	proc_key_of(task, &ts->proc);
+	proc_init(task, &ts->proc);
+	return true;
+}
+
+static __always_inline void counts_of_call(struct sc_counts *c, __u32 nr,
+					   __u32 abi, long ret, __u64 delta_ns,
+					   bool timed)
+{
+	c->calls++;
+	if (is_error(ret)) {
+		c->errors++;
+		if (is_interrupted(ret))
+			c->interrupted++;
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		c->bytes += ret;
+	}
+	if (timed)
+		c->total_ns += delta_ns;
+}
+
+/* A thread without a slot: its process's entry in ptotals. */
+static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
+					 __u32 abi, long ret, __u64 delta_ns,
+					 bool timed)
+{
+	struct sc_proc_key key;
+	struct sc_counts *c;
+
+	proc_key_of(task, &key);
+	c = lookup_or_init(&ptotals, &key, &zero_counts);
+	if (!c) {
+		__sync_fetch_and_add(&unattributed, 1);
+		return;
+	}
+	proc_init(task, &key);
+	__sync_fetch_and_add(&c->calls, 1);
+	if (is_error(ret)) {
+		__sync_fetch_and_add(&c->errors, 1);
+		if (is_interrupted(ret))
+			__sync_fetch_and_add(&c->interrupted, 1);
+	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+		__sync_fetch_and_add(&c->bytes, ret);
+	}
+	if (timed)
+		__sync_fetch_and_add(&c->total_ns, delta_ns);
+}
+
+/* A call of the current thread (regs: its saved registers; scr: the
+ * scratch word of the calling program kind).
+ */
+static __always_inline void thread_count(struct task_struct *task,
+					 const struct pt_regs *regs, int scr,
+					 __u32 nr, __u32 abi, long ret,
+					 __u64 delta_ns, bool timed)
+{
+	struct sc_tslot *ts;
+	__u64 addr;
+
+	if (!thread_totals)
+		return;
+	addr = addr_of(regs, scr);
+	ts = tslot_of(addr);
+	if (addr && (ts->owner == addr || tslot_claim(ts, addr, task)))
+		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
+	else
+		ptotal_count(task, nr, abi, ret, delta_ns, timed);
+}
+
+/* A thread exits (regs: its stack): its slot, if it has one, is dead
+ * until userspace has taken its counts.
+ */
+static __always_inline void tslot_forget(const struct pt_regs *regs)
+{
+	struct sc_tslot *ts;
+	__u64 addr;
+
+	if (!thread_totals)
+		return;
+	addr = addr_of(regs, SCR_TASK_EXIT);
+	ts = tslot_of(addr);
+	if (addr && ts->owner == addr) {
+		ts->owner = addr | 1;
+		__sync_fetch_and_add(&tslots_dead, 1);
+	}
+}
+
+#endif /* SCPROF_TSLOTS_BPF_H */
