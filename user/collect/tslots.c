@@ -171,8 +171,8 @@ int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 	}
 	for (size_t i = 0; !err && out && i < p.out->nprocs; i++) {
 		const struct sc_proc *src = &p.out->procs[i];
-		struct sc_proc *dst = model_find_proc(out, src->pid,
-						      src->start_ns);
+		struct sc_proc *dst =
+			model_find_proc(out, src->pid, src->start_ns);
 
 		if (dst)
 			err = model_proc_merge(dst, src);
