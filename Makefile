@@ -38,8 +38,10 @@ LAYERS := cmd analyze collect render model util
 USER_SRCS := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
 GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 	$(OUTPUT)/user/model/errno_names.c
+# strace's syscall classes, for -e trace=%CLASS (user/model/trace_set.c).
+GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
-	$(GEN_NAMES:.c=.o)
+	$(GEN_NAMES:.c=.o) $(GEN_CLASSES:.c=.o)
 # Everything but main: what the unit tests link against.
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
@@ -64,6 +66,10 @@ $(OUTPUT)/scprof.skel.h: $(OUTPUT)/scprof.bpf.o
 $(GEN_NAMES): $(OUTPUT)/user/model/%_names.c: user/model/gen_names.sh | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
+
+$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPUT)/user/model
+	$(call msg,GEN,$@)
+	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
 
 # The skeleton is generated before any userspace object is compiled.
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(addprefix $(OUTPUT)/user/,$(LAYERS))

@@ -53,7 +53,8 @@ static __always_inline void count_noreturn(struct task_struct *p)
 		return;
 	if (!task_syscall(task, &nr, &abi))
 		return;
-	if (flags_of(nr, abi) & SC_NR_NORETURN)
+	if ((flags_of(nr, abi) & SC_NR_NORETURN) && trace_ok(nr, abi) &&
+	    status_ok(0))
 		count_call(task, w, nr, abi, 0);
 }
 

@@ -169,6 +169,8 @@ static __always_inline int inflight_one(struct seq_file *seq,
 	if (!inflight_stamp(task, regs, &rec) &&
 	    !(unstamped_ok && inflight_unstamped(task, regs, &rec)))
 		return 0;
+	if (!trace_ok(rec.nr, rec.abi))
+		return 0;
 	rec.pid = task->tgid;
 	rec.tid = task->pid;
 	rec.proc_start_ns = task->group_leader->start_boottime;

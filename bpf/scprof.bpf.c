@@ -65,6 +65,15 @@ const volatile bool agg_all = false;
  * the in-flight iterator, which cannot use the current-task cgroup test.
  */
 const volatile __u64 target_cgid = 0;
+/* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
+ * entry and (a superset) at exit; trace_beyond: numbers past SC_NR_MAX.
+ * -z/-Z: status_filter (enum sc_status_filter).
+ */
+const volatile bool trace_on = false;
+const volatile bool trace_beyond = false;
+const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+const volatile __u32 status_filter = SC_STATUS_ALL;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -254,6 +263,7 @@ static __always_inline void count_drop(enum sc_drop why)
 
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
+#include "trace_filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
 #include "fdkind.bpf.h"
@@ -269,6 +279,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	__u32 nr, abi, slot = 0, fd_type = SC_FD_NONE;
 	enum want w;
 
+	if (!trace_enter_ok(id))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -282,7 +294,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	nr_abi_of(task, id, &nr, &abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. */
-		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
+		if (status_ok(0))
+			record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
 		return 0;
 	}
 	if (fd_types && (flags_of(nr, abi) & SC_NR_FD))
@@ -300,11 +313,14 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	__u32 slot = 0;
 
+	if (!trace_exit_ok(regs))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	if (flight_on && flight_exit(regs, &c)) {
-		record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
-		       c.fd_type);
+		if (status_ok(ret))
+			record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
+			       c.fd_type);
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
@@ -318,7 +334,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 	}
-	if (task_exit(task, &c))
+	if (task_exit(task, &c) && status_ok(ret))
 		record(task, c.w, c.nr, c.abi, ret, c.delta_ns, true,
 		       c.fd_type);
 	return 0;
@@ -333,6 +349,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	long id;
 	__u8 fl;
 
+	if (!trace_exit_ok(regs))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -353,7 +371,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &nr, &abi);
-	count_call(task, w, nr, abi, ret);
+	if (trace_ok(nr, abi) && status_ok(ret))
+		count_call(task, w, nr, abi, ret);
 	return 0;
 }
 

@@ -17,6 +17,16 @@
 /* Highest syscall number (exclusive) with a per-number flag entry. */
 #define SC_NR_MAX 1024
 
+/* Words of a syscall bitmap (-e trace=SET) for one ABI. */
+#define SC_TRACE_WORDS (SC_NR_MAX / 32)
+
+/* -z / -Z: which calls are counted by their return value. */
+enum sc_status_filter {
+	SC_STATUS_ALL = 0,
+	SC_STATUS_SUCCESS, /* -z: calls that did not fail */
+	SC_STATUS_FAILED,  /* -Z: calls that returned an error */
+};
+
 /* Largest pid the target bitmap can hold: the kernel's PID_MAX_LIMIT. */
 #define SC_PID_LIMIT (1U << 22)
 #define SC_TARGET_WORDS (SC_PID_LIMIT / 32)

@@ -375,6 +375,8 @@ static int attach(struct run *r)
 	copts.fd_types = o->report.fd_types;
 	copts.max_exited = o->max_exited;
 	copts.in_flight = true;
+	copts.trace = o->trace.on ? &o->trace : NULL;
+	copts.status = o->status;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */

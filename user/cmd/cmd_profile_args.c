@@ -61,6 +61,20 @@ static void usage_collect(FILE *f)
 	      "                        anonymous inodes) or bad (not an open fd). Rows\n"
 	      "                        read `read (socket)`; JSON adds fd_type, CSV an\n"
 	      "                        fd_type column. Not with --count-only\n"
+	      "\n"
+	      "Filters (strace's):\n"
+	      "  -e, --trace SET       -e [trace=]SET: count only the calls in SET, comma-\n"
+	      "                        separated names, numbers, classes (%file %desc\n"
+	      "                        %network %process %signal %ipc %memory %creds %clock\n"
+	      "                        %stat %lstat %fstat %statfs %fstatfs %%stat %%statfs\n"
+	      "                        %pure) and /REGEX (extended, on names); ?NAME: no\n"
+	      "                        error if nothing matches; NAME@64, @32, @x32: that\n"
+	      "                        ABI only; a leading ! negates the set; all, none.\n"
+	      "                        Tested in the kernel first: a call left out costs\n"
+	      "                        next to nothing. The last -e wins\n"
+	      "  -z                    count only calls that succeeded (-e status=successful)\n"
+	      "  -Z                    count only calls that failed (-e status=failed);\n"
+	      "                        exit and exit_group count as successful\n"
 	      "\n",
 	      f);
 }
@@ -154,6 +168,7 @@ static const struct option long_opts[] = {
 	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
 	{ "fd-types", no_argument, NULL, OPT_FD_TYPES },
+	{ "trace", required_argument, NULL, 'e' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -167,7 +182,7 @@ static const struct cli_cmd profile_cmd = {
 	/* '+': stop at the first non-option, the command to run; ':':
 	 * report a missing value as ':'.
 	 */
-	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
+	.short_opts = "+:p:afd:i:o:S:U:PHCcwe:zZvqhV",
 	.long_opts = long_opts,
 	.option = profile_option,
 	.takes_command = true,
@@ -221,6 +236,37 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 	return 0;
 }
 
+/* -e [trace=]SET, or -e status=successful|failed (strace's -z, -Z). */
+static int trace_option(struct profile_opts *o, const char *arg)
+{
+	const struct cli_cmd *cmd = &profile_cmd;
+	const char *eq = strchr(arg, '=');
+	char err[256];
+
+	if (eq && (!strncmp(arg, "trace=", 6) || !strncmp(arg, "t=", 2))) {
+		arg = eq + 1;
+	} else if (eq && (!strncmp(arg, "status=", 7))) {
+		if (!strcmp(eq + 1, "successful"))
+			o->status = SC_STATUS_SUCCESS;
+		else if (!strcmp(eq + 1, "failed"))
+			o->status = SC_STATUS_FAILED;
+		else
+			return cli_error(cmd,
+					 "invalid -e status '%s': scprof takes "
+					 "successful or failed",
+					 eq + 1);
+		return 0;
+	} else if (eq) {
+		return cli_error(cmd,
+				 "invalid -e '%.*s': scprof takes trace=SET "
+				 "and status=successful|failed",
+				 (int)(eq - arg), arg);
+	}
+	if (trace_set_parse(&o->trace, arg, err, sizeof(err)))
+		return cli_error(cmd, "invalid -e trace: %s", err);
+	return 0;
+}
+
 static int profile_option(void *ctx, int c, const char *arg)
 {
 	const struct cli_cmd *cmd = &profile_cmd;
@@ -267,6 +313,14 @@ static int profile_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_FD_TYPES:
 		o->report.fd_types = true;
+		return 0;
+	case 'e':
+		return trace_option(o, arg);
+	case 'z':
+		o->status = SC_STATUS_SUCCESS;
+		return 0;
+	case 'Z':
+		o->status = SC_STATUS_FAILED;
 		return 0;
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))

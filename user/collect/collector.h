@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "model/model.h"
+#include "model/trace_set.h"
 
 /* What happens to the figures of a process once it has exited. */
 enum collector_fold {
@@ -45,6 +46,8 @@ struct collector_opts {
 			      * calls are summed per syscall in the kernel
 			      * (in pid 0), so process churn fills no map
 			      */
+	const struct trace_set *trace; /* -e trace=SET; NULL: every call */
+	enum sc_status_filter status;  /* -z / -Z */
 };
 
 /* The collector's own state, for self-monitoring. */
