@@ -46,7 +46,7 @@ static __always_inline void count_noreturn(struct task_struct *p)
 	enum want w;
 	__u32 nr, abi;
 
-	if (task != p || (p->exit_code & 0x7f))
+	if (task != p || (p->exit_code & 0x7f) || !thread_ok())
 		return;
 	w = wanted(task);
 	if (w == WANT_NO)

@@ -74,6 +74,13 @@ const volatile bool trace_beyond = false;
 const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
 const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
 const volatile __u32 status_filter = SC_STATUS_ALL;
+/* --by (proc.bpf.h, group.bpf.h): what a process key stands for (enum
+ * sc_key_kind), and whether a process's cgroup id is read at its first
+ * call. -p TID of a thread: only_tid, that thread's calls only.
+ */
+const volatile __u32 key_kind = SC_KEY_PROCESS;
+const volatile bool read_cgid = false;
+const volatile __u32 only_tid = 0;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -271,6 +278,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "exit.bpf.h"
 #include "inflight.bpf.h"
 #include "exec.bpf.h"
+#include "group.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -406,6 +414,16 @@ int BPF_PROG(sc_exec_call, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/* --by tid: a thread's new name (prctl PR_SET_NAME, or a write to
+ * /proc/.../comm), for its entry. See group.bpf.h.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(sc_thread_rename, struct task_struct *task, const char *comm)
+{
+	thread_renamed(task, comm);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sc_exit, struct task_struct *p)
 {
@@ -417,7 +435,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 
 	/* Only the last thread of the group closes the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
-		return 0;
+		return thread_exited(p);
 
 	if (filter_mode == SC_FILTER_TGID) {
 		clear_target(p->tgid);

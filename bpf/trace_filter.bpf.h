@@ -6,8 +6,11 @@
  * status filter is one comparison before a call is recorded. Without -e,
  * -z or -Z the settings are false and every test folds to nothing.
  *
+ * -p TID of a thread (only_tid) is tested with them: one thread's calls.
+ *
  * Uses the settings scprof.bpf.c defines before it includes this file:
- * trace_on, trace_beyond, trace_bits, trace_exit_bits, status_filter.
+ * trace_on, trace_beyond, trace_bits, trace_exit_bits, status_filter,
+ * only_tid.
  */
 #ifndef SCPROF_TRACE_FILTER_BPF_H
 #define SCPROF_TRACE_FILTER_BPF_H
@@ -54,10 +57,16 @@ static __always_inline bool trace_wanted(long id, bool at_exit)
 	return trace_bit(at_exit, nr, abi);
 }
 
-/* sys_enter: the call is in the set. */
+/* -p TID of a thread: is the current task that thread? */
+static __always_inline bool thread_ok(void)
+{
+	return !only_tid || (__u32)bpf_get_current_pid_tgid() == only_tid;
+}
+
+/* sys_enter: the call is in the set (and made by the thread of -p TID). */
 static __always_inline bool trace_enter_ok(long id)
 {
-	return trace_wanted(id, false);
+	return thread_ok() && trace_wanted(id, false);
 }
 
 /* sys_exit: the call may be in the set. A superset (an exec can return
@@ -66,7 +75,7 @@ static __always_inline bool trace_enter_ok(long id)
  */
 static __always_inline bool trace_exit_ok(struct pt_regs *regs)
 {
-	return trace_wanted(syscall_nr(regs), true);
+	return thread_ok() && trace_wanted(syscall_nr(regs), true);
 }
 
 /* A call known by number and ABI is in the set. */

@@ -16,7 +16,9 @@ static void usage_collect(FILE *f)
 	      "  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
 	      "                        scprof exits with its exit status (128+N if killed\n"
 	      "                        by signal N)\n"
-	      "  -p, --pid PID[,PID]   profile running processes, all their threads\n"
+	      "  -p, --pid PID[,PID]   profile running processes, all their threads; a\n"
+	      "                        single thread id (not a process's) profiles that\n"
+	      "                        thread only, as strace -p does\n"
 	      "      --cgroup PATH     profile every task under a cgroup v2 directory\n"
 	      "  -a, --all             profile the whole system (except scprof itself)\n"
 	      "\n"
@@ -93,6 +95,14 @@ static void usage_report(FILE *f)
 	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
 	      "                        bytes, rate (calls/s)\n"
 	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "      --by KEY[,KEY]    add one table per group, largest first, of the\n"
+	      "                        calls grouped by pid, tid (each thread, named),\n"
+	      "                        comm, cgroup (its cgroup v2 path), unit (the\n"
+	      "                        systemd unit: innermost .service or .scope, else\n"
+	      "                        .slice) or container (docker, containerd, CRI-O,\n"
+	      "                        podman id; a kubepods pod uid). JSON: groups\n"
+	      "                        instead of processes; CSV: key columns\n"
+	      "  -T, --threads         --by tid: a table per thread, with its name\n"
 	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
 	      "  -c, -w                accepted for strace habits; they change nothing:\n"
 	      "                        scprof always summarises, and always measures wall\n"
@@ -153,6 +163,7 @@ void cli_usage_profile(FILE *f)
 enum {
 	OPT_MAX_EXITED = CLI_OPT_OWN,
 	OPT_FD_TYPES,
+	OPT_BY,
 };
 
 static const struct option long_opts[] = {
@@ -169,6 +180,8 @@ static const struct option long_opts[] = {
 	{ "count-only", no_argument, NULL, 'C' },
 	{ "fd-types", no_argument, NULL, OPT_FD_TYPES },
 	{ "trace", required_argument, NULL, 'e' },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "threads", no_argument, NULL, 'T' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -182,7 +195,7 @@ static const struct cli_cmd profile_cmd = {
 	/* '+': stop at the first non-option, the command to run; ':':
 	 * report a missing value as ':'.
 	 */
-	.short_opts = "+:p:afd:i:o:S:U:PHCcwe:zZvqhV",
+	.short_opts = "+:p:afd:i:o:S:U:PHTCcwe:zZvqhV",
 	.long_opts = long_opts,
 	.option = profile_option,
 	.takes_command = true,
@@ -316,6 +329,18 @@ static int profile_option(void *ctx, int c, const char *arg)
 		return 0;
 	case 'e':
 		return trace_option(o, arg);
+	case OPT_BY:
+		if (group_parse(arg, &o->report.by, &bad))
+			return cli_error(cmd,
+					 "invalid or repeated --by key '%.*s': "
+					 "expected pid, tid, comm, cgroup, "
+					 "unit or container",
+					 (int)strlist_len(bad), bad);
+		return 0;
+	case 'T':
+		o->report.by.keys[0] = GROUP_TID;
+		o->report.by.n = 1;
+		return 0;
 	case 'z':
 		o->status = SC_STATUS_SUCCESS;
 		return 0;
@@ -360,6 +385,10 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		return cli_error(&profile_cmd,
 				 "-i prints tables: it cannot be used "
 				 "with --format json or csv");
+	if (o->report.by.n && o->report.per_process)
+		return cli_error(&profile_cmd,
+				 "-P is --by pid: use one of -P, -T and --by");
+	o->report.by_threads = group_has(&o->report.by, GROUP_TID);
 	if (o->count_only && o->report.fd_types)
 		return cli_error(&profile_cmd,
 				 "--fd-types cannot be used with --count-only: "

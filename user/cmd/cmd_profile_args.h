@@ -27,6 +27,7 @@ struct profile_opts {
 	/* -e trace=SET (.on false: every call), and -z / -Z */
 	struct trace_set trace;
 	enum sc_status_filter status;
+	pid_t only_tid; /* -p TID of a thread: that thread only */
 };
 
 /*

@@ -54,6 +54,9 @@ static void set_trace_filter(struct scprof_bpf *skel,
 	const struct trace_set *t = opts->trace;
 
 	skel->rodata->status_filter = opts->status;
+	skel->rodata->key_kind = opts->key_kind;
+	skel->rodata->read_cgid = opts->read_cgid;
+	skel->rodata->only_tid = (__u32)opts->only_tid;
 	if (!t || !t->on)
 		return;
 	skel->rodata->trace_on = true;

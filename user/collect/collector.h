@@ -48,6 +48,12 @@ struct collector_opts {
 			      */
 	const struct trace_set *trace; /* -e trace=SET; NULL: every call */
 	enum sc_status_filter status;  /* -z / -Z */
+	/* --by: what a process entry stands for (a thread with --by tid),
+	 * and whether each one's cgroup is read (cgroup, unit, container)
+	 */
+	enum sc_key_kind key_kind;
+	bool read_cgid;
+	pid_t only_tid; /* -p TID of a thread: its calls only; 0: none */
 };
 
 /* The collector's own state, for self-monitoring. */

@@ -106,6 +106,8 @@ int collector_choose_progs(struct scprof_bpf *skel,
 				  o->in_flight && !o->count_only &&
 					  has_pt_regs);
 	bpf_program__set_autoload(skel->progs.sc_exec_call, o->count_only);
+	bpf_program__set_autoload(skel->progs.sc_thread_rename,
+				  o->key_kind == SC_KEY_THREAD);
 	return 0;
 }
 

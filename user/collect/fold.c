@@ -63,6 +63,8 @@ static struct sc_proc *fold_target(struct collector *c,
 		return NULL;
 	memcpy(dst->comm, src->comm, sizeof(dst->comm));
 	dst->ppid = src->ppid;
+	dst->tgid = src->tgid;
+	dst->cgid = src->cgid;
 	dst->exited = true;
 	dst->exit_code = src->exit_code;
 	return dst;
@@ -212,6 +214,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 	err = collector_map_walk(procs_fd, sizeof(struct sc_proc_key),
 				 sizeof(struct sc_proc_info), collect_exited,
 				 &h);
+	if (!err)
+		err = collector_cgroups_name(c, h.exited);
 	if (!err)
 		err = plan_merges(c, h.exited);
 	if (!err && h.exited->nprocs)
