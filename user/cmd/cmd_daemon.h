@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cmd/cli.h"
+#include "model/group.h"
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9733"
 
@@ -23,6 +24,7 @@ struct daemon_opts {
 	socklen_t addrlen;
 	const char *pidfile;
 	unsigned int comm_series; /* 0: no per-comm series */
+	struct group_by labels;	  /* --labels; n 0: comm */
 	double fold_s;		  /* how often exited processes are folded */
 	unsigned int http_timeout_s;
 	int verbosity;

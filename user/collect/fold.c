@@ -226,6 +226,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 					 &h);
 	if (!err)
 		forget_exited(&h, procs_fd, stats_fd);
+	if (!err && exited) /* the cgroups of their --by and --labels */
+		err = model_cgroups_copy(exited, c->folded);
 	free(h.dead);
 	model_free(h.exited);
 	return err;

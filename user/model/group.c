@@ -190,10 +190,8 @@ void group_container_of(const char *path, char *out, size_t len)
 		innermost(path, pod_pass, &f);
 }
 
-/* The value of key k for process p, in buf (PATH_MAX at least). */
-static const char *value_of(const struct sc_model *m, const struct sc_proc *p,
-			    bool threads, enum group_key k, char *buf,
-			    size_t len)
+const char *group_value(const struct sc_model *m, const struct sc_proc *p,
+			bool threads, enum group_key k, char *buf, size_t len)
 {
 	const char *path = "";
 
@@ -318,8 +316,8 @@ int group_model(const struct sc_model *m, const struct group_by *by,
 		for (size_t j = 0; j < by->n; j++) {
 			enum group_key k = by->keys[j];
 
-			vals[k] = (char *)value_of(m, p, threads, k, bufs[k],
-						   sizeof(bufs[k]));
+			vals[k] = (char *)group_value(m, p, threads, k, bufs[k],
+						      sizeof(bufs[k]));
 		}
 		dst = find(g, ng, by, vals);
 		if (!dst) {

@@ -61,6 +61,11 @@ struct sc_group {
 int group_model(const struct sc_model *m, const struct group_by *by,
 		bool threads, struct sc_group **out, size_t *n);
 void group_free(struct sc_group *g, size_t n);
+/* The value of key k for entry p of m, raw bytes (in buf, or a path of
+ * m's): what group_model groups by.
+ */
+const char *group_value(const struct sc_model *m, const struct sc_proc *p,
+			bool threads, enum group_key k, char *buf, size_t len);
 
 /* The systemd unit of a cgroup path: its innermost component that ends
  * in .service or .scope, else its innermost .slice; "" when none.
