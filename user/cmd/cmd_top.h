@@ -25,6 +25,7 @@ struct top_opts {
 	unsigned int rows; /* processes per frame (batch; 0: all) */
 	enum top_sort sort;
 	int verbosity;
+	enum top_group group; /* -g: rows per process, thread, unit... */
 };
 
 /* argv[0] is "top". 0 to run, 1 after --help, or EXIT_USAGE. */
