@@ -512,7 +512,11 @@ static int group_tables(FILE *f, const struct sc_model *m,
 	int err = group_model(m, &o->by, o->by_threads, &g, &n);
 
 	for (size_t i = 0; !err && i < n; i++) {
-		char *head = view_group_heading(&g[i], &o->by);
+		char *head;
+
+		if (!g[i].calls && !g[i].total_ns)
+			continue; /* nothing in this interval */
+		head = view_group_heading(&g[i], &o->by);
 
 		if (!head) {
 			err = -ENOMEM;
