@@ -263,3 +263,29 @@ def test_bad_by(args, msg):
     lines = stderr_lines(proc)
     assert proc.returncode == 2 and len(lines) == 1, lines
     assert msg in lines[0]
+
+
+# ---- calls in flight under -e and -p TID ----------------------------------
+
+def test_in_flight_follows_the_filters(background):
+    """The blocked workload's threads sleep in read, epoll_wait and wait4:
+    -e trace=read lists the read only, -p TID of the epoll thread that one
+    only (ground truth: /proc/PID/task/TID/syscall)."""
+    from test_in_flight import blocked_threads
+    p = subprocess.Popen([workload("blocked")], stdout=subprocess.PIPE)
+    try:
+        assert p.stdout.readline().startswith(b"ready")
+        threads = blocked_threads(p.pid)
+        s = background(["-p", str(p.pid), "-e", "trace=read", "-d", "0.3"])
+        rc, err, rep = s.stop(sig=None)
+        assert rc == 0, err
+        assert [f["syscall"] for f in rep["in_flight"]] == ["read"]
+        epoll = [t for t, n in threads.items() if n == "epoll_wait"][0]
+        s = background(["-p", str(epoll), "-d", "0.3"])
+        rc, err, rep = s.stop(sig=None)
+        assert rc == 0, err
+        assert [(f["tid"], f["syscall"]) for f in rep["in_flight"]] == \
+            [(epoll, "epoll_wait")]
+    finally:
+        p.kill()
+        p.wait()
