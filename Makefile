@@ -45,8 +45,10 @@ GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 	$(OUTPUT)/user/model/errno_names.c
 # Built-in terminfo entries, for top on a host with no terminfo database.
 GEN_TERMINFO := $(OUTPUT)/user/util/terminfo_data.c
+# strace's syscall classes, for -e trace=%CLASS (user/model/trace_set.c).
+GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
-	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o)
+	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o)
 # Everything but main: what the unit tests link against.
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
@@ -84,6 +86,9 @@ $(OUTPUT)/scprof_version.h: FORCE | $(OUTPUT)
 
 .PHONY: FORCE
 FORCE:
+$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPUT)/user/model
+	$(call msg,GEN,$@)
+	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
 
 # The skeleton is generated before any userspace object is compiled.
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))

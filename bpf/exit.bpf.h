@@ -48,14 +48,15 @@ static __always_inline void count_noreturn(struct task_struct *p)
 	enum want w;
 	__u32 nr, abi;
 
-	if (task != p || (p->exit_code & 0x7f))
+	if (task != p || (p->exit_code & 0x7f) || !thread_ok())
 		return;
 	w = wanted(task);
 	if (w == WANT_NO)
 		return;
 	if (!task_syscall(task, &nr, &abi))
 		return;
-	if (!(flags_of(nr, abi) & SC_NR_NORETURN))
+	if (!(flags_of(nr, abi) & SC_NR_NORETURN) || !trace_ok(nr, abi) ||
+	    !status_ok(0))
 		return;
 	if (sampled) {
 		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);

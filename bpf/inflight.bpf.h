@@ -169,9 +169,13 @@ static __always_inline int inflight_one(struct seq_file *seq,
 	if (!inflight_stamp(task, regs, &rec) &&
 	    !(unstamped_ok && inflight_unstamped(task, regs, &rec)))
 		return 0;
+	if (!trace_ok(rec.nr, rec.abi) || (only_tid && task->pid != only_tid))
+		return 0;
 	rec.pid = task->tgid;
 	rec.tid = task->pid;
-	rec.proc_start_ns = task->group_leader->start_boottime;
+	rec.proc_start_ns = key_kind == SC_KEY_THREAD ?
+				    task->start_boottime :
+				    task->group_leader->start_boottime;
 	read_leader_comm(task, rec.comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 	return 0;

@@ -24,16 +24,25 @@
 static __always_inline void proc_key_of(struct task_struct *task,
 					struct sc_proc_key *key)
 {
+	if (key_kind == SC_KEY_THREAD) { /* --by tid */
+		key->tgid = task->pid;
+		key->pad = 0;
+		key->start_ns = task->start_boottime;
+		return;
+	}
 	key->tgid = task->tgid;
 	key->pad = 0;
 	key->start_ns = task->group_leader->start_boottime;
 }
 
+/* The process's name (its group leader's), or with --by tid the thread's. */
 static __always_inline void read_leader_comm(struct task_struct *task,
 					     char *comm)
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 
+	if (key_kind == SC_KEY_THREAD)
+		leader = task;
 	bpf_probe_read_kernel_str(comm, SC_COMM_LEN, &leader->comm);
 }
 
@@ -49,6 +58,9 @@ static __always_inline void proc_init(struct task_struct *task,
 
 	read_leader_comm(task, info.comm);
 	info.ppid = task->real_parent->tgid;
+	info.tgid = task->tgid;
+	if (read_cgid) /* proc_init runs in the task's own calls */
+		info.cgid = bpf_get_current_cgroup_id();
 	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
 	if (!err)
 		__sync_fetch_and_add(&procs_used, 1);

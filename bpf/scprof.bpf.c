@@ -73,6 +73,22 @@ const volatile __u64 target_cgid = 0;
 const volatile bool sampled = false;
 /* Per-thread totals beside the per-syscall cells (tslots.bpf.h). */
 const volatile bool thread_totals = false;
+/* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
+ * entry and (a superset) at exit; trace_beyond: numbers past SC_NR_MAX.
+ * -z/-Z: status_filter (enum sc_status_filter).
+ */
+const volatile bool trace_on = false;
+const volatile bool trace_beyond = false;
+const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+const volatile __u32 status_filter = SC_STATUS_ALL;
+/* --by (proc.bpf.h, group.bpf.h): what a process key stands for (enum
+ * sc_key_kind), and whether a process's cgroup id is read at its first
+ * call. -p TID of a thread: only_tid, that thread's calls only.
+ */
+const volatile __u32 key_kind = SC_KEY_PROCESS;
+const volatile bool read_cgid = false;
+const volatile __u32 only_tid = 0;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -291,6 +307,7 @@ static __always_inline void count_drop(enum sc_drop why)
 
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
+#include "trace_filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
 #include "fdkind.bpf.h"
@@ -300,6 +317,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "inflight.bpf.h"
 #include "exec.bpf.h"
 #include "cost.bpf.h"
+#include "group.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -309,6 +327,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	struct cost_probe cp = {};
 	enum want w;
 
+	if (!trace_enter_ok(id))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -325,7 +345,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 		/* The task ends in this call: nothing to stamp. Sampled
 		 * mode counts it when the thread exits, as count-only does.
 		 */
-		if (!sampled)
+		if (!sampled && status_ok(0))
 			record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
 		goto out;
 	}
@@ -350,11 +370,14 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	__u32 slot = 0;
 
+	if (!trace_exit_ok(regs))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	if (flight_on && flight_exit(regs, &c)) {
-		record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
-		       c.fd_type);
+		if (status_ok(ret))
+			record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
+			       c.fd_type);
 		return 0;
 	}
 	task = bpf_get_current_task_btf();
@@ -368,7 +391,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 			return 0;
 		}
 	}
-	if (task_exit(task, &c))
+	if (task_exit(task, &c) && status_ok(ret))
 		record(task, c.w, c.nr, c.abi, ret, c.delta_ns, true,
 		       c.fd_type);
 	return 0;
@@ -383,6 +406,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	long id;
 	__u8 fl;
 
+	if (!trace_exit_ok(regs))
+		return 0;
 	if (nt_known(regs, &slot))
 		return 0;
 	task = bpf_get_current_task_btf();
@@ -403,7 +428,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &nr, &abi);
-	count_call(task, w, nr, abi, ret);
+	if (trace_ok(nr, abi) && status_ok(ret))
+		count_call(task, w, nr, abi, ret);
 	return 0;
 }
 
@@ -482,6 +508,16 @@ int BPF_PROG(sc_exec_call, struct task_struct *task, const char *comm)
 	return 0;
 }
 
+/* --by tid: a thread's new name (prctl PR_SET_NAME, or a write to
+ * /proc/.../comm), for its entry. See group.bpf.h.
+ */
+SEC("tp_btf/task_rename")
+int BPF_PROG(sc_thread_rename, struct task_struct *task, const char *comm)
+{
+	thread_renamed(task, comm);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sc_exit, struct task_struct *p)
 {
@@ -494,7 +530,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 
 	/* Only the last thread of the group closes the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
-		return 0;
+		return thread_exited(p);
 
 	if (filter_mode == SC_FILTER_TGID) {
 		clear_target(p->tgid);

@@ -17,6 +17,22 @@
 /* Highest syscall number (exclusive) with a per-number flag entry. */
 #define SC_NR_MAX 1024
 
+/* Words of a syscall bitmap (-e trace=SET) for one ABI. */
+#define SC_TRACE_WORDS (SC_NR_MAX / 32)
+
+/* -z / -Z: which calls are counted by their return value. */
+enum sc_status_filter {
+	SC_STATUS_ALL = 0,
+	SC_STATUS_SUCCESS, /* -z: calls that did not fail */
+	SC_STATUS_FAILED,  /* -Z: calls that returned an error */
+};
+
+/* What a cell's process key stands for (--by). */
+enum sc_key_kind {
+	SC_KEY_PROCESS = 0, /* (tgid, group leader's start) */
+	SC_KEY_THREAD = 1,  /* --by tid, -T: (tid, the thread's start) */
+};
+
 /* Largest pid the target bitmap can hold: the kernel's PID_MAX_LIMIT. */
 #define SC_PID_LIMIT (1U << 22)
 #define SC_TARGET_WORDS (SC_PID_LIMIT / 32)
@@ -138,6 +154,14 @@ struct sc_proc_info {
 	__u32 exited; /* the last thread has exited: data is final */
 	__s32 exit_code;
 	__u32 pad;
+	/* --by tid: the key is a thread's (tid, start), comm its own name,
+	 * exited set when it exits, and tgid its process
+	 */
+	__u32 tgid;
+	__u32 pad2;
+	__u64 cgid; /* --by cgroup/unit/container: its cgroup v2 id, read at
+		     * its first call; 0 otherwise
+		     */
 };
 
 /* One (process, ABI, syscall number) cell of the stats map. */

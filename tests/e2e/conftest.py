@@ -138,15 +138,16 @@ STRACE = ["strace", "-c", "-f", "-w", "-U", "name,calls,total-time,errors"]
 
 
 def strace_summary(cmd, env=None, cwd=None, stdout=subprocess.DEVNULL,
-                   status=0):
-    """Run cmd under `strace -c -f -w`; return {name: (calls, errors, seconds)}.
+                   status=0, extra=()):
+    """Run cmd under `strace -c -f -w` (and extra options, such as -e);
+    return {name: (calls, errors, seconds)}.
 
     strace exits with the command's status, which must be status.
     32-bit mode tables, if any, are keyed "32:name".
     """
     with tempfile.TemporaryDirectory(prefix="scprof-e2e-strace-") as d:
         out = os.path.join(d, "summary")
-        proc = run(STRACE + ["-o", out, "--"] + list(cmd),
+        proc = run(STRACE + list(extra) + ["-o", out, "--"] + list(cmd),
                    env=env, cwd=cwd, stdout=stdout, stderr=subprocess.PIPE)
         assert proc.returncode == status, \
             f"strace {cmd}: exit {proc.returncode}: " \

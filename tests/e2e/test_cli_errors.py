@@ -26,7 +26,7 @@ def dead_pid():
 
 # (id, args, exit code, a word the message must contain)
 CASES = [
-    ("unknown-short", ["-Z", "-a"], USAGE, "-Z"),
+    ("unknown-short", ["-Y", "-a"], USAGE, "-Y"),
     ("unknown-long", ["--bogus", "-a"], USAGE, "--bogus"),
     ("unknown-long-value", ["--bogus=1", "-a"], USAGE, "--bogus"),
     ("missing-p", ["-p"], USAGE, "-p"),

@@ -311,7 +311,8 @@ sys.stdin.read()
 """
 
 
-def test_pid_of_a_thread_profiles_its_process(background):
+def test_pid_of_a_thread_profiles_that_thread(background):
+    """As strace -p: the thread only (exact counts in test_attribution)."""
     py = subprocess.Popen(["/usr/bin/python3", "-c", THREADED],
                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
@@ -323,7 +324,8 @@ def test_pid_of_a_thread_profiles_its_process(background):
         py.kill()
         py.communicate()
     assert rc == 0, err
-    assert rep["target"] == f"pid {py.pid}"
+    assert rep["target"] == f"thread {tid} of pid {py.pid}"
+    assert "profiling that thread only" in err
 
 
 def test_pid_duration_ends_run(trigger, background):

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from conftest import CLEAN_ENV, SCPROF, TIMEOUT, run, workload
+from conftest import CLEAN_ENV, SCPROF, TIMEOUT, cgroup2_mount, run, workload
 
 ROW = re.compile(r"\s*(\d+) (.{16,}?) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) "
                  r"+([\d.]+)  (.*)")
@@ -194,7 +194,7 @@ def test_live_view_in_a_terminal(tmux, pacers):
     t = tmux(f"{SCPROF} top -i 0.5 -p {busy.pid},{calm.pid}")
     s = t.wait_screen(lambda s: "topcalm" in s and "topbusy" in s,
                       "both pacers on screen")
-    assert "keys: c e p t sort, q quit" in s
+    assert "keys: c e p t sort, g group, q quit" in s
     assert re.search(r"by calls/s", s)
     assert order(s, ["topbusy", "topcalm"]) == ["topbusy", "topcalm"]
     # full screen: the header is on the first line
@@ -268,6 +268,7 @@ def test_latency_duty_keeps_rates_exact_and_times_a_share(pacers):
     (["-f"], 2, "-f applies"),
     (["ls"], 2, "unexpected argument"),
     (["--cgroup", "/nonexistent"], 1, "cgroup"),
+    (["-g", "bogus"], 2, "invalid group 'bogus'"),
 ])
 def test_bad_input(args, code, msg):
     p = run([SCPROF, "top", "--batch", "-n", "1"] + args)
@@ -281,3 +282,73 @@ def test_no_terminal_without_batch():
     p = run([SCPROF, "top", "-n", "1"], stdin=subprocess.DEVNULL)
     assert p.returncode == 2
     assert "needs a terminal; use --batch" in p.stderr.decode()
+
+
+def test_live_view_group_key(tmux, pacers):
+    """g: processes, threads, units, containers, and processes again."""
+    busy = pacers(b"topbusy", 100, 0, 10, 0)
+    t = tmux(f"{SCPROF} top -i 0.3 -p {busy.pid}")
+    s = t.wait_screen(lambda s: "topbusy" in s, "the pacer on screen")
+    assert re.search(r"^\s+PID COMM", s, re.M)
+    t.keys("g")
+    s = t.wait_screen(lambda s: "per thread" in s and "topbusy" in s,
+                      "the thread view")
+    assert re.search(rf"^\s+TID COMM.*\n\s+{busy.pid} topbusy", s, re.M)
+    t.keys("g")
+    s = t.wait_screen(lambda s: "per unit" in s and "getppid" in s,
+                      "the unit view")
+    assert re.search(r"^UNIT\s+CALLS/s", s, re.M)
+    t.keys("g")
+    s = t.wait_screen(lambda s: "per container" in s and "getppid" in s,
+                      "the container view")
+    assert re.search(r"^CONTAINER\s+CALLS/s", s, re.M)
+    t.keys("g")
+    s = t.wait_screen(lambda s: "per " not in s.splitlines()[0] and
+                      "topbusy" in s, "the process view again")
+    t.keys("q")
+    assert t.exit_status() == 0
+
+
+@pytest.fixture
+def units():
+    mnt = cgroup2_mount()
+    assert mnt, "no cgroup2 mount"
+    top = os.path.join(mnt, f"scprof-top-{os.getpid()}.slice")
+    made = [top, os.path.join(top, "busy.service"),
+            os.path.join(top, "calm.scope")]
+    for d in made:
+        os.mkdir(d)
+    yield made
+    for d in reversed(made):
+        for _ in range(500):
+            try:
+                os.rmdir(d)
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
+def test_batch_per_unit_against_known_rates(pacers, units):
+    top, busy_unit, calm_unit = units
+    busy = pacers(b"topbusy", 100, 0, 10, 0)
+    calm = pacers(b"topcalm", 16, 4, 20, 0)
+    for unit, p in ((busy_unit, busy), (calm_unit, calm)):
+        with open(os.path.join(unit, "cgroup.procs"), "w") as f:
+            f.write(str(p.pid))
+    p = run([SCPROF, "top", "--batch", "-n", "2", "-i", "0.5", "-g", "unit",
+             "--cgroup", top])
+    assert p.returncode == 0, p.stderr
+    for block in p.stdout.decode().strip("\n").split("\n\n"):
+        lines = block.split("\n")
+        assert "per unit" in lines[0]
+        assert lines[2].split()[:2] == ["UNIT", "CALLS/s"]
+        rows = [l.split() for l in lines[3:]]
+        assert [r[0] for r in rows] == ["busy.service", "calm.scope"], rows
+        ratio = float(rows[0][1]) / float(rows[1][1])
+        assert 101 / 10 / (21 / 20) * 0.7 < ratio < \
+            101 / 10 / (21 / 20) * 1.3, ratio
+    # killed pacers leave their cgroups empty for the fixture
+    busy.kill()
+    calm.kill()
+    busy.wait()
+    calm.wait()

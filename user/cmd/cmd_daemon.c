@@ -18,6 +18,7 @@
 #include "cmd/daemon_http.h"
 #include "cmd/daemon_priv.h"
 #include "cmd/run.h"
+#include "collect/cgroups.h"
 #include "collect/collector.h"
 #include "collect/duty.h"
 #include "collect/target.h"
@@ -29,6 +30,7 @@
 #include "util/log.h"
 #include "util/pidfile.h"
 #include "util/web_config.h"
+#include "util/strlist.h"
 
 #define COMM_IDLE_NS (600ULL * 1000000000ULL)
 
@@ -59,6 +61,13 @@ static void usage(FILE *f)
 	      "      --comm-series K   per-process-name series for at most K names\n"
 	      "                        (default 10, 0 for none); other names are summed\n"
 	      "                        into comm=\"(other processes)\"\n"
+	      "      --max-series K    the same (1 to 1000), for the series of --labels\n"
+	      "      --labels KEYS     the labels of those series, comma-separated: comm\n"
+	      "                        (the default), unit (systemd unit), cgroup (v2\n"
+	      "                        path), container (id); a series per distinct\n"
+	      "                        set, the rest in one \"(other)\" value (comm:\n"
+	      "                        \"(other processes)\"), counted in\n"
+	      "                        scprof_comm_series_folded_total\n"
 	      "      --fold-interval SECS  how often exited processes and threads are\n"
 	      "                        folded out of the BPF maps (default 5; at once\n"
 	      "                        when a map is half full)\n"
@@ -151,6 +160,8 @@ enum {
 	OPT_LATENCY_DUTY,
 	OPT_MAX_OVERHEAD,
 	OPT_LATENCY_PERIOD,
+	OPT_LABELS,
+	OPT_MAX_SERIES,
 };
 
 static const struct option long_opts[] = {
@@ -158,6 +169,8 @@ static const struct option long_opts[] = {
 	{ "listen", required_argument, NULL, 'l' },
 	{ "pidfile", required_argument, NULL, OPT_PIDFILE },
 	{ "comm-series", required_argument, NULL, OPT_COMM_SERIES },
+	{ "max-series", required_argument, NULL, OPT_MAX_SERIES },
+	{ "labels", required_argument, NULL, OPT_LABELS },
 	{ "fold-interval", required_argument, NULL, OPT_FOLD_INTERVAL },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
@@ -202,6 +215,7 @@ static int daemon_option(void *ctx, int c, const char *arg)
 {
 	const struct cli_cmd *cmd = &daemon_cmd;
 	struct daemon_opts *o = ctx;
+	const char *bad;
 	uint64_t v;
 
 	switch (c) {
@@ -226,6 +240,29 @@ static int daemon_option(void *ctx, int c, const char *arg)
 					 "expected 0 to 1000",
 					 arg);
 		o->comm_series = (unsigned int)v;
+		return 0;
+	case OPT_MAX_SERIES:
+		if (cli_parse_u64(arg, 1, 1000, &v))
+			return cli_error(cmd,
+					 "invalid --max-series '%s': expected "
+					 "1 to 1000 (--comm-series 0 for no "
+					 "series)",
+					 arg);
+		o->comm_series = (unsigned int)v;
+		return 0;
+	case OPT_LABELS:
+		if (group_parse(arg, &o->labels, &bad))
+			return cli_error(cmd,
+					 "invalid or repeated --labels key "
+					 "'%.*s': expected comm, unit, cgroup "
+					 "or container",
+					 (int)strlist_len(bad), bad);
+		if (group_has(&o->labels, GROUP_PID) ||
+		    group_has(&o->labels, GROUP_TID))
+			return cli_error(cmd,
+					 "--labels takes comm, unit, cgroup "
+					 "or container (pid and tid would "
+					 "make a series per process)");
 		return 0;
 	case OPT_FOLD_INTERVAL:
 		if (cli_parse_seconds(arg, &o->fold_s) || o->fold_s < 0.1 ||
@@ -451,10 +488,13 @@ static int attach(struct daemon *d)
 	/* Calls are summed per syscall in the kernel, and per process for
 	 * the per-name series (per thread, no per-process cells).
 	 */
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
-					.aggregate = true,
-					.thread_totals = d->comms != NULL,
-					.latency_sampled = true };
+	struct collector_opts copts = {
+		.fold = COLLECTOR_FOLD_TOTAL,
+		.aggregate = true,
+		.thread_totals = d->comms != NULL,
+		.latency_sampled = true,
+		.read_cgid = d->comms && group_needs_cgroups(&d->o->labels),
+	};
 	struct duty_opts dopts = {
 		.ratio = d->o->latency_duty,
 		.budget = d->o->max_overhead,
@@ -508,8 +548,9 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 	struct comm_series_opts so = {
 		.max_series = o->comm_series,
 		.idle_ns = COMM_IDLE_NS,
+		.labels = &o->labels,
 	};
-	char where[80];
+	char where[4096];
 
 	(void)env;
 	signal(SIGPIPE, SIG_IGN); /* a scraper that hangs up is no reason */
@@ -518,6 +559,12 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	if (open_listener(d) || (o->pidfile && open_pidfile(d)))
 		return EXIT_FAIL;
+	if (group_needs_cgroups(&o->labels) &&
+	    cgroups_v2_mount(where, sizeof(where)) == -ENOENT) {
+		pr_err("--labels unit, cgroup and container need cgroup v2, "
+		       "and no cgroup2 file system is mounted here");
+		return EXIT_FAIL;
+	}
 	if (o->comm_series && comm_series__new(&d->comms, &so)) {
 		pr_err("out of memory");
 		return EXIT_FAIL;

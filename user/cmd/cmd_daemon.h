@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cmd/cli.h"
+#include "model/group.h"
 
 struct web_config;
 
@@ -25,6 +26,7 @@ struct daemon_opts {
 	socklen_t addrlen;
 	const char *pidfile;
 	unsigned int comm_series; /* 0: no per-comm series */
+	struct group_by labels;	  /* --labels; n 0: comm */
 	double fold_s;		  /* how often exited processes are folded */
 	unsigned int http_timeout_s;
 	double latency_duty; /* [0, 1]; negative: from max_overhead */

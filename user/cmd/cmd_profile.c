@@ -12,6 +12,7 @@
 #include "cmd/cmd_profile_args.h"
 #include "cmd/commands.h"
 #include "cmd/run.h"
+#include "collect/cgroups.h"
 #include "collect/collector.h"
 #include "collect/launch.h"
 #include "collect/target.h"
@@ -57,6 +58,8 @@ static char *describe(const struct profile_opts *o)
 			p += sprintf(p, "%s%s", a == o->argv ? "" : " ", *a);
 		break;
 	case TARGET_PIDS:
+		if (o->only_tid)
+			p += sprintf(p, "thread %d of ", o->only_tid);
 		p += sprintf(p, "pid ");
 		for (size_t i = 0; i < o->target.npids; i++)
 			p += sprintf(p, "%s%d", i ? "," : "",
@@ -375,10 +378,16 @@ static int attach(struct run *r)
 	copts.fd_types = o->report.fd_types;
 	copts.max_exited = o->max_exited;
 	copts.in_flight = true;
+	copts.trace = o->trace.on ? &o->trace : NULL;
+	copts.status = o->status;
+	copts.only_tid = o->only_tid;
+	copts.key_kind = o->report.by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
+	copts.read_cgid = group_needs_cgroups(&o->report.by);
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */
-	if (!o->report.per_process && o->report.format == REPORT_TABLE) {
+	if (!o->report.per_process && !o->report.by.n &&
+	    o->report.format == REPORT_TABLE) {
 		copts.fold = COLLECTOR_FOLD_TOTAL;
 		/* and sum every target's calls per syscall as they come */
 		copts.aggregate = true;
@@ -431,9 +440,19 @@ static int profile_start(void *ctx, struct cmd_env *env)
 	struct profile_opts *o = r->o;
 	int err;
 
+	target_resolve_thread(&o->target, &o->only_tid);
 	if (o->target.kind == TARGET_PIDS &&
 	    target_resolve_pids(o->target.pids, &o->target.npids))
 		return EXIT_FAIL;
+	if (group_needs_cgroups(&o->report.by)) {
+		char mnt[4096];
+
+		if (cgroups_v2_mount(mnt, sizeof(mnt))) {
+			pr_err("--by cgroup, unit and container need cgroup v2, "
+			       "and no cgroup2 file system is mounted here");
+			return EXIT_FAIL;
+		}
+	}
 	if (output_open(&r->out, o->output,
 			o->target.kind == TARGET_CMD ? stderr : stdout))
 		return EXIT_FAIL;

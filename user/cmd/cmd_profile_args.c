@@ -17,7 +17,9 @@ static void usage_collect(FILE *f)
 	      "  COMMAND [ARGS]        run COMMAND and profile it from its first syscall;\n"
 	      "                        scprof exits with its exit status (128+N if killed\n"
 	      "                        by signal N)\n"
-	      "  -p, --pid PID[,PID]   profile running processes, all their threads\n"
+	      "  -p, --pid PID[,PID]   profile running processes, all their threads; a\n"
+	      "                        single thread id (not a process's) profiles that\n"
+	      "                        thread only, as strace -p does\n"
 	      "      --cgroup PATH     profile every task under a cgroup v2 directory\n"
 	      "  -a, --all             profile the whole system (except scprof itself)\n"
 	      "\n"
@@ -62,6 +64,20 @@ static void usage_collect(FILE *f)
 	      "                        anonymous inodes) or bad (not an open fd). Rows\n"
 	      "                        read `read (socket)`; JSON adds fd_type, CSV an\n"
 	      "                        fd_type column. Not with --count-only\n"
+	      "\n"
+	      "Filters (strace's):\n"
+	      "  -e, --trace SET       -e [trace=]SET: count only the calls in SET, comma-\n"
+	      "                        separated names, numbers, classes (%file %desc\n"
+	      "                        %network %process %signal %ipc %memory %creds %clock\n"
+	      "                        %stat %lstat %fstat %statfs %fstatfs %%stat %%statfs\n"
+	      "                        %pure) and /REGEX (extended, on names); ?NAME: no\n"
+	      "                        error if nothing matches; NAME@64, @32, @x32: that\n"
+	      "                        ABI only; a leading ! negates the set; all, none.\n"
+	      "                        Tested in the kernel first: a call left out costs\n"
+	      "                        next to nothing. The last -e wins\n"
+	      "  -z                    count only calls that succeeded (-e status=successful)\n"
+	      "  -Z                    count only calls that failed (-e status=failed);\n"
+	      "                        exit and exit_group count as successful\n"
 	      "\n",
 	      f);
 }
@@ -80,6 +96,14 @@ static void usage_report(FILE *f)
 	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
 	      "                        bytes, rate (calls/s)\n"
 	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "      --by KEY[,KEY]    add one table per group, largest first, of the\n"
+	      "                        calls grouped by pid, tid (each thread, named),\n"
+	      "                        comm, cgroup (its cgroup v2 path), unit (the\n"
+	      "                        systemd unit: innermost .service or .scope, else\n"
+	      "                        .slice) or container (docker, containerd, CRI-O,\n"
+	      "                        podman id; a kubepods pod uid). JSON: groups\n"
+	      "                        instead of processes; CSV: key columns\n"
+	      "  -T, --threads         --by tid: a table per thread, with its name\n"
 	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
 	      "  -c, -w                accepted for strace habits; they change nothing:\n"
 	      "                        scprof always summarises, and always measures wall\n"
@@ -140,6 +164,7 @@ void cli_usage_profile(FILE *f)
 enum {
 	OPT_MAX_EXITED = CLI_OPT_OWN,
 	OPT_FD_TYPES,
+	OPT_BY,
 };
 
 static const struct option long_opts[] = {
@@ -155,6 +180,9 @@ static const struct option long_opts[] = {
 	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
 	{ "fd-types", no_argument, NULL, OPT_FD_TYPES },
+	{ "trace", required_argument, NULL, 'e' },
+	{ "by", required_argument, NULL, OPT_BY },
+	{ "threads", no_argument, NULL, 'T' },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -168,7 +196,7 @@ static const struct cli_cmd profile_cmd = {
 	/* '+': stop at the first non-option, the command to run; ':':
 	 * report a missing value as ':'.
 	 */
-	.short_opts = "+:p:afd:i:o:S:U:PHCcwvqhV",
+	.short_opts = "+:p:afd:i:o:S:U:PHTCcwe:zZvqhV",
 	.long_opts = long_opts,
 	.option = profile_option,
 	.takes_command = true,
@@ -222,6 +250,37 @@ static int count_only_report(struct report_opts *r, bool cols_set,
 	return 0;
 }
 
+/* -e [trace=]SET, or -e status=successful|failed (strace's -z, -Z). */
+static int trace_option(struct profile_opts *o, const char *arg)
+{
+	const struct cli_cmd *cmd = &profile_cmd;
+	const char *eq = strchr(arg, '=');
+	char err[256];
+
+	if (eq && (!strncmp(arg, "trace=", 6) || !strncmp(arg, "t=", 2))) {
+		arg = eq + 1;
+	} else if (eq && (!strncmp(arg, "status=", 7))) {
+		if (!strcmp(eq + 1, "successful"))
+			o->status = SC_STATUS_SUCCESS;
+		else if (!strcmp(eq + 1, "failed"))
+			o->status = SC_STATUS_FAILED;
+		else
+			return cli_error(cmd,
+					 "invalid -e status '%s': scprof takes "
+					 "successful or failed",
+					 eq + 1);
+		return 0;
+	} else if (eq) {
+		return cli_error(cmd,
+				 "invalid -e '%.*s': scprof takes trace=SET "
+				 "and status=successful|failed",
+				 (int)(eq - arg), arg);
+	}
+	if (trace_set_parse(&o->trace, arg, err, sizeof(err)))
+		return cli_error(cmd, "invalid -e trace: %s", err);
+	return 0;
+}
+
 static int profile_option(void *ctx, int c, const char *arg)
 {
 	const struct cli_cmd *cmd = &profile_cmd;
@@ -269,6 +328,26 @@ static int profile_option(void *ctx, int c, const char *arg)
 	case OPT_FD_TYPES:
 		o->report.fd_types = true;
 		return 0;
+	case 'e':
+		return trace_option(o, arg);
+	case OPT_BY:
+		if (group_parse(arg, &o->report.by, &bad))
+			return cli_error(cmd,
+					 "invalid or repeated --by key '%.*s': "
+					 "expected pid, tid, comm, cgroup, "
+					 "unit or container",
+					 (int)strlist_len(bad), bad);
+		return 0;
+	case 'T':
+		o->report.by.keys[0] = GROUP_TID;
+		o->report.by.n = 1;
+		return 0;
+	case 'z':
+		o->status = SC_STATUS_SUCCESS;
+		return 0;
+	case 'Z':
+		o->status = SC_STATUS_FAILED;
+		return 0;
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
 			return cli_error(cmd,
@@ -307,6 +386,10 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		return cli_error(&profile_cmd,
 				 "-i prints tables: it cannot be used "
 				 "with --format json or csv");
+	if (o->report.by.n && o->report.per_process)
+		return cli_error(&profile_cmd,
+				 "-P is --by pid: use one of -P, -T and --by");
+	o->report.by_threads = group_has(&o->report.by, GROUP_TID);
 	if (o->count_only && o->report.fd_types)
 		return cli_error(&profile_cmd,
 				 "--fd-types cannot be used with --count-only: "

@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "collect/target.h"
+#include "model/trace_set.h"
 #include "render/report.h"
 
 struct profile_opts {
@@ -23,6 +24,10 @@ struct profile_opts {
 	int verbosity;	     /* log level, LOG_WARN by default */
 	uint32_t max_exited; /* exited processes reported one by one */
 	bool count_only;     /* -C: calls, errors and bytes only; no times */
+	/* -e trace=SET (.on false: every call), and -z / -Z */
+	struct trace_set trace;
+	enum sc_status_filter status;
+	pid_t only_tid; /* -p TID of a thread: that thread only */
 };
 
 /*

@@ -16,6 +16,7 @@
 #include "cmd/cmd_top.h"
 #include "cmd/commands.h"
 #include "cmd/run.h"
+#include "collect/cgroups.h"
 #include "collect/collector.h"
 #include "collect/duty.h"
 #include "collect/target.h"
@@ -34,7 +35,8 @@ static void usage(FILE *f)
 	      "A live view of the busiest processes by syscall rate: calls and errors per\n"
 	      "second, error share, p99 latency, share of wall time inside syscalls, and\n"
 	      "each process's top syscalls, refreshed every interval. Keys: c, e, p, t\n"
-	      "sort by calls/s, errors/s, p99, time in syscalls; q quits.\n"
+	      "sort by calls/s, errors/s, p99, time in syscalls; g switches the rows\n"
+	      "between processes, threads, systemd units and containers; q quits.\n"
 	      "\n"
 	      "Targets (default: the whole system, scprof excepted):\n"
 	      "  -a, --all             the whole system\n"
@@ -47,6 +49,8 @@ static void usage(FILE *f)
 	      "Display:\n"
 	      "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
 	      "  -s, --sort KEY        calls (default), errors, p99 or time\n"
+	      "  -g, --group KEY       rows per process (default), thread, unit or\n"
+	      "                        container (as scprof --by tid, unit, container)\n"
 	      "  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
@@ -78,6 +82,7 @@ static const struct option long_opts[] = {
 	CLI_TARGET_OPTIONS,
 	{ "interval", required_argument, NULL, 'i' },
 	{ "sort", required_argument, NULL, 's' },
+	{ "group", required_argument, NULL, 'g' },
 	{ "batch", no_argument, NULL, 'b' },
 	{ "frames", required_argument, NULL, 'n' },
 	{ "duration", required_argument, NULL, 'd' },
@@ -92,7 +97,7 @@ static int top_option(void *ctx, int c, const char *arg);
 static const struct cli_cmd top_cmd = {
 	.prog = "scprof top",
 	.usage = usage,
-	.short_opts = ":ap:fi:s:bn:d:vqh",
+	.short_opts = ":ap:fi:s:g:bn:d:vqh",
 	.long_opts = long_opts,
 	.option = top_option,
 	.default_target = TARGET_ALL,
@@ -122,6 +127,13 @@ static int top_option(void *ctx, int c, const char *arg)
 			return cli_error(cmd,
 					 "invalid sort key '%s': expected "
 					 "calls, errors, p99 or time",
+					 arg);
+		return 0;
+	case 'g':
+		if (top_group_parse(arg, &o->group))
+			return cli_error(cmd,
+					 "invalid group '%s': expected "
+					 "process, thread, unit or container",
 					 arg);
 		return 0;
 	case 'b':
@@ -191,6 +203,8 @@ struct top {
 	uint64_t t_prev;
 	struct top_frame frame; /* the last one; empty before the first */
 	enum top_sort sort;
+	enum top_group group;
+	bool regroup;	      /* g was pressed: reopen for the new group */
 	unsigned long frames; /* built so far */
 	SCREEN *scr;	      /* the live view; NULL with --batch */
 	struct duty *duty;    /* --latency-duty: the windows */
@@ -218,10 +232,11 @@ static int tick(struct top *t)
 
 		err = top_frame_build_timed(d, now - t->t_prev,
 					    timed - t->timed_prev, t->sort,
-					    &t->frame);
+					    t->group, &t->frame);
 		t->timed_prev = timed;
 	} else {
-		err = top_frame_build(d, now - t->t_prev, t->sort, &t->frame);
+		err = top_frame_build_by(d, now - t->t_prev, t->sort, t->group,
+					 &t->frame);
 	}
 	model_free(d);
 	model_free(t->prev);
@@ -268,9 +283,9 @@ static void draw(struct top *t)
 	erase();
 	if (!t->frames) {
 		mvprintw(0, 0,
-			 "scprof top - collecting for %.1f s...   keys: c e "
-			 "p t sort, q quit",
-			 t->o->interval_s);
+			 "scprof top - collecting for %.1f s (per %s)...   "
+			 "keys: c e p t sort, g group, q quit",
+			 t->o->interval_s, top_group_name(t->group));
 	} else if (!top_frame_lines(&t->frame, t->sort, 0, true, &lines, &n)) {
 		for (size_t i = 0; i < n && (int)i < LINES; i++) {
 			if (i == 2)
@@ -288,11 +303,54 @@ static void draw(struct top *t)
 	refresh();
 }
 
+/* The collector for t->group: entries per thread for threads, cgroup ids
+ * for units and containers. A new group starts over (a new collector).
+ */
+static int open_collector(struct top *t)
+{
+	bool sampled = t->o->latency_duty >= 0;
+	struct collector_opts copts = {
+		.fold = COLLECTOR_FOLD_TOTAL,
+		.in_flight = !sampled,
+		.latency_sampled = sampled,
+		.key_kind = t->group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
+							   SC_KEY_PROCESS,
+		.read_cgid = t->group == TOP_GROUP_UNIT ||
+			     t->group == TOP_GROUP_CONTAINER,
+	};
+	/* --latency-duty: one period a frame, each frame's window opening
+	 * at its start.
+	 */
+	struct duty_opts dopts = { .ratio = t->o->latency_duty,
+				   .period_s = t->o->interval_s };
+	int err;
+
+	duty__free(t->duty);
+	t->duty = NULL;
+	t->timed_prev = 0;
+	collector__destroy(t->col);
+	t->col = NULL;
+	model_free(t->prev);
+	t->prev = NULL;
+	top_frame_free(&t->frame);
+	t->frames = 0;
+	err = target_attach(&t->o->target, &copts, &t->col);
+	t->t_prev = clock_mono_ns();
+	if (!err && sampled)
+		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
+	return err;
+}
+
 /* A key: true to quit. */
 static bool on_key(struct top *t, int ch)
 {
 	if (ch == 'q' || ch == 'Q')
 		return true;
+	if (ch == 'g') {
+		t->group = (t->group + 1) % TOP_GROUP_COUNT;
+		t->regroup = true;
+		return false;
+	}
 	if (!top_sort_by_key(ch, &t->sort))
 		top_frame_sort(&t->frame, t->sort);
 	return false;
@@ -339,6 +397,13 @@ static int run(struct top *t, int sigfd)
 			while ((ch = getch()) != ERR) {
 				if (on_key(t, ch))
 					return 0;
+				if (t->regroup) {
+					t->regroup = false;
+					err = open_collector(t);
+					if (err)
+						return err;
+					next = t->t_prev + ival;
+				}
 				draw(t);
 			}
 		}
@@ -459,12 +524,6 @@ static int top_start(void *ctx, struct cmd_env *env)
 {
 	struct top *t = ctx;
 	struct top_opts *o = t->o;
-	bool sampled = o->latency_duty >= 0;
-	struct collector_opts copts = { .fold = COLLECTOR_FOLD_TOTAL,
-					.in_flight = !sampled,
-					.latency_sampled = sampled };
-	struct duty_opts dopts = { .ratio = o->latency_duty,
-				   .period_s = o->interval_s };
 	int err;
 
 	(void)env;
@@ -473,16 +532,19 @@ static int top_start(void *ctx, struct cmd_env *env)
 		if (err)
 			return err;
 	}
-	err = target_attach(&o->target, &copts, &t->col);
+	t->group = o->group;
+	if ((t->group == TOP_GROUP_UNIT || t->group == TOP_GROUP_CONTAINER)) {
+		char mnt[4096];
+
+		if (cgroups_v2_mount(mnt, sizeof(mnt)) == -ENOENT) {
+			pr_err("-g unit and container need cgroup v2, and no "
+			       "cgroup2 file system is mounted here");
+			return -ENOTSUP;
+		}
+	}
+	err = open_collector(t);
 	if (err)
 		return err;
-	t->t_prev = clock_mono_ns();
-	/* One period a frame: each frame's window opens at its start. */
-	if (sampled) {
-		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
-		if (err)
-			return err;
-	}
 	return o->batch ? 0 : open_screen(t);
 }
 

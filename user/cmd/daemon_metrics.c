@@ -39,6 +39,7 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		return err;
 	if (d->comms) {
 		in->comms = comm_series__rows(d->comms, &in->ncomms);
+		in->labels = &d->o->labels;
 		self->comm_folded = comm_series__folded(d->comms);
 		self->comm_evicted = comm_series__evicted(d->comms);
 	}

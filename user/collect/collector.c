@@ -47,6 +47,25 @@ static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
 	}
 }
 
+/* -e trace=SET and -z/-Z: the BPF side's bitmaps and status test. */
+static void set_trace_filter(struct scprof_bpf *skel,
+			     const struct collector_opts *opts)
+{
+	const struct trace_set *t = opts->trace;
+
+	skel->rodata->status_filter = opts->status;
+	skel->rodata->key_kind = opts->key_kind;
+	skel->rodata->read_cgid = opts->read_cgid;
+	skel->rodata->only_tid = (__u32)opts->only_tid;
+	if (!t || !t->on)
+		return;
+	skel->rodata->trace_on = true;
+	skel->rodata->trace_beyond = t->beyond;
+	memcpy((void *)skel->rodata->trace_bits, t->bits, sizeof(t->bits));
+	trace_set_exit_bits(
+		t, (uint32_t(*)[SC_TRACE_WORDS])skel->rodata->trace_exit_bits);
+}
+
 static int open_cgroup(const char *path)
 {
 	struct statfs sfs;
@@ -110,6 +129,7 @@ static int configure(struct collector *c)
 			skel->rodata->target_cgid = (__u64)st.st_ino;
 	}
 	set_nr_flags(skel, skel->rodata->fd_types);
+	set_trace_filter(skel, opts);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);

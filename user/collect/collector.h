@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "model/model.h"
+#include "model/trace_set.h"
 
 /* What happens to the figures of a process once it has exited. */
 enum collector_fold {
@@ -53,6 +54,14 @@ struct collector_opts {
 			       * call counted, only those made inside a
 			       * window (collector__latency_window) timed
 			       */
+	const struct trace_set *trace; /* -e trace=SET; NULL: every call */
+	enum sc_status_filter status;  /* -z / -Z */
+	/* --by: what a process entry stands for (a thread with --by tid),
+	 * and whether each one's cgroup is read (cgroup, unit, container)
+	 */
+	enum sc_key_kind key_kind;
+	bool read_cgid;
+	pid_t only_tid; /* -p TID of a thread: its calls only; 0: none */
 };
 
 /* Sampled mode: what the syscall programs cost, by enum sc_cost_kind,

@@ -62,7 +62,8 @@ struct collector {
 /* Can this run have a solo target? Decided before load, to size maps. */
 static inline bool collector_solo_capable(const struct collector_opts *o)
 {
-	return o->mode == SC_FILTER_TGID && !o->follow;
+	return o->mode == SC_FILTER_TGID && !o->follow &&
+	       o->key_kind == SC_KEY_PROCESS && !o->read_cgid;
 }
 
 /* Are the solo arrays in use: a solo target, or every target's calls? */
@@ -70,6 +71,15 @@ static inline bool collector_uses_arrays(const struct collector_opts *o)
 {
 	return collector_solo_capable(o) || o->aggregate;
 }
+
+/* cgroups.c */
+
+/* Name the cgroup ids of m's processes (--by cgroup, unit, container):
+ * the ones not named yet are looked up under the cgroup2 mount and kept
+ * in c->folded, so a cgroup removed later keeps its path; then m gets
+ * them all. 0 or -ENOMEM.
+ */
+int collector_cgroups_name(struct collector *c, struct sc_model *m);
 
 /* features.c */
 

@@ -42,6 +42,8 @@ void collector_proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
 {
 	memcpy(p->comm, info->comm, sizeof(p->comm));
 	p->ppid = info->ppid;
+	p->tgid = info->tgid;
+	p->cgid = info->cgid;
 	p->exited = info->exited;
 	p->exit_code = info->exit_code;
 }
@@ -260,6 +262,8 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	 */
 	if (!err)
 		err = collector_inflight_add(c, now_ns, m);
+	if (!err)
+		err = collector_cgroups_name(c, m);
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);

@@ -119,6 +119,8 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	 */
 	bpf_program__set_autoload(skel->progs.sc_exec_call,
 				  o->count_only || o->latency_sampled);
+	bpf_program__set_autoload(skel->progs.sc_thread_rename,
+				  o->key_kind == SC_KEY_THREAD);
 	return 0;
 }
 

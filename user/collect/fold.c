@@ -63,6 +63,8 @@ static struct sc_proc *fold_target(struct collector *c,
 		return NULL;
 	memcpy(dst->comm, src->comm, sizeof(dst->comm));
 	dst->ppid = src->ppid;
+	dst->tgid = src->tgid;
+	dst->cgid = src->cgid;
 	dst->exited = true;
 	dst->exit_code = src->exit_code;
 	return dst;
@@ -218,6 +220,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 				 sizeof(struct sc_proc_info), collect_exited,
 				 &h);
 	if (!err)
+		err = collector_cgroups_name(c, h.exited);
+	if (!err)
 		err = plan_merges(c, h.exited);
 	if (!err && h.exited->nprocs)
 		err = fold_solo(&h);
@@ -229,6 +233,8 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 		err = collector_tslots_fold(c, h.exited, exited);
 	if (!err)
 		forget_exited(&h, procs_fd, stats_fd);
+	if (!err && exited) /* the cgroups of their --by and --labels */
+		err = model_cgroups_copy(exited, c->folded);
 	free(h.dead);
 	model_free(h.exited);
 	return err;

@@ -35,6 +35,13 @@ int collector_inflight_attach(struct collector *c)
 	return 0;
 }
 
+/* The model's key of a call's process: its thread's with --by tid. */
+static uint32_t key_pid(const struct collector *c,
+			const struct sc_flight_call *f)
+{
+	return c->opts.key_kind == SC_KEY_THREAD ? f->tid : f->pid;
+}
+
 static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
 		   const struct sc_inflight *rec)
 {
@@ -54,13 +61,15 @@ static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
 	}
 	f.ns = now_ns > start ? now_ns - start : 0;
 	memcpy(f.comm, rec->comm, sizeof(f.comm));
-	p = model_proc(m, f.pid, f.proc_start_ns);
+	p = model_proc(m, key_pid(c, &f), f.proc_start_ns);
 	if (!p || model_proc_add_flight(p, f.abi, f.nr, SC_FD_NONE, f.ns, 1) ||
 	    model_flight_add(m, &f))
 		return -ENOMEM;
 	/* A process seen only blocked has no entry in procs: its name */
 	if (!p->comm[0])
 		memcpy(p->comm, rec->comm, sizeof(p->comm));
+	if (!p->tgid)
+		p->tgid = f.pid;
 	return 0;
 }
 
@@ -122,7 +131,7 @@ static int keep_pre_attach(struct collector *c, struct sc_model *m,
 			running = same_call(f, &m->flights[j]);
 		if (running)
 			continue;
-		p = model_proc(c->pre_gone, f->pid, f->proc_start_ns);
+		p = model_proc(c->pre_gone, key_pid(c, f), f->proc_start_ns);
 		if (!p || model_proc_add_flight(
 				  p, f->abi, f->nr, SC_FD_NONE,
 				  pre_attach_length(c, f, m, now_ns), 0))

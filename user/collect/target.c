@@ -36,6 +36,24 @@ int target_resolve_pids(pid_t *pids, size_t *npids)
 	return 0;
 }
 
+int target_resolve_thread(struct target_spec *t, pid_t *only_tid)
+{
+	int tgid;
+
+	*only_tid = 0;
+	if (t->kind != TARGET_PIDS || t->npids != 1)
+		return 0;
+	tgid = procfs_tgid(t->pids[0]);
+	if (tgid < 0 || tgid == t->pids[0])
+		return 0; /* target_resolve_pids says why, or nothing to do */
+	pr_warn("pid %d is a thread of process %d: profiling that thread "
+		"only, as strace -p does (-p %d for the whole process)",
+		t->pids[0], tgid, tgid);
+	*only_tid = t->pids[0];
+	t->pids[0] = tgid;
+	return 0;
+}
+
 enum sc_filter_mode target_filter(enum target_kind k)
 {
 	switch (k) {

@@ -39,6 +39,12 @@ struct target_spec {
  * 0, or -ESRCH/-errno after a one-line error naming the pid.
  */
 int target_resolve_pids(pid_t *pids, size_t *n);
+/*
+ * -p TID of one thread that is not its process's leader: that thread only
+ * (strace -p): *only_tid is the thread, t's pid its process, and a line
+ * on stderr says so. Otherwise *only_tid is 0 and t unchanged. 0.
+ */
+int target_resolve_thread(struct target_spec *t, pid_t *only_tid);
 /* The BPF filter mode of a kind of target. */
 enum sc_filter_mode target_filter(enum target_kind k);
 /* The collector settings of a target: filter, cgroup, -f, map sizes. */

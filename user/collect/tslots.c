@@ -236,6 +236,8 @@ int collector__proc_totals(struct collector *c, struct sc_model **out)
 		err = ptotals_walk(c, &p);
 	if (!err)
 		err = name_procs(c, m);
+	if (!err) /* the cgroups of --labels unit, cgroup, container */
+		err = collector_cgroups_name(c, m);
 	if (!err)
 		err = model_finalize(m);
 	if (err) {

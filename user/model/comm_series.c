@@ -264,15 +264,37 @@ static void pending_full(struct comm_series *s, const char *label,
 		s->folded++;
 }
 
-static void pending_add(struct comm_series *s, const char *comm,
+/* The label of p: its comm, or its --labels values (see COMM_LABEL_LEN). */
+static void label_of(const struct comm_series *s, const struct sc_model *m,
+		     const struct sc_proc *p, char *label, size_t len)
+{
+	const struct group_by *by = s->o.labels;
+	char val[4096];
+	size_t off = 0;
+
+	if (!by || !by->n) {
+		esc_utf8_buf(p->comm, esc_strnlen(p->comm, SC_COMM_LEN), label,
+			     len);
+		return;
+	}
+	label[0] = '\0';
+	for (size_t i = 0; i < by->n && off + 2 < len; i++) {
+		const char *v =
+			group_value(m, p, false, by->keys[i], val, sizeof(val));
+		size_t room = (len - off) / (by->n - i);
+
+		if (i)
+			label[off++] = COMM_LABEL_SEP;
+		off += esc_utf8_buf(v, strlen(v), label + off,
+				    room > 1 ? room : 1);
+	}
+}
+
+static void pending_add(struct comm_series *s, const char *label,
 			const struct comm_counts *d)
 {
-	char label[COMM_LABEL_LEN];
-
 	if (counts_zero(d))
 		return;
-	esc_utf8_buf(comm, esc_strnlen(comm, SC_COMM_LEN), label,
-		     sizeof(label));
 	for (size_t i = hash_label(label);; i++) {
 		struct pending *e = &s->pend[i & (s->pend_cap - 1)];
 
@@ -296,11 +318,12 @@ static void pending_add(struct comm_series *s, const char *comm,
 /* Credit to p's current name what it did since it was last seen (all of
  * it when never seen); *now gets its figures, which it is next seen at.
  */
-static void credit(struct comm_series *s, const struct sc_proc *p,
-		   struct comm_counts *now)
+static void credit(struct comm_series *s, const struct sc_model *m,
+		   const struct sc_proc *p, struct comm_counts *now)
 {
 	struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
 	struct comm_counts d;
+	char label[COMM_LABEL_LEN];
 
 	proc_counts(p, now);
 	if (e) {
@@ -309,7 +332,8 @@ static void credit(struct comm_series *s, const struct sc_proc *p,
 	} else {
 		d = *now;
 	}
-	pending_add(s, p->comm, &d);
+	label_of(s, m, p, label, sizeof(label));
+	pending_add(s, label, &d);
 }
 
 void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
@@ -318,7 +342,7 @@ void comm_series__fold(struct comm_series *s, const struct sc_model *exited)
 
 	for (size_t i = 0; i < exited->nprocs; i++) {
 		if (exited->procs[i].pid)
-			credit(s, &exited->procs[i], &now);
+			credit(s, exited, &exited->procs[i], &now);
 	}
 }
 
@@ -430,7 +454,7 @@ int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 
 		if (!p->pid)
 			continue;
-		credit(s, p, &now);
+		credit(s, snap, p, &now);
 		seen_put(&next, p->pid, p->start_ns, &now);
 	}
 	/* Whoever is not in the snapshot any more is forgotten. */

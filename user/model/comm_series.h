@@ -25,10 +25,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/group.h"
 #include "model/model.h"
 
-/* UTF-8 of a comm: 15 bytes, each at worst 3 (U+FFFD), and a NUL. */
-#define COMM_LABEL_LEN 48
+/* A series' label: the UTF-8 of a comm (15 bytes, each at worst 3, U+FFFD)
+ * or, with --labels, of its label values, each cut to fit, separated by
+ * COMM_LABEL_SEP (a byte no UTF-8 has).
+ */
+#define COMM_LABEL_LEN 512
+#define COMM_LABEL_SEP '\xff'
 
 struct comm_counts {
 	uint64_t calls, errors, total_ns, bytes;
@@ -46,6 +51,10 @@ struct comm_series_opts {
 	unsigned int
 		max_pending; /* distinct names between two updates (0: auto) */
 	uint64_t idle_ns;    /* 0: series are never given up */
+	/* the daemon's --labels (comm, cgroup, unit, container); NULL or n
+	 * 0: comm
+	 */
+	const struct group_by *labels;
 };
 
 struct comm_series;

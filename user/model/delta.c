@@ -105,6 +105,8 @@ static int proc_take(struct sc_model *d, const struct sc_proc *c,
 	dp->cap = tmp->cap;
 	memset(tmp, 0, sizeof(*tmp));
 	dp->ppid = c->ppid;
+	dp->tgid = c->tgid;
+	dp->cgid = c->cgid;
 	memcpy(dp->comm, c->comm, sizeof(dp->comm));
 	dp->exited = c->exited;
 	dp->exit_code = c->exit_code;
@@ -134,6 +136,10 @@ struct sc_model *model_delta(const struct sc_model *cur,
 
 	if (!d)
 		return NULL;
+	if (model_cgroups_copy(d, cur)) {
+		model_free(d);
+		return NULL;
+	}
 	for (size_t i = 0; i < cur->nprocs && !agg; i++) {
 		if (!cur->procs[i].pid)
 			agg = &cur->procs[i];

@@ -28,7 +28,48 @@ void model_free(struct sc_model *m)
 	free(m->total);
 	free(m->errnos);
 	free(m->flights);
+	for (size_t i = 0; i < m->ncgnames; i++)
+		free(m->cgnames[i].path);
+	free(m->cgnames);
 	free(m);
+}
+
+const char *model_cgroup_path(const struct sc_model *m, uint64_t id)
+{
+	for (size_t i = 0; i < m->ncgnames; i++)
+		if (m->cgnames[i].id == id)
+			return m->cgnames[i].path;
+	return NULL;
+}
+
+int model_cgroup_set(struct sc_model *m, uint64_t id, const char *path)
+{
+	struct sc_cgname *n;
+	char *copy;
+
+	if (model_cgroup_path(m, id))
+		return 0;
+	copy = strdup(path);
+	if (!copy)
+		return -ENOMEM;
+	n = realloc(m->cgnames, (m->ncgnames + 1) * sizeof(*n));
+	if (!n) {
+		free(copy);
+		return -ENOMEM;
+	}
+	m->cgnames = n;
+	n[m->ncgnames].id = id;
+	n[m->ncgnames++].path = copy;
+	return 0;
+}
+
+int model_cgroups_copy(struct sc_model *dst, const struct sc_model *src)
+{
+	for (size_t i = 0; i < src->ncgnames; i++)
+		if (model_cgroup_set(dst, src->cgnames[i].id,
+				     src->cgnames[i].path))
+			return -ENOMEM;
+	return 0;
 }
 
 struct sc_model *model_clone(const struct sc_model *m)
@@ -50,6 +91,8 @@ struct sc_model *model_clone(const struct sc_model *m)
 		if (model_proc_merge(p, src))
 			goto err;
 		p->ppid = src->ppid;
+		p->tgid = src->tgid;
+		p->cgid = src->cgid;
 		memcpy(p->comm, src->comm, sizeof(p->comm));
 		p->exited = src->exited;
 		p->exit_code = src->exit_code;
@@ -62,6 +105,8 @@ struct sc_model *model_clone(const struct sc_model *m)
 				       e->count))
 			goto err;
 	}
+	if (model_cgroups_copy(c, m))
+		goto err;
 	c->flights_known = m->flights_known;
 	for (size_t i = 0; i < m->nflights; i++) {
 		if (model_flight_add(c, &m->flights[i]))

@@ -30,7 +30,7 @@ struct sc_row {
 };
 
 struct sc_proc {
-	uint32_t pid;
+	uint32_t pid;	   /* with --by tid, a thread: its tid */
 	uint64_t start_ns; /* identity beside the pid: pids are reused */
 	uint32_t ppid;
 	char comm[SC_COMM_LEN]; /* raw bytes from the kernel: escape to print */
@@ -42,6 +42,8 @@ struct sc_proc {
 	uint32_t merged;
 	struct sc_row *rows;
 	size_t nrows, cap;
+	uint32_t tgid; /* the process of a thread (--by tid); else pid or 0 */
+	uint64_t cgid; /* its cgroup v2 id (--by cgroup...), else 0 */
 };
 
 struct sc_errno_row {
@@ -64,6 +66,12 @@ struct sc_flight_call {
 			     */
 	bool before_attach;	/* running when profiling started */
 	char comm[SC_COMM_LEN]; /* raw bytes: escape to print */
+};
+
+/* A cgroup's id (its directory's inode number) and path. */
+struct sc_cgname {
+	uint64_t id;
+	char *path; /* raw bytes: escape to print */
 };
 
 struct sc_model {
@@ -98,6 +106,11 @@ struct sc_model {
 	 * are exact, those processes' rows are not.
 	 */
 	uint64_t unattributed;
+	/* The cgroup v2 paths of the processes' cgid (--by cgroup, unit,
+	 * container), relative to the cgroup2 mount ("/a.slice/b.service").
+	 */
+	struct sc_cgname *cgnames;
+	size_t ncgnames;
 };
 
 struct sc_model *model_new(void);
@@ -131,6 +144,13 @@ int model_errno_add(struct sc_model *m, uint32_t abi, uint32_t nr, uint32_t err,
 		    uint64_t count);
 int model_errno_add_fd(struct sc_model *m, uint32_t abi, uint32_t nr,
 		       uint32_t fd_type, uint32_t err, uint64_t count);
+
+/* Name cgroup id path (a copy); a known id keeps its path. 0 or -ENOMEM. */
+int model_cgroup_set(struct sc_model *m, uint64_t id, const char *path);
+/* The path of cgroup id, or NULL. */
+const char *model_cgroup_path(const struct sc_model *m, uint64_t id);
+/* Copy every cgroup name of src into dst. 0 or -ENOMEM. */
+int model_cgroups_copy(struct sc_model *dst, const struct sc_model *src);
 
 /* Sum two stats cells into dst. */
 void stats_add(struct sc_stats *dst, const struct sc_stats *src);

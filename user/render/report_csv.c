@@ -70,6 +70,99 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 	return 0;
 }
 
+/* --by: the key columns (pid,tid,comm of pid and tid groups, then the
+ * others), then a row's figures.
+ */
+static bool csv_col(const struct report_opts *o, enum group_key k)
+{
+	bool ids = group_has(&o->by, GROUP_PID) || group_has(&o->by, GROUP_TID);
+
+	if (k == GROUP_PID || k == GROUP_COMM)
+		return ids || group_has(&o->by, k);
+	if (k == GROUP_TID)
+		return group_has(&o->by, GROUP_TID);
+	return group_has(&o->by, k);
+}
+
+static int group_rows(FILE *f, const struct sc_group *g,
+		      const struct report_opts *o)
+{
+	struct row_view *v = view_rows(g->sum.rows, g->sum.nrows, o->sort);
+	char *cols = NULL;
+	size_t len = 0;
+	FILE *c;
+	int err = 0;
+
+	if (g->sum.nrows && !v)
+		return -ENOMEM;
+	c = open_memstream(&cols, &len);
+	if (!c) {
+		free(v);
+		return -ENOMEM;
+	}
+	for (int k = 0; k < GROUP_KEY_COUNT && !err; k++) {
+		char num[16];
+		const char *val = g->val[k];
+		char *e;
+
+		if (!csv_col(o, k))
+			continue;
+		if (k == GROUP_PID || k == GROUP_TID) {
+			snprintf(num, sizeof(num), "%u",
+				 k == GROUP_PID ? g->pid : g->tid);
+			val = num;
+		} else if (k == GROUP_COMM && !val) {
+			val = g->comm;
+		}
+		e = esc_csv(val,
+			    esc_strnlen(val,
+					k == GROUP_COMM ? SC_COMM_LEN : 4096));
+		if (!e)
+			err = -ENOMEM;
+		else
+			fprintf(c, "%s,", e);
+		free(e);
+	}
+	if (fclose(c))
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < g->sum.nrows; i++) {
+		const char *kind = names_fd_type(v[i].row->fd_type);
+		char buf[SC_NAME_LEN];
+
+		fprintf(f, "%s%s,%s,", cols, names_abi(v[i].row->abi),
+			names_syscall_fmt(v[i].row->abi, v[i].row->nr, buf,
+					  sizeof(buf)));
+		if (o->fd_types)
+			fprintf(f, "%s,", kind ? kind : "");
+		csv_figures(f, &v[i]);
+	}
+	free(cols);
+	free(v);
+	return err;
+}
+
+static int report_csv_groups(FILE *f, const struct sc_model *m,
+			     const struct report_opts *o)
+{
+	struct sc_group *g;
+	size_t n;
+	int err = group_model(m, &o->by, o->by_threads, &g, &n);
+
+	if (err)
+		return err;
+	for (int k = 0; k < GROUP_KEY_COUNT; k++)
+		if (csv_col(o, k))
+			fprintf(f, "%s,", group_key_name(k));
+	fprintf(f,
+		"abi,syscall,%snr,calls,errors,total_ns,min_ns,max_ns,"
+		"avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
+		o->fd_types ? "fd_type," : "");
+	for (size_t i = 0; i < n && !err; i++)
+		err = group_rows(f, &g[i], o);
+	group_free(g, n);
+	return err;
+}
+
 int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	       const struct report_meta *meta)
 {
@@ -77,6 +170,10 @@ int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	int err = 0;
 
 	(void)meta;
+	if (o->by.n) {
+		free(by_pid);
+		return report_csv_groups(f, m, o);
+	}
 	if (m->nprocs && !by_pid)
 		return -ENOMEM;
 	if (o->fd_types)

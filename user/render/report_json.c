@@ -109,6 +109,50 @@ static struct json_object *process_obj(const struct sc_proc *p,
 	return jw_done(obj, err);
 }
 
+/* --by: {by: {KEY: value...}, pid?, tid?, comm?, syscalls} */
+static struct json_object *group_obj(const struct sc_group *g,
+				     const struct report_opts *o)
+{
+	struct json_object *obj = json_object_new_object(), *by = NULL;
+	char comm[SC_COMM_LEN + 1] = "";
+	int err = obj ? 0 : -ENOMEM;
+
+	if (!err) {
+		by = json_object_new_object();
+		err = jw_add(obj, "by", by);
+	}
+	for (size_t i = 0; !err && i < o->by.n; i++)
+		err = jw_add_str(by, group_key_name(o->by.keys[i]),
+				 g->val[o->by.keys[i]]);
+	if (g->has_ids) {
+		memcpy(comm, g->comm, esc_strnlen(g->comm, SC_COMM_LEN));
+		err = err ?: jw_add_u64(obj, "pid", g->pid);
+		if (g->tid)
+			err = err ?: jw_add_u64(obj, "tid", g->tid);
+		err = err ?: jw_add_str(obj, "comm", comm);
+	}
+	err = err ?: jw_add_u64(obj, "members", g->members);
+	err = err   ?:
+		      jw_add(obj, "syscalls",
+			     syscall_list(g->sum.rows, g->sum.nrows, o, NULL));
+	return jw_done(obj, err);
+}
+
+static int add_groups(struct json_object *root, int err,
+		      const struct sc_model *m, const struct report_opts *o)
+{
+	struct json_object *arr = NULL;
+	struct sc_group *g = NULL;
+	size_t n = 0;
+
+	err = err ?: group_model(m, &o->by, o->by_threads, &g, &n);
+	err = err ?: jw_add_array(root, "groups", &arr);
+	for (size_t i = 0; !err && i < n; i++)
+		err = jw_push(arr, group_obj(&g[i], o));
+	group_free(g, n);
+	return err;
+}
+
 static struct json_object *dropped_obj(const struct sc_model *m)
 {
 	struct json_object *o = json_object_new_object();
@@ -191,9 +235,13 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err   ?:
 		      jw_add(root, "syscalls",
 			     syscall_list(m->total, m->ntotal, o, m));
-	err = err ?: jw_add_array(root, "processes", &procs);
-	for (size_t i = 0; !err && i < m->nprocs; i++)
-		err = jw_push(procs, process_obj(by_pid[i], o));
+	if (o->by.n) {
+		err = add_groups(root, err, m, o);
+	} else {
+		err = err ?: jw_add_array(root, "processes", &procs);
+		for (size_t i = 0; !err && i < m->nprocs; i++)
+			err = jw_push(procs, process_obj(by_pid[i], o));
+	}
 	err = report_json_add_flights(root, err, m->flights, m->nflights,
 				      m->flights_known);
 	free(by_pid);

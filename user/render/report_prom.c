@@ -138,7 +138,56 @@ static int syscalls(FILE *f, const struct sc_model *m)
 	return 0;
 }
 
-static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
+/* The label set of a series: {comm="..."}, or with --labels each label
+ * (values split at COMM_LABEL_SEP); other's values are "(other
+ * processes)" for comm and "(other)" for the rest. Caller frees.
+ */
+static char *series_labels(const struct comm_series_row *r,
+			   const struct group_by *by)
+{
+	static const struct group_by comm_only = { { GROUP_COMM }, 1 };
+	const char *v = r->label;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *f;
+	int err = 0;
+
+	if (!by || !by->n)
+		by = &comm_only;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return NULL;
+	for (size_t i = 0; i < by->n && !err; i++) {
+		const char *end = strchr(v, COMM_LABEL_SEP);
+		size_t n = end ? (size_t)(end - v) : strlen(v);
+		char *e;
+
+		if (r->other) {
+			/* 16+ bytes of ASCII: no comm can be named like
+			 * this; no unit, path or container id either
+			 */
+			v = by->keys[i] == GROUP_COMM ? "(other processes)" :
+							"(other)";
+			n = strlen(v);
+		}
+		e = esc_prom_label(v, n);
+		if (!e)
+			err = -ENOMEM;
+		else
+			fprintf(f, "%s%s=\"%s\"", i ? "," : "",
+				group_key_name(by->keys[i]), e);
+		free(e);
+		v = r->other || !end ? "" : end + 1;
+	}
+	if (fclose(f) || err) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+static int comms(FILE *f, const struct comm_series_row *rows, size_t n,
+		 const struct group_by *labels)
 {
 	static const struct {
 		const char *name, *help;
@@ -167,11 +216,7 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 	if (!lbl)
 		return -ENOMEM;
 	for (size_t i = 0; i < n && !err; i++) {
-		/* 16+ bytes of ASCII: no comm can be named like this. */
-		const char *s = rows[i].other ? "(other processes)" :
-						rows[i].label;
-
-		lbl[i] = esc_prom_label(s, strlen(s));
+		lbl[i] = series_labels(&rows[i], labels);
 		if (!lbl[i])
 			err = -ENOMEM;
 	}
@@ -186,8 +231,7 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n)
 				secs(v, buf, sizeof(buf));
 			else
 				snprintf(buf, sizeof(buf), "%" PRIu64, v);
-			fprintf(f, "%s{comm=\"%s\"} %s\n", fam[k].name, lbl[i],
-				buf);
+			fprintf(f, "%s{%s} %s\n", fam[k].name, lbl[i], buf);
 		}
 	}
 	for (size_t i = 0; i < n; i++)
@@ -328,7 +372,7 @@ int report_prom(FILE *f, const struct prom_input *in)
 	int err = syscalls(f, in->model);
 
 	if (!err && in->comms)
-		err = comms(f, in->comms, in->ncomms);
+		err = comms(f, in->comms, in->ncomms, in->labels);
 	if (!err && in->self)
 		self_metrics(f, in->self, in->model, in->comms != NULL);
 	if (!err && (fflush(f) || ferror(f)))

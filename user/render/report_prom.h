@@ -43,6 +43,8 @@ struct prom_input {
 	const struct comm_series_row *comms; /* NULL: no per-comm series */
 	size_t ncomms;
 	const struct prom_self *self; /* NULL: no self metrics */
+	/* the series' labels (--labels); NULL or n 0: comm */
+	const struct group_by *labels;
 };
 
 /* Number of finite `le` bounds of scprof_syscall_duration_seconds. */

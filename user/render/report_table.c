@@ -503,6 +503,33 @@ static void incomplete_line(FILE *f, const struct sc_model *m)
 	fputc('\n', f);
 }
 
+/* --by: one table per group, largest first, under its heading. */
+static int group_tables(FILE *f, const struct sc_model *m,
+			const struct report_opts *o)
+{
+	struct sc_group *g;
+	size_t n;
+	int err = group_model(m, &o->by, o->by_threads, &g, &n);
+
+	for (size_t i = 0; !err && i < n; i++) {
+		char *head;
+
+		if (!g[i].calls && !g[i].total_ns)
+			continue; /* nothing in this interval */
+		head = view_group_heading(&g[i], &o->by);
+
+		if (!head) {
+			err = -ENOMEM;
+			break;
+		}
+		fprintf(f, "\n%s:\n", head);
+		free(head);
+		err = table_rows(f, g[i].sum.rows, g[i].sum.nrows, o);
+	}
+	group_free(g, n);
+	return err;
+}
+
 int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		 const struct report_meta *meta)
 {
@@ -518,7 +545,11 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = table_rows(f, m->total, m->ntotal, o);
 	if (err)
 		return err;
-	if (o->per_process) {
+	if (o->by.n) {
+		err = group_tables(f, m, o);
+		if (err)
+			return err;
+	} else if (o->per_process) {
 		const struct sc_proc **by_pid = view_procs_by_pid(m);
 
 		if (m->nprocs && !by_pid)

@@ -45,6 +45,29 @@ int top_sort_by_key(int ch, enum top_sort *out)
 	return -EINVAL;
 }
 
+static const char *const group_names[TOP_GROUP_COUNT] = {
+	[TOP_GROUP_PROCESS] = "process",
+	[TOP_GROUP_THREAD] = "thread",
+	[TOP_GROUP_UNIT] = "unit",
+	[TOP_GROUP_CONTAINER] = "container",
+};
+
+int top_group_parse(const char *s, enum top_group *out)
+{
+	for (int i = 0; i < TOP_GROUP_COUNT; i++) {
+		if (!strcmp(s, group_names[i])) {
+			*out = (enum top_group)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *top_group_name(enum top_group g)
+{
+	return g < TOP_GROUP_COUNT ? group_names[g] : "?";
+}
+
 static int cmp_double_desc(double a, double b)
 {
 	return a < b ? 1 : a > b ? -1 : 0;
@@ -111,12 +134,13 @@ static void top_syscalls(struct top_proc *tp, const struct sc_proc *p,
 
 /* The calls p is blocked in now (d's flights are longest first). */
 static void flights_of(struct top_proc *tp, const struct sc_model *d,
-		       const struct sc_proc *p)
+		       const struct sc_proc *p, bool threads)
 {
 	for (size_t i = 0; i < d->nflights; i++) {
 		const struct sc_flight_call *f = &d->flights[i];
 
-		if (f->pid != p->pid || f->proc_start_ns != p->start_ns)
+		if ((threads ? f->tid : f->pid) != p->pid ||
+		    f->proc_start_ns != p->start_ns)
 			continue;
 		if (!tp->in_flight++) {
 			char buf[SC_NAME_LEN];
@@ -129,22 +153,67 @@ static void flights_of(struct top_proc *tp, const struct sc_model *d,
 	}
 }
 
+/* A row's figures from its rows (sum: scratch). */
+static void fill(struct top_proc *tp, const struct sc_proc *p,
+		 const struct sc_stats *sum, uint64_t ns)
+{
+	tp->calls_s = view_per_sec(sum->calls, ns);
+	tp->errors_s = view_per_sec(sum->errors, ns);
+	tp->err_pct = sum->calls ?
+			      100.0 * (double)sum->errors / (double)sum->calls :
+			      0;
+	tp->p99_ns = hist_quantile(sum, 0.99);
+	tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns : 0;
+	top_syscalls(tp, p, ns);
+}
+
+/* Per unit or container: a row per group of the delta's processes. */
+static int build_groups(const struct sc_model *d, uint64_t ns,
+			enum top_group group, struct top_frame *fr,
+			struct sc_stats *sum)
+{
+	struct group_by by = { .n = 1 };
+	struct sc_group *g;
+	size_t n;
+	int err;
+
+	by.keys[0] = group == TOP_GROUP_UNIT ? GROUP_UNIT : GROUP_CONTAINER;
+	err = group_model(d, &by, false, &g, &n);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n && fr->nprocs < d->nprocs; i++) {
+		struct top_proc *tp;
+
+		memset(sum, 0, sizeof(*sum));
+		for (size_t j = 0; j < g[i].sum.nrows; j++)
+			stats_add(sum, &g[i].sum.rows[j].st);
+		if (!sum->calls && !sum->total_ns)
+			continue;
+		tp = &fr->procs[fr->nprocs++];
+		snprintf(tp->label, sizeof(tp->label), "%s",
+			 g[i].val[by.keys[0]]);
+		fill(tp, &g[i].sum, sum, ns);
+	}
+	group_free(g, n);
+	return 0;
+}
+
 int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		    struct top_frame *fr)
 {
-	return top_frame_build_timed(d, ns, ns, sort, fr);
+	return top_frame_build_by(d, ns, sort, TOP_GROUP_PROCESS, fr);
 }
 
-int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
-			  uint64_t timed_ns, enum top_sort sort,
-			  struct top_frame *fr)
+int top_frame_build_by(const struct sc_model *d, uint64_t ns,
+		       enum top_sort sort, enum top_group group,
+		       struct top_frame *fr)
 {
 	struct sc_stats *sum = malloc(sizeof(*sum));
 	uint64_t calls = 0, errors = 0;
 
 	memset(fr, 0, sizeof(*fr));
 	fr->interval_ns = ns;
-	fr->timed_share = ns ? (double)timed_ns / (double)ns : 1;
+	fr->timed_share = 1;
 	fr->procs = calloc(d->nprocs ? d->nprocs : 1, sizeof(*fr->procs));
 	if (!fr->procs || !sum) {
 		free(sum);
@@ -159,6 +228,19 @@ int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
 	fr->calls_s = view_per_sec(calls, ns);
 	fr->errors_s = view_per_sec(errors, ns);
 	fr->dropped = d->drops[SC_DROP_STATS_FULL];
+	fr->group = group;
+	if (group == TOP_GROUP_UNIT || group == TOP_GROUP_CONTAINER) {
+		int err = build_groups(d, ns, group, fr, sum);
+
+		fr->in_flight = d->nflights;
+		free(sum);
+		if (err) {
+			top_frame_free(fr);
+			return err;
+		}
+		top_frame_sort(fr, sort);
+		return 0;
+	}
 	for (size_t i = 0; i < d->nprocs; i++) {
 		const struct sc_proc *p = &d->procs[i];
 		struct top_proc *tp;
@@ -174,20 +256,30 @@ int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
 		tp->pid = p->pid;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
 		tp->exited = p->exited;
-		tp->calls_s = view_per_sec(sum->calls, ns);
-		tp->errors_s = view_per_sec(sum->errors, ns);
-		tp->err_pct = sum->calls ? 100.0 * (double)sum->errors /
-						   (double)sum->calls :
-					   0;
-		tp->p99_ns = hist_quantile(sum, 0.99);
-		tp->busy_pct = timed_ns ? 100.0 * (double)sum->total_ns /
-						  (double)timed_ns :
-					  0;
-		top_syscalls(tp, p, ns);
-		flights_of(tp, d, p);
+		fill(tp, p, sum, ns);
+		flights_of(tp, d, p, group == TOP_GROUP_THREAD);
 	}
 	fr->in_flight = d->nflights;
 	free(sum);
+	top_frame_sort(fr, sort);
+	return 0;
+}
+
+int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
+			  uint64_t timed_ns, enum top_sort sort,
+			  enum top_group group, struct top_frame *fr)
+{
+	int err = top_frame_build_by(d, ns, sort, group, fr);
+
+	if (err || timed_ns >= ns)
+		return err;
+	/* IN-SYS% as a share of the time calls were timed in */
+	fr->timed_share = ns ? (double)timed_ns / (double)ns : 0;
+	for (size_t i = 0; i < fr->nprocs; i++)
+		fr->procs[i].busy_pct = timed_ns ? fr->procs[i].busy_pct *
+							   (double)ns /
+							   (double)timed_ns :
+						   0;
 	top_frame_sort(fr, sort);
 	return 0;
 }
@@ -237,6 +329,18 @@ static int push_proc(char ***lines, size_t *n, const struct top_proc *p)
 			 "%s[%u in a syscall now, longest %s %.1f s]",
 			 off ? "  " : "", p->in_flight, p->flight_name,
 			 (double)p->flight_ns / 1e9);
+	if (!p->pid) { /* a unit or a container */
+		comm = esc_text(p->label, strlen(p->label));
+		if (!comm)
+			return -ENOMEM;
+		err = push_line(lines, n,
+				"%-24.*s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
+				comm[0] ? 64 : 6, comm[0] ? comm : "(none)",
+				p->calls_s, p->errors_s, p->err_pct,
+				(double)p->p99_ns / 1e3, p->busy_pct, tops);
+		free(comm);
+		return err;
+	}
 	comm = esc_text(p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 	if (!comm)
 		return -ENOMEM;
@@ -266,10 +370,13 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 			 100 * fr->timed_share);
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
-	err = push_line(lines, n, "scprof top - %s, every %.1f s, by %s%s%s",
-			stamp, (double)fr->interval_ns / 1e9, sorts[sort].title,
-			fr->targets_gone ? " - the targets have exited" : "",
-			interactive ? "   keys: c e p t sort, q quit" : "");
+	err = push_line(
+		lines, n, "scprof top - %s, every %.1f s, by %s%s%s%s%s", stamp,
+		(double)fr->interval_ns / 1e9, sorts[sort].title,
+		fr->group ? ", per " : "",
+		fr->group ? group_names[fr->group] : "",
+		fr->targets_gone ? " - the targets have exited" : "",
+		interactive ? "   keys: c e p t sort, g group, q quit" : "");
 	err = err   ?:
 		      push_line(lines, n,
 				"%zu processes active, %.1f calls/s, %.1f "
@@ -278,11 +385,24 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 				fr->nprocs, fr->calls_s, fr->errors_s,
 				(unsigned long long)fr->dropped, fr->in_flight,
 				sampled);
-
-	err = err   ?:
-		      push_line(lines, n, "%7s %-16s %10s %9s %6s %9s %7s  %s",
-				"PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%",
-				"P99-us", "IN-SYS%", "TOP SYSCALLS (calls/s)");
+	if (fr->group == TOP_GROUP_UNIT || fr->group == TOP_GROUP_CONTAINER)
+		err = err   ?:
+			      push_line(lines, n,
+					"%-24s %10s %9s %6s %9s %7s  %s",
+					fr->group == TOP_GROUP_UNIT ?
+						"UNIT" :
+						"CONTAINER",
+					"CALLS/s", "ERRORS/s", "ERR%", "P99-us",
+					"IN-SYS%", "TOP SYSCALLS (calls/s)");
+	else
+		err = err   ?:
+			      push_line(lines, n,
+					"%7s %-16s %10s %9s %6s %9s %7s  %s",
+					fr->group == TOP_GROUP_THREAD ? "TID" :
+									"PID",
+					"COMM", "CALLS/s", "ERRORS/s", "ERR%",
+					"P99-us", "IN-SYS%",
+					"TOP SYSCALLS (calls/s)");
 	for (size_t i = 0; !err && i < fr->nprocs; i++) {
 		if (max_rows && i >= max_rows)
 			break;

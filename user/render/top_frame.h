@@ -27,10 +27,28 @@ int top_sort_parse(const char *s, enum top_sort *out);
 /* A sort key by its interactive key (c, e, p, t). 0 or -EINVAL. */
 int top_sort_by_key(int ch, enum top_sort *out);
 
+/* What a row is: a process, a thread, a systemd unit or a container (as
+ * --by defines them); the g key cycles through them.
+ */
+enum top_group {
+	TOP_GROUP_PROCESS,
+	TOP_GROUP_THREAD,
+	TOP_GROUP_UNIT,
+	TOP_GROUP_CONTAINER,
+	TOP_GROUP_COUNT,
+};
+
+/* A grouping by its name (process, thread, unit, container). 0 or
+ * -EINVAL.
+ */
+int top_group_parse(const char *s, enum top_group *out);
+const char *top_group_name(enum top_group g);
+
 #define TOP_NTOP 3 /* syscalls named per process */
 
 struct top_proc {
-	uint32_t pid;
+	uint32_t pid;	 /* a thread's tid per thread; 0 per unit, container */
+	char label[128]; /* per unit or container: its name, raw bytes */
 	char comm[SC_COMM_LEN];
 	bool exited;
 	double calls_s, errors_s;
@@ -63,17 +81,24 @@ struct top_frame {
 	 * p99 and IN-SYS% come from that time only. 1: all of it.
 	 */
 	double timed_share;
+	enum top_group group;
 };
 
 /* Build a frame from an interval delta (model_delta). 0 or -ENOMEM. */
 int top_frame_build(const struct sc_model *delta, uint64_t interval_ns,
 		    enum top_sort sort, struct top_frame *out);
+/* The same, rows by group: the delta's entries are threads with
+ * TOP_GROUP_THREAD, processes with cgroup ids per unit or container.
+ */
+int top_frame_build_by(const struct sc_model *delta, uint64_t interval_ns,
+		       enum top_sort sort, enum top_group group,
+		       struct top_frame *out);
 /* The same when calls were timed for timed_ns of the interval only
  * (latency on a duty cycle): IN-SYS% is the share of that time.
  */
 int top_frame_build_timed(const struct sc_model *delta, uint64_t interval_ns,
 			  uint64_t timed_ns, enum top_sort sort,
-			  struct top_frame *out);
+			  enum top_group group, struct top_frame *out);
 void top_frame_sort(struct top_frame *fr, enum top_sort sort);
 void top_frame_free(struct top_frame *fr);
 /* The frame as text lines: title, summary, column header, then one line

@@ -6,6 +6,7 @@
 
 #include "render/view.h"
 #include "model/hist.h"
+#include "util/escape.h"
 #include "util/strlist.h"
 
 /* Column and sort key names: strace's, plus p50, p90, p99 and bytes. */
@@ -264,4 +265,61 @@ const struct sc_proc **view_procs_by_pid(const struct sc_model *m)
 		v[i] = &m->procs[i];
 	qsort(v, m->nprocs, sizeof(*v), proc_pid_cmp);
 	return v;
+}
+
+/* "KEY VALUE", the value escaped; an empty one is "(none)". */
+static int heading_part(FILE *f, const char *sep, const char *key,
+			const char *val)
+{
+	char *e;
+
+	if (!val[0]) {
+		fprintf(f, "%s%s (none)", sep, key);
+		return 0;
+	}
+	e = esc_text(val, strlen(val));
+	if (!e)
+		return -ENOMEM;
+	fprintf(f, "%s%s %s", sep, key, e);
+	free(e);
+	return 0;
+}
+
+char *view_group_heading(const struct sc_group *g, const struct group_by *by)
+{
+	char *out = NULL, *comm = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&out, &len);
+	const char *sep = "";
+	int err = f ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < by->n; i++) {
+		enum group_key k = by->keys[i];
+
+		err = heading_part(f, sep, group_key_name(k), g->val[k]);
+		sep = ", ";
+		/* the name of a pid or a tid, beside it */
+		if (!err && g->has_ids && !group_has(by, GROUP_COMM) &&
+		    (k == GROUP_TID ||
+		     (k == GROUP_PID && !group_has(by, GROUP_TID)))) {
+			comm = esc_text(g->comm,
+					esc_strnlen(g->comm, SC_COMM_LEN));
+			if (!comm)
+				err = -ENOMEM;
+			else if (!g->pid)
+				fputs(" (exited processes, merged)", f);
+			else
+				fprintf(f, " (%s)", comm);
+			free(comm);
+		}
+	}
+	if (!err && g->tid && !group_has(by, GROUP_PID))
+		fprintf(f, "%spid %u", sep, g->pid);
+	if (f && fclose(f))
+		err = -ENOMEM;
+	if (err) {
+		free(out);
+		return NULL;
+	}
+	return out;
 }

@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "model/group.h"
 #include "model/model.h"
 #include "model/names.h"
 
@@ -50,6 +51,11 @@ struct report_opts {
 	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
 	bool fd_types; /* --fd-types: JSON and CSV say each row's fd kind */
 	bool interval; /* -i: a report without calls is just "no calls" */
+	/* --by (-T): a table, JSON group or CSV rows per group; by_threads:
+	 * the model's entries are threads
+	 */
+	struct group_by by;
+	bool by_threads;
 };
 
 /* What was profiled, for the report's header fields. */
@@ -93,6 +99,12 @@ double view_per_sec(uint64_t n, uint64_t ns);
 /* Derived view of a sum of rows (the "total" line). */
 void view_total(const struct sc_row *rows, size_t n, uint32_t abi,
 		struct sc_row *out);
+
+/*
+ * The heading of a --by group, escaped: "unit a.service", "tid 12
+ * (worker), pid 10", "pid 10 (nginx)". Caller frees; NULL: no memory.
+ */
+char *view_group_heading(const struct sc_group *g, const struct group_by *by);
 
 /* Processes ordered by pid (then start time); caller frees. NULL when
  * there are none or out of memory.

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * strace's -e trace=SET and -z/-Z: which calls are counted at all. The set
+ * is a bitmap by ABI and syscall number in rodata, tested before anything
+ * else, so a call left out costs a task pointer and a load; the return
+ * status filter is one comparison before a call is recorded. Without -e,
+ * -z or -Z the settings are false and every test folds to nothing.
+ *
+ * -p TID of a thread (only_tid) is tested with them: one thread's calls.
+ *
+ * Uses the settings scprof.bpf.c defines before it includes this file:
+ * trace_on, trace_beyond, trace_bits, trace_exit_bits, status_filter,
+ * only_tid.
+ */
+#ifndef SCPROF_TRACE_FILTER_BPF_H
+#define SCPROF_TRACE_FILTER_BPF_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+#include "scprof.h"
+#include "syscall.bpf.h"
+
+static __always_inline bool trace_bit(bool at_exit, __u32 nr, __u32 abi)
+{
+	__u32 w = (nr / 32) & (SC_TRACE_WORDS - 1);
+
+	if (nr >= SC_NR_MAX)
+		return trace_beyond;
+	if (abi >= SC_ABI_COUNT)
+		return false;
+	/* As in flags_of(): keep the bound in the verifier's view. */
+	barrier_var(abi);
+	abi &= 3;
+	if (abi >= SC_ABI_COUNT)
+		return false;
+	if (at_exit)
+		return trace_exit_bits[abi][w] & (1U << (nr % 32));
+	return trace_bits[abi][w] & (1U << (nr % 32));
+}
+
+/* Is the call numbered id, made by the current task, in the set? */
+static __always_inline bool trace_wanted(long id, bool at_exit)
+{
+	struct task_struct *task;
+	__u32 nr, abi;
+
+	if (!trace_on)
+		return true;
+	/* rt_sigreturn leaves with orig_ax -1 (no restart): let its exit
+	 * through, its stamp decides
+	 */
+	if (id < 0)
+		return at_exit;
+	task = bpf_get_current_task_btf();
+	nr_abi_of(task, id, &nr, &abi);
+	return trace_bit(at_exit, nr, abi);
+}
+
+/* -p TID of a thread: is the current task that thread? */
+static __always_inline bool thread_ok(void)
+{
+	return !only_tid || (__u32)bpf_get_current_pid_tgid() == only_tid;
+}
+
+/* sys_enter: the call is in the set (and made by the thread of -p TID). */
+static __always_inline bool trace_enter_ok(long id)
+{
+	return thread_ok() && trace_wanted(id, false);
+}
+
+/* sys_exit: the call may be in the set. A superset (an exec can return
+ * into another ABI, where its number means something else): the stamp,
+ * or trace_ok() in count-only mode, decides.
+ */
+static __always_inline bool trace_exit_ok(struct pt_regs *regs)
+{
+	return thread_ok() && trace_wanted(syscall_nr(regs), true);
+}
+
+/* A call known by number and ABI is in the set. */
+static __always_inline bool trace_ok(__u32 nr, __u32 abi)
+{
+	return !trace_on || trace_bit(false, nr, abi);
+}
+
+/* -z: successful calls only; -Z: failed ones only. */
+static __always_inline bool status_ok(long ret)
+{
+	if (status_filter == SC_STATUS_ALL)
+		return true;
+	return is_error(ret) == (status_filter == SC_STATUS_FAILED);
+}
+
+#endif /* SCPROF_TRACE_FILTER_BPF_H */
