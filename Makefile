@@ -29,7 +29,7 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw
+LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -87,7 +87,15 @@ $(OUTPUT)/workloads:
 
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+	$(Q)$(CC) -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+
+# --stacks: call sites that only CFI can unwind, and the same program
+# stripped (no symtab, no debug info: module+0xoffset names).
+$(OUTPUT)/workloads/stackmix: WL_EXTRA := -fomit-frame-pointer
+WORKLOADS += $(OUTPUT)/workloads/stackmix-stripped
+$(OUTPUT)/workloads/stackmix-stripped: $(OUTPUT)/workloads/stackmix
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 # 32-bit (i386) workloads for the ABI tests: raw `int $$0x80` calls and no C
 # library, so the compiler's -m32 is enough (no 32-bit libraries needed).

@@ -261,6 +261,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "exit.bpf.h"
 #include "inflight.bpf.h"
 #include "exec.bpf.h"
+#include "stacks.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -280,6 +281,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	if (id < 0)
 		return 0;
 	nr_abi_of(task, id, &nr, &abi);
+	if (stack_period && !count_only)
+		stack_sample(task, regs, nr, abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. */
 		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
@@ -345,6 +348,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	if (id < 0)
 		return 0;
 	nr_abi_of(task, id, &nr, &abi);
+	if (stack_period)
+		stack_sample(task, regs, nr, abi);
 	fl = flags_of(nr, abi);
 	/* A new task's first return, from the fork or clone that made it,
 	 * is not a call it made (full mode sees no enter for it).

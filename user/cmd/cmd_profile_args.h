@@ -23,6 +23,10 @@ struct profile_opts {
 	int verbosity;	     /* log level, LOG_WARN by default */
 	uint32_t max_exited; /* exited processes reported one by one */
 	bool count_only;     /* -C: calls, errors and bytes only; no times */
+	/* --stacks[=N] (0: off), --folded FILE, --flamegraph FILE */
+	uint32_t stack_period;
+	const char *folded;
+	const char *flamegraph;
 };
 
 /*

@@ -107,6 +107,7 @@ static int configure(struct collector *c)
 			skel->rodata->target_cgid = (__u64)st.st_ino;
 	}
 	set_nr_flags(skel, skel->rodata->fd_types);
+	collector_stacks_configure(c);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -191,6 +192,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = configure(c);
 	err = err ?: load(c);
 	err = err ?: setup_maps(c);
+	err = err ?: collector_stacks_setup(c);
 	if (err)
 		goto err;
 	*out = c;
@@ -313,6 +315,7 @@ void collector__destroy(struct collector *c)
 	bpf_link__destroy(c->inflight_link);
 	free(c->pre);
 	model_free(c->pre_gone);
+	collector_stacks_free(c);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

@@ -53,6 +53,11 @@ struct collector {
 	size_t npre;
 	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
 	struct sc_model *pre_gone;
+	/* opts.stack_period: the sampled stacks (stack_drain.c) */
+	struct ring_buffer *stack_rb;
+	struct unwinder *unwinder;
+	struct sc_stacks *stacks;
+	int stacks_err; /* the first error of the ring buffer's callback */
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */
@@ -97,5 +102,15 @@ int collector_inflight_attach(struct collector *c);
 /* Add the calls in flight at now_ns to m (before model_finalize). */
 int collector_inflight_add(struct collector *c, uint64_t now_ns,
 			   struct sc_model *m);
+
+/* stack_drain.c (--stacks) */
+
+/* Before load: the sampling period (rodata) and the ring buffer's size. */
+void collector_stacks_configure(struct collector *c);
+/* After load: the ring buffer and the unwinder. 0 or -errno. */
+int collector_stacks_setup(struct collector *c);
+/* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */
+int collector_stacks_add(struct collector *c, struct sc_model *m);
+void collector_stacks_free(struct collector *c);
 
 #endif

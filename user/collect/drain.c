@@ -260,6 +260,8 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	 */
 	if (!err)
 		err = collector_inflight_add(c, now_ns, m);
+	if (!err)
+		err = collector_stacks_add(c, m);
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);
