@@ -38,6 +38,16 @@ struct {
 	__type(value, __u32);
 } stack_countdown SEC(".maps");
 
+/* Processes sampled before: the first sample of a process wakes userspace
+ * up, so that it reads the process's mappings while it still runs.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u64); /* tgid << 32 ^ start time */
+	__type(value, __u8);
+} stack_seen SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_STACK_RINGBUF); /* userspace may resize */
@@ -58,6 +68,24 @@ static __always_inline __u32 stack_copy(__u8 *data, __u64 sp)
 		len += SC_STACK_PAGE;
 	}
 	return len;
+}
+
+/*
+ * Userspace drains the ring on a timer, and at once (a wakeup) for the
+ * first sample of a process, or when the ring is a quarter full.
+ */
+static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
+{
+	__u64 key = ((__u64)e->pid << 32) ^ e->start_ns;
+	__u8 one = 1;
+
+	if (bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
+	    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 4)
+		return BPF_RB_FORCE_WAKEUP;
+	if (bpf_map_lookup_elem(&stack_seen, &key))
+		return BPF_RB_NO_WAKEUP;
+	bpf_map_update_elem(&stack_seen, &key, &one, BPF_ANY);
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 static __always_inline void stack_sample(struct task_struct *task,
@@ -119,8 +147,7 @@ static __always_inline void stack_sample(struct task_struct *task,
 	e->len = 0;
 #endif
 	e->pad = 0;
-	/* Userspace reads the ring on its own timer: no wakeup. */
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(e, stack_wakeup(e));
 }
 
 #endif

@@ -31,7 +31,6 @@
  * so that fast process churn does not fill them between two periods.
  */
 #define POLL_INTERVAL_NS 20000000ULL
-#define STACKS_POLL_NS 5000000ULL
 /* The profile is incomplete (a drop, see model_incomplete()): the exit
  * status without a command, or with a command that exited 0.
  */
@@ -215,9 +214,6 @@ static int run_loop(struct run *r, const sigset_t *mask)
 	for (;;) {
 		uint64_t now = clock_mono_ns(), wait = POLL_INTERVAL_NS;
 
-		/* --stacks: the ring buffer is drained on this timer */
-		if (r->o->stack_period)
-			wait = STACKS_POLL_NS;
 		struct timespec ts;
 		siginfo_t si;
 		int sig, err;

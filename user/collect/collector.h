@@ -105,13 +105,10 @@ int collector__info(struct collector *c, struct collector_info *out);
 int collector__maps_need_no_caps(struct collector *c);
 /* Target processes still alive (SC_FILTER_TGID). */
 long collector__live_targets(const struct collector *c);
-/* --stacks: unwind the samples that came in since the last poll (call it
- * often: a process must still be alive at its first sample for its
- * mappings to be read). 0 or -errno.
- */
+/* --stacks: has the unwinding thread failed? 0 or -errno, reported. */
 int collector__stacks_poll(struct collector *c);
 /* Samples unwound so far and their frames (for -v and the bench). */
-void collector__unwind_stats(const struct collector *c, uint64_t *samples,
+void collector__unwind_stats(struct collector *c, uint64_t *samples,
 			     uint64_t *frames);
 /* Detach and free; safe on NULL. */
 void collector__destroy(struct collector *c);

@@ -12,6 +12,7 @@
 #ifndef SCPROF_COLLECTOR_PRIV_H
 #define SCPROF_COLLECTOR_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -57,7 +58,11 @@ struct collector {
 	struct ring_buffer *stack_rb;
 	struct unwinder *unwinder;
 	struct sc_stacks *stacks;
-	int stacks_err; /* the first error of the ring buffer's callback */
+	int stacks_err;	    /* the first error of the ring buffer's callback */
+	uint64_t unwind_ns; /* time spent draining (unwinding) */
+	pthread_t stacks_thread;     /* drains stack_rb */
+	pthread_mutex_t stacks_lock; /* stack_rb, unwinder, stacks */
+	bool stacks_running, stacks_stop;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */

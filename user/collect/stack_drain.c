@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * --stacks: the stack_events ring buffer, drained on the run loop's timer
- * (the BPF side does not wake us up), each sample unwound as it comes
- * (unwind.c) while its process's mappings can still be read.
+ * --stacks: the stack_events ring buffer, drained by a thread of its own,
+ * each sample unwound as it comes (unwind.c) while its process's mappings
+ * can still be read: the BPF side wakes the thread up at the first sample
+ * of a process and when the ring fills up; otherwise it drains every
+ * STACKS_POLL_MS. The lock keeps snapshots away from a drain.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
@@ -13,6 +17,7 @@
 #include "collect/collector_priv.h"
 #include "collect/unwind.h"
 #include "model/stacks.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 static int on_stack_event(void *ctx, void *data, size_t size)
@@ -26,6 +31,34 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 	if (err)
 		c->stacks_err = err;
 	return 0;
+}
+
+/* With the lock held. */
+static int collector_stacks_drain(struct collector *c)
+{
+	uint64_t t0 = clock_mono_ns();
+	int n = ring_buffer__consume(c->stack_rb);
+
+	c->unwind_ns += clock_mono_ns() - t0;
+	return n < 0 ? n : 0;
+}
+
+#define STACKS_POLL_MS 5
+
+static void *drain_thread(void *arg)
+{
+	struct collector *c = arg;
+	int efd = ring_buffer__epoll_fd(c->stack_rb);
+
+	while (!__atomic_load_n(&c->stacks_stop, __ATOMIC_RELAXED)) {
+		struct epoll_event ev;
+
+		epoll_wait(efd, &ev, 1, STACKS_POLL_MS);
+		pthread_mutex_lock(&c->stacks_lock);
+		collector_stacks_drain(c);
+		pthread_mutex_unlock(&c->stacks_lock);
+	}
+	return NULL;
 }
 
 void collector_stacks_configure(struct collector *c)
@@ -55,36 +88,44 @@ int collector_stacks_setup(struct collector *c)
 		pr_err("cannot open the stack ring buffer: %s", strerror(-err));
 		return err;
 	}
+	pthread_mutex_init(&c->stacks_lock, NULL);
+	err = -pthread_create(&c->stacks_thread, NULL, drain_thread, c);
+	if (err) {
+		pr_err("cannot start the stack drain: %s", strerror(-err));
+		pthread_mutex_destroy(&c->stacks_lock);
+		return err;
+	}
+	c->stacks_running = true;
 	return 0;
 }
 
 int collector__stacks_poll(struct collector *c)
 {
-	int n;
+	int err;
 
-	if (!c->stack_rb)
+	if (!c->stacks_running)
 		return 0;
-	n = ring_buffer__consume(c->stack_rb);
-	if (n < 0)
-		return n;
-	if (c->stacks_err) {
-		pr_err("cannot unwind the sampled stacks: %s",
-		       strerror(-c->stacks_err));
-		return c->stacks_err;
-	}
-	return 0;
+	pthread_mutex_lock(&c->stacks_lock);
+	err = c->stacks_err;
+	pthread_mutex_unlock(&c->stacks_lock);
+	if (err)
+		pr_err("cannot unwind the sampled stacks: %s", strerror(-err));
+	return err;
 }
 
 int collector_stacks_add(struct collector *c, struct sc_model *m)
 {
 	int err;
 
-	if (!c->stack_rb)
+	if (!c->stacks_running)
 		return 0;
-	err = collector__stacks_poll(c);
+	pthread_mutex_lock(&c->stacks_lock);
+	err = collector_stacks_drain(c);
+	err = err ?: c->stacks_err;
+	m->stacks = err ? NULL : stacks_clone(c->stacks);
+	pthread_mutex_unlock(&c->stacks_lock);
 	if (err)
 		return err;
-	m->stacks = stacks_clone(c->stacks);
 	if (!m->stacks)
 		return -ENOMEM;
 	for (int nr = 0; nr < SC_NR_MAX; nr++) {
@@ -100,18 +141,42 @@ int collector_stacks_add(struct collector *c, struct sc_model *m)
 
 void collector_stacks_free(struct collector *c)
 {
+	struct unwinder_stats st = {};
+
+	if (c->stacks_running) {
+		__atomic_store_n(&c->stacks_stop, true, __ATOMIC_RELAXED);
+		pthread_join(c->stacks_thread, NULL);
+		pthread_mutex_destroy(&c->stacks_lock);
+		c->stacks_running = false;
+	}
+	if (c->unwinder) {
+		unwinder_stats(c->unwinder, &st);
+		pr_info("stacks: %llu samples unwound (%llu frames, %llu of "
+			"processes gone before their first sample) in %.3f s "
+			"of CPU: %.0f samples/s",
+			(unsigned long long)st.samples,
+			(unsigned long long)st.frames,
+			(unsigned long long)st.no_maps,
+			(double)c->unwind_ns / 1e9,
+			c->unwind_ns ? (double)st.samples * 1e9 /
+					       (double)c->unwind_ns :
+				       0.0);
+	}
 	ring_buffer__free(c->stack_rb);
 	unwinder_free(c->unwinder);
 	stacks_free(c->stacks);
 }
 
-void collector__unwind_stats(const struct collector *c, uint64_t *samples,
+void collector__unwind_stats(struct collector *c, uint64_t *samples,
 			     uint64_t *frames)
 {
 	struct unwinder_stats st = {};
 
-	if (c->unwinder)
+	if (c->stacks_running) {
+		pthread_mutex_lock(&c->stacks_lock);
 		unwinder_stats(c->unwinder, &st);
+		pthread_mutex_unlock(&c->stacks_lock);
+	}
 	*samples = st.samples;
 	*frames = st.frames;
 }

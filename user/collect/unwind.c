@@ -6,6 +6,7 @@
  * from the sampled copy of the stack.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <libelf.h>
 
 #include "collect/unwind.h"
 #include "util/log.h"
@@ -61,6 +63,11 @@ struct unwinder {
 	struct unwinder_stats st;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
+	/* scprof's own ELF: the architecture, when a process's files cannot
+	 * be opened (another mount namespace)
+	 */
+	int self_fd;
+	Elf *self_elf;
 };
 
 static const char *base_name(const char *path)
@@ -163,7 +170,8 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		return NULL;
 	if (dwfl_linux_proc_report(d, (pid_t)p->pid) ||
 	    dwfl_report_end(d, NULL, NULL) ||
-	    !dwfl_attach_state(d, NULL, (pid_t)p->pid, &uw_thread_cb, p)) {
+	    !dwfl_attach_state(d, u->self_elf, (pid_t)p->pid, &uw_thread_cb,
+			       p)) {
 		pr_debug("stacks: cannot read the mappings of pid %u: %s",
 			 p->pid, dwfl_errmsg(-1));
 		dwfl_end(d);
@@ -277,6 +285,7 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	p->last_use = ++u->tick;
 	p->ev = e;
 	p->dwfl = proc_dwfl(u, p);
+	p->rebuilds = 1;
 	proc_read_exe(p);
 	if (u->nprocs < UW_MAX_PROCS) {
 		u->procs[u->nprocs++] = p;
@@ -292,14 +301,15 @@ static void proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 {
 	Dwfl *d;
 
-	if (!p->dwfl || p->rebuilds >= UW_MAX_REBUILDS ||
-	    dwfl_addrmodule(p->dwfl, pc) || perf_find(p, pc))
+	if (p->rebuilds >= UW_MAX_REBUILDS ||
+	    (p->dwfl && dwfl_addrmodule(p->dwfl, pc)) || perf_find(p, pc))
 		return;
 	p->rebuilds++;
 	d = proc_dwfl(u, p);
 	if (!d)
 		return;
-	dwfl_end(p->dwfl);
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
 	p->dwfl = d;
 	cache_clear(p);
 	proc_read_exe(p);
@@ -456,6 +466,10 @@ struct unwinder *unwinder_new(void)
 	u->cb.find_elf = dwfl_linux_proc_find_elf;
 	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	u->cb.debuginfo_path = &u->debuginfo_path; /* NULL: the default */
+	elf_version(EV_CURRENT);
+	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (u->self_fd >= 0)
+		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
 	return u;
 }
 
@@ -465,6 +479,10 @@ void unwinder_free(struct unwinder *u)
 		return;
 	for (size_t i = 0; i < u->nprocs; i++)
 		proc_free(u->procs[i]);
+	if (u->self_elf)
+		elf_end(u->self_elf);
+	if (u->self_fd >= 0)
+		close(u->self_fd);
 	free(u);
 }
 
