@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -73,6 +74,7 @@ void collector_stacks_configure(struct collector *c)
 
 int collector_stacks_setup(struct collector *c)
 {
+	sigset_t all, old;
 	int err;
 
 	if (!c->opts.stack_period)
@@ -89,7 +91,11 @@ int collector_stacks_setup(struct collector *c)
 		return err;
 	}
 	pthread_mutex_init(&c->stacks_lock, NULL);
+	/* Signals are the main thread's (sigtimedwait): none comes here. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&c->stacks_thread, NULL, drain_thread, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr_err("cannot start the stack drain: %s", strerror(-err));
 		pthread_mutex_destroy(&c->stacks_lock);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The sampled call sites: distinct stacks and their counts. */
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -245,4 +247,108 @@ bool stack_has_func(const struct sc_stack *st, const char *name)
 		if (st->frames[i].func && !strcmp(st->frames[i].func, name))
 			return true;
 	return false;
+}
+
+const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len)
+{
+	if (f->func)
+		return f->func;
+	if (f->module)
+		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64, f->offset);
+	return buf;
+}
+
+/* Where a call site line starts: the first frame in the main program. */
+static size_t first_shown(const struct sc_stack *st)
+{
+	for (size_t i = 0; i < st->nframes; i++)
+		if (st->frames[i].main_obj)
+			return i;
+	return 0;
+}
+
+char *stack_label(const struct sc_stack *st)
+{
+	size_t i0 = first_shown(st), len = 64, n = 0;
+	const struct sc_frame *lead;
+	char buf[96], *s;
+
+	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES; i++, n++)
+		len += strlen(stack_frame_name(&st->frames[i], buf,
+					       sizeof(buf))) +
+		       4;
+	lead = st->nframes ? &st->frames[i0] : NULL;
+	if (lead && lead->file)
+		len += strlen(lead->file) + 16;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	n = 0;
+	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES;
+	     i++, n++) {
+		const char *name =
+			stack_frame_name(&st->frames[i], buf, sizeof(buf));
+
+		if (n)
+			strcat(s, " <- ");
+		strcat(s, name);
+		if (!strcmp(name,
+			    "main")) /* what calls main is the C library */
+			break;
+	}
+	if (n == STACK_LABEL_FRAMES && i0 + n < st->nframes)
+		strcat(s, " <- ...");
+	if (lead && lead->file) {
+		const char *b = strrchr(lead->file, '/');
+
+		sprintf(s + strlen(s), " (%s:%u)", b ? b + 1 : lead->file,
+			lead->line);
+	}
+	return s;
+}
+
+char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
+		      double *share)
+{
+	uint64_t total = 0, best = 0;
+	char *best_label = NULL;
+
+	*share = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sc_stack *st = &s->v[i];
+		uint64_t n = 0;
+		char *label;
+
+		if (st->nr != nr || st->abi != abi)
+			continue;
+		total += st->count;
+		label = stack_label(st);
+		if (!label) {
+			free(best_label);
+			return NULL;
+		}
+		/* all the stacks with this label */
+		for (size_t j = 0; j < s->n; j++) {
+			char *l;
+
+			if (s->v[j].nr != nr || s->v[j].abi != abi)
+				continue;
+			l = j == i ? NULL : stack_label(&s->v[j]);
+			if (j == i || (l && !strcmp(l, label)))
+				n += s->v[j].count;
+			free(l);
+		}
+		if (n > best) {
+			free(best_label);
+			best_label = label;
+			best = n;
+		} else {
+			free(label);
+		}
+	}
+	if (best_label)
+		*share = (double)best / (double)total;
+	return best_label;
 }

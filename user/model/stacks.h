@@ -69,4 +69,24 @@ uint64_t stacks_syscall_samples(const struct sc_stacks *s, uint32_t abi,
 /* Does a stack reach a frame whose function is name (e.g. "main")? */
 bool stack_has_func(const struct sc_stack *st, const char *name);
 
+/* Frames named in a call site label. */
+#define STACK_LABEL_FRAMES 4
+
+/* A frame's name, raw (escape it for the output): "func", else
+ * "module+0xOFF", else "0xADDR" (into buf).
+ */
+const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len);
+/* "log_line <- run_logger <- main (app.c:41)", raw: the innermost frames
+ * from the first one in the main program (else from the innermost), up
+ * to main, and that first frame's file:line. A new string, NULL when out
+ * of memory.
+ */
+char *stack_label(const struct sc_stack *st);
+/* The call site (label) of a syscall with the most samples, and its share
+ * of the syscall's samples. A new string; NULL when the syscall has no
+ * samples (share 0) or out of memory.
+ */
+char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
+		      double *share);
+
 #endif

@@ -13,61 +13,12 @@
 const char *callsites_frame_name(const struct sc_frame *f, char *buf,
 				 size_t len)
 {
-	if (f->func)
-		return f->func;
-	if (f->module)
-		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
-	else
-		snprintf(buf, len, "0x%" PRIx64, f->offset);
-	return buf;
-}
-
-/* Where a call site line starts: the first frame in the main program. */
-static size_t first_shown(const struct sc_stack *st)
-{
-	for (size_t i = 0; i < st->nframes; i++)
-		if (st->frames[i].main_obj)
-			return i;
-	return 0;
+	return stack_frame_name(f, buf, len);
 }
 
 char *callsites_label(const struct sc_stack *st)
 {
-	size_t i0 = first_shown(st), len = 64, n = 0;
-	const struct sc_frame *lead;
-	char buf[96], *s;
-
-	for (size_t i = i0; i < st->nframes && n < CALLSITES_FRAMES; i++, n++)
-		len += strlen(callsites_frame_name(&st->frames[i], buf,
-						   sizeof(buf))) +
-		       4;
-	lead = st->nframes ? &st->frames[i0] : NULL;
-	if (lead && lead->file)
-		len += strlen(lead->file) + 16;
-	s = calloc(1, len);
-	if (!s)
-		return NULL;
-	n = 0;
-	for (size_t i = i0; i < st->nframes && n < CALLSITES_FRAMES; i++, n++) {
-		const char *name =
-			callsites_frame_name(&st->frames[i], buf, sizeof(buf));
-
-		if (n)
-			strcat(s, " <- ");
-		strcat(s, name);
-		if (!strcmp(name,
-			    "main")) /* what calls main is the C library */
-			break;
-	}
-	if (n == CALLSITES_FRAMES && i0 + n < st->nframes)
-		strcat(s, " <- ...");
-	if (lead && lead->file) {
-		const char *b = strrchr(lead->file, '/');
-
-		sprintf(s + strlen(s), " (%s:%u)", b ? b + 1 : lead->file,
-			lead->line);
-	}
-	return s;
+	return stack_label(st);
 }
 
 struct site {

@@ -18,18 +18,10 @@
  */
 #define CALLSITES_SYSCALLS 5
 #define CALLSITES_PER_SYSCALL 3
-/* Frames named in one call site line. */
-#define CALLSITES_FRAMES 4
-
-/* A frame's name, raw (escape it for the output): "func", else
- * "module+0xOFF", else "0xADDR". Into buf.
- */
+/* A frame's name, raw: stack_frame_name(). */
 const char *callsites_frame_name(const struct sc_frame *f, char *buf,
 				 size_t len);
-/* "log_line <- run_logger <- main (app.c:41)", raw: the innermost frames
- * from the first one in the main program (else from the innermost), and
- * that frame's file:line. A new string, NULL when out of memory.
- */
+/* A call site's label, raw: stack_label(). */
 char *callsites_label(const struct sc_stack *st);
 /* The section after the table; nothing without m->stacks. 0 or -errno. */
 int callsites_table(FILE *f, const struct sc_model *m);
