@@ -70,22 +70,51 @@ static __always_inline __u32 stack_copy(__u8 *data, __u64 sp)
 	return len;
 }
 
-/*
- * Userspace drains the ring on a timer, and at once (a wakeup) for the
- * first sample of a process, or when the ring is a quarter full.
- */
-static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
+static __always_inline __u64 stack_proc_key(struct task_struct *task)
 {
-	__u64 key = ((__u64)e->pid << 32) ^ e->start_ns;
+	return ((__u64)task->tgid << 32) ^ task->group_leader->start_boottime;
+}
+
+/*
+ * A process's first sample, or its first since it mapped code (the
+ * dynamic loader, dlopen): userspace must read its mappings now, while it
+ * runs, so it is woken up (and is otherwise on a timer, or woken up when
+ * the ring is a quarter full).
+ */
+static __always_inline bool stack_new_maps(struct task_struct *task)
+{
+	__u64 key = stack_proc_key(task);
 	__u8 one = 1;
 
+	if (bpf_map_lookup_elem(&stack_seen, &key))
+		return false;
+	bpf_map_update_elem(&stack_seen, &key, &one, BPF_ANY);
+	return true;
+}
+
+static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
+{
+	if (e->flags & SC_STACK_F_NEW_MAPS)
+		return BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
 	    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 4)
 		return BPF_RB_FORCE_WAKEUP;
-	if (bpf_map_lookup_elem(&stack_seen, &key))
-		return BPF_RB_NO_WAKEUP;
-	bpf_map_update_elem(&stack_seen, &key, &one, BPF_ANY);
-	return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* mmap(..., PROT_EXEC, ...): the process's next sample has new mappings. */
+static __always_inline void stack_mmap_seen(struct task_struct *task,
+					    struct pt_regs *regs, __u32 nr,
+					    __u32 abi)
+{
+#if defined(__TARGET_ARCH_x86)
+	__u64 key;
+
+	if (nr != 9 /* mmap */ || abi != SC_ABI_NATIVE || !(regs->dx & 4))
+		return;
+	key = stack_proc_key(task);
+	bpf_map_delete_elem(&stack_seen, &key);
+#endif
 }
 
 static __always_inline void stack_sample(struct task_struct *task,
@@ -95,6 +124,7 @@ static __always_inline void stack_sample(struct task_struct *task,
 	struct sc_stack_event *e;
 	__u32 zero = 0, *left;
 
+	stack_mmap_seen(task, regs, nr, abi);
 	left = bpf_map_lookup_elem(&stack_countdown, &zero);
 	if (!left)
 		return;
@@ -146,7 +176,7 @@ static __always_inline void stack_sample(struct task_struct *task,
 #else
 	e->len = 0;
 #endif
-	e->pad = 0;
+	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
 	bpf_ringbuf_submit(e, stack_wakeup(e));
 }
 

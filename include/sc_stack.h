@@ -26,6 +26,11 @@
 #define SC_STACK_REG_SP 7
 #define SC_STACK_REG_IP 16
 
+/* The process's first sample, or its first since it mapped more code:
+ * userspace reads its mappings (again).
+ */
+#define SC_STACK_F_NEW_MAPS 1U
+
 struct sc_stack_event {
 	__u32 pid; /* tgid */
 	__u32 tid;
@@ -35,7 +40,7 @@ struct sc_stack_event {
 	__u64 regs[SC_STACK_NREGS];
 	__u32 len; /* bytes of data[] copied from regs[SC_STACK_REG_SP] */
 	char comm[16];
-	__u32 pad;
+	__u32 flags; /* SC_STACK_F_* */
 	__u8 data[SC_STACK_BYTES];
 };
 

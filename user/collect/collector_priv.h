@@ -22,6 +22,8 @@
 #include "model/model.h"
 #include "scprof.skel.h"
 
+struct sc_stack_event;
+
 struct collector {
 	struct scprof_bpf *skel;
 	struct collector_opts opts;
@@ -63,6 +65,8 @@ struct collector {
 	pthread_t stacks_thread;     /* drains stack_rb */
 	pthread_mutex_t stacks_lock; /* stack_rb, unwinder, stacks */
 	bool stacks_running, stacks_stop;
+	struct sc_stack_event **queue; /* copied out, to unwind */
+	size_t nqueued, queue_cap;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */

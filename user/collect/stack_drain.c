@@ -7,6 +7,8 @@
  * STACKS_POLL_MS. The lock keeps snapshots away from a drain.
  */
 #include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
@@ -21,16 +23,41 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+/*
+ * Two passes: the ring's samples are copied out first, and a process that
+ * has new mappings (its first sample, or code mapped since) has them read
+ * at once, before it can exit; then the copies are unwound.
+ */
 static int on_stack_event(void *ctx, void *data, size_t size)
 {
+	const struct sc_stack_event *e = data;
 	struct collector *c = ctx;
-	int err;
+	struct sc_stack_event *copy, **q;
+	size_t n;
 
-	if (size < sizeof(struct sc_stack_event))
+	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
-	err = unwinder_add(c->unwinder, data, c->stacks);
-	if (err)
-		c->stacks_err = err;
+	if (e->flags & SC_STACK_F_NEW_MAPS)
+		unwinder_note_maps(c->unwinder, e);
+	n = offsetof(struct sc_stack_event, data) + e->len;
+	if (c->nqueued == c->queue_cap) {
+		size_t cap = c->queue_cap ? c->queue_cap * 2 : 64;
+
+		q = realloc(c->queue, cap * sizeof(*q));
+		if (!q) {
+			c->stacks_err = -ENOMEM;
+			return 0;
+		}
+		c->queue = q;
+		c->queue_cap = cap;
+	}
+	copy = malloc(n);
+	if (!copy) {
+		c->stacks_err = -ENOMEM;
+		return 0;
+	}
+	memcpy(copy, e, n);
+	c->queue[c->nqueued++] = copy;
 	return 0;
 }
 
@@ -38,8 +65,15 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 static int collector_stacks_drain(struct collector *c)
 {
 	uint64_t t0 = clock_mono_ns();
-	int n = ring_buffer__consume(c->stack_rb);
+	int n = ring_buffer__consume(c->stack_rb), err;
 
+	for (size_t i = 0; i < c->nqueued; i++) {
+		err = unwinder_add(c->unwinder, c->queue[i], c->stacks);
+		if (err && !c->stacks_err)
+			c->stacks_err = err;
+		free(c->queue[i]);
+	}
+	c->nqueued = 0;
 	c->unwind_ns += clock_mono_ns() - t0;
 	return n < 0 ? n : 0;
 }
@@ -169,6 +203,9 @@ void collector_stacks_free(struct collector *c)
 				       0.0);
 	}
 	ring_buffer__free(c->stack_rb);
+	for (size_t i = 0; i < c->nqueued; i++)
+		free(c->queue[i]);
+	free(c->queue);
 	unwinder_free(c->unwinder);
 	stacks_free(c->stacks);
 }

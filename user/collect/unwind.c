@@ -48,7 +48,8 @@ struct uw_proc {
 	uint64_t last_use;
 	Dwfl *dwfl; /* NULL: the mappings could not be read */
 	unsigned int rebuilds;
-	char *exe; /* file name of the main program, NULL unknown */
+	bool stale; /* the process mapped code since: read them again */
+	char *exe;  /* file name of the main program, NULL unknown */
 	struct perf_sym *perf;
 	size_t nperf;
 	bool perf_read;
@@ -258,7 +259,7 @@ static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)
 }
 
 static struct uw_proc *proc_get(struct unwinder *u,
-				const struct sc_stack_event *e)
+				const struct sc_stack_event *e, bool *created)
 {
 	struct uw_proc *p;
 	size_t i, oldest = 0;
@@ -267,6 +268,7 @@ static struct uw_proc *proc_get(struct unwinder *u,
 		p = u->procs[i];
 		if (p->pid == e->pid && p->start_ns == e->start_ns) {
 			p->last_use = ++u->tick;
+			*created = false;
 			return p;
 		}
 		if (p->last_use < u->procs[oldest]->last_use)
@@ -280,6 +282,7 @@ static struct uw_proc *proc_get(struct unwinder *u,
 		free(p);
 		return NULL;
 	}
+	*created = true;
 	p->pid = e->pid;
 	p->start_ns = e->start_ns;
 	p->last_use = ++u->tick;
@@ -301,9 +304,11 @@ static void proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 {
 	Dwfl *d;
 
-	if (p->rebuilds >= UW_MAX_REBUILDS ||
-	    (p->dwfl && dwfl_addrmodule(p->dwfl, pc)) || perf_find(p, pc))
+	if (!p->stale &&
+	    (p->rebuilds >= UW_MAX_REBUILDS ||
+	     (p->dwfl && dwfl_addrmodule(p->dwfl, pc)) || perf_find(p, pc)))
 		return;
+	p->stale = false;
 	p->rebuilds++;
 	d = proc_dwfl(u, p);
 	if (!d)
@@ -425,16 +430,30 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	return w->n < UNWIND_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)
+{
+	bool created = false;
+	struct uw_proc *p = proc_get(u, e, &created);
+
+	if (!p || created) /* created: just read */
+		return;
+	p->ev = e;
+	p->stale = true; /* it mapped code since they were read */
+	proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
+}
+
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out)
 {
 	struct sc_frame frames[UNWIND_MAX_FRAMES];
 	struct uw_walk w = { .n = 0 };
-	struct uw_proc *p = proc_get(u, e);
 	char comm[SC_COMM_LEN];
+	bool created = false;
+	struct uw_proc *p = proc_get(u, e, &created);
 
 	if (!p)
 		return -ENOMEM;
+	(void)created;
 	p->ev = e;
 	proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
 	if (p->dwfl) {

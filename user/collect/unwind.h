@@ -33,6 +33,8 @@ struct unwinder_stats {
 
 struct unwinder *unwinder_new(void);
 void unwinder_free(struct unwinder *u);
+/* e has SC_STACK_F_NEW_MAPS: read its process's mappings now. */
+void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
 /* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out);
