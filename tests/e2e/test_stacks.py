@@ -185,3 +185,24 @@ def test_bad_stacks_options():
         assert proc.returncode == 2, (args, proc.stderr)
         assert len(proc.stderr.decode().strip().splitlines()) == 1, \
             proc.stderr
+
+
+def test_perf_map_names_jit_code():
+    """Code in anonymous memory is named from /tmp/perf-PID.map."""
+    proc, rep = scprof_json(["--stacks=100"],
+                            [workload("jitmap"), "100000"])
+    pids = [p["pid"] for p in rep["processes"] if p["pid"]]
+    for pid in pids:
+        try:
+            os.unlink(f"/tmp/perf-{pid}.map")
+        except FileNotFoundError:
+            pass
+    assert proc.returncode == 0, proc.stderr
+    st = [s for s in rep["stacks"] if s["syscall"] == "getppid"]
+    n = sum(s["count"] for s in st)
+    assert n >= 500, rep["stack_sampling"]
+    named = sum(s["count"] for s in st
+                if s["frames"][0]["function"] == "jit_getppid" and
+                s["frames"][0]["module"].startswith("perf-") and
+                s["frames"][0]["offset"] == 7)
+    assert named == n, st[:3]

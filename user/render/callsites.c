@@ -208,12 +208,28 @@ static struct json_object *stack_obj(const struct sc_stack *st)
 
 int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 {
-	struct json_object *o = json_object_new_object(), *list = NULL;
+	struct json_object *o = json_object_new_object(), *list = NULL, *lost;
 	int err = o ? 0 : -ENOMEM;
 
 	err = err ?: jw_add_u64(o, "period", s->period);
 	err = err ?: jw_add_u64(o, "samples", s->samples);
 	err = err ?: jw_add_u64(o, "lost", s->lost_total);
+	/* by syscall, so that shares across syscalls can be corrected */
+	lost = err ? NULL : json_object_new_object();
+	err = err ?: (lost ? 0 : -ENOMEM);
+	for (uint32_t nr = 0; !err && nr < SC_NR_MAX; nr++) {
+		char nbuf[SC_NAME_LEN];
+
+		if (s->lost[nr])
+			err = jw_add_u64(lost,
+					 names_syscall_fmt(SC_ABI_NATIVE, nr,
+							   nbuf, sizeof(nbuf)),
+					 s->lost[nr]);
+	}
+	if (err)
+		json_object_put(lost);
+	else
+		err = jw_add(o, "lost_by_syscall", lost);
 	err = err ?: jw_add(root, "stack_sampling", jw_done(o, err));
 	err = err ?: jw_add_array(root, "stacks", &list);
 	for (size_t i = 0; !err && i < s->n; i++)

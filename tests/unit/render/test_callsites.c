@@ -75,6 +75,7 @@ static struct sc_model *model_with_stacks(void)
 	assert_int_equal(stacks_add(m->stacks, READ, 0, "ev;il\n", evil, 1, 3),
 			 0);
 	m->stacks->lost_total = 4;
+	m->stacks->lost[WRITE] = 4;
 	stacks_sort(m->stacks);
 	return m;
 }
@@ -149,6 +150,11 @@ static void test_json(void **state)
 	assert_int_equal(callsites_json_add(root, m->stacks), 0);
 	assert_true(json_object_object_get_ex(root, "stacks", &st));
 	assert_int_equal(json_object_array_length(st), 4);
+	assert_true(json_object_object_get_ex(root, "stack_sampling", &s0));
+	assert_int_equal(json_object_get_int(json_object_object_get(
+				 json_object_object_get(s0, "lost_by_syscall"),
+				 "write")),
+			 4);
 	s0 = json_object_array_get_idx(st, 0);
 	CHECK_STR(json_object_get_string(json_object_object_get(s0, "syscall")),
 		  "write", "syscall");
