@@ -16,8 +16,8 @@ int main(int argc, char **argv)
 {
 #if defined(__x86_64__)
 	/* mov eax, 110 (getppid); syscall; ret */
-	static const unsigned char code[] = { 0xb8, 0x6e, 0x00, 0x00, 0x00,
-					      0x0f, 0x05, 0xc3 };
+	static const unsigned char code[] = { 0xb8, 0x6e, 0x00, 0x00,
+					      0x00, 0x0f, 0x05, 0xc3 };
 	long n = argc > 1 ? atol(argv[1]) : 10000;
 	char path[64];
 	long (*fn)(void);
