@@ -145,6 +145,16 @@ e2e: $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/e2e $(PYTEST_ARGS)
 
+# Heavier suites, after `make test` in CI (.ci/run): each helper's target.
+.PHONY: test-extra
+test-extra: test-stacks-extra
+
+# --flamegraph in headless Chromium (tests/extra/test_flamegraph_browser.py).
+.PHONY: test-stacks-extra
+test-stacks-extra: $(BIN) $(WORKLOADS)
+	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
+
 .PHONY: test
 # Everything: style, unit and end-to-end tests, the same again under
 # ASan+UBSan (make check), and each fuzz target for FUZZ_SECONDS.
