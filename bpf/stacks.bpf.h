@@ -102,29 +102,28 @@ static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* mmap(..., PROT_EXEC, ...): the process's next sample has new mappings. */
-static __always_inline void stack_mmap_seen(struct task_struct *task,
-					    struct pt_regs *regs, __u32 nr,
+/* mmap(..., PROT_EXEC, ...) or an exec: the process's next sample (of a
+ * later call: this one has not mapped anything yet) has new mappings.
+ */
+static __always_inline bool stack_maps_code(struct pt_regs *regs, __u32 nr,
 					    __u32 abi)
 {
+	if (flags_of(nr, abi) & SC_NR_EXEC)
+		return true;
 #if defined(__TARGET_ARCH_x86)
-	__u64 key;
-
-	if (nr != 9 /* mmap */ || abi != SC_ABI_NATIVE || !(regs->dx & 4))
-		return;
-	key = stack_proc_key(task);
-	bpf_map_delete_elem(&stack_seen, &key);
+	return nr == 9 /* mmap */ && abi == SC_ABI_NATIVE && (regs->dx & 4);
+#else
+	return false;
 #endif
 }
 
-static __always_inline void stack_sample(struct task_struct *task,
-					 struct pt_regs *regs, __u32 nr,
-					 __u32 abi)
+static __always_inline void stack_sample_one(struct task_struct *task,
+					     struct pt_regs *regs, __u32 nr,
+					     __u32 abi)
 {
 	struct sc_stack_event *e;
 	__u32 zero = 0, *left;
 
-	stack_mmap_seen(task, regs, nr, abi);
 	left = bpf_map_lookup_elem(&stack_countdown, &zero);
 	if (!left)
 		return;
@@ -177,7 +176,21 @@ static __always_inline void stack_sample(struct task_struct *task,
 	e->len = 0;
 #endif
 	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
+	e->exec_id = (__u32)task->self_exec_id;
+	e->pad = 0;
 	bpf_ringbuf_submit(e, stack_wakeup(e));
+}
+
+static __always_inline void stack_sample(struct task_struct *task,
+					 struct pt_regs *regs, __u32 nr,
+					 __u32 abi)
+{
+	stack_sample_one(task, regs, nr, abi);
+	if (stack_maps_code(regs, nr, abi)) {
+		__u64 key = stack_proc_key(task);
+
+		bpf_map_delete_elem(&stack_seen, &key);
+	}
 }
 
 #endif

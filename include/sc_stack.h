@@ -40,7 +40,9 @@ struct sc_stack_event {
 	__u64 regs[SC_STACK_NREGS];
 	__u32 len; /* bytes of data[] copied from regs[SC_STACK_REG_SP] */
 	char comm[16];
-	__u32 flags; /* SC_STACK_F_* */
+	__u32 flags;   /* SC_STACK_F_* */
+	__u32 exec_id; /* the task's exec count: which program image */
+	__u32 pad;
 	__u8 data[SC_STACK_BYTES];
 };
 

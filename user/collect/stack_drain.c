@@ -23,6 +23,27 @@
 #include "util/clock.h"
 #include "util/log.h"
 
+/* Unwind the queued samples of one process (all with pid 0). */
+static void unwind_queued(struct collector *c, uint32_t pid, uint64_t start)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < c->nqueued; i++) {
+		struct sc_stack_event *q = c->queue[i];
+		int err;
+
+		if (pid && (q->pid != pid || q->start_ns != start)) {
+			c->queue[k++] = q;
+			continue;
+		}
+		err = unwinder_add(c->unwinder, q, c->stacks);
+		if (err && !c->stacks_err)
+			c->stacks_err = err;
+		free(q);
+	}
+	c->nqueued = k;
+}
+
 /*
  * Two passes: the ring's samples are copied out first, and a process that
  * has new mappings (its first sample, or code mapped since) has them read
@@ -37,8 +58,11 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
-	if (e->flags & SC_STACK_F_NEW_MAPS)
+	if (e->flags & SC_STACK_F_NEW_MAPS) {
+		/* the process's queued samples belong to its old mappings */
+		unwind_queued(c, e->pid, e->start_ns);
 		unwinder_note_maps(c->unwinder, e);
+	}
 	n = offsetof(struct sc_stack_event, data) + e->len;
 	if (c->nqueued == c->queue_cap) {
 		size_t cap = c->queue_cap ? c->queue_cap * 2 : 64;
@@ -65,15 +89,9 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 static int collector_stacks_drain(struct collector *c)
 {
 	uint64_t t0 = clock_mono_ns();
-	int n = ring_buffer__consume(c->stack_rb), err;
+	int n = ring_buffer__consume(c->stack_rb);
 
-	for (size_t i = 0; i < c->nqueued; i++) {
-		err = unwinder_add(c->unwinder, c->queue[i], c->stacks);
-		if (err && !c->stacks_err)
-			c->stacks_err = err;
-		free(c->queue[i]);
-	}
-	c->nqueued = 0;
+	unwind_queued(c, 0, 0);
 	c->unwind_ns += clock_mono_ns() - t0;
 	return n < 0 ? n : 0;
 }

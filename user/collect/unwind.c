@@ -13,7 +13,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <libelf.h>
@@ -48,8 +50,9 @@ struct uw_proc {
 	uint64_t last_use;
 	Dwfl *dwfl; /* NULL: the mappings could not be read */
 	unsigned int rebuilds;
-	bool stale; /* the process mapped code since: read them again */
-	char *exe;  /* file name of the main program, NULL unknown */
+	bool stale;	  /* the process mapped code since: read them again */
+	uint32_t exec_id; /* the program image dwfl has (exec count) */
+	char *exe;	  /* file name of the main program, NULL unknown */
 	struct perf_sym *perf;
 	size_t nperf;
 	bool perf_read;
@@ -158,8 +161,39 @@ static void proc_free(struct uw_proc *p)
 	free(p->perf);
 	cache_clear(p);
 	free(p->cache);
-	free(p->exe);
 	free(p);
+}
+
+/* Is the process's name still the sample's (no exec since, mostly)? */
+static bool same_comm(uint32_t pid, const char *comm)
+{
+	char path[64], buf[SC_COMM_LEN + 2] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	buf[strcspn(buf, "\n")] = '\0';
+	return !strncmp(buf, comm, SC_COMM_LEN - 1);
+}
+
+static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc);
+
+/* Is the sample's pc in these mappings (or JIT code)? When not, they are
+ * another program image's, one the process has exec'd since.
+ */
+static bool pc_mapped(Dwfl *d, struct uw_proc *p, uint64_t pc)
+{
+	Dwfl_Module *m = dwfl_addrmodule(d, pc);
+	Dwarf_Addr start = 0, end = 0;
+
+	if (m)
+		dwfl_module_info(m, NULL, &start, &end, NULL, NULL, NULL, NULL);
+	return (m && pc >= start && pc < end) || perf_find(p, pc);
 }
 
 /* The process's mappings, from /proc/PID/maps, as a new Dwfl. */
@@ -178,21 +212,15 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		dwfl_end(d);
 		return NULL;
 	}
+	if (!same_comm(p->pid, p->ev->comm) ||
+	    !pc_mapped(d, p, p->ev->regs[SC_STACK_REG_IP])) {
+		/* it has run another program since this sample: these are
+		 * that program's mappings, not the sample's
+		 */
+		dwfl_end(d);
+		return NULL;
+	}
 	return d;
-}
-
-static void proc_read_exe(struct uw_proc *p)
-{
-	char path[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
-	n = readlink(path, buf, sizeof(buf) - 1);
-	if (n <= 0)
-		return;
-	buf[n] = '\0';
-	free(p->exe);
-	p->exe = strdup(base_name(buf));
 }
 
 static int perf_cmp(const void *a, const void *b)
@@ -200,6 +228,25 @@ static int perf_cmp(const void *a, const void *b)
 	const struct perf_sym *x = a, *y = b;
 
 	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A map file last written before the process started is another's, an
+ * earlier process with the same pid.
+ */
+static bool perf_map_stale(FILE *f, uint64_t start_boot_ns)
+{
+	struct timespec boot, real;
+	struct stat st;
+	double start_real;
+
+	if (fstat(fileno(f), &st) || clock_gettime(CLOCK_BOOTTIME, &boot) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return false;
+	start_real = (double)real.tv_sec + (double)real.tv_nsec / 1e9 -
+		     ((double)boot.tv_sec + (double)boot.tv_nsec / 1e9 -
+		      (double)start_boot_ns / 1e9);
+	return (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 <
+	       start_real - 1.0;
 }
 
 /* /tmp/perf-PID.map: "START SIZE NAME" lines, hex, for JIT code. */
@@ -213,6 +260,10 @@ static void perf_map_read(struct uw_proc *p)
 	f = fopen(path, "re");
 	if (!f)
 		return;
+	if (perf_map_stale(f, p->start_ns)) {
+		fclose(f);
+		return;
+	}
 	while (fgets(line, sizeof(line), f)) {
 		struct perf_sym s, *v;
 		int off = 0;
@@ -287,9 +338,9 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	p->start_ns = e->start_ns;
 	p->last_use = ++u->tick;
 	p->ev = e;
+	p->exec_id = e->exec_id;
 	p->dwfl = proc_dwfl(u, p);
 	p->rebuilds = 1;
-	proc_read_exe(p);
 	if (u->nprocs < UW_MAX_PROCS) {
 		u->procs[u->nprocs++] = p;
 	} else {
@@ -299,25 +350,34 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	return p;
 }
 
-/* A pc in no known mapping: the process may have mapped more since. */
-static void proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
+/*
+ * Does p->dwfl describe the program image of the sample p->ev? Its
+ * mappings are read again when it runs a newer image (exec), mapped code
+ * since (stale), or its pc is in no known mapping (at most
+ * UW_MAX_REBUILDS times). A sample of an older image than the one read
+ * has no mappings any more.
+ */
+static bool proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 {
+	uint32_t want = p->ev->exec_id;
 	Dwfl *d;
 
-	if (!p->stale &&
+	if (want < p->exec_id)
+		return false;
+	if (want == p->exec_id && !p->stale &&
 	    (p->rebuilds >= UW_MAX_REBUILDS ||
 	     (p->dwfl && dwfl_addrmodule(p->dwfl, pc)) || perf_find(p, pc)))
-		return;
+		return p->dwfl != NULL;
 	p->stale = false;
 	p->rebuilds++;
 	d = proc_dwfl(u, p);
-	if (!d)
-		return;
+	if (!d && want == p->exec_id)
+		return p->dwfl != NULL; /* keep what we had */
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
-	p->dwfl = d;
+	p->dwfl = d; /* NULL: this image's mappings are gone */
+	p->exec_id = want;
 	cache_clear(p);
-	proc_read_exe(p);
 	/* and the perf map again, JIT code may be new */
 	for (size_t i = 0; i < p->nperf; i++)
 		free(p->perf[i].name);
@@ -325,6 +385,7 @@ static void proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 	p->perf = NULL;
 	p->nperf = 0;
 	p->perf_read = false;
+	return p->dwfl != NULL;
 }
 
 /* ---- naming a pc ---- */
@@ -333,6 +394,21 @@ static int dup_or_null(char **dst, const char *s)
 {
 	*dst = s ? strdup(s) : NULL;
 	return s && !*dst ? -ENOMEM : 0;
+}
+
+/* The C library and the dynamic loader, whose innermost frames (the
+ * syscall wrappers, stdio) call site labels skip.
+ */
+static bool is_libc(const char *module)
+{
+	static const char *const names[] = { "libc.so",	   "libc-",
+					     "ld-linux",   "ld-musl",
+					     "libpthread", "[vdso]" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(module, names[i], strlen(names[i])))
+			return true;
+	return false;
 }
 
 /* Name pc (a return address less one, except the innermost) into f,
@@ -393,7 +469,7 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 		if (dup_or_null(&f.module, m) || dup_or_null(&f.func, ps->name))
 			goto nomem;
 	}
-	f.main_obj = f.module && p->exe && !strcmp(f.module, p->exe);
+	f.libc = f.module && is_libc(f.module);
 	if (c->pc) {
 		free(c->f.func);
 		free(c->f.module);
@@ -448,15 +524,15 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	struct sc_frame frames[UNWIND_MAX_FRAMES];
 	struct uw_walk w = { .n = 0 };
 	char comm[SC_COMM_LEN];
-	bool created = false;
+	bool created = false, usable;
 	struct uw_proc *p = proc_get(u, e, &created);
 
 	if (!p)
 		return -ENOMEM;
 	(void)created;
 	p->ev = e;
-	proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
-	if (p->dwfl) {
+	usable = proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
+	if (usable) {
 		/* Ends with an error where the CFI or the copy runs out:
 		 * the frames so far are what there is.
 		 */
@@ -466,9 +542,12 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	}
 	if (!w.n)
 		w.pcs[w.n++] = e->regs[SC_STACK_REG_IP];
-	for (size_t i = 0; i < w.n; i++)
-		if (name_pc(p, w.pcs[i], &frames[i]))
+	for (size_t i = 0; i < w.n; i++) {
+		if (!usable) /* only the address is known */
+			frames[i] = (struct sc_frame){ .offset = w.pcs[i] };
+		else if (name_pc(p, w.pcs[i], &frames[i]))
 			return -ENOMEM;
+	}
 	u->st.samples++;
 	u->st.frames += w.n;
 	memcpy(comm, e->comm, sizeof(comm));

@@ -56,7 +56,7 @@ static struct sc_frame *frames_dup(const struct sc_frame *f, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		d[i].offset = f[i].offset;
 		d[i].line = f[i].line;
-		d[i].main_obj = f[i].main_obj;
+		d[i].libc = f[i].libc;
 		if (dup_str(&d[i].func, f[i].func) ||
 		    dup_str(&d[i].module, f[i].module) ||
 		    dup_str(&d[i].file, f[i].file)) {
@@ -260,11 +260,11 @@ const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len)
 	return buf;
 }
 
-/* Where a call site line starts: the first frame in the main program. */
+/* Where a call site label starts: the first frame outside the C library. */
 static size_t first_shown(const struct sc_stack *st)
 {
 	for (size_t i = 0; i < st->nframes; i++)
-		if (st->frames[i].main_obj)
+		if (!st->frames[i].libc)
 			return i;
 	return 0;
 }

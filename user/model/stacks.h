@@ -23,9 +23,10 @@ struct sc_frame {
 	uint64_t offset; /* address - module load address, or the address */
 	char *file;	 /* source file (debug info); NULL: unknown */
 	uint32_t line;
-	bool main_obj; /* in the process's main program (not part of the
-			* stack's identity: the call sites start there)
-			*/
+	bool libc; /* in the C library or the dynamic loader (not part of
+		    * the stack's identity: call site labels skip these
+		    * innermost frames)
+		    */
 };
 
 struct sc_stack {
@@ -77,7 +78,7 @@ bool stack_has_func(const struct sc_stack *st, const char *name);
  */
 const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len);
 /* "log_line <- run_logger <- main (app.c:41)", raw: the innermost frames
- * from the first one in the main program (else from the innermost), up
+ * from the first one outside the C library (else from the innermost), up
  * to main, and that first frame's file:line. A new string, NULL when out
  * of memory.
  */

@@ -13,8 +13,9 @@
 #define FG_WIDTH 1200
 #define FG_PAD 10
 #define FG_FRAME 16
-#define FG_TOP 50    /* title, buttons */
-#define FG_BOTTOM 30 /* the details line */
+#define FG_MIN_WIDTH 0.1 /* pixels: narrower frames are left out */
+#define FG_TOP 50	 /* title, buttons */
+#define FG_BOTTOM 30	 /* the details line */
 
 enum fg_kind { FGK_ROOT, FGK_COMM, FGK_FRAME, FGK_SYSCALL };
 
@@ -28,7 +29,7 @@ struct fg_node {
 
 char *flamegraph_esc_xml(const char *s)
 {
-	char *u = esc_utf8(s, strlen(s)), *out, *q;
+	char *u = esc_text(s, strlen(s)), *out, *q;
 
 	if (!u)
 		return NULL;
@@ -179,6 +180,10 @@ static int node_svg(FILE *f, const struct fg_node *n, uint64_t total,
 
 	if (!e)
 		return -ENOMEM;
+	if (depth && pw < FG_MIN_WIDTH) { /* as flamegraph.pl's --minwidth */
+		free(e);
+		return 0;
+	}
 	color(n, fill, sizeof(fill));
 	fprintf(f,
 		"<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%d\" "

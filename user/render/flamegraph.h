@@ -15,8 +15,9 @@
 
 /* title: raw text (escaped here). 0 or -errno. */
 int flamegraph_svg(FILE *f, const struct sc_stacks *s, const char *title);
-/* Text for SVG/XML (content and attributes): esc_utf8, then &, <, >, "
- * and ' as entities. New string or NULL.
+/* Text for SVG/XML (content and attributes): esc_text (so no control
+ * character, which XML forbids), then &, <, >, " and ' as entities. New
+ * string or NULL.
  */
 char *flamegraph_esc_xml(const char *s);
 

@@ -11,18 +11,19 @@
 #include "model/stacks.h"
 
 static const struct sc_frame a[] = {
-	{ .func = "write", .module = "libc.so.6", .offset = 0x10 },
-	{ .func = "log_line",
-	  .module = "app",
-	  .offset = 0x20,
-	  .file = "app.c",
-	  .line = 41,
-	  .main_obj = true },
-	{ .func = "main", .module = "app", .offset = 0x30, .main_obj = true },
+	{ .func = "write", .module = "libc.so.6", .libc = true, .offset = 0x10 },
+	{
+		.func = "log_line",
+		.module = "app",
+		.offset = 0x20,
+		.file = "app.c",
+		.line = 41,
+	},
+	{ .func = "main", .module = "app", .offset = 0x30 },
 };
 /* the same functions, another return address in main */
 static const struct sc_frame b[] = {
-	{ .func = "write", .module = "libc.so.6", .offset = 0x10 },
+	{ .func = "write", .module = "libc.so.6", .libc = true, .offset = 0x10 },
 	{ .func = "log_line", .module = "app", .offset = 0x20 },
 	{ .func = "main", .module = "app", .offset = 0x38 },
 };
@@ -80,7 +81,7 @@ static void test_distinct_stacks_counted(void **state)
 		assert_int_equal(d->v[i].nframes, s->v[i].nframes);
 	}
 	assert_string_equal(d->v[1].frames[1].file, "app.c");
-	assert_true(d->v[1].frames[1].main_obj);
+	assert_true(d->v[1].frames[0].libc);
 	stacks_free(s);
 	stacks_free(d);
 }

@@ -19,26 +19,38 @@
 #define READ 0
 
 static const struct sc_frame logger[] = {
-	{ .func = "__write", .module = "libc.so.6", .offset = 0x10 },
-	{ .func = "_IO_fflush", .module = "libc.so.6", .offset = 0x11 },
-	{ .func = "log_line",
-	  .module = "app",
-	  .offset = 0x20,
-	  .file = "/src/app.c",
-	  .line = 41,
-	  .main_obj = true },
-	{ .func = "run_logger",
-	  .module = "app",
-	  .offset = 0x28,
-	  .main_obj = true },
-	{ .func = "main", .module = "app", .offset = 0x30, .main_obj = true },
+	{ .func = "__write",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x10 },
+	{ .func = "_IO_fflush",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x11 },
+	{
+		.func = "log_line",
+		.module = "app",
+		.offset = 0x20,
+		.file = "/src/app.c",
+		.line = 41,
+	},
+	{
+		.func = "run_logger",
+		.module = "app",
+		.offset = 0x28,
+	},
+	{ .func = "main", .module = "app", .offset = 0x30 },
 	{ .func = "__libc_start_call_main",
 	  .module = "libc.so.6",
+	  .libc = true,
 	  .offset = 0x40 },
 };
 static const struct sc_frame rawf[] = {
-	{ .func = "__write", .module = "libc.so.6", .offset = 0x10 },
-	{ .module = "app", .offset = 0x1353, .main_obj = true },
+	{ .func = "__write",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x10 },
+	{ .module = "app", .offset = 0x1353 },
 	{ .offset = 0x7fff1234 },
 };
 /* hostile names: ; newline < & " */
@@ -182,7 +194,7 @@ static void test_svg_escaped(void **state)
 	out = memout_close(&mo);
 	assert_non_null(strstr(out, "&lt;title &amp; &quot;x&quot;&gt;"));
 	assert_non_null(
-		strstr(out, "data-n=\"a;b\nc&lt;&amp;&gt;&quot;&#39;\""));
+		strstr(out, "data-n=\"a;b\\x0ac&lt;&amp;&gt;&quot;&#39;\""));
 	assert_null(strstr(out, "<&>"));
 	assert_non_null(strstr(out, "<title>all (103 calls, 100.00%)</title>"));
 	assert_non_null(strstr(out, "<title>app (100 calls, 97.09%)</title>"));
