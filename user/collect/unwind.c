@@ -164,23 +164,6 @@ static void proc_free(struct uw_proc *p)
 	free(p);
 }
 
-/* Is the process's name still the sample's (no exec since, mostly)? */
-static bool same_comm(uint32_t pid, const char *comm)
-{
-	char path[64], buf[SC_COMM_LEN + 2] = "";
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	if (!fgets(buf, sizeof(buf), f))
-		buf[0] = '\0';
-	fclose(f);
-	buf[strcspn(buf, "\n")] = '\0';
-	return !strncmp(buf, comm, SC_COMM_LEN - 1);
-}
-
 static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc);
 
 /* Is the sample's pc in these mappings (or JIT code)? When not, they are
@@ -212,8 +195,7 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		dwfl_end(d);
 		return NULL;
 	}
-	if (!same_comm(p->pid, p->ev->comm) ||
-	    !pc_mapped(d, p, p->ev->regs[SC_STACK_REG_IP])) {
+	if (!pc_mapped(d, p, p->ev->regs[SC_STACK_REG_IP])) {
 		/* it has run another program since this sample: these are
 		 * that program's mappings, not the sample's
 		 */
