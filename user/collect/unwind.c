@@ -268,7 +268,8 @@ static void perf_map_read(struct uw_proc *p)
 		p->perf[p->nperf++] = s;
 	}
 	fclose(f);
-	qsort(p->perf, p->nperf, sizeof(*p->perf), perf_cmp);
+	if (p->nperf)
+		qsort(p->perf, p->nperf, sizeof(*p->perf), perf_cmp);
 }
 
 static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)

@@ -70,7 +70,8 @@ static int syscall_sites(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 		}
 		v[n++] = (struct site){ .label = label, .count = st->count };
 	}
-	qsort(v, n, sizeof(*v), site_cmp);
+	if (n)
+		qsort(v, n, sizeof(*v), site_cmp);
 	*out = v;
 	*nout = n;
 	return 0;

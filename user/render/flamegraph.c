@@ -130,7 +130,8 @@ static int tree_depth(struct fg_node *n)
 	int d = 0;
 
 	/* flamegraph.pl's order: siblings by name */
-	qsort(n->kids, n->nkids, sizeof(*n->kids), node_cmp);
+	if (n->nkids)
+		qsort(n->kids, n->nkids, sizeof(*n->kids), node_cmp);
 	for (size_t i = 0; i < n->nkids; i++) {
 		int k = tree_depth(&n->kids[i]);
 
