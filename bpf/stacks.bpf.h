@@ -102,14 +102,13 @@ static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* mmap(..., PROT_EXEC, ...) or an exec: the process's next sample (of a
- * later call: this one has not mapped anything yet) has new mappings.
+/* mmap(..., PROT_EXEC, ...): the process's next sample (of a later call:
+ * this one has not mapped anything yet) has new mappings. (An exec is
+ * seen in userspace: the samples' exec_id changes.)
  */
 static __always_inline bool stack_maps_code(struct pt_regs *regs, __u32 nr,
 					    __u32 abi)
 {
-	if (flags_of(nr, abi) & SC_NR_EXEC)
-		return true;
 #if defined(__TARGET_ARCH_x86)
 	return nr == 9 /* mmap */ && abi == SC_ABI_NATIVE && (regs->dx & 4);
 #else

@@ -58,7 +58,7 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
-	if (e->flags & SC_STACK_F_NEW_MAPS) {
+	if (unwinder_new_maps(c->unwinder, e)) {
 		/* the process's queued samples belong to its old mappings */
 		unwind_queued(c, e->pid, e->start_ns);
 		unwinder_note_maps(c->unwinder, e);

@@ -489,6 +489,19 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	return w->n < UNWIND_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
+bool unwinder_new_maps(const struct unwinder *u, const struct sc_stack_event *e)
+{
+	if (e->flags & SC_STACK_F_NEW_MAPS)
+		return true;
+	for (size_t i = 0; i < u->nprocs; i++) {
+		const struct uw_proc *p = u->procs[i];
+
+		if (p->pid == e->pid && p->start_ns == e->start_ns)
+			return e->exec_id > p->exec_id; /* it exec'd */
+	}
+	return false;
+}
+
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)
 {
 	bool created = false;

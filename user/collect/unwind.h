@@ -13,6 +13,7 @@
 #ifndef SCPROF_UNWIND_H
 #define SCPROF_UNWIND_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "model/stacks.h"
@@ -33,7 +34,12 @@ struct unwinder_stats {
 
 struct unwinder *unwinder_new(void);
 void unwinder_free(struct unwinder *u);
-/* e has SC_STACK_F_NEW_MAPS: read its process's mappings now. */
+/* Has e's process new mappings (its first sample, code mapped, an exec
+ * since the last read)?
+ */
+bool unwinder_new_maps(const struct unwinder *u,
+		       const struct sc_stack_event *e);
+/* unwinder_new_maps(e): read its process's mappings now. */
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
 /* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
