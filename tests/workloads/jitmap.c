@@ -3,8 +3,9 @@
  * JIT'd code for --stacks: copies a tiny getppid function into anonymous
  * executable memory, names it in /tmp/perf-PID.map as node
  * --perf-basic-prof does ("jit_getppid"), and calls it N times:
- *   jitmap N
- * then removes the map file. x86_64 only (elsewhere: exits 77).
+ *   jitmap N [SLEEP_MS]
+ * then sleeps SLEEP_MS (so that a loaded machine's scprof still finds it
+ * alive). x86_64 only (elsewhere: exits 77).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@ int main(int argc, char **argv)
 	static const unsigned char code[] = { 0xb8, 0x6e, 0x00, 0x00,
 					      0x00, 0x0f, 0x05, 0xc3 };
 	long n = argc > 1 ? atol(argv[1]) : 10000;
+	long sleep_ms = argc > 2 ? atol(argv[2]) : 0;
 	char path[64];
 	long (*fn)(void);
 	void *mem;
@@ -41,6 +43,8 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n; i++)
 		if (fn() <= 0)
 			return 1;
+	if (sleep_ms > 0)
+		usleep((useconds_t)(sleep_ms * 1000));
 	/* the report names it after we are gone: the map file stays until
 	 * the caller removes it, as a JIT's does
 	 */
