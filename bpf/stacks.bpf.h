@@ -27,8 +27,7 @@
 /* 0: off; N: one call in N (on average) has its stack sampled. */
 const volatile __u32 stack_period = 0;
 
-/* Samples sent and samples lost (ring buffer full), by native syscall. */
-__u64 stack_sent[SC_NR_MAX] = {};
+/* Samples lost (ring buffer full), by native syscall. */
 __u64 stack_lost[SC_NR_MAX] = {};
 
 struct {
@@ -145,7 +144,6 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 		__sync_fetch_and_add(&stack_lost[nr], 1);
 		return;
 	}
-	__sync_fetch_and_add(&stack_sent[nr], 1);
 	e->pid = task->tgid;
 	e->tid = task->pid;
 	e->nr = nr;
