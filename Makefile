@@ -34,7 +34,7 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
-LDLIBS := -lbpf -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls
+LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -112,7 +112,15 @@ $(OUTPUT)/workloads:
 
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+	$(Q)$(CC) -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+
+# --stacks: call sites that only CFI can unwind, and the same program
+# stripped (no symtab, no debug info: module+0xoffset names).
+$(OUTPUT)/workloads/stackmix: WL_EXTRA := -fomit-frame-pointer
+WORKLOADS += $(OUTPUT)/workloads/stackmix-stripped
+$(OUTPUT)/workloads/stackmix-stripped: $(OUTPUT)/workloads/stackmix
+	$(call msg,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 # 32-bit (i386) workloads for the ABI tests: raw `int $$0x80` calls and no C
 # library, so the compiler's -m32 is enough (no 32-bit libraries needed).
@@ -161,6 +169,16 @@ unit: $(UNIT_TESTS)
 e2e: $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/e2e $(PYTEST_ARGS)
+
+# Heavier suites, after `make test` in CI (.ci/run): each helper's target.
+.PHONY: test-extra
+test-extra: test-stacks-extra
+
+# --flamegraph in headless Chromium (tests/extra/test_flamegraph_browser.py).
+.PHONY: test-stacks-extra
+test-stacks-extra: $(BIN) $(WORKLOADS)
+	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
 
 .PHONY: test
 # Everything: style, unit and end-to-end tests, the same again under

@@ -342,6 +342,11 @@ def make_configs(a, other_pid):
                lambda p, o: [S, "-q", "-f", "--format", "csv", "-o", o,
                              "-p", str(p)],
                "bpf", parse_scprof_csv, min_progs=2, floor="pair"),
+        Config("scprof --stacks (1 in 1000)",
+               lambda p, o: [S, "-q", "--stacks", "--format", "csv", "-o", o,
+                             "-p", str(p)],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair") if scprof_has(
+                   S, "--stacks") else None,
         Config("scprof -p other (non-target)",
                lambda p, o: [S, "-q", "--format", "csv", "-o", o,
                              "-p", str(other_pid)],

@@ -318,6 +318,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "exec.bpf.h"
 #include "cost.bpf.h"
 #include "group.bpf.h"
+#include "stacks.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -341,6 +342,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	cost_begin(&cp, SC_COST_ENTER);
 	nr_abi_of(task, id, &nr, &abi);
+	if (stack_period && !count_only)
+		stack_sample(task, regs, nr, abi);
 	if (flags_of(nr, abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. Sampled
 		 * mode counts it when the thread exits, as count-only does.
@@ -420,6 +423,8 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	if (id < 0)
 		return 0;
 	nr_abi_of(task, id, &nr, &abi);
+	if (stack_period)
+		stack_sample(task, regs, nr, abi);
 	fl = flags_of(nr, abi);
 	/* A new task's first return, from the fork or clone that made it,
 	 * is not a call it made (full mode sees no enter for it).

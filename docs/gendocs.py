@@ -53,6 +53,7 @@ COMPLETE = {
     ("profile", "sort"): COLUMNS[:12] + ["nothing"],
     ("profile", "columns"): ("list,", COLUMNS),
     ("top", "sort"): ["calls", "errors", "p99", "time"],
+    ("top", "group"): ["process", "thread", "unit", "container"],
     ("calibrate", "loops"): ("list,", "loops"),
     ("*", "-e"): "free",
     ("*", "by"): ("list,", ["pid", "tid", "comm", "cgroup", "unit",

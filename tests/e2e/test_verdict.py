@@ -8,6 +8,7 @@ conclusions, which hold on a busy machine too, never absolute times.
 """
 import json
 import os
+import re
 import select
 import signal
 import subprocess
@@ -109,6 +110,9 @@ def test_one_byte_reader(cache):
     assert "64 KiB" in f["advice"]
     # scprof's own share was taken off
     assert r["probe_corrected"] is True and r["probe_s"] > 0
+    # the finding names its call site: every read is made from main
+    assert f["call_site"].startswith("main (reader.c:"), f["call_site"]
+    assert f["call_site_share"] > 0.95
 
 
 def test_64k_reader_is_not_small_io(cache):
@@ -247,6 +251,8 @@ def test_table(cache):
     for word in ("syscall_share", "syscall_bound", "crossing cost",
                  "probe effect", "small-io"):
         assert word in out, word
+    assert re.search(r"called from: 1\d\d% main \(reader\.c:\d+\)|"
+                     r"called from: 9\d% main \(reader\.c:\d+\)", out), out
 
 
 def test_calibrates_when_the_saved_one_is_stale(cache):

@@ -148,6 +148,27 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 					   0;
 }
 
+/* Each finding's top call site, from the sampled stacks. */
+static int name_callsites(struct verdict *v, const struct sc_stacks *stacks)
+{
+	for (size_t i = 0; stacks && i < v->nfindings; i++) {
+		struct verdict_finding *f = &v->findings[i];
+		int nr = names_syscall_nr(SC_ABI_NATIVE, f->syscall);
+		char *site;
+
+		if (nr < 0)
+			continue;
+		site = stacks_top_site(stacks, SC_ABI_NATIVE, (uint32_t)nr,
+				       &f->callsite_share);
+		if (!site && f->callsite_share > 0)
+			return -ENOMEM;
+		if (site)
+			snprintf(f->callsite, sizeof(f->callsite), "%s", site);
+		free(site);
+	}
+	return 0;
+}
+
 int verdict_judge(const struct verdict_input *in, struct verdict **out)
 {
 	struct verdict *v;
@@ -168,6 +189,8 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 		process_figures(v, in);
 		err = verdict_apply_rules(v, in);
 	}
+	if (!err)
+		err = name_callsites(v, in->stacks);
 	if (err) {
 		verdict_free(v);
 		return err;

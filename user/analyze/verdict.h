@@ -29,6 +29,7 @@
 #include <stdint.h>
 
 #include "model/model.h"
+#include "model/stacks.h"
 #include "model/verdict.h"
 
 /* A path the process had open, as /proc/PID/fd showed it, and how often
@@ -58,6 +59,8 @@ struct verdict_input {
 	 */
 	const struct verdict_path *paths;
 	size_t npaths;
+	/* Sampled call sites, if any: each finding names its top one. */
+	const struct sc_stacks *stacks;
 };
 
 /* 0 or -ENOMEM / -EINVAL (floor_ns <= 0, times not finite). */

@@ -17,6 +17,8 @@
 #include "collect/launch.h"
 #include "collect/target.h"
 #include "model/delta.h"
+#include "render/callsites.h"
+#include "render/flamegraph.h"
 #include "render/output.h"
 #include "render/report.h"
 #include "util/clock.h"
@@ -98,6 +100,7 @@ struct run {
 	bool targets_exited;
 	uint64_t t0, t1;
 	struct output out;
+	struct output folded, flame; /* --folded, --flamegraph */
 	/* -i */
 	struct sc_model *prev; /* the snapshot at the last interval report */
 	uint64_t t_prev;
@@ -213,6 +216,7 @@ static int run_loop(struct run *r, const sigset_t *mask)
 
 	for (;;) {
 		uint64_t now = clock_mono_ns(), wait = POLL_INTERVAL_NS;
+
 		struct timespec ts;
 		siginfo_t si;
 		int sig, err;
@@ -239,6 +243,9 @@ static int run_loop(struct run *r, const sigset_t *mask)
 			if (si.si_code <= 0)
 				kill(r->child.pid, sig);
 		}
+		err = collector__stacks_poll(r->col);
+		if (err)
+			return err;
 		now = clock_mono_ns();
 		if (now >= harvest || collector__harvest_due(r->col)) {
 			err = collector__harvest(r->col);
@@ -290,6 +297,31 @@ static void wait_command(struct run *r, const sigset_t *mask)
 	}
 }
 
+/* --folded and --flamegraph, from the stacks of the report's model. */
+static int write_stack_files(struct run *r, const struct sc_model *m,
+			     const char *target)
+{
+	int err = 0;
+
+	if (!m->stacks)
+		return 0;
+	if (m->stacks->lost_total)
+		pr_warn("%llu stack samples were lost: the ring buffer was "
+			"full (a larger --stacks N samples fewer calls)",
+			(unsigned long long)m->stacks->lost_total);
+	if (r->o->folded) {
+		err = callsites_folded(r->folded.f, m->stacks);
+		err = err ?: output_commit(&r->folded);
+	}
+	if (!err && r->o->flamegraph) {
+		err = flamegraph_svg(r->flame.f, m->stacks, target);
+		err = err ?: output_commit(&r->flame);
+	}
+	if (err)
+		pr_err("cannot write the stacks: %s", strerror(-err));
+	return err;
+}
+
 static int write_report(struct run *r)
 {
 	struct report_meta meta = {
@@ -324,6 +356,12 @@ static int write_report(struct run *r)
 	}
 	m->duration_ns = meta.duration_ns;
 	warn_drops(r->o, m);
+	err = write_stack_files(r, m, target);
+	if (err) {
+		model_free(m);
+		free(target);
+		return err;
+	}
 	r->incomplete = model_incomplete(m);
 	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
 	err = report_write(r->out.f, m, &r->o->report, &meta);
@@ -383,6 +421,7 @@ static int attach(struct run *r)
 	copts.only_tid = o->only_tid;
 	copts.key_kind = o->report.by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
 	copts.read_cgid = group_needs_cgroups(&o->report.by);
+	copts.stack_period = o->stack_period;
 	/* Exited processes one by one are only printed by -P, JSON and CSV:
 	 * otherwise merge them as they go, so long runs stay small.
 	 */
@@ -456,6 +495,10 @@ static int profile_start(void *ctx, struct cmd_env *env)
 	if (output_open(&r->out, o->output,
 			o->target.kind == TARGET_CMD ? stderr : stdout))
 		return EXIT_FAIL;
+	if (o->folded && output_open(&r->folded, o->folded, NULL))
+		return EXIT_FAIL;
+	if (o->flamegraph && output_open(&r->flame, o->flamegraph, NULL))
+		return EXIT_FAIL;
 	if (o->target.kind == TARGET_CMD) {
 		err = launch_start(&r->child, o->argv, &env->oldmask);
 		if (err)
@@ -518,6 +561,8 @@ static void profile_teardown(void *ctx, int status)
 	collector__destroy(r->col);
 	model_free(r->prev);
 	output_abort(&r->out);
+	output_abort(&r->folded);
+	output_abort(&r->flame);
 	cli_free_profile(r->o);
 }
 

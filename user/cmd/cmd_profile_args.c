@@ -7,6 +7,7 @@
 
 #include "cmd/cmd_profile_args.h"
 #include "scprof_version.h" /* generated: SCPROF_GIT_REV */
+#include "sc_stack.h"
 #include "util/log.h"
 #include "util/strlist.h"
 
@@ -64,6 +65,18 @@ static void usage_collect(FILE *f)
 	      "                        anonymous inodes) or bad (not an open fd). Rows\n"
 	      "                        read `read (socket)`; JSON adds fd_type, CSV an\n"
 	      "                        fd_type column. Not with --count-only\n"
+	      "      --stacks[=N]      sample the user stack of one call in N (default\n"
+	      "                        1000; a random countdown per CPU of mean N) and\n"
+	      "                        unwind it with the binaries' CFI (no frame\n"
+	      "                        pointers needed): the table adds the top call\n"
+	      "                        sites of the top syscalls, JSON a \"stacks\" list.\n"
+	      "                        Samples the ring buffer had no room for are\n"
+	      "                        counted and shown\n"
+	      "      --folded FILE     write the sampled stacks to FILE in flamegraph.pl's\n"
+	      "                        folded format (COMM;FRAME;...;SYSCALL COUNT, root\n"
+	      "                        first); implies --stacks\n"
+	      "      --flamegraph FILE write them as an interactive SVG flame graph\n"
+	      "                        (hover, click to zoom, search); implies --stacks\n"
 	      "\n"
 	      "Filters (strace's):\n"
 	      "  -e, --trace SET       -e [trace=]SET: count only the calls in SET, comma-\n"
@@ -165,6 +178,9 @@ enum {
 	OPT_MAX_EXITED = CLI_OPT_OWN,
 	OPT_FD_TYPES,
 	OPT_BY,
+	OPT_STACKS,
+	OPT_FOLDED,
+	OPT_FLAMEGRAPH,
 };
 
 static const struct option long_opts[] = {
@@ -183,6 +199,9 @@ static const struct option long_opts[] = {
 	{ "trace", required_argument, NULL, 'e' },
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "threads", no_argument, NULL, 'T' },
+	{ "stacks", optional_argument, NULL, OPT_STACKS },
+	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -348,6 +367,20 @@ static int profile_option(void *ctx, int c, const char *arg)
 	case 'Z':
 		o->status = SC_STATUS_FAILED;
 		return 0;
+	case OPT_STACKS:
+		o->stack_period = SC_STACK_DEFAULT_PERIOD;
+		if (arg && cli_parse_u64(arg, 1, 1U << 30, &v))
+			return cli_error(cmd,
+					 "invalid --stacks '%s': expected one "
+					 "call in N, N from 1 to 1073741824",
+					 arg);
+		if (arg)
+			o->stack_period = (uint32_t)v;
+		return 0;
+	case OPT_FOLDED:
+		return cli_file_option(cmd, arg, "folded", &o->folded);
+	case OPT_FLAMEGRAPH:
+		return cli_file_option(cmd, arg, "flame graph", &o->flamegraph);
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
 			return cli_error(cmd,
@@ -395,6 +428,12 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--fd-types cannot be used with --count-only: "
 				 "the fd kind is read when a call starts, and "
 				 "--count-only sees calls only as they return");
+	if ((o->folded || o->flamegraph) && !o->stack_period)
+		o->stack_period = SC_STACK_DEFAULT_PERIOD;
+	if (o->stack_period && o->interval_s > 0)
+		return cli_error(&profile_cmd,
+				 "--stacks reports the call sites of the "
+				 "whole run: it cannot be used with -i");
 	if (o->count_only)
 		return count_only_report(&o->report, o->cols_given,
 					 o->sort_given);

@@ -28,6 +28,10 @@ struct profile_opts {
 	struct trace_set trace;
 	enum sc_status_filter status;
 	pid_t only_tid; /* -p TID of a thread: that thread only */
+	/* --stacks[=N] (0: off), --folded FILE, --flamegraph FILE */
+	uint32_t stack_period;
+	const char *folded;
+	const char *flamegraph;
 };
 
 /*

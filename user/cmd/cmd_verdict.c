@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
+#include "sc_stack.h"
 #include "collect/proc_sampler.h"
 #include "collect/target.h"
 #include "render/calib_cache.h"
@@ -36,6 +37,7 @@ struct verdict_cli {
 	pid_t pid;
 	double duration_s;
 	bool recalibrate;
+	uint32_t stack_period; /* --stacks=N, 0: --no-stacks */
 	struct cli_calib_opts out;
 	int verbosity;
 };
@@ -99,6 +101,12 @@ static void usage(FILE *f)
 	      "      --cache FILE      the saved calibration (default\n"
 	      "                        " CALIB_CACHE_PATH ")\n"
 	      "      --recalibrate     run the quick calibration even if one is saved\n"
+	      "      --stacks[=N]      sample the user stack of one call in N (default\n"
+	      "                        1000, on by default): each finding names its top\n"
+	      "                        call site (\"called from: 98% parse_header <-\n"
+	      "                        load_config (conf.c:41)\"; JSON call_site and\n"
+	      "                        call_site_share)\n"
+	      "      --no-stacks       do not sample stacks\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
@@ -111,6 +119,8 @@ static void usage(FILE *f)
 
 enum {
 	OPT_RECALIBRATE = CLI_OPT_OWN,
+	OPT_STACKS,
+	OPT_NO_STACKS,
 };
 
 static const struct option long_opts[] = {
@@ -118,6 +128,8 @@ static const struct option long_opts[] = {
 	{ "duration", required_argument, NULL, 'd' },
 	CLI_CALIB_OPTIONS,
 	{ "recalibrate", no_argument, NULL, OPT_RECALIBRATE },
+	{ "stacks", optional_argument, NULL, OPT_STACKS },
+	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -154,6 +166,19 @@ static int verdict_option(void *ctx, int c, const char *arg)
 	case OPT_RECALIBRATE:
 		o->recalibrate = true;
 		return 0;
+	case OPT_STACKS:
+		o->stack_period = SC_STACK_DEFAULT_PERIOD;
+		if (arg && cli_parse_u64(arg, 1, 1U << 30, &v))
+			return cli_error(&cmd,
+					 "invalid --stacks '%s': expected one "
+					 "call in N, N from 1 to 1073741824",
+					 arg);
+		if (arg)
+			o->stack_period = (uint32_t)v;
+		return 0;
+	case OPT_NO_STACKS:
+		o->stack_period = 0;
+		return 0;
 	default:
 		return -ENOENT;
 	}
@@ -170,6 +195,7 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
+	o->stack_period = SC_STACK_DEFAULT_PERIOD;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
 	err = cli_parse(&cmd, argc, argv, o, &sh);
@@ -374,6 +400,7 @@ static int judge(const struct verdict_cli *o, const struct proc_sampler *s,
 			FD_PATHS_MAX);
 	in.paths = paths;
 	in.npaths = paths ? s->paths.npaths : 0;
+	in.stacks = m->stacks;
 	if (s->have_waits)
 		in.runq_s = (double)procfs_waits_delta(s->waits0, s->nwaits0,
 						       s->waits1, s->nwaits1) /
@@ -424,6 +451,7 @@ static int verdict_start(void *ctx, struct cmd_env *env)
 	struct collector_opts copts = { .mode = SC_FILTER_TGID,
 					.in_flight = true,
 					.fd_types = true };
+
 	struct verdict_run *r = ctx;
 	size_t npids = 1;
 	int err;
@@ -444,6 +472,8 @@ static int verdict_start(void *ctx, struct cmd_env *env)
 				       strerror(-err));
 		return EXIT_FAIL;
 	}
+	/* each finding names its top call site */
+	copts.stack_period = r->o.stack_period;
 	if (collector__open(&r->col, &copts) ||
 	    get_calibration(&r->o, &r->cal, &r->saved) ||
 	    output_open(&r->out, r->o.out.output, stdout))

@@ -130,6 +130,7 @@ static int configure(struct collector *c)
 	}
 	set_nr_flags(skel, skel->rodata->fd_types);
 	set_trace_filter(skel, opts);
+	collector_stacks_configure(c);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -220,6 +221,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = configure(c);
 	err = err ?: load(c);
 	err = err ?: setup_maps(c);
+	err = err ?: collector_stacks_setup(c);
 	if (err)
 		goto err;
 	*out = c;
@@ -407,6 +409,7 @@ void collector__destroy(struct collector *c)
 	bpf_link__destroy(c->inflight_link);
 	free(c->pre);
 	model_free(c->pre_gone);
+	collector_stacks_free(c);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

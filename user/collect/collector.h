@@ -62,6 +62,10 @@ struct collector_opts {
 	enum sc_key_kind key_kind;
 	bool read_cgid;
 	pid_t only_tid; /* -p TID of a thread: its calls only; 0: none */
+	/* --stacks: sample the user stack of one call in stack_period (0:
+	 * off); snapshots carry the stacks (model->stacks)
+	 */
+	uint32_t stack_period;
 };
 
 /* Sampled mode: what the syscall programs cost, by enum sc_cost_kind,
@@ -140,6 +144,11 @@ int collector__info(struct collector *c, struct collector_info *out);
 int collector__maps_need_no_caps(struct collector *c);
 /* Target processes still alive (SC_FILTER_TGID). */
 long collector__live_targets(const struct collector *c);
+/* --stacks: has the unwinding thread failed? 0 or -errno, reported. */
+int collector__stacks_poll(struct collector *c);
+/* Samples unwound so far and their frames (for -v and the bench). */
+void collector__unwind_stats(struct collector *c, uint64_t *samples,
+			     uint64_t *frames);
 /* Detach and free; safe on NULL. */
 void collector__destroy(struct collector *c);
 

@@ -12,6 +12,7 @@
 #ifndef SCPROF_COLLECTOR_PRIV_H
 #define SCPROF_COLLECTOR_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +21,8 @@
 #include "collect/collector.h"
 #include "model/model.h"
 #include "scprof.skel.h"
+
+struct sc_stack_event;
 
 struct collector {
 	struct scprof_bpf *skel;
@@ -57,6 +60,17 @@ struct collector {
 	 * their process exits (one row each, see tslots.c).
 	 */
 	struct sc_model *tdone;
+	/* opts.stack_period: the sampled stacks (stack_drain.c) */
+	struct ring_buffer *stack_rb;
+	struct unwinder *unwinder;
+	struct sc_stacks *stacks;
+	int stacks_err;	    /* the first error of the ring buffer's callback */
+	uint64_t unwind_ns; /* time spent draining (unwinding) */
+	pthread_t stacks_thread;     /* drains stack_rb */
+	pthread_mutex_t stacks_lock; /* stack_rb, unwinder, stacks */
+	bool stacks_running, stacks_stop;
+	struct sc_stack_event **queue; /* copied out, to unwind */
+	size_t nqueued, queue_cap;
 };
 
 /* Can this run have a solo target? Decided before load, to size maps. */
@@ -121,5 +135,15 @@ int collector_inflight_attach(struct collector *c);
 /* Add the calls in flight at now_ns to m (before model_finalize). */
 int collector_inflight_add(struct collector *c, uint64_t now_ns,
 			   struct sc_model *m);
+
+/* stack_drain.c (--stacks) */
+
+/* Before load: the sampling period (rodata) and the ring buffer's size. */
+void collector_stacks_configure(struct collector *c);
+/* After load: the ring buffer and the unwinder. 0 or -errno. */
+int collector_stacks_setup(struct collector *c);
+/* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */
+int collector_stacks_add(struct collector *c, struct sc_model *m);
+void collector_stacks_free(struct collector *c);
 
 #endif

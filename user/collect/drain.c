@@ -264,6 +264,8 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		err = collector_inflight_add(c, now_ns, m);
 	if (!err)
 		err = collector_cgroups_name(c, m);
+	if (!err)
+		err = collector_stacks_add(c, m);
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 					      __ATOMIC_RELAXED);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/model.h"
+#include "model/stacks.h"
 
 #define INDEX_EMPTY ((size_t)-1)
 
@@ -31,6 +32,7 @@ void model_free(struct sc_model *m)
 	for (size_t i = 0; i < m->ncgnames; i++)
 		free(m->cgnames[i].path);
 	free(m->cgnames);
+	stacks_free(m->stacks);
 	free(m);
 }
 
@@ -110,6 +112,11 @@ struct sc_model *model_clone(const struct sc_model *m)
 	c->flights_known = m->flights_known;
 	for (size_t i = 0; i < m->nflights; i++) {
 		if (model_flight_add(c, &m->flights[i]))
+			goto err;
+	}
+	if (m->stacks) {
+		c->stacks = stacks_clone(m->stacks);
+		if (!c->stacks)
 			goto err;
 	}
 	return c;

@@ -12,6 +12,8 @@
 
 #include "scprof.h"
 
+struct sc_stacks;
+
 /* One syscall's figures, in one process or summed over all. */
 struct sc_row {
 	uint32_t nr;
@@ -111,6 +113,10 @@ struct sc_model {
 	 */
 	struct sc_cgname *cgnames;
 	size_t ncgnames;
+	/* --stacks: the sampled call sites; NULL when not sampled (and in
+	 * interval deltas).
+	 */
+	struct sc_stacks *stacks;
 };
 
 struct sc_model *model_new(void);

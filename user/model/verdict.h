@@ -85,6 +85,11 @@ struct verdict_finding {
 	char paths[VERDICT_MAX_PATHS][256];
 	size_t npaths;
 	bool random_device; /* open-close-churn: a path is /dev/[u]random */
+	/* --stacks: the syscall's call site with the most samples (raw
+	 * text: escape it) and its share of them; "" when none was sampled
+	 */
+	char callsite[256];
+	double callsite_share;
 };
 
 /* One syscall's derived figures. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <json-c/json.h>
 
+#include "render/callsites.h"
 #include "render/report_json.h"
 #include "render/jsonw.h"
 #include "util/escape.h"
@@ -244,6 +245,8 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	}
 	err = report_json_add_flights(root, err, m->flights, m->nflights,
 				      m->flights_known);
+	if (m->stacks)
+		err = err ?: callsites_json_add(root, m->stacks);
 	free(by_pid);
 	return jw_write(f, root, err);
 }

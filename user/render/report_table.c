@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "render/callsites.h"
 #include "render/report_table.h"
 #include "model/hist.h"
 #include "util/escape.h"
@@ -587,6 +588,9 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		fputs("(--count-only: calls, errors and bytes; no times were "
 		      "measured)\n",
 		      f);
+	err = callsites_table(f, m);
+	if (err)
+		return err;
 	if (o->histograms)
 		return histograms(f, m, o);
 	return 0;

@@ -385,6 +385,13 @@ static void print_findings(FILE *f, const struct verdict *v)
 		fprintf(f, ", share %.0f%%\n", 100 * x->share);
 		verdict_advice(v, x, advice, sizeof(advice));
 		fprintf(f, "      %s\n", advice);
+		if (*x->callsite) {
+			char *site = esc_text(x->callsite, strlen(x->callsite));
+
+			fprintf(f, "      called from: %.0f%% %s\n",
+				100 * x->callsite_share, site ? site : "?");
+			free(site);
+		}
 		free(name);
 	}
 }
@@ -451,6 +458,12 @@ static struct json_object *finding_obj(const struct verdict *v,
 		err = err ?: jw_add_num(o, "avg_bytes", x->avg_bytes, 1);
 	err = err ?: jw_add_num(o, "share", x->share, 4);
 	err = err ?: jw_add_str(o, "advice", advice);
+	if (*x->callsite) {
+		err = err ?: jw_add_str(o, "call_site", x->callsite);
+		err = err   ?:
+			      jw_add_num(o, "call_site_share",
+					 x->callsite_share, 4);
+	}
 	err = err ?: jw_add_num(o, "round_trip_ns", x->round_trip_ns, 1);
 	err = err ?: jw_add_num(o, "per_s", x->per_s, 1);
 	if (x->kind == VERDICT_SMALL_IO)

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --stacks: one sampled call's user stack, as the BPF side sends it to
+ * userspace through the stack_events ring buffer (bpf/stacks.bpf.h), and
+ * unwound there with the binaries' CFI (user/collect/unwind.c).
+ */
+#ifndef SC_STACK_H
+#define SC_STACK_H
+
+/* How much of the user stack is copied, from the stack pointer up. */
+#define SC_STACK_BYTES 16384
+#define SC_STACK_PAGE 4096
+/* The stack_events ring buffer (a power of two, in bytes). */
+#define SC_STACK_RINGBUF (16U << 20)
+/* --stacks without N: one call in this many is sampled (per CPU, with a
+ * random countdown of mean N). Chosen in README "Call sites".
+ */
+#define SC_STACK_DEFAULT_PERIOD 1000
+
+/*
+ * The user registers of the call, in DWARF order for x86_64: rax, rdx,
+ * rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip.
+ */
+#define SC_STACK_NREGS 17
+#define SC_STACK_REG_BP 6
+#define SC_STACK_REG_SP 7
+#define SC_STACK_REG_IP 16
+
+/* The process's first sample, or its first since it mapped more code:
+ * userspace reads its mappings (again).
+ */
+#define SC_STACK_F_NEW_MAPS 1U
+
+struct sc_stack_event {
+	__u32 pid; /* tgid */
+	__u32 tid;
+	__u32 nr;
+	__u32 abi;
+	__u64 start_ns; /* the process's start time: its identity */
+	__u64 regs[SC_STACK_NREGS];
+	__u32 len; /* bytes of data[] copied from regs[SC_STACK_REG_SP] */
+	char comm[16];
+	__u32 flags;   /* SC_STACK_F_* */
+	__u32 exec_id; /* the task's exec count: which program image */
+	__u32 pad;
+	__u8 data[SC_STACK_BYTES];
+};
+
+#endif

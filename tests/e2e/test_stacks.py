@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""--stacks: sampled user stacks, unwound with CFI, against known call sites.
+
+tests/workloads/stackmix, built with -O2 -fomit-frame-pointer, writes to
+/dev/null RATIO times through stdio (fprintf + fflush, from log_line <-
+run_logger <- main) for each write(2) it makes directly (raw_write <-
+run_raw <- main). The sampled write stacks must give that ratio within a
+few points, almost all must unwind to main, and the number of samples must
+be the calls over N. stackmix-stripped is the same program stripped: its
+own frames are module+offset, the C library's still named.
+
+A process's mappings are read when its first sample is drained, which a
+loaded machine may delay by milliseconds: the workloads run (or sleep) a
+few hundred ms so that this is never what a test measures. They still
+exit before the report.
+"""
+import json
+import os
+import signal
+import subprocess
+import time
+import xml.dom.minidom
+
+from conftest import (CLEAN_ENV, run_scprof, scprof_json, workload)
+
+ROUNDS = 100000
+RATIO = 3
+PERIOD = 200
+
+
+def frames_of(stack):
+    return [f["function"] for f in stack["frames"]]
+
+
+def write_stacks(report, comm="stackmix"):
+    return [s for s in report["stacks"]
+            if s["syscall"] == "write" and s["comm"].startswith(comm[:15])]
+
+
+def share(stacks, pred):
+    total = sum(s["count"] for s in stacks)
+    assert total > 0, "no write stack sampled"
+    return sum(s["count"] for s in stacks if pred(s)) / total
+
+
+def check_sampling(report, calls, period):
+    """Samples (and lost ones) are about calls / period."""
+    st = report["stack_sampling"]
+    assert st["period"] == period
+    got = st["samples"] + st["lost"]
+    want = calls / period
+    assert 0.8 * want <= got <= 1.2 * want, \
+        f"{got} samples of {calls} calls, 1 in {period}: expected ~{want:.0f}"
+    assert st["samples"] == sum(s["count"] for s in report["stacks"])
+    # (the ring buffer holds ~1000 samples and is drained every 5 ms: a
+    # loaded machine may lose some, which are counted, not hidden)
+    assert st["lost"] <= 0.2 * got, f"too many samples lost: {st}"
+
+
+def test_call_site_ratio_and_unwinding():
+    proc, rep = scprof_json([f"--stacks={PERIOD}"],
+                            [workload("stackmix"), str(ROUNDS), str(RATIO),
+                             "300"])
+    assert proc.returncode == 0, proc.stderr
+    calls = sum(s["calls"] for s in rep["syscalls"])
+    check_sampling(rep, calls, PERIOD)
+    ws = write_stacks(rep)
+    n = sum(s["count"] for s in ws)
+    assert n >= 0.5 * ROUNDS * (RATIO + 1) / PERIOD
+    stdio = share(ws, lambda s: "log_line" in frames_of(s))
+    raw = share(ws, lambda s: "raw_write" in frames_of(s))
+    assert abs(stdio - RATIO / (RATIO + 1)) < 0.04, (stdio, raw)
+    assert abs(stdio + raw - 1) < 0.01, "a write stack from neither site"
+    # the unwinder went through libc's stdio and write, and up to main
+    to_main = share(ws, lambda s: "main" in frames_of(s))
+    assert to_main >= 0.9, f"only {to_main:.0%} of the stacks reach main"
+    for s in ws:
+        f = frames_of(s)
+        if "log_line" in f:
+            i = f.index("log_line")
+            assert f[i + 1:i + 3] == ["run_logger", "main"], f
+            assert "_IO_fflush" in f[:i] or "fflush" in f[:i], f
+            line = s["frames"][i]
+            assert line["file"].endswith("stackmix.c") and line["line"] > 0
+            assert line["module"] == "stackmix"
+
+
+def test_stripped_binary():
+    proc, rep = scprof_json([f"--stacks={PERIOD}"],
+                            [workload("stackmix-stripped"), str(ROUNDS),
+                             str(RATIO), "300"])
+    assert proc.returncode == 0, proc.stderr
+    ws = write_stacks(rep, "stackmix-stripped")
+    # the program's own frames have no name, only an offset in it; the
+    # C library's have names; the unwinder goes through both
+    own = lambda s: tuple(f["offset"] for f in s["frames"]
+                          if f["module"] == "stackmix-stripped")
+    for s in ws:
+        for f in s["frames"]:
+            if f["module"] == "stackmix-stripped":
+                assert f["function"] is None or f["function"] == "_start"
+    sites = {}
+    for s in ws:
+        sites[own(s)] = sites.get(own(s), 0) + s["count"]
+    top = sorted(sites.values(), reverse=True)
+    total = sum(top)
+    assert abs(top[0] / total - RATIO / (RATIO + 1)) < 0.04, sites
+    assert share(ws, lambda s: "__libc_start_call_main" in frames_of(s)) >= 0.9
+    text = subprocess.run(
+        [os.environ.get("SCPROF", "./scprof"), f"--stacks={PERIOD}", "--",
+         workload("stackmix-stripped"), "2000", "3", "300"],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, timeout=60,
+        env=CLEAN_ENV).stderr.decode()
+    assert "stackmix-stripped+0x" in text, text
+
+
+def test_exited_process_all_and_follow(background, tmp_path):
+    """-a: stackmix exits long before the report and is still named; -f:
+    the same for a child of the command."""
+    s = background(["-a", "--stacks=1000"])
+    subprocess.run([workload("stackmix"), "200000", str(RATIO)], timeout=60)
+    time.sleep(0.3)
+    rc, err, rep = s.stop()
+    assert rc in (0, 3), err
+    ws = write_stacks(rep)
+    assert sum(s["count"] for s in ws) > 100
+    # (other processes' samples may fill the ring buffer for a while: the
+    # ratio is only checked where nothing else runs)
+    assert share(ws, lambda s: "log_line" in frames_of(s)) > 0.6
+
+    proc, rep = scprof_json(["-f", f"--stacks={PERIOD}"],
+                            ["sh", "-c", workload("stackmix") +
+                             " 100000 3; sleep 0.3"])
+    assert proc.returncode == 0, proc.stderr
+    ws = write_stacks(rep)
+    assert abs(share(ws, lambda s: "log_line" in frames_of(s)) - 0.75) < 0.06
+
+
+def test_pid_target_and_count_only(background):
+    child = subprocess.Popen([workload("stackmix"), "100000000", str(RATIO)])
+    try:
+        s = background(["-p", str(child.pid), "-C", f"--stacks={PERIOD}"],
+                       need={"sys_exit", "sched_process_exit"})
+        time.sleep(0.5)
+        rc, err, rep = s.stop()
+    finally:
+        child.kill()
+        child.wait()
+    assert rc in (0, 3), err
+    ws = write_stacks(rep)
+    assert sum(s["count"] for s in ws) > 50
+    assert abs(share(ws, lambda s: "log_line" in frames_of(s)) - 0.75) < 0.08
+
+
+def test_table_folded_flamegraph_and_hostile_names(tmp_path):
+    folded = tmp_path / "f.folded"
+    svg = tmp_path / "f.svg"
+    name = b"a;b\nc<&>\"'"
+    proc = run_scprof(["--stacks=1000", "--folded", str(folded),
+                       "--flamegraph", str(svg), "--", workload("setcomm"),
+                       name.hex(), "1000000"], env=CLEAN_ENV)
+    assert proc.returncode == 0, proc.stderr
+    table = proc.stderr.decode()
+    assert "call sites (the user stack of 1 call in 1000:" in table
+    assert "getppid" in table.split("call sites")[1]
+    lines = folded.read_text().splitlines()
+    for line in lines:
+        path, count = line.rsplit(" ", 1)
+        assert int(count) > 0
+        assert len(path.split(";")) >= 3, line
+    getppid = [ln for ln in lines if ln.split(" ")[0].endswith(";getppid")]
+    n = sum(int(ln.rsplit(" ", 1)[1]) for ln in getppid)
+    assert 700 <= n <= 1300, f"{n} getppid samples of 1e6 calls, 1 in 1000"
+    for ln in getppid:
+        # one line per stack: the name's ; and newline escaped
+        assert ln.startswith("a\\x3bb\\x0ac<&>\"'"), ln
+    with_main = sum(int(ln.rsplit(" ", 1)[1]) for ln in getppid
+                    if ";main;" in ln)
+    assert with_main >= 0.9 * n, getppid
+    doc = xml.dom.minidom.parse(str(svg))  # well-formed despite the name
+    names = [g.getAttribute("data-n") for g in doc.getElementsByTagName("g")]
+    assert "a;b\nc<&>\"'"[:15] in names or "a;b\ufffdc<&>\"'" in names \
+        or any(n.startswith("a;b") for n in names), names[:5]
+    assert "getppid" in names and "main" in names
+
+
+def test_bad_stacks_options():
+    for args in (["--stacks=0"], ["--stacks=abc"], ["--stacks=10x"],
+                 ["--stacks", "-i", "1"], ["--folded", ""]):
+        proc = run_scprof(args + ["true"])
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert len(proc.stderr.decode().strip().splitlines()) == 1, \
+            proc.stderr
+
+
+def test_perf_map_names_jit_code():
+    """Code in anonymous memory is named from /tmp/perf-PID.map."""
+    proc, rep = scprof_json(["--stacks=100"],
+                            [workload("jitmap"), "100000", "300"])
+    pids = [p["pid"] for p in rep["processes"] if p["pid"]]
+    for pid in pids:
+        try:
+            os.unlink(f"/tmp/perf-{pid}.map")
+        except FileNotFoundError:
+            pass
+    assert proc.returncode == 0, proc.stderr
+    st = [s for s in rep["stacks"] if s["syscall"] == "getppid"]
+    n = sum(s["count"] for s in st)
+    assert n >= 500, rep["stack_sampling"]
+    named = sum(s["count"] for s in st
+                if s["frames"][0]["function"] == "jit_getppid" and
+                s["frames"][0]["module"].startswith("perf-") and
+                s["frames"][0]["offset"] == 7)
+    assert named == n, st[:3]

@@ -1,0 +1,216 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The call sites renderers: labels, table section, folded, JSON, SVG. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <json-c/json.h>
+
+#include "model/model.h"
+#include "model/stacks.h"
+#include "render/callsites.h"
+#include "render/flamegraph.h"
+#include "unit.h"
+
+#define WRITE 1
+#define READ 0
+
+static const struct sc_frame logger[] = {
+	{ .func = "__write",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x10 },
+	{ .func = "_IO_fflush",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x11 },
+	{
+		.func = "log_line",
+		.module = "app",
+		.offset = 0x20,
+		.file = "/src/app.c",
+		.line = 41,
+	},
+	{
+		.func = "run_logger",
+		.module = "app",
+		.offset = 0x28,
+	},
+	{ .func = "main", .module = "app", .offset = 0x30 },
+	{ .func = "__libc_start_call_main",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x40 },
+};
+static const struct sc_frame rawf[] = {
+	{ .func = "__write",
+	  .module = "libc.so.6",
+	  .libc = true,
+	  .offset = 0x10 },
+	{ .module = "app", .offset = 0x1353 },
+	{ .offset = 0x7fff1234 },
+};
+/* hostile names: ; newline < & " */
+static const struct sc_frame evil[] = {
+	{ .func = "a;b\nc<&>\"'",
+	  .module = "m;o\nd",
+	  .offset = 1,
+	  .file = "f;i\nle<",
+	  .line = 2 },
+};
+
+static struct sc_model *model_with_stacks(void)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 10, 1);
+	struct sc_stats st = { .calls = 100, .total_ns = 1000 };
+	struct sc_stats rd = { .calls = 10, .total_ns = 10 };
+
+	assert_non_null(p);
+	assert_int_equal(model_proc_add(p, 0, WRITE, &st), 0);
+	assert_int_equal(model_proc_add(p, 0, READ, &rd), 0);
+	assert_int_equal(model_finalize(m), 0);
+	m->stacks = stacks_new(50);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", logger, 6, 74),
+			 0);
+	/* the same site through another return address: merged by label */
+	struct sc_frame other[6];
+	memcpy(other, logger, sizeof(other));
+	other[4].offset = 0x31;
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", other, 6, 1),
+			 0);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", rawf, 3, 25),
+			 0);
+	assert_int_equal(stacks_add(m->stacks, READ, 0, "ev;il\n", evil, 1, 3),
+			 0);
+	m->stacks->lost_total = 4;
+	m->stacks->lost[WRITE] = 4;
+	stacks_sort(m->stacks);
+	return m;
+}
+
+static void test_label(void **state)
+{
+	struct sc_stacks *s = stacks_new(1);
+	char *l;
+
+	(void)state;
+	assert_int_equal(stacks_add(s, WRITE, 0, "app", logger, 6, 1), 0);
+	assert_int_equal(stacks_add(s, WRITE, 0, "app", rawf, 3, 1), 0);
+	l = callsites_label(&s->v[0]);
+	/* from the first frame in the program, up to main, its file:line */
+	CHECK_STR(l, "log_line <- run_logger <- main (app.c:41)", "label");
+	free(l);
+	l = callsites_label(&s->v[1]);
+	CHECK_STR(l, "app+0x1353 <- 0x7fff1234", "label of unnamed frames");
+	free(l);
+	stacks_free(s);
+}
+
+static void test_table_section(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	assert_int_equal(callsites_table(memout_open(&mo), m), 0);
+	out = memout_close(&mo);
+	CHECK_STR(out,
+		  "\ncall sites (the user stack of 1 call in 50: 103 samples, "
+		  "4 more lost: the ring buffer was full):\n"
+		  "  write             75%  log_line <- run_logger <- main "
+		  "(app.c:41)\n"
+		  "                    25%  app+0x1353 <- 0x7fff1234\n"
+		  "  read             100%  a;b\\x0ac<&>\"' (f;i\\x0ale<:2)\n",
+		  "section");
+	free(out);
+	model_free(m);
+}
+
+static void test_folded(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	assert_int_equal(callsites_folded(memout_open(&mo), m->stacks), 0);
+	out = memout_close(&mo);
+	/* root first; the two log_line stacks folded into one line; every
+	 * ';' and newline in a name escaped
+	 */
+	CHECK_STR(out,
+		  "app;0x7fff1234;app+0x1353;__write;write 25\n"
+		  "app;__libc_start_call_main;main;run_logger;log_line;"
+		  "_IO_fflush;__write;write 75\n"
+		  "ev\\x3bil\\x0a;a\\x3bb\\x0ac<&>\"';read 3\n",
+		  "folded");
+	free(out);
+	model_free(m);
+}
+
+static void test_json(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct json_object *root = json_object_new_object(), *st, *s0, *fr;
+
+	(void)state;
+	assert_int_equal(callsites_json_add(root, m->stacks), 0);
+	assert_true(json_object_object_get_ex(root, "stacks", &st));
+	assert_int_equal(json_object_array_length(st), 4);
+	assert_true(json_object_object_get_ex(root, "stack_sampling", &s0));
+	assert_int_equal(json_object_get_int(json_object_object_get(
+				 json_object_object_get(s0, "lost_by_syscall"),
+				 "write")),
+			 4);
+	s0 = json_object_array_get_idx(st, 0);
+	CHECK_STR(json_object_get_string(json_object_object_get(s0, "syscall")),
+		  "write", "syscall");
+	assert_int_equal(
+		json_object_get_int(json_object_object_get(s0, "count")), 74);
+	fr = json_object_array_get_idx(json_object_object_get(s0, "frames"), 2);
+	CHECK_STR(json_object_get_string(json_object_object_get(fr, "file")),
+		  "/src/app.c", "file");
+	assert_int_equal(
+		json_object_get_int(json_object_object_get(fr, "line")), 41);
+	json_object_put(root);
+	model_free(m);
+}
+
+static void test_svg_escaped(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	assert_int_equal(flamegraph_svg(memout_open(&mo), m->stacks,
+					"<title & \"x\">"),
+			 0);
+	out = memout_close(&mo);
+	assert_non_null(strstr(out, "&lt;title &amp; &quot;x&quot;&gt;"));
+	assert_non_null(
+		strstr(out, "data-n=\"a;b\\x0ac&lt;&amp;&gt;&quot;&#39;\""));
+	assert_null(strstr(out, "<&>"));
+	assert_non_null(strstr(out, "<title>all (103 calls, 100.00%)</title>"));
+	assert_non_null(strstr(out, "<title>app (100 calls, 97.09%)</title>"));
+	free(out);
+	model_free(m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_table_section),
+		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_json),
+		cmocka_unit_test(test_svg_escaped),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,586 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unwinding sampled user stacks with libdw, in the way of perf's
+ * unwind-libdw.c: a Dwfl per process with its mappings (from /proc), and
+ * thread callbacks that hand libdw the sampled registers and read memory
+ * from the sampled copy of the stack.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <dwarf.h>
+#include <elfutils/libdwfl.h>
+#include <libelf.h>
+
+#include "collect/unwind.h"
+#include "util/log.h"
+
+/* Processes whose mappings are kept; the least recently sampled one goes
+ * when more come (with -a), and its later samples read /proc again.
+ */
+#define UW_MAX_PROCS 256
+/* A process whose pc is in no mapping (dlopen, exec) reads its mappings
+ * again, at most this many times.
+ */
+#define UW_MAX_REBUILDS 8
+/* Named pcs remembered per process. */
+#define UW_CACHE_SLOTS 4096
+
+struct perf_sym {
+	uint64_t start, end;
+	char *name;
+};
+
+struct uw_cached {
+	uint64_t pc; /* 0: empty */
+	struct sc_frame f;
+};
+
+struct uw_proc {
+	uint32_t pid;
+	uint64_t start_ns;
+	uint64_t last_use;
+	Dwfl *dwfl; /* NULL: the mappings could not be read */
+	unsigned int rebuilds;
+	bool stale;	  /* the process mapped code since: read them again */
+	uint32_t exec_id; /* the program image dwfl has (exec count) */
+	char *exe;	  /* file name of the main program, NULL unknown */
+	struct perf_sym *perf;
+	size_t nperf;
+	bool perf_read;
+	struct uw_cached *cache;	 /* UW_CACHE_SLOTS */
+	const struct sc_stack_event *ev; /* the sample being unwound */
+};
+
+struct unwinder {
+	struct uw_proc *procs[UW_MAX_PROCS];
+	size_t nprocs;
+	uint64_t tick;
+	struct unwinder_stats st;
+	char *debuginfo_path;
+	Dwfl_Callbacks cb;
+	/* scprof's own ELF: the architecture, when a process's files cannot
+	 * be opened (another mount namespace)
+	 */
+	int self_fd;
+	Elf *self_elf;
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* ---- libdw thread callbacks: one thread, the sampled one ---- */
+
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	struct uw_proc *p = arg;
+
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = p;
+	return (pid_t)p->ev->tid;
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* Words of the sampled stack; anything else is unknown. */
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result,
+			   void *arg)
+{
+	const struct sc_stack_event *e = ((struct uw_proc *)arg)->ev;
+	uint64_t base = e->regs[SC_STACK_REG_SP] &
+			~(uint64_t)(SC_STACK_PAGE - 1);
+
+	(void)dwfl;
+	if (addr < base || addr - base + sizeof(*result) > e->len)
+		return false;
+	memcpy(result, e->data + (addr - base), sizeof(*result));
+	return true;
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
+{
+	const struct sc_stack_event *e = ((struct uw_proc *)thread_arg)->ev;
+	Dwarf_Word regs[SC_STACK_NREGS];
+
+	for (int i = 0; i < SC_STACK_NREGS; i++)
+		regs[i] = e->regs[i];
+	return dwfl_thread_state_registers(thread, 0, SC_STACK_NREGS, regs);
+}
+
+static const Dwfl_Thread_Callbacks uw_thread_cb = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+/* ---- processes ---- */
+
+static void cache_clear(struct uw_proc *p)
+{
+	for (size_t i = 0; p->cache && i < UW_CACHE_SLOTS; i++) {
+		struct uw_cached *c = &p->cache[i];
+
+		if (!c->pc)
+			continue;
+		free(c->f.func);
+		free(c->f.module);
+		free(c->f.file);
+		memset(c, 0, sizeof(*c));
+	}
+}
+
+static void proc_free(struct uw_proc *p)
+{
+	if (!p)
+		return;
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	for (size_t i = 0; i < p->nperf; i++)
+		free(p->perf[i].name);
+	free(p->perf);
+	cache_clear(p);
+	free(p->cache);
+	free(p);
+}
+
+static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc);
+
+/* Is the sample's pc in these mappings (or JIT code)? When not, they are
+ * another program image's, one the process has exec'd since.
+ */
+static bool pc_mapped(Dwfl *d, struct uw_proc *p, uint64_t pc)
+{
+	Dwfl_Module *m = dwfl_addrmodule(d, pc);
+	Dwarf_Addr start = 0, end = 0;
+
+	if (m)
+		dwfl_module_info(m, NULL, &start, &end, NULL, NULL, NULL, NULL);
+	return (m && pc >= start && pc < end) || perf_find(p, pc);
+}
+
+/* The process's mappings, from /proc/PID/maps, as a new Dwfl. */
+static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
+{
+	Dwfl *d = dwfl_begin(&u->cb);
+
+	if (!d)
+		return NULL;
+	if (dwfl_linux_proc_report(d, (pid_t)p->pid) ||
+	    dwfl_report_end(d, NULL, NULL) ||
+	    !dwfl_attach_state(d, u->self_elf, (pid_t)p->pid, &uw_thread_cb,
+			       p)) {
+		pr_debug("stacks: cannot read the mappings of pid %u: %s",
+			 p->pid, dwfl_errmsg(-1));
+		dwfl_end(d);
+		return NULL;
+	}
+	if (!pc_mapped(d, p, p->ev->regs[SC_STACK_REG_IP])) {
+		/* it has run another program since this sample: these are
+		 * that program's mappings, not the sample's
+		 */
+		dwfl_end(d);
+		return NULL;
+	}
+	return d;
+}
+
+static int perf_cmp(const void *a, const void *b)
+{
+	const struct perf_sym *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/* A map file last written before the process started is another's, an
+ * earlier process with the same pid.
+ */
+static bool perf_map_stale(FILE *f, uint64_t start_boot_ns)
+{
+	struct timespec boot, real;
+	struct stat st;
+	double start_real;
+
+	if (fstat(fileno(f), &st) || clock_gettime(CLOCK_BOOTTIME, &boot) ||
+	    clock_gettime(CLOCK_REALTIME, &real))
+		return false;
+	start_real = (double)real.tv_sec + (double)real.tv_nsec / 1e9 -
+		     ((double)boot.tv_sec + (double)boot.tv_nsec / 1e9 -
+		      (double)start_boot_ns / 1e9);
+	return (double)st.st_mtim.tv_sec + (double)st.st_mtim.tv_nsec / 1e9 <
+	       start_real - 1.0;
+}
+
+/* /tmp/perf-PID.map: "START SIZE NAME" lines, hex, for JIT code. */
+static void perf_map_read(struct uw_proc *p)
+{
+	char path[64], line[4096];
+	FILE *f;
+
+	p->perf_read = true;
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	if (perf_map_stale(f, p->start_ns)) {
+		fclose(f);
+		return;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		struct perf_sym s, *v;
+		int off = 0;
+
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &s.start, &s.end,
+			   &off) != 2 ||
+		    !off)
+			continue;
+		s.end += s.start;
+		line[strcspn(line, "\n")] = '\0';
+		s.name = strdup(line + off);
+		v = realloc(p->perf, (p->nperf + 1) * sizeof(*v));
+		if (!s.name || !v) {
+			free(s.name);
+			if (v)
+				p->perf = v;
+			break;
+		}
+		p->perf = v;
+		p->perf[p->nperf++] = s;
+	}
+	fclose(f);
+	if (p->nperf)
+		qsort(p->perf, p->nperf, sizeof(*p->perf), perf_cmp);
+}
+
+static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)
+{
+	size_t lo = 0, hi;
+
+	if (!p->perf_read)
+		perf_map_read(p);
+	hi = p->nperf;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (p->perf[mid].start <= pc)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && pc < p->perf[lo - 1].end)
+		return &p->perf[lo - 1];
+	return NULL;
+}
+
+static struct uw_proc *proc_get(struct unwinder *u,
+				const struct sc_stack_event *e, bool *created)
+{
+	struct uw_proc *p;
+	size_t i, oldest = 0;
+
+	for (i = 0; i < u->nprocs; i++) {
+		p = u->procs[i];
+		if (p->pid == e->pid && p->start_ns == e->start_ns) {
+			p->last_use = ++u->tick;
+			*created = false;
+			return p;
+		}
+		if (p->last_use < u->procs[oldest]->last_use)
+			oldest = i;
+	}
+	p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->cache = calloc(UW_CACHE_SLOTS, sizeof(*p->cache));
+	if (!p->cache) {
+		free(p);
+		return NULL;
+	}
+	*created = true;
+	p->pid = e->pid;
+	p->start_ns = e->start_ns;
+	p->last_use = ++u->tick;
+	p->ev = e;
+	p->exec_id = e->exec_id;
+	p->dwfl = proc_dwfl(u, p);
+	p->rebuilds = 1;
+	if (u->nprocs < UW_MAX_PROCS) {
+		u->procs[u->nprocs++] = p;
+	} else {
+		proc_free(u->procs[oldest]);
+		u->procs[oldest] = p;
+	}
+	return p;
+}
+
+/*
+ * Does p->dwfl describe the program image of the sample p->ev? Its
+ * mappings are read again when it runs a newer image (exec), mapped code
+ * since (stale), or its pc is in no known mapping (at most
+ * UW_MAX_REBUILDS times). A sample of an older image than the one read
+ * has no mappings any more.
+ */
+static bool proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
+{
+	uint32_t want = p->ev->exec_id;
+	Dwfl *d;
+
+	if (want < p->exec_id)
+		return false;
+	if (want == p->exec_id && !p->stale &&
+	    (p->rebuilds >= UW_MAX_REBUILDS ||
+	     (p->dwfl && dwfl_addrmodule(p->dwfl, pc)) || perf_find(p, pc)))
+		return p->dwfl != NULL;
+	p->stale = false;
+	p->rebuilds++;
+	d = proc_dwfl(u, p);
+	if (!d && want == p->exec_id)
+		return p->dwfl != NULL; /* keep what we had */
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	p->dwfl = d; /* NULL: this image's mappings are gone */
+	p->exec_id = want;
+	cache_clear(p);
+	/* and the perf map again, JIT code may be new */
+	for (size_t i = 0; i < p->nperf; i++)
+		free(p->perf[i].name);
+	free(p->perf);
+	p->perf = NULL;
+	p->nperf = 0;
+	p->perf_read = false;
+	return p->dwfl != NULL;
+}
+
+/* ---- naming a pc ---- */
+
+static int dup_or_null(char **dst, const char *s)
+{
+	*dst = s ? strdup(s) : NULL;
+	return s && !*dst ? -ENOMEM : 0;
+}
+
+/* The C library and the dynamic loader, whose innermost frames (the
+ * syscall wrappers, stdio) call site labels skip.
+ */
+static bool is_libc(const char *module)
+{
+	static const char *const names[] = { "libc.so",	   "libc-",
+					     "ld-linux",   "ld-musl",
+					     "libpthread", "[vdso]" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(module, names[i], strlen(names[i])))
+			return true;
+	return false;
+}
+
+/* Name pc (a return address less one, except the innermost) into f,
+ * with strings owned by the process's cache.
+ */
+static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
+{
+	size_t j = (size_t)((pc * 0x9E3779B97F4A7C15ULL) >> 52) &
+		   (UW_CACHE_SLOTS - 1);
+	struct uw_cached *c = &p->cache[j];
+	struct sc_frame f = { .offset = pc };
+	const struct perf_sym *ps;
+	Dwfl_Module *mod;
+
+	if (c->pc == pc) {
+		*out = c->f;
+		return 0;
+	}
+	mod = p->dwfl ? dwfl_addrmodule(p->dwfl, pc) : NULL;
+	if (mod) {
+		const char *mname, *func, *file = NULL;
+		Dwarf_Addr start = 0;
+		GElf_Off off;
+		GElf_Sym sym;
+		Dwfl_Line *line;
+		int lineno = 0;
+
+		mname = dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL,
+					 NULL, NULL);
+		func = dwfl_module_addrinfo(mod, pc, &off, &sym, NULL, NULL,
+					    NULL);
+		line = dwfl_module_getsrc(mod, pc);
+		if (line)
+			file = dwfl_lineinfo(line, NULL, &lineno, NULL, NULL,
+					     NULL);
+		/* as addr2line takes it: relative to the object's load
+		 * address (shared objects, PIE), absolute otherwise
+		 */
+		f.offset = pc;
+		if (dwfl_module_relocate_address(mod, &f.offset) < 0)
+			f.offset = pc - start;
+		f.line = file && lineno > 0 ? (uint32_t)lineno : 0;
+		/* "write@@GLIBC_2.2.5": the name, without its version */
+		if (func && strchr(func, '@'))
+			f.func = strndup(func, strcspn(func, "@"));
+		else if (func)
+			f.func = strdup(func);
+		if (func && !f.func)
+			goto nomem;
+		if (dup_or_null(&f.module, base_name(mname)) ||
+		    dup_or_null(&f.file, f.line ? file : NULL))
+			goto nomem;
+	} else if ((ps = perf_find(p, pc))) {
+		char m[64];
+
+		snprintf(m, sizeof(m), "perf-%u.map", p->pid);
+		f.offset = pc - ps->start;
+		if (dup_or_null(&f.module, m) || dup_or_null(&f.func, ps->name))
+			goto nomem;
+	}
+	f.libc = f.module && is_libc(f.module);
+	if (c->pc) {
+		free(c->f.func);
+		free(c->f.module);
+		free(c->f.file);
+	}
+	c->pc = pc;
+	c->f = f;
+	*out = f;
+	return 0;
+nomem:
+	free(f.func);
+	free(f.module);
+	free(f.file);
+	return -ENOMEM;
+}
+
+/* ---- unwinding ---- */
+
+struct uw_walk {
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+	size_t n;
+};
+
+static int uw_frame(Dwfl_Frame *frame, void *arg)
+{
+	struct uw_walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(frame, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	/* A return address is after its call: name the call. */
+	w->pcs[w->n++] = activation ? pc : pc - 1;
+	return w->n < UNWIND_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+bool unwinder_new_maps(const struct unwinder *u, const struct sc_stack_event *e)
+{
+	if (e->flags & SC_STACK_F_NEW_MAPS)
+		return true;
+	for (size_t i = 0; i < u->nprocs; i++) {
+		const struct uw_proc *p = u->procs[i];
+
+		if (p->pid == e->pid && p->start_ns == e->start_ns)
+			return e->exec_id > p->exec_id; /* it exec'd */
+	}
+	return false;
+}
+
+void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)
+{
+	bool created = false;
+	struct uw_proc *p = proc_get(u, e, &created);
+
+	if (!p || created) /* created: just read */
+		return;
+	p->ev = e;
+	p->stale = true; /* it mapped code since they were read */
+	proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
+}
+
+int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
+		 struct sc_stacks *out)
+{
+	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	struct uw_walk w = { .n = 0 };
+	char comm[SC_COMM_LEN];
+	bool created = false, usable;
+	struct uw_proc *p = proc_get(u, e, &created);
+
+	if (!p)
+		return -ENOMEM;
+	(void)created;
+	p->ev = e;
+	usable = proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
+	if (usable) {
+		/* Ends with an error where the CFI or the copy runs out:
+		 * the frames so far are what there is.
+		 */
+		dwfl_getthread_frames(p->dwfl, (pid_t)e->tid, uw_frame, &w);
+	} else {
+		u->st.no_maps++;
+	}
+	if (!w.n)
+		w.pcs[w.n++] = e->regs[SC_STACK_REG_IP];
+	for (size_t i = 0; i < w.n; i++) {
+		if (!usable) /* only the address is known */
+			frames[i] = (struct sc_frame){ .offset = w.pcs[i] };
+		else if (name_pc(p, w.pcs[i], &frames[i]))
+			return -ENOMEM;
+	}
+	u->st.samples++;
+	u->st.frames += w.n;
+	memcpy(comm, e->comm, sizeof(comm));
+	comm[SC_COMM_LEN - 1] = '\0';
+	return stacks_add(out, e->nr, e->abi, comm, frames, w.n, 1);
+}
+
+struct unwinder *unwinder_new(void)
+{
+	struct unwinder *u = calloc(1, sizeof(*u));
+
+	if (!u)
+		return NULL;
+	u->cb.find_elf = dwfl_linux_proc_find_elf;
+	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
+	u->cb.debuginfo_path = &u->debuginfo_path; /* NULL: the default */
+	elf_version(EV_CURRENT);
+	u->self_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (u->self_fd >= 0)
+		u->self_elf = elf_begin(u->self_fd, ELF_C_READ_MMAP, NULL);
+	return u;
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	if (!u)
+		return;
+	for (size_t i = 0; i < u->nprocs; i++)
+		proc_free(u->procs[i]);
+	if (u->self_elf)
+		elf_end(u->self_elf);
+	if (u->self_fd >= 0)
+		close(u->self_fd);
+	free(u);
+}
+
+void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)
+{
+	*out = u->st;
+}

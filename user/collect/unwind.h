@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --stacks: unwinding a sampled user stack (struct sc_stack_event) with the
+ * binaries' CFI (.eh_frame, .debug_frame) through libdw, as perf
+ * --call-graph dwarf does, and naming its frames: symbol (symtab, else
+ * dynsym), file:line from debug info (also /usr/lib/debug/.build-id),
+ * perf map files (/tmp/perf-PID.map) for JIT code, else module+0xoffset.
+ *
+ * A process's mappings are read from /proc when its first sample comes in
+ * and kept (with their ELF files open), so that processes that exit
+ * before the report are still named.
+ */
+#ifndef SCPROF_UNWIND_H
+#define SCPROF_UNWIND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model/stacks.h"
+#include "sc_stack.h"
+
+/* At most this many frames per stack (the innermost ones). */
+#define UNWIND_MAX_FRAMES 64
+
+struct unwinder;
+
+struct unwinder_stats {
+	uint64_t samples; /* events unwound */
+	uint64_t no_maps; /* the process had gone before its first
+			       * sample was read: only its pc is known
+			       */
+	uint64_t frames;  /* frames over all samples */
+};
+
+struct unwinder *unwinder_new(void);
+void unwinder_free(struct unwinder *u);
+/* Has e's process new mappings (its first sample, code mapped, an exec
+ * since the last read)?
+ */
+bool unwinder_new_maps(const struct unwinder *u,
+		       const struct sc_stack_event *e);
+/* unwinder_new_maps(e): read its process's mappings now. */
+void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
+/* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
+int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
+		 struct sc_stacks *out);
+void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
+
+#endif

@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The sampled call sites: distinct stacks and their counts. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/stacks.h"
+
+struct sc_stacks *stacks_new(uint32_t period)
+{
+	struct sc_stacks *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->period = period;
+	return s;
+}
+
+static void frames_free(struct sc_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(f[i].func);
+		free(f[i].module);
+		free(f[i].file);
+	}
+	free(f);
+}
+
+void stacks_free(struct sc_stacks *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		frames_free(s->v[i].frames, s->v[i].nframes);
+	free(s->v);
+	free(s->index);
+	free(s);
+}
+
+static int dup_str(char **dst, const char *src)
+{
+	*dst = NULL;
+	if (!src)
+		return 0;
+	*dst = strdup(src);
+	return *dst ? 0 : -ENOMEM;
+}
+
+static struct sc_frame *frames_dup(const struct sc_frame *f, size_t n)
+{
+	struct sc_frame *d = calloc(n ? n : 1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		d[i].offset = f[i].offset;
+		d[i].line = f[i].line;
+		d[i].libc = f[i].libc;
+		if (dup_str(&d[i].func, f[i].func) ||
+		    dup_str(&d[i].module, f[i].module) ||
+		    dup_str(&d[i].file, f[i].file)) {
+			frames_free(d, i + 1);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
+}
+
+/* A stack's identity: name, syscall, and each frame's place and name. */
+static uint64_t stack_hash(uint32_t nr, uint32_t abi, const char *comm,
+			   const struct sc_frame *f, size_t n)
+{
+	uint64_t h = 14695981039346656037ULL;
+
+	h = hash_bytes(h, &nr, sizeof(nr));
+	h = hash_bytes(h, &abi, sizeof(abi));
+	h = hash_bytes(h, comm, strnlen(comm, SC_COMM_LEN));
+	for (size_t i = 0; i < n; i++) {
+		h = hash_str(h, f[i].module);
+		h = hash_bytes(h, &f[i].offset, sizeof(f[i].offset));
+		h = hash_str(h, f[i].func);
+	}
+	return h;
+}
+
+static bool str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static bool stack_eq(const struct sc_stack *st, uint32_t nr, uint32_t abi,
+		     const char *comm, const struct sc_frame *f, size_t n)
+{
+	if (st->nr != nr || st->abi != abi || st->nframes != n ||
+	    strncmp(st->comm, comm, SC_COMM_LEN))
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (st->frames[i].offset != f[i].offset ||
+		    !str_eq(st->frames[i].module, f[i].module) ||
+		    !str_eq(st->frames[i].func, f[i].func))
+			return false;
+	return true;
+}
+
+static int index_build(struct sc_stacks *s, size_t cap)
+{
+	size_t *idx = malloc(cap * sizeof(*idx));
+
+	if (!idx)
+		return -ENOMEM;
+	memset(idx, 0xff, cap * sizeof(*idx));
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sc_stack *st = &s->v[i];
+		size_t j = stack_hash(st->nr, st->abi, st->comm, st->frames,
+				      st->nframes) &
+			   (cap - 1);
+
+		while (idx[j] != SIZE_MAX)
+			j = (j + 1) & (cap - 1);
+		idx[j] = i;
+	}
+	free(s->index);
+	s->index = idx;
+	s->index_cap = cap;
+	return 0;
+}
+
+static int index_grow(struct sc_stacks *s)
+{
+	return index_build(s, s->index_cap ? s->index_cap * 2 : 64);
+}
+
+int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
+	       const struct sc_frame *frames, size_t nframes, uint64_t count)
+{
+	struct sc_stack *st;
+	size_t j;
+
+	if ((s->n + 1) * 2 > s->index_cap && index_grow(s))
+		return -ENOMEM;
+	j = stack_hash(nr, abi, comm, frames, nframes) & (s->index_cap - 1);
+	for (; s->index[j] != SIZE_MAX; j = (j + 1) & (s->index_cap - 1)) {
+		st = &s->v[s->index[j]];
+		if (stack_eq(st, nr, abi, comm, frames, nframes)) {
+			st->count += count;
+			s->samples += count;
+			return 0;
+		}
+	}
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 32;
+		struct sc_stack *v = realloc(s->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		s->v = v;
+		s->cap = cap;
+	}
+	st = &s->v[s->n];
+	memset(st, 0, sizeof(*st));
+	st->frames = frames_dup(frames, nframes);
+	if (!st->frames)
+		return -ENOMEM;
+	st->nr = nr;
+	st->abi = abi;
+	strncpy(st->comm, comm, SC_COMM_LEN - 1);
+	st->nframes = nframes;
+	st->count = count;
+	s->index[j] = s->n++;
+	s->samples += count;
+	return 0;
+}
+
+struct sc_stacks *stacks_clone(const struct sc_stacks *s)
+{
+	struct sc_stacks *d = stacks_new(s->period);
+
+	if (!d)
+		return NULL;
+	memcpy(d->lost, s->lost, sizeof(d->lost));
+	d->lost_total = s->lost_total;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sc_stack *st = &s->v[i];
+
+		if (stacks_add(d, st->nr, st->abi, st->comm, st->frames,
+			       st->nframes, st->count)) {
+			stacks_free(d);
+			return NULL;
+		}
+	}
+	return d;
+}
+
+static int by_count(const void *a, const void *b)
+{
+	const struct sc_stack *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if (x->nr != y->nr)
+		return x->nr < y->nr ? -1 : 1;
+	return strncmp(x->comm, y->comm, SC_COMM_LEN);
+}
+
+void stacks_sort(struct sc_stacks *s)
+{
+	if (!s->n)
+		return;
+	qsort(s->v, s->n, sizeof(*s->v), by_count);
+	if (index_build(s, s->index_cap)) {
+		/* the next stacks_add builds it again */
+		free(s->index);
+		s->index = NULL;
+		s->index_cap = 0;
+	}
+}
+
+uint64_t stacks_syscall_samples(const struct sc_stacks *s, uint32_t abi,
+				uint32_t nr)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].nr == nr && s->v[i].abi == abi)
+			n += s->v[i].count;
+	return n;
+}
+
+bool stack_has_func(const struct sc_stack *st, const char *name)
+{
+	for (size_t i = 0; i < st->nframes; i++)
+		if (st->frames[i].func && !strcmp(st->frames[i].func, name))
+			return true;
+	return false;
+}
+
+const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len)
+{
+	if (f->func)
+		return f->func;
+	if (f->module)
+		snprintf(buf, len, "%s+0x%" PRIx64, f->module, f->offset);
+	else
+		snprintf(buf, len, "0x%" PRIx64, f->offset);
+	return buf;
+}
+
+/* Where a call site label starts: the first frame outside the C library. */
+static size_t first_shown(const struct sc_stack *st)
+{
+	for (size_t i = 0; i < st->nframes; i++)
+		if (!st->frames[i].libc)
+			return i;
+	return 0;
+}
+
+char *stack_label(const struct sc_stack *st)
+{
+	size_t i0 = first_shown(st), len = 64, n = 0;
+	const struct sc_frame *lead;
+	char buf[96], *s;
+
+	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES; i++, n++)
+		len += strlen(stack_frame_name(&st->frames[i], buf,
+					       sizeof(buf))) +
+		       4;
+	lead = st->nframes ? &st->frames[i0] : NULL;
+	if (lead && lead->file)
+		len += strlen(lead->file) + 16;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	n = 0;
+	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES;
+	     i++, n++) {
+		const char *name =
+			stack_frame_name(&st->frames[i], buf, sizeof(buf));
+
+		if (n)
+			strcat(s, " <- ");
+		strcat(s, name);
+		if (!strcmp(name,
+			    "main")) /* what calls main is the C library */
+			break;
+	}
+	if (n == STACK_LABEL_FRAMES && i0 + n < st->nframes)
+		strcat(s, " <- ...");
+	if (lead && lead->file) {
+		const char *b = strrchr(lead->file, '/');
+
+		sprintf(s + strlen(s), " (%s:%u)", b ? b + 1 : lead->file,
+			lead->line);
+	}
+	return s;
+}
+
+char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
+		      double *share)
+{
+	uint64_t total = 0, best = 0;
+	char *best_label = NULL;
+
+	*share = 0;
+	for (size_t i = 0; i < s->n; i++) {
+		const struct sc_stack *st = &s->v[i];
+		uint64_t n = 0;
+		char *label;
+
+		if (st->nr != nr || st->abi != abi)
+			continue;
+		total += st->count;
+		label = stack_label(st);
+		if (!label) {
+			free(best_label);
+			return NULL;
+		}
+		/* all the stacks with this label */
+		for (size_t j = 0; j < s->n; j++) {
+			char *l;
+
+			if (s->v[j].nr != nr || s->v[j].abi != abi)
+				continue;
+			l = j == i ? NULL : stack_label(&s->v[j]);
+			if (j == i || (l && !strcmp(l, label)))
+				n += s->v[j].count;
+			free(l);
+		}
+		if (n > best) {
+			free(best_label);
+			best_label = label;
+			best = n;
+		} else {
+			free(label);
+		}
+	}
+	if (best_label)
+		*share = (double)best / (double)total;
+	return best_label;
+}

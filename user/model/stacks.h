@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * --stacks: the sampled call sites, one record per distinct (process name,
+ * syscall, unwound user stack) with how many samples had it. Built by the
+ * collector (collect/unwind.c), read by the renderers (call sites section,
+ * JSON stacks, folded stacks, flame graph).
+ */
+#ifndef SCPROF_MODEL_STACKS_H
+#define SCPROF_MODEL_STACKS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "scprof.h"
+
+/* One frame; strings are raw bytes from binaries and /proc: escape them. */
+struct sc_frame {
+	char *func;	 /* symbol name; NULL: none known */
+	char *module;	 /* file name of the ELF object or perf map; NULL:
+			  * the address is in no known mapping
+			  */
+	uint64_t offset; /* address - module load address, or the address */
+	char *file;	 /* source file (debug info); NULL: unknown */
+	uint32_t line;
+	bool libc; /* in the C library or the dynamic loader (not part of
+		    * the stack's identity: call site labels skip these
+		    * innermost frames)
+		    */
+};
+
+struct sc_stack {
+	uint32_t nr;
+	uint32_t abi;
+	char comm[SC_COMM_LEN]; /* raw bytes: escape to print */
+	/* Innermost first: frames[0] made the syscall. */
+	struct sc_frame *frames;
+	size_t nframes;
+	uint64_t count;
+};
+
+struct sc_stacks {
+	struct sc_stack *v;
+	size_t n, cap;
+	size_t *index; /* open addressing over v; index_cap slots */
+	size_t index_cap;
+	uint32_t period;  /* one call in period was sampled (on average) */
+	uint64_t samples; /* samples unwound (the sum of the counts) */
+	/* Samples lost, ring buffer full, by native syscall number. */
+	uint64_t lost[SC_NR_MAX];
+	uint64_t lost_total;
+};
+
+struct sc_stacks *stacks_new(uint32_t period);
+void stacks_free(struct sc_stacks *s);
+/* Deep copy; NULL on allocation failure. */
+struct sc_stacks *stacks_clone(const struct sc_stacks *s);
+/* Add count samples of a stack (frames innermost first, copied). 0 or
+ * -ENOMEM.
+ */
+int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
+	       const struct sc_frame *frames, size_t nframes, uint64_t count);
+/* Sort by count, largest first (ties: syscall, then name). The index is
+ * rebuilt.
+ */
+void stacks_sort(struct sc_stacks *s);
+/* Samples of one syscall (all its stacks). */
+uint64_t stacks_syscall_samples(const struct sc_stacks *s, uint32_t abi,
+				uint32_t nr);
+/* Does a stack reach a frame whose function is name (e.g. "main")? */
+bool stack_has_func(const struct sc_stack *st, const char *name);
+
+/* Frames named in a call site label. */
+#define STACK_LABEL_FRAMES 4
+
+/* A frame's name, raw (escape it for the output): "func", else
+ * "module+0xOFF", else "0xADDR" (into buf).
+ */
+const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len);
+/* "log_line <- run_logger <- main (app.c:41)", raw: the innermost frames
+ * from the first one outside the C library (else from the innermost), up
+ * to main, and that first frame's file:line. A new string, NULL when out
+ * of memory.
+ */
+char *stack_label(const struct sc_stack *st);
+/* The call site (label) of a syscall with the most samples, and its share
+ * of the syscall's samples. A new string; NULL when the syscall has no
+ * samples (share 0) or out of memory.
+ */
+char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
+		      double *share);
+
+#endif
