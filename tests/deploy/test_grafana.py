@@ -88,15 +88,18 @@ def stack(tmp_path):
     web.write_text(f"tls_server_config:\n  cert_file: {cert}\n"
                    f"  key_file: {key}\nbasic_auth_users:\n"
                    f"  prometheus: {bcrypt(PASSWORD)}\n")
+    # The workload runs in a cgroup named like a systemd service, so that
+    # the units panels have a unit to show (--labels comm,unit).
+    unit = unit_cgroup()
     work = subprocess.Popen(
         [sys.executable, "-c",
-         "import os; devnull = os.open('/dev/null', os.O_WRONLY)\n" + WORKLOAD],
+         "import os, time; time.sleep(0.3)\n"
+         "devnull = os.open('/dev/null', os.O_WRONLY)\n" + WORKLOAD],
         stdin=subprocess.DEVNULL)
+    with open(os.path.join(unit, "cgroup.procs"), "w") as f:
+        f.write(str(work.pid))
     args = ["--web-config", str(web), "-p", str(work.pid),
-            "--fold-interval", "1"]
-    # the units panels need the per-unit label (issue #14), where it exists
-    if "--labels" in daemon_help():
-        args += ["--labels", "comm,unit"]
+            "--fold-interval", "1", "--labels", "comm,unit"]
     made = {"work": work}
     try:
         made["daemon"] = d = Daemon(args)
@@ -131,6 +134,30 @@ scrape_configs:
             made["daemon"].stop()
         work.kill()
         work.wait(timeout=TIMEOUT)
+        for d in (unit, os.path.dirname(unit)):
+            try:
+                os.rmdir(d)
+            except OSError:
+                pass
+
+
+def cgroup2_mount():
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            tok = line.split()
+            if len(tok) > 2 and tok[2] == "cgroup2":
+                return tok[1]
+    pytest.fail("no cgroup2 file system is mounted: the units panels "
+                "need one")
+
+
+def unit_cgroup():
+    """A fresh cgroup like a systemd service: .../scprof-deploy.slice/
+    work-PID.service under the cgroup2 mount."""
+    path = os.path.join(cgroup2_mount(), "scprof-deploy.slice",
+                        "work-%d.service" % os.getpid())
+    os.makedirs(path, exist_ok=True)
+    return path
 
 
 def test_every_panel_query_returns_data(stack, capsys):
