@@ -97,6 +97,40 @@ static void test_seconds(void **state)
 	CHECK(cli_parse_seconds(NULL, &v) == -EINVAL, "NULL");
 }
 
+/* ---- cli_parse_number (--latency-duty, --max-overhead) ------------------- */
+
+static void test_number(void **state)
+{
+	static const char *const bad[] = {
+		"-0.1", "1.5", "nan", "inf",  "",    " 0", "0 ",
+		"0x1",	"1/2", "50%", "half", "1e1", "+1", ".",
+	};
+	static const struct {
+		const char *s;
+		double v;
+	} good[] = {
+		{ "0", 0 },	 { "0.0", 0 },	    { "1", 1 },
+		{ ".25", 0.25 }, { "1e-3", 0.001 },
+	};
+	double v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = -42;
+		CHECK(cli_parse_number(bad[i], 0, 1, &v) == -EINVAL,
+		      "'%s' is rejected in [0, 1] (parsed as %g)", bad[i], v);
+		CHECK(v == -42, "'%s': output untouched", bad[i]);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(cli_parse_number(good[i].s, 0, 1, &v) == 0,
+		      "'%s' accepted", good[i].s);
+		CHECK(fabs(v - good[i].v) < 1e-12, "'%s' is %g", good[i].s, v);
+	}
+	CHECK(cli_parse_number("0.0005", 0.001, 100, &v) == -EINVAL,
+	      "below the minimum");
+	CHECK(cli_parse_number(NULL, 0, 1, &v) == -EINVAL, "NULL");
+}
+
 /* ---- cli_parse_pids ------------------------------------------------------ */
 
 static void test_pids_lists(void **state)
@@ -562,6 +596,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_seconds),
+		cmocka_unit_test(test_number),
 		cmocka_unit_test(test_pids_lists),
 		cmocka_unit_test(test_pids_bad),
 		cmocka_unit_test(test_profile_command),
