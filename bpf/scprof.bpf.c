@@ -46,6 +46,10 @@ const volatile __u32 self_tgid = 0;
 const volatile bool follow_forks = false;
 const volatile bool count_only = false;
 const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
+/* rt_sigreturn's number by ABI (SC_NR_MAX: none), for exits that left the
+ * number -1 (syscall.bpf.h).
+ */
+const volatile __u32 sigreturn_nr[SC_ABI_COUNT] = {};
 /* Non-target cache on (SC_FILTER_TGID, kernel has bpf_task_pt_regs), and
  * how many of its slots are in use (one per CPU, at most SC_NT_SLOTS).
  */
@@ -420,10 +424,9 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	id = syscall_nr(regs);
-	if (id < 0)
+	if (!exit_nr_abi(task, id, &nr, &abi))
 		return 0;
-	nr_abi_of(task, id, &nr, &abi);
-	if (stack_period)
+	if (stack_period && id >= 0)
 		stack_sample(task, regs, nr, abi);
 	fl = flags_of(nr, abi);
 	/* A new task's first return, from the fork or clone that made it,
@@ -463,13 +466,12 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	id = syscall_nr(regs);
-	if (id < 0)
-		return 0;
 	cost_begin(&cp, SC_COST_EXIT);
 	timed = window_stamp(task, regs, &c);
 	if (timed)
 		cost_stamped(&cp);
-	nr_abi_of(task, id, &nr, &abi);
+	if (!exit_nr_abi(task, id, &nr, &abi))
+		goto out;
 	fl = flags_of(nr, abi);
 	/* A new task's first return: not a call it made (no stamp either). */
 	if (ret == 0 && (fl & SC_NR_FORK))

@@ -53,6 +53,34 @@ static __always_inline void nr_abi_of(struct task_struct *task, long id,
 #endif
 }
 
+/*
+ * At sys_exit, from the registers: the call that ends, when they still say
+ * which. rt_sigreturn (and i386's sigreturn) restores the registers of the
+ * interrupted code and leaves the number -1 (so that nothing restarts):
+ * that exit is the sigreturn of the task's ABI (sigreturn_nr, set by
+ * userspace; i386's sigreturn and rt_sigreturn cannot be told apart then
+ * and are both filed as rt_sigreturn, x32's as the native one). False:
+ * not a call to count.
+ */
+static __always_inline bool exit_nr_abi(struct task_struct *task, long id,
+					__u32 *nr, __u32 *abi)
+{
+	if (id >= 0) {
+		nr_abi_of(task, id, nr, abi);
+		return true;
+	}
+	if (id != -1)
+		return false;
+	*abi = SC_ABI_NATIVE;
+#if defined(__TARGET_ARCH_x86)
+	if (task->thread_info.status & X86_TS_COMPAT)
+		*abi = SC_ABI_COMPAT;
+#endif
+	*nr = *abi == SC_ABI_COMPAT ? sigreturn_nr[SC_ABI_COMPAT] :
+				      sigreturn_nr[SC_ABI_NATIVE];
+	return *nr < SC_NR_MAX;
+}
+
 /* The syscall number a task is in, from its saved registers. */
 static __always_inline long syscall_nr(struct pt_regs *regs)
 {

@@ -164,3 +164,20 @@ def test_per_name_series_from_threads_are_exact(daemons, gates):
                 if n == "scprof_syscall_duration_seconds_sum")
     assert value(s, "scprof_comm_syscall_seconds_total",
                  comm="python3") == pytest.approx(timed, rel=1e-6)
+
+
+def test_rt_sigreturn_is_counted_at_exit(daemons, gates):
+    # The daemon counts at sys_exit, where rt_sigreturn has left its number
+    # erased: it is filed under rt_sigreturn all the same.
+    g = gates(["python3", "-c",
+               "import os, signal\n"
+               "signal.signal(signal.SIGUSR1, lambda *a: None)\n"
+               "for _ in range(300): os.kill(os.getpid(), signal.SIGUSR1)\n"])
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1"])
+    g.release()
+    assert g.wait() == 0
+    s = quiesce(d, folded(1), "python folded")
+    kills = value(s, "scprof_syscalls_total", syscall="kill", abi="64")
+    assert kills == 300
+    assert value(s, "scprof_syscalls_total", syscall="rt_sigreturn",
+                 abi="64") >= 300

@@ -44,6 +44,13 @@ static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
 				fl |= SC_NR_EXEC;
 			skel->rodata->nr_flags[abi][nr] = fl;
 		}
+		skel->rodata->sigreturn_nr[abi] = SC_NR_MAX;
+		for (unsigned int nr = 0; nr < SC_NR_MAX; nr++) {
+			const char *name = names_syscall(abi, nr);
+
+			if (name && !strcmp(name, "rt_sigreturn"))
+				skel->rodata->sigreturn_nr[abi] = nr;
+		}
 	}
 }
 
