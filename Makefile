@@ -233,7 +233,7 @@ bench: deps
 # DaemonSet's capabilities (tests/deploy).
 .PHONY: test-deploy
 test-deploy: deps
-	$(Q)$(MAKE) --no-print-directory $(BIN)
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static
 	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
 # The heavier suites, after `make test` (.ci/run: make test && make
