@@ -251,6 +251,16 @@ int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 	}
 }
 
+int cli_ratio(const struct cli_cmd *cmd, const char *opt, const char *arg,
+	      double *out)
+{
+	if (cli_parse_number(arg, 0, 1, out))
+		return cli_error(
+			cmd, "invalid %s '%s': expected a ratio from 0 to 1",
+			opt, arg);
+	return 0;
+}
+
 int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out)
 {
 	if (cli_parse_seconds(arg, out))

@@ -118,6 +118,11 @@ int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 		    const char *what, const char **out);
 /* -d SECS: 0, or EXIT_USAGE after a one-line error. */
 int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out);
+/* A ratio from 0 to 1 for option opt ("--latency-duty"): 0, or EXIT_USAGE
+ * after a one-line error.
+ */
+int cli_ratio(const struct cli_cmd *cmd, const char *opt, const char *arg,
+	      double *out);
 void cli_target_free(struct target_spec *t);
 
 /* Parse a whole decimal number in [min, max]; "10abc", "", "-1" (when min

@@ -283,12 +283,7 @@ static int daemon_option(void *ctx, int c, const char *arg)
 	case OPT_WEB_CONFIG:
 		return daemon_web_config_option(cmd, arg, &o->web);
 	case OPT_LATENCY_DUTY:
-		if (cli_parse_number(arg, 0, 1, &o->latency_duty))
-			return cli_error(cmd,
-					 "invalid --latency-duty '%s': "
-					 "expected a ratio from 0 to 1",
-					 arg);
-		return 0;
+		return cli_ratio(cmd, "--latency-duty", arg, &o->latency_duty);
 	case OPT_MAX_OVERHEAD:
 		if (cli_parse_number(arg, 0.001, 100, &o->max_overhead))
 			return cli_error(cmd,

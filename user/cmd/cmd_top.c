@@ -156,12 +156,7 @@ static int top_option(void *ctx, int c, const char *arg)
 		o->rows = (unsigned int)v;
 		return 0;
 	case OPT_LATENCY_DUTY:
-		if (cli_parse_number(arg, 0, 1, &o->latency_duty))
-			return cli_error(cmd,
-					 "invalid --latency-duty '%s': "
-					 "expected a ratio from 0 to 1",
-					 arg);
-		return 0;
+		return cli_ratio(cmd, "--latency-duty", arg, &o->latency_duty);
 	default:
 		return -ENOENT;
 	}

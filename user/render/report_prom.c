@@ -265,40 +265,43 @@ static const char *num(double v, char *buf, size_t len)
 }
 
 /* The duty cycle and what the BPF programs cost. */
-static void latency_metrics(FILE *f, const struct prom_self *s)
+/* One sample of a number (seconds or a ratio), labelled or not. */
+static void sample(FILE *f, const char *name, const char *labels, double v)
 {
 	char buf[48];
 
+	fprintf(f, "%s%s %s\n", name, labels, num(v, buf, sizeof(buf)));
+}
+
+static void latency_metrics(FILE *f, const struct prom_self *s)
+{
 	family(f, "scprof_bpf_run_seconds_total", "counter",
 	       "CPU time of scprof's syscall programs, as they measure it "
 	       "themselves (one run in 64 timed on each CPU, without the "
 	       "tracepoint's own dispatch).");
-	fprintf(f, "scprof_bpf_run_seconds_total{program=\"sys_enter\"} %s\n",
-		num(s->enter_s, buf, sizeof(buf)));
-	fprintf(f, "scprof_bpf_run_seconds_total{program=\"sys_exit\"} %s\n",
-		num(s->exit_s, buf, sizeof(buf)));
+	sample(f, "scprof_bpf_run_seconds_total", "{program=\"sys_enter\"}",
+	       s->enter_s);
+	sample(f, "scprof_bpf_run_seconds_total", "{program=\"sys_exit\"}",
+	       s->exit_s);
 	family(f, "scprof_bpf_cost_seconds_total", "counter",
 	       "The same CPU time by part: count (every call counted, "
 	       "always) and latency (timing calls, kept within the budget).");
-	fprintf(f, "scprof_bpf_cost_seconds_total{part=\"count\"} %s\n",
-		num(s->count_s, buf, sizeof(buf)));
-	fprintf(f, "scprof_bpf_cost_seconds_total{part=\"latency\"} %s\n",
-		num(s->latency_s, buf, sizeof(buf)));
+	sample(f, "scprof_bpf_cost_seconds_total", "{part=\"count\"}",
+	       s->count_s);
+	sample(f, "scprof_bpf_cost_seconds_total", "{part=\"latency\"}",
+	       s->latency_s);
 	family(f, "scprof_latency_sample_ratio", "gauge",
 	       "Share of time that calls were timed, over the last period "
 	       "(latency figures come from those calls only).");
-	fprintf(f, "scprof_latency_sample_ratio %s\n",
-		num(s->sample_ratio, buf, sizeof(buf)));
+	sample(f, "scprof_latency_sample_ratio", "", s->sample_ratio);
 	family(f, "scprof_latency_duty_ratio", "gauge",
 	       "Share of the current period planned for timing calls.");
-	fprintf(f, "scprof_latency_duty_ratio %s\n",
-		num(s->duty_ratio, buf, sizeof(buf)));
+	sample(f, "scprof_latency_duty_ratio", "", s->duty_ratio);
 	if (s->budgeted) {
 		family(f, "scprof_latency_budget_ratio", "gauge",
 		       "CPU the latency part may use, as a fraction of one "
 		       "CPU (--max-overhead).");
-		fprintf(f, "scprof_latency_budget_ratio %s\n",
-			num(s->budget, buf, sizeof(buf)));
+		sample(f, "scprof_latency_budget_ratio", "", s->budget);
 	}
 	single(f, "scprof_latency_windows_total", "counter",
 	       "Latency windows opened.", s->windows);
