@@ -261,6 +261,27 @@ def cgroup2_mount():
 
 # ---- waiting for scprof and for targets -------------------------------------
 
+def unit_slice(prefix, units):
+    """For a fixture: a slice under the cgroup2 mount (PREFIX-PID.slice)
+    with a child cgroup per name in units; yields its path, removes it
+    after (waiting for the processes moved there to be gone)."""
+    mnt = cgroup2_mount()
+    assert mnt, "no cgroup2 mount in /proc/self/mounts"
+    top = os.path.join(mnt, f"{prefix}-{os.getpid()}.slice")
+    os.mkdir(top)
+    for u in units:
+        os.mkdir(os.path.join(top, u))
+    yield top
+    for u in list(units) + [""]:
+        path = os.path.join(top, u) if u else top
+        for _ in range(500):
+            try:
+                os.rmdir(path)
+                break
+            except OSError:
+                time.sleep(0.01)
+
+
 def bpf_links(pid):
     """Tracepoint names of the BPF links process pid holds open."""
     names = set()

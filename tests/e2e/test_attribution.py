@@ -12,12 +12,11 @@ import io
 import os
 import signal
 import subprocess
-import time
 
 import pytest
 
 from conftest import (cgroup2_mount, counts, run, run_scprof, scprof_json,
-                      scprof_report, stderr_lines, workload)
+                      scprof_report, stderr_lines, unit_slice, workload)
 
 ID64 = "0123456789abcdef" * 4
 # the links of a --count-only run
@@ -111,10 +110,12 @@ def start_waiting(n):
     return p, tids
 
 
-def test_pid_of_a_thread_profiles_that_thread(background):
-    p, tids = start_waiting(3)
+def profile_thread(background, nthreads, k, args=(), **kw):
+    """scprof ARGS -p TID of worker k while the threads run: (pid, tid,
+    status, stderr, report)."""
+    p, tids = start_waiting(nthreads)
     try:
-        s = background(["-p", str(tids[2])])
+        s = background(list(args) + ["-p", str(tids[k])], **kw)
         p.stdin.write(b"go\n")
         p.stdin.flush()
         assert p.wait(timeout=30) == 0
@@ -122,25 +123,22 @@ def test_pid_of_a_thread_profiles_that_thread(background):
     finally:
         p.kill()
         p.wait()
+    return p.pid, tids[k], rc, err, rep
+
+
+def test_pid_of_a_thread_profiles_that_thread(background):
+    pid, tid, rc, err, rep = profile_thread(background, 3, 2)
     assert rc == 0, err
-    assert f"pid {tids[2]} is a thread of process {p.pid}: profiling that " \
+    assert f"pid {tid} is a thread of process {pid}: profiling that " \
            "thread only" in err
     assert len(err.strip().splitlines()) == 1, err
-    assert rep["target"] == f"thread {tids[2]} of pid {p.pid}"
+    assert rep["target"] == f"thread {tid} of pid {pid}"
     assert mine(rep["syscalls"]) == worker_counts(2)
 
 
 def test_pid_of_a_thread_count_only(background):
-    p, tids = start_waiting(2)
-    try:
-        s = background(["-C", "-p", str(tids[1])], need=COUNT_ONLY)
-        p.stdin.write(b"go\n")
-        p.stdin.flush()
-        assert p.wait(timeout=30) == 0
-        rc, err, rep = s.stop()
-    finally:
-        p.kill()
-        p.wait()
+    _, _, rc, err, rep = profile_thread(background, 2, 1, ["-C"],
+                                        need=COUNT_ONLY)
     assert rc == 0, err
     assert mine(rep["syscalls"]) == worker_counts(1)
 
@@ -154,21 +152,7 @@ UNITS = {"a.service": 1, "b.scope": 2, f"docker-{ID64}.scope": 3,
 
 @pytest.fixture
 def slice_():
-    mnt = cgroup2_mount()
-    assert mnt, "no cgroup2 mount in /proc/self/mounts"
-    top = os.path.join(mnt, f"scprof-test-{os.getpid()}.slice")
-    os.mkdir(top)
-    for u in UNITS:
-        os.mkdir(os.path.join(top, u))
-    yield top
-    for u in list(UNITS) + [""]:
-        path = os.path.join(top, u) if u else top
-        for _ in range(500):
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.01)
+    yield from unit_slice("scprof-test", UNITS)
 
 
 def run_in_units(top, background, args):

@@ -6,11 +6,10 @@ the rest one "(other)" series, counted in scprof_comm_series_folded_total.
 """
 import os
 import subprocess
-import time
 
 import pytest
 
-from conftest import cgroup2_mount, run_scprof, stderr_lines, workload
+from conftest import run_scprof, stderr_lines, unit_slice, workload
 from test_daemon import Daemon, parse, quiesce, value
 
 ID64 = "fedcba9876543210" * 4
@@ -26,21 +25,7 @@ def getppid_of(n):
 
 @pytest.fixture
 def slice_():
-    mnt = cgroup2_mount()
-    assert mnt, "no cgroup2 mount in /proc/self/mounts"
-    top = os.path.join(mnt, f"scprof-daemon-{os.getpid()}.slice")
-    os.mkdir(top)
-    for u in UNITS:
-        os.mkdir(os.path.join(top, u))
-    yield top
-    for u in list(UNITS) + [""]:
-        path = os.path.join(top, u) if u else top
-        for _ in range(500):
-            try:
-                os.rmdir(path)
-                break
-            except OSError:
-                time.sleep(0.01)
+    yield from unit_slice("scprof-daemon", UNITS)
 
 
 def test_labels_and_max_series(slice_):

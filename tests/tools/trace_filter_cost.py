@@ -14,25 +14,15 @@ wl = sys.argv[2] if len(sys.argv) > 2 else ".output/workloads"
 secs = float(sys.argv[3]) if len(sys.argv) > 3 else 3
 
 
-def prog_ids(pid):
-    """The ids of the BPF programs process pid holds (its fds' fdinfo)."""
-    ids = set()
-    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
-        try:
-            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
-        except OSError:
-            pass
-    return ids
+# The programs a process holds, by name: bench.py's reading of fdinfo and
+# bpftool.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "bench"))
+from bench import tracing_progs  # noqa: E402
 
 
 def progs_of(pid):
-    ids = prog_ids(pid)
-    out = json.loads(subprocess.run(["bpftool", "-j", "prog", "show"],
-                                    capture_output=True, check=True).stdout)
-    return {p["name"]: p for p in out if p["id"] in ids}
+    return {p["name"]: p for p in tracing_progs(pid).values()}
 
 
 def measure(args):
