@@ -34,7 +34,7 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls
+LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls -liberty
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -70,6 +70,19 @@ $(OUTPUT)/scprof.skel.h: $(OUTPUT)/scprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name scprof_bpf > $@
 
+# The same programs built for kernels that lack a facility the default
+# build relies on (bpf/task.bpf.h), opened through the default skeleton:
+# their maps, programs and global data must be alike (same_layout.sh).
+$(OUTPUT)/scprof_legacy.bpf.o: bpf/scprof.bpf.c | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) -DSCPROF_LEGACY -c $< -o $@
+
+$(OUTPUT)/scprof_legacy.skel.h: $(OUTPUT)/scprof_legacy.bpf.o $(OUTPUT)/scprof.skel.h bpf/same_layout.sh
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name scprof_legacy_bpf > $@.tmp
+	$(Q)sh bpf/same_layout.sh $(OUTPUT)/scprof.skel.h $@.tmp
+	$(Q)mv $@.tmp $@
+
 $(GEN_NAMES): $(OUTPUT)/user/model/%_names.c: user/model/gen_names.sh | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_names.sh "$(CC)" $(if $(filter syscall,$*),syscalls,errnos) > $@
@@ -90,8 +103,8 @@ $(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPU
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
 
-# The skeleton is generated before any userspace object is compiled.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
+# The skeletons are generated before any userspace object is compiled.
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -113,6 +126,12 @@ $(OUTPUT)/workloads:
 $(OUTPUT)/workloads/%: tests/workloads/%.c | $(OUTPUT)/workloads
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+
+# A C++ program (mangled names for --stacks to demangle).
+WORKLOADS += $(OUTPUT)/workloads/ledger
+$(OUTPUT)/workloads/%: tests/workloads/%.cpp | $(OUTPUT)/workloads
+	$(call msg,CXX,$@)
+	$(Q)$(CXX) -O2 -g -Wall -Wextra $< -o $@
 
 # --stacks: call sites that only CFI can unwind, and the same program
 # stripped (no symtab, no debug info: module+0xoffset names).
@@ -142,9 +161,15 @@ $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) $^ $(LDLIBS) -lcmocka -o $@
 
-.PHONY: deps
+# The Debian packages each kind of target needs, installed when missing
+# (.ci/install-deps: run, test, extra, bench).
+.PHONY: deps deps-test deps-extra
 deps:
-	$(Q).ci/install-deps
+	$(Q).ci/install-deps run
+deps-test:
+	$(Q).ci/install-deps test
+deps-extra:
+	$(Q).ci/install-deps extra
 
 .PHONY: workloads
 workloads: $(WORKLOADS)
@@ -172,22 +197,25 @@ e2e: $(BIN) $(WORKLOADS)
 
 # Heavier suites, after `make test` in CI (.ci/run): each helper's target.
 .PHONY: test-extra
+test-extra: deps-extra
 test-extra: test-stacks-extra
 
 # --flamegraph in headless Chromium (tests/extra/test_flamegraph_browser.py).
 .PHONY: test-stacks-extra
-test-stacks-extra: $(BIN) $(WORKLOADS)
+test-stacks-extra: deps-extra
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
 
 .PHONY: test
 # Everything: style, unit and end-to-end tests, the same again under
 # ASan+UBSan (make check), and each fuzz target for FUZZ_SECONDS.
-test: deps
+test: deps-test
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(UNIT_TESTS)
 	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory bench-test
 	$(Q)$(MAKE) --no-print-directory test-pkg-quick
 	$(Q)$(MAKE) --no-print-directory e2e
 	$(Q)$(MAKE) --no-print-directory check
@@ -195,10 +223,12 @@ test: deps
 
 # ---- benchmark: `make bench`, never part of `make test` -------------
 # BENCH_ARGS is passed to bench/bench.py (see bench/bench.py --help), e.g.
-# make bench BENCH_ARGS='--reps 3 --json bench.json'.
+# make bench BENCH_ARGS='--reps 3 --sections services'. Sections: loops,
+# services and machine by default, budget and where on demand. Results in
+# $(BENCH_OUT)/bench.json and services.svg, compared with bench/baseline.json
+# (exit status 3 when a configuration got dearer).
 BENCH_OUT := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
-BENCH_DEPS := $(shell sed -e 's/\#.*//' bench/deps)
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -220,11 +250,18 @@ $(BENCH_OUT)/sysloop: bench/sysloop.c | $(BENCH_OUT)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@
 
 .PHONY: bench
-bench: deps
-	$(Q).ci/install-deps $(BENCH_DEPS)
+bench:
+	$(Q).ci/install-deps bench
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BENCH_BINS)
 	$(Q)$(PYTHON) bench/bench.py --scprof $(abspath $(BIN)) \
-		--bin $(CURDIR)/$(BENCH_OUT) $(BENCH_ARGS)
+		--bin $(CURDIR)/$(BENCH_OUT) --out $(CURDIR)/$(BENCH_OUT) \
+		$(BENCH_ARGS)
+
+# The benchmark's own logic (parsers, baseline comparison, chart), measuring
+# nothing: quick, no root.
+.PHONY: bench-test
+bench-test:
+	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider bench/test_bench.py $(PYTEST_ARGS)
 
 # ---- deploy: contrib/ against the real tools, never part of `make test` --
 # promtool on contrib/prometheus, the Grafana dashboard's every query against
@@ -232,7 +269,7 @@ bench: deps
 # Kubernetes manifests checked and their command line run with the
 # DaemonSet's capabilities (tests/deploy).
 .PHONY: test-deploy
-test-deploy: deps
+test-deploy: deps-extra
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static
 	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
@@ -276,10 +313,11 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzzers/%,$(FUZZ_SRCS))
 .PHONY: check
 # ASan's quarantine holds freed memory back from reuse; a small one keeps
 # use-after-free detection without making the memory-flatness tests fail.
-# The BPF side runs without its fast paths here (SCPROF_FAST_PATHS=0, as on
-# kernels before 5.15), so both BPF paths go through every e2e test.
+# The BPF side runs its legacy build here, as on a kernel without any of the
+# facilities of bpf/task.bpf.h (SCPROF_WITHOUT=all: Linux 5.10's ways), so
+# both builds go through every e2e test.
 check:
-	$(Q)ASAN_OPTIONS=quarantine_size_mb=4 SCPROF_FAST_PATHS=0 \
+	$(Q)ASAN_OPTIONS=quarantine_size_mb=4 SCPROF_WITHOUT=all \
 		$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
 		BIN=$(OUTPUT)/asan/scprof CFLAGS="$(SAN_CFLAGS)" unit e2e
 
@@ -400,7 +438,8 @@ PKG_TEST_ENV = SCPROF=$(abspath $(BIN)) OUTPUT=$(abspath $(OUTPUT)) \
 test-pkg-quick: $(BIN) docs
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q -m 'not heavy' tests/pkg $(PYTEST_ARGS)
 
-test-pkg: $(BIN) docs static deb
+test-pkg: deps-extra
+	$(Q)$(MAKE) --no-print-directory $(BIN) docs static deb
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
 
 

@@ -8,7 +8,7 @@
  * in SC_COST_EVERY is timed, between the start and the end of its work.
  *
  * Uses the setting and map scprof.bpf.c defines before it includes this
- * file: sampled, selfcost.
+ * file: progs, selfcost.
  */
 #ifndef SCPROF_COST_BPF_H
 #define SCPROF_COST_BPF_H
@@ -28,7 +28,7 @@ static __always_inline void cost_begin(struct cost_probe *cp, __u32 kind)
 {
 	__u32 zero = 0;
 
-	if (!sampled)
+	if (progs != SC_PROGS_SAMPLED)
 		return;
 	cp->sc = bpf_map_lookup_elem(&selfcost, &zero);
 	if (!cp->sc)

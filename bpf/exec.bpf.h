@@ -31,22 +31,25 @@
 #include "scprof.h"
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
+#include "task.bpf.h"
 
-/* task_rename: keep the exec call the renamed thread is in, if it is one. */
+/* task_rename: keep the exec call the renamed thread is in, if it is one
+ * (the thread renamed is the current one when it execs).
+ */
 static __always_inline void exec_called(struct task_struct *p)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	static const struct sc_exec_call zero = {};
 	struct sc_exec_call *e;
 	__u32 nr, abi;
 
-	if (task != p || wanted(task) == WANT_NO)
+	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) ||
+	    wanted(p) == WANT_NO)
 		return;
-	if (!task_syscall(task, &nr, &abi))
+	if (!task_syscall(p, &nr, &abi))
 		return;
 	if (!(flags_of(nr, abi) & SC_NR_EXEC))
 		return;
-	e = bpf_task_storage_get(&exec_calls, task, 0,
-				 BPF_LOCAL_STORAGE_GET_F_CREATE);
+	e = thread_state(&exec_calls, p, &zero, true);
 	if (!e)
 		return;
 	e->nr = nr;
@@ -57,13 +60,13 @@ static __always_inline void exec_called(struct task_struct *p)
 static __always_inline void exec_as_called(struct task_struct *task, __u32 *nr,
 					   __u32 *abi)
 {
-	struct sc_exec_call *e = bpf_task_storage_get(&exec_calls, task, 0, 0);
+	struct sc_exec_call *e = thread_state(&exec_calls, task, NULL, false);
 
 	if (!e)
 		return;
 	*nr = e->nr;
 	*abi = e->abi;
-	bpf_task_storage_delete(&exec_calls, task);
+	thread_state_delete(&exec_calls, task, false);
 }
 
 #endif /* SCPROF_EXEC_BPF_H */

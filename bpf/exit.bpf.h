@@ -30,7 +30,7 @@ static __always_inline void stack_forget(struct task_struct *p)
 
 	if (!nt_cache_on && !flight_on && !thread_totals)
 		return;
-	regs = (struct pt_regs *)bpf_task_pt_regs(p);
+	regs = (struct pt_regs *)task_regs_addr(p);
 	nt_forget(regs);
 	flight_forget(regs);
 	tslot_forget(regs);
@@ -44,26 +44,24 @@ static __always_inline void stack_forget(struct task_struct *p)
  */
 static __always_inline void count_noreturn(struct task_struct *p)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	enum want w;
-	__u32 nr, abi;
+	struct ended_call c = { .fd_type = SC_FD_NONE };
 
-	if (task != p || (p->exit_code & 0x7f) || !thread_ok())
+	/* p is the current thread, leaving by itself (no signal) */
+	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) ||
+	    (p->exit_code & 0x7f) || !thread_ok())
 		return;
-	w = wanted(task);
-	if (w == WANT_NO)
+	c.w = wanted(p);
+	if (c.w == WANT_NO)
 		return;
-	if (!task_syscall(task, &nr, &abi))
+	if (!task_syscall(p, &c.nr, &c.abi))
 		return;
-	if (!(flags_of(nr, abi) & SC_NR_NORETURN) || !trace_ok(nr, abi) ||
-	    !status_ok(0))
+	if (!(flags_of(c.nr, c.abi) & SC_NR_NORETURN) ||
+	    !trace_ok(c.nr, c.abi) || !status_ok(0))
 		return;
-	if (sampled) {
-		record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
-		thread_count(task, (struct pt_regs *)bpf_task_pt_regs(p),
-			     SCR_TASK_EXIT, nr, abi, 0, 0, false);
-	} else
-		count_call(task, w, nr, abi, 0);
+	record(p, &c, 0, false);
+	if (progs == SC_PROGS_SAMPLED)
+		thread_count(p, (struct pt_regs *)task_regs_addr(p),
+			     SCR_TASK_EXIT, c.nr, c.abi, 0, 0, false);
 }
 
 #endif /* SCPROF_EXIT_BPF_H */

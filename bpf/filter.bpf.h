@@ -7,7 +7,7 @@
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
  * includes this file: filter_mode, self_tgid, nt_cache_on, nt_slots,
- * target_bits, live_targets, solo_tgid, nt_cache, cgroup_map.
+ * cells, target_bits, live_targets, one_tgid, nt_cache, cgroup_map.
  */
 #ifndef SCPROF_FILTER_BPF_H
 #define SCPROF_FILTER_BPF_H
@@ -16,6 +16,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "task.bpf.h"
 
 /* Word of the target bitmap holding tgid. Pids are below SC_PID_LIMIT, a
  * power of two, so the mask only proves the bound to the verifier.
@@ -53,20 +54,20 @@ static __always_inline void clear_target(__u32 tgid)
 	__sync_fetch_and_add(&live_targets, -1);
 }
 
-enum want { WANT_NO = 0, WANT_YES, WANT_SOLO };
+enum want { WANT_NO = 0, WANT_YES, WANT_ONE };
 
-/* Is the current task one whose syscalls we record, and is it the solo
- * target? Runs before any map access.
+/* Is the current task one whose syscalls we record, and is it the one
+ * target (SC_CELLS_ONE_TARGET)? Runs before any map access.
  */
 static __always_inline enum want wanted(struct task_struct *task)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task_tgid(task);
 
 	if (filter_mode == SC_FILTER_TGID) {
-		__u32 solo = solo_tgid;
+		__u32 one = cells == SC_CELLS_ONE_TARGET ? one_tgid : 0;
 
-		if (solo)
-			return tgid == solo ? WANT_SOLO : WANT_NO;
+		if (one)
+			return tgid == one ? WANT_ONE : WANT_NO;
 		return is_target(tgid) ? WANT_YES : WANT_NO;
 	}
 	/* scprof never records itself, even from inside the cgroup */

@@ -73,10 +73,10 @@ static __always_inline bool in_target_cgroup(struct task_struct *task)
 static __always_inline bool inflight_wanted(struct task_struct *task,
 					    bool *unstamped_ok)
 {
-	__u32 tgid = task->tgid;
+	__u32 tgid = task_tgid(task);
 
 	*unstamped_ok = false;
-	if (task->flags & PF_KTHREAD_FLAG)
+	if (TASK_GET(task, task->flags, flags) & PF_KTHREAD_FLAG)
 		return false;
 	if (filter_mode == SC_FILTER_TGID) {
 		*unstamped_ok = true;
@@ -104,13 +104,12 @@ static __always_inline __u64 iter_addr_of(const void *ptr)
 
 /* The stamp of the call task is in, if it has one. */
 static __always_inline bool inflight_stamp(struct task_struct *task,
-					   struct pt_regs *regs,
 					   struct sc_inflight *rec)
 {
 	struct sc_task *ts;
 
 	if (flight_on) {
-		__u64 addr = iter_addr_of(regs);
+		__u64 addr = iter_addr_of((const void *)task_regs_addr(task));
 		struct sc_flight *f = flight_of(addr);
 
 		if (addr && f->owner == addr) {
@@ -120,7 +119,7 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
 			return rec->start_ns != 0;
 		}
 	}
-	ts = bpf_task_storage_get(&tstore, task, 0, 0);
+	ts = thread_state(&tstore, task, NULL, false);
 	if (!ts || !ts->start_ns)
 		return false;
 	rec->nr = ts->nr;
@@ -135,15 +134,14 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
  * sets the return register to -ENOSYS at entry).
  */
 static __always_inline bool inflight_unstamped(struct task_struct *task,
-					       struct pt_regs *regs,
 					       struct sc_inflight *rec)
 {
-	long id = syscall_nr(regs);
+	long id = task_syscall_id(task);
 
-	if (id < 0 || task->__state == 0 /* TASK_RUNNING */)
+	if (id < 0 || task_state(task) == 0 /* TASK_RUNNING */)
 		return false;
 #if defined(__TARGET_ARCH_x86)
-	if ((long)regs->ax != ENOSYS_RET)
+	if (task_syscall_ax(task) != ENOSYS_RET)
 		return false;
 #endif
 	nr_abi_of(task, id, &rec->nr, &rec->abi);
@@ -158,24 +156,23 @@ static __always_inline int inflight_one(struct seq_file *seq,
 					struct task_struct *task)
 {
 	struct sc_inflight rec = {};
-	struct pt_regs *regs;
 	bool unstamped_ok;
 
 	if (!inflight_wanted(task, &unstamped_ok))
 		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
+	if (!task_regs_addr(task))
 		return 0;
-	if (!inflight_stamp(task, regs, &rec) &&
-	    !(unstamped_ok && inflight_unstamped(task, regs, &rec)))
+	if (!inflight_stamp(task, &rec) &&
+	    !(unstamped_ok && inflight_unstamped(task, &rec)))
 		return 0;
-	if (!trace_ok(rec.nr, rec.abi) || (only_tid && task->pid != only_tid))
+	if (!trace_ok(rec.nr, rec.abi) ||
+	    (only_tid && task_tid(task) != only_tid))
 		return 0;
-	rec.pid = task->tgid;
-	rec.tid = task->pid;
+	rec.pid = task_tgid(task);
+	rec.tid = task_tid(task);
 	rec.proc_start_ns = key_kind == SC_KEY_THREAD ?
-				    task->start_boottime :
-				    task->group_leader->start_boottime;
+				    task_start_ns(task) :
+				    task_proc_start_ns(task);
 	read_leader_comm(task, rec.comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 	return 0;

@@ -5,7 +5,7 @@
  * creation, at exec and at exit, never on the hot path.
  *
  * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: solo_ready, solo_start_ns, procs_used, procs, nameless, and
+ * file: one_ready, one_start_ns, procs_used, procs, nameless, and
  * count_drop().
  */
 #ifndef SCPROF_PROC_BPF_H
@@ -16,6 +16,8 @@
 #include <bpf/bpf_core_read.h>
 
 #include "scprof.h"
+#include "maps.bpf.h"
+#include "task.bpf.h"
 
 /* Direct loads from the BTF pointer: BPF_CORE_READ would be a helper call
  * (bpf_probe_read_kernel), several times dearer, and this is on the hot
@@ -25,14 +27,14 @@ static __always_inline void proc_key_of(struct task_struct *task,
 					struct sc_proc_key *key)
 {
 	if (key_kind == SC_KEY_THREAD) { /* --by tid */
-		key->tgid = task->pid;
+		key->tgid = task_tid(task);
 		key->pad = 0;
-		key->start_ns = task->start_boottime;
+		key->start_ns = task_start_ns(task);
 		return;
 	}
-	key->tgid = task->tgid;
+	key->tgid = task_tgid(task);
 	key->pad = 0;
-	key->start_ns = task->group_leader->start_boottime;
+	key->start_ns = task_proc_start_ns(task);
 }
 
 /* The process's name (its group leader's), or with --by tid the thread's. */
@@ -54,30 +56,34 @@ static __always_inline void proc_init(struct task_struct *task,
 {
 	struct sc_proc_info info = {};
 	static const __u8 one = 1;
-	long err;
+	int err;
 
 	read_leader_comm(task, info.comm);
-	info.ppid = task->real_parent->tgid;
-	info.tgid = task->tgid;
+	info.ppid = task_ppid(task);
+	info.tgid = task_tgid(task);
 	if (read_cgid) /* proc_init runs in the task's own calls */
 		info.cgid = bpf_get_current_cgroup_id();
-	err = bpf_map_update_elem(&procs, key, &info, BPF_NOEXIST);
-	if (!err)
+	err = map_update(SC_MAP_PROCS, &procs, key, &info, BPF_NOEXIST);
+	if (!err) {
 		__sync_fetch_and_add(&procs_used, 1);
-	else if (err != -17 /* EEXIST: another thread got there first */ &&
-		 !bpf_map_update_elem(&nameless, key, &one, BPF_NOEXIST))
-		count_drop(SC_DROP_PROCS_FULL);
+		return;
+	}
+	if (err == -17 /* EEXIST: another thread got there first */)
+		return;
+	map_failed(SC_MAP_PROCS, err);
+	if (!map_update(SC_MAP_COUNT, &nameless, key, &one, BPF_NOEXIST))
+		count_drop(SC_DROP_PROC_INFO);
 }
 
-/* The solo target's first recorded call: its identity and its name. */
-static __always_inline void solo_init(struct task_struct *task)
+/* The one target's first recorded call: its identity and its name. */
+static __always_inline void one_init(struct task_struct *task)
 {
 	struct sc_proc_key key;
 
 	proc_key_of(task, &key);
-	solo_start_ns = key.start_ns;
+	one_start_ns = key.start_ns;
 	proc_init(task, &key);
-	solo_ready = 1;
+	one_ready = 1;
 }
 
 /* The known process of task, its name read again (exec changes it);

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The hot path's recording: the one cell update of a call. Cells are per
- * (process, ABI, syscall) in stats, or, for the solo target, per syscall
- * in solo_counts (per CPU, plain adds) and solo_stats (latency, shared).
+ * (process, ABI, syscall) in stats, or, for the one target and the
+ * aggregate (enum sc_cells), per syscall in nr_counts (per CPU, plain
+ * adds) and nr_stats (latency, shared).
  * A cell counts calls, errors (and those by errno, in errnos), interrupted
  * calls, bytes, and in full mode the latency: total, min, max, histogram.
  *
  * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: solo_ready, agg_all, unattributed, stats_used, stats, merged,
- * solo_stats, solo_counts, errnos, and count_drop().
+ * file: progs, cells, one_ready, unattributed, stats_used, stats, merged,
+ * nr_stats, nr_counts, errnos, and count_drop().
  */
 #ifndef SCPROF_RECORD_BPF_H
 #define SCPROF_RECORD_BPF_H
@@ -20,6 +21,7 @@
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "proc.bpf.h"
+#include "stamp.bpf.h"
 #include "syscall.bpf.h"
 
 static const struct sc_stats zero_stats = {};
@@ -33,7 +35,7 @@ static const __u64 zero_count = 0;
  */
 static __always_inline bool single_threaded(struct task_struct *task)
 {
-	return task->signal->nr_threads == 1;
+	return task_nr_threads(task) == 1;
 }
 
 static __always_inline void cell_add(__u64 *p, __u64 v, bool own)
@@ -55,9 +57,9 @@ static __always_inline void count_errno(__u32 nr, __u32 abi, long ret,
 	};
 	__u64 *cnt;
 
-	cnt = lookup_or_init(&errnos, &key, &zero_count);
+	cnt = lookup_or_init(&errnos, &key, &zero_count, SC_MAP_ERRNOS);
 	if (!cnt) {
-		count_drop(SC_DROP_ERRNO_FULL);
+		count_drop(SC_DROP_ERRNO_DETAIL);
 		return;
 	}
 	__sync_fetch_and_add(cnt, 1);
@@ -76,9 +78,9 @@ static __always_inline struct sc_stats *merged_cell(__u32 nr, __u32 abi,
 	};
 	struct sc_stats *st;
 
-	st = lookup_or_init(&merged, &key, &zero_stats);
+	st = lookup_or_init(&merged, &key, &zero_stats, SC_MAP_MERGED);
 	if (!st)
-		count_drop(SC_DROP_STATS_FULL);
+		count_drop(SC_DROP_CALLS);
 	return st;
 }
 
@@ -96,7 +98,7 @@ static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
 		.fd_type = fd_type,
 	};
 	struct sc_stats *st;
-	long err;
+	int err;
 
 	proc_key_of(task, &key.proc);
 	st = bpf_map_lookup_elem(&stats, &key);
@@ -106,10 +108,11 @@ static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
 	}
 	/* A new cell: the first call of this syscall by this process. */
 	proc_init(task, &key.proc);
-	err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+	err = map_update(SC_MAP_STATS, &stats, &key, &zero_stats, BPF_NOEXIST);
 	if (!err)
 		__sync_fetch_and_add(&stats_used, 1);
 	else if (err != -17 /* EEXIST: another CPU won the race */) {
+		map_failed(SC_MAP_STATS, err);
 		st = merged_cell(nr, abi, fd_type);
 		if (st)
 			__sync_fetch_and_add(&unattributed, 1);
@@ -118,7 +121,7 @@ static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
 	return bpf_map_lookup_elem(&stats, &key);
 }
 
-/* The cell of a call that the solo arrays do not take; *own: written by
+/* The cell of a call that the arrays do not take; *own: written by
  * this thread alone (plain adds).
  */
 static __always_inline struct sc_stats *cell_of(struct task_struct *task,
@@ -127,7 +130,7 @@ static __always_inline struct sc_stats *cell_of(struct task_struct *task,
 						bool *own)
 {
 	*own = false;
-	if (agg_all && w != WANT_SOLO)
+	if (cells == SC_CELLS_AGGREGATE && w != WANT_ONE)
 		return merged_cell(nr, abi, fd_type);
 	return stats_cell(task, nr, abi, fd_type, own);
 }
@@ -180,11 +183,11 @@ static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
 	}
 }
 
-/* Full mode, solo target: counters per CPU (plain adds), latency shared. */
-static __always_inline void record_solo(struct sc_counts *c,
-					struct sc_stats *st, __u32 nr,
-					__u32 abi, long ret, __u64 delta_ns,
-					bool timed)
+/* The arrays' cell update: counters per CPU (plain adds), latency shared. */
+static __always_inline void record_in_arrays(struct sc_counts *c,
+					     struct sc_stats *st, __u32 nr,
+					     __u32 abi, long ret,
+					     __u64 delta_ns, bool timed)
 {
 	c->calls++;
 	counts_ret(c, nr, abi, ret);
@@ -194,79 +197,74 @@ static __always_inline void record_solo(struct sc_counts *c,
 	add_latency(st, delta_ns, false);
 }
 
-/* Full mode: the one cell update of a call. timed: delta_ns is valid
- * (untimed: a call that never returns, ret 0, or in sampled mode one made
- * outside a window, whose return value still counts).
- * fd_type: the kind of the call's fd (--fd-types), SC_FD_NONE otherwise;
- * calls split by kind go to the general cells, the solo arrays having
- * one cell a syscall.
+/*
+ * Does a call go to the arrays by syscall number? The one target's and
+ * the aggregate's calls do, when the arrays have a cell for them: every
+ * ABI's counters in count-only mode; native calls not split by fd kind
+ * otherwise (the latency array, nr_stats, has one cell a number).
  */
-static __always_inline void record(struct task_struct *task, enum want w,
-				   __u32 nr, __u32 abi, long ret,
-				   __u64 delta_ns, bool timed, __u32 fd_type)
+static __always_inline bool in_arrays(enum want w, __u32 nr, __u32 abi,
+				      __u32 fd_type)
 {
-	struct sc_counts *c = NULL;
+	if (w != WANT_ONE && cells != SC_CELLS_AGGREGATE)
+		return false;
+	if (nr >= SC_NR_MAX)
+		return false;
+	if (progs == SC_PROGS_COUNT_ONLY)
+		return abi < SC_ABI_COUNT;
+	return abi == SC_ABI_NATIVE && fd_type == SC_FD_NONE;
+}
+
+/*
+ * The one cell update of a call c (its verdict, number, ABI and fd kind)
+ * that returned ret. timed: c->delta_ns is its latency (untimed: a call
+ * that never returns, recorded with ret 0; count-only mode; in sampled
+ * mode, a call made outside a window). task may be NULL: it is fetched
+ * only when needed (a helper call).
+ */
+static __always_inline void record(struct task_struct *task,
+				   const struct ended_call *c, long ret,
+				   bool timed)
+{
+	__u32 nr = c->nr, abi = c->abi;
 	struct sc_stats *st = NULL;
 	bool own = false;
 
-	/* task may be NULL: fetched only when needed (a helper call). */
-	if ((w == WANT_SOLO || agg_all) && abi == SC_ABI_NATIVE &&
-	    nr < SC_NR_MAX && fd_type == SC_FD_NONE) {
-		if (w == WANT_SOLO && !solo_ready) {
-			if (!task)
-				task = bpf_get_current_task_btf();
-			solo_init(task);
-		}
-		c = bpf_map_lookup_elem(&solo_counts, &nr);
-		st = bpf_map_lookup_elem(&solo_stats, &nr);
-		if (c && st) {
-			record_solo(c, st, nr, abi, ret, delta_ns, timed);
-			return;
-		}
-		st = NULL;
-	}
-	if (!st) {
-		if (!task)
-			task = bpf_get_current_task_btf();
-		st = cell_of(task, w, nr, abi, fd_type, &own);
-		if (!st)
-			return;
-	}
-	cell_add(&st->calls, 1, own);
-	stats_ret(st, nr, abi, ret, fd_type, own);
-	if (!timed)
-		return;
-	cell_add(&st->total_ns, delta_ns, own);
-	add_latency(st, delta_ns, own);
-}
-
-/* Count-only mode: calls, errors, bytes of one returned (or exiting) call. */
-static __always_inline void count_call(struct task_struct *task, enum want w,
-				       __u32 nr, __u32 abi, long ret)
-{
-	struct sc_stats *st;
-	bool own;
-
-	if ((w == WANT_SOLO || agg_all) && abi < SC_ABI_COUNT &&
-	    nr < SC_NR_MAX) {
+	if (in_arrays(c->w, nr, abi, c->fd_type)) {
 		__u32 idx = abi * SC_NR_MAX + nr;
-		struct sc_counts *c;
+		struct sc_counts *cnt;
 
-		if (w == WANT_SOLO && !solo_ready)
-			solo_init(task);
-		/* Per CPU: plain adds, no atomics. */
-		c = bpf_map_lookup_elem(&solo_counts, &idx);
-		if (!c)
+		if (c->w == WANT_ONE && !one_ready) {
+			if (!task)
+				task = current_task();
+			one_init(task);
+		}
+		cnt = bpf_map_lookup_elem(&nr_counts, &idx);
+		if (progs == SC_PROGS_COUNT_ONLY) {
+			if (!cnt)
+				return;
+			cnt->calls++;
+			counts_ret(cnt, nr, abi, ret);
 			return;
-		c->calls++;
-		counts_ret(c, nr, abi, ret);
-		return;
+		}
+		st = bpf_map_lookup_elem(&nr_stats, &nr);
+		if (cnt && st) {
+			record_in_arrays(cnt, st, nr, abi, ret, c->delta_ns,
+					 timed);
+			return;
+		}
 	}
-	st = cell_of(task, w, nr, abi, SC_FD_NONE, &own);
+	if (!task)
+		task = current_task();
+	st = cell_of(task, c->w, nr, abi, c->fd_type, &own);
 	if (!st)
 		return;
 	cell_add(&st->calls, 1, own);
-	stats_ret(st, nr, abi, ret, SC_FD_NONE, own);
+	stats_ret(st, nr, abi, ret, c->fd_type, own);
+	if (!timed)
+		return;
+	cell_add(&st->total_ns, c->delta_ns, own);
+	add_latency(st, c->delta_ns, own);
 }
 
 #endif /* SCPROF_RECORD_BPF_H */

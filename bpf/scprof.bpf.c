@@ -12,26 +12,30 @@
  *
  * Count-only mode (--count-only): one program, on sys_exit, counts calls,
  * errors and bytes; no stamps, no task storage, no clock. exit/exit_group
- * are counted when the thread exits (sched_process_exit).
+ * are counted when the thread exits (sched_process_exit). Sampled mode
+ * (the daemon, top --latency-duty) counts the same way and times the calls
+ * that the enter program, attached in latency windows, stamped.
  *
  * Every syscall of every task on the machine runs these programs, so the
- * hot path is short: the filter comes first (a task known not to be a
- * target is rejected without a helper call, others cost one); the stamp
- * is found again without task storage; a single target process ("solo":
- * -p PID or a command, without -f) has its cells in arrays indexed by
- * syscall number instead of a hash map, its counters per CPU. What is
- * left is mostly the two clock reads. make bench measures each step (see
- * the README's Overhead section).
+ * hot path is short: the filter comes first (admit(): a task known not to
+ * be a target is rejected without a helper call, others cost one); the
+ * stamp is found again without task storage; the one target process (-p
+ * PID or a command, without -f) and the aggregate of every target (no
+ * per-process rows wanted) have their cells in arrays indexed by syscall
+ * number instead of a hash map, their counters per CPU (enum sc_cells).
+ * What is left is mostly the two clock reads. make bench measures each
+ * step (see the README's Overhead section).
  *
  * This file holds the settings, the state and the maps, then the programs;
  * the helpers they inline come after the definitions, one header a
  * concern: filter.bpf.h (which tasks: pid bitmap, cgroup, non-target
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
- * (full mode's start stamp: flights[] or task storage), proc.bpf.h
- * (processes: key, name, exit), record.bpf.h (the cell update of a call)
- * exit.bpf.h (a thread's exit) and inflight.bpf.h (the calls in flight at
- * report time, for a task iterator), beside the generic maps.bpf.h. Those
- * headers use the definitions here and are included by this file only.
+ * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
+ * program's prologue), proc.bpf.h (processes: key, name, exit),
+ * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit)
+ * and inflight.bpf.h (the calls in flight at report time, for a task
+ * iterator), beside the generic maps.bpf.h. Those headers use the
+ * definitions here and are included by this file only.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,10 +45,31 @@
 #include "scprof.h"
 
 /* Settings, written by userspace before load. */
+/*
+ * The running kernel's facilities (task.bpf.h). This file is built twice:
+ * for kernels that have them all, where the code never asks (KERN_* are
+ * true), and with -DSCPROF_LEGACY for the kernels that lack one, where
+ * the code asks these settings, set from userspace's probes. Both builds
+ * declare them, so that their global data is laid out alike.
+ */
+const volatile bool kern_task_btf = true;
+const volatile bool kern_task_storage = true;
+const volatile bool kern_task_regs = true;
+#ifdef SCPROF_LEGACY
+#define KERN_TASK_BTF kern_task_btf
+#define KERN_TASK_STORAGE kern_task_storage
+#define KERN_TASK_REGS kern_task_regs
+#else
+#define KERN_TASK_BTF true
+#define KERN_TASK_STORAGE true
+#define KERN_TASK_REGS true
+#endif
 const volatile __u32 filter_mode = SC_FILTER_ALL;
 const volatile __u32 self_tgid = 0;
 const volatile bool follow_forks = false;
-const volatile bool count_only = false;
+/* The collection mode (enum sc_progs, enum sc_cells): see scprof.h. */
+const volatile __u32 progs = SC_PROGS_FULL;
+const volatile __u32 cells = SC_CELLS_PER_PROCESS;
 const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
 /* rt_sigreturn's number by ABI (SC_NR_MAX: none), for exits that left the
  * number -1 (syscall.bpf.h).
@@ -59,22 +84,10 @@ const volatile __u32 nt_slots = SC_NT_SLOTS;
 const volatile bool flight_on = false;
 /* --fd-types: cells of calls on an fd are split by its kind (full mode). */
 const volatile bool fd_types = false;
-/* No per-process rows are wanted (the plain table, the daemon without
- * per-name series): every target's calls go to per-syscall cells, the solo
- * arrays for native calls and merged for the rest, so process churn fills
- * nothing. A solo target keeps its own path.
- */
-const volatile bool agg_all = false;
 /* --cgroup: the target cgroup's id (its directory's inode number), for
  * the in-flight iterator, which cannot use the current-task cgroup test.
  */
 const volatile __u64 target_cgid = 0;
-/* Latency on a duty cycle (the daemon, top --latency-duty): the exit
- * program counts every call; the enter program is attached by userspace
- * for a slice of each period, and a call is timed only when both its
- * enter and its exit fall in one slice (same window_gen).
- */
-const volatile bool sampled = false;
 /* Per-thread totals beside the per-syscall cells (tslots.bpf.h). */
 const volatile bool thread_totals = false;
 /* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
@@ -100,6 +113,13 @@ __u32 target_bits[SC_TARGET_WORDS] = {};
 __s64 live_targets = 0;
 /* What could not be recorded, by enum sc_drop. */
 __u64 drops[SC_DROP_COUNT] = {};
+/* Failed map updates, by map (enum sc_map) and errno (maps.bpf.h). */
+__u64 map_fails[SC_MAP_COUNT][SC_ERRNO_SLOTS] = {};
+/* Tests only (SCPROF_TEST_MAP_FAIL=MAP:ERRNO): every update of map
+ * inject_map fails with inject_errno, as no kernel makes it fail at will.
+ */
+const volatile __u32 inject_map = SC_MAP_COUNT;
+const volatile __s32 inject_errno = 0;
 /* Sampled mode: userspace adds one when it attaches the enter program and
  * one when it detaches it; a stamp carries the value it was taken under.
  */
@@ -115,16 +135,20 @@ __s64 stats_used = 0;
 __s64 procs_used = 0;
 /* Processes in procs marked exited, less those userspace folded. */
 __s64 procs_exited = 0;
+/* Without bpf_task_pt_regs: where a task's saved registers are from the
+ * base of its kernel stack, learned at the first syscall (task.bpf.h).
+ */
+__u64 regs_offset = 0;
 
 /*
- * The single target process, when there is exactly one and forks are not
- * followed (set by userspace before attach, cleared when it exits): its
- * cells live in solo_stats / solo_counts. solo_start_ns is its identity
- * beside the pid, written here at its first recorded call.
+ * SC_CELLS_ONE_TARGET: the target process (set by userspace before
+ * attach, cleared when it exits), whose cells are the arrays by syscall
+ * number. one_start_ns is its identity beside the pid, written here at its
+ * first recorded call.
  */
-__u32 solo_tgid = 0;
-__u32 solo_ready = 0;
-__u64 solo_start_ns = 0;
+__u32 one_tgid = 0;
+__u32 one_ready = 0;
+__u64 one_start_ns = 0;
 
 /*
  * Non-target cache, one slot per CPU (its own cache line): the saved
@@ -223,8 +247,8 @@ struct {
 
 /*
  * Per (ABI, syscall) cells of no process (key: proc zero): the calls of
- * agg_all that the solo arrays do not take, and the calls of a process
- * that found stats full. Sized for every number of every ABI, plus room
+ * SC_CELLS_AGGREGATE that the arrays do not take, and the calls of a
+ * process that found stats full. Sized for every number of every ABI, plus room
  * for numbers beyond SC_NR_MAX (bogus calls, ENOSYS), which alone can
  * fill it.
  */
@@ -238,9 +262,10 @@ struct {
 	__type(value, struct sc_stats);
 } merged SEC(".maps");
 
-/* Full mode, solo: native syscalls by number (others go to stats), for
- * the histogram, min and max; the counters are in solo_counts. Sized to
- * one entry by userspace when there can be no solo target.
+/* The arrays by syscall number (SC_CELLS_ONE_TARGET, SC_CELLS_AGGREGATE),
+ * full and sampled modes: the native calls' histogram, min and max (the
+ * other calls go to stats or merged); the counters are in nr_counts.
+ * Sized to one entry by userspace when not in use.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -248,17 +273,17 @@ struct {
 	__uint(max_entries, SC_NR_MAX);
 	__type(key, __u32);
 	__type(value, struct sc_stats);
-} solo_stats SEC(".maps");
+} nr_stats SEC(".maps");
 
-/* Solo counters, by ABI * SC_NR_MAX + number, per CPU (the full mode uses
- * the native ABI's only).
+/* The counters by syscall number, at ABI * SC_NR_MAX + number, per CPU
+ * (plain adds); the full and sampled modes use the native ABI's only.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX);
 	__type(key, __u32);
 	__type(value, struct sc_counts);
-} solo_counts SEC(".maps");
+} nr_counts SEC(".maps");
 
 /* The processes that have cells: name, parent, exit. */
 struct {
@@ -309,11 +334,13 @@ static __always_inline void count_drop(enum sc_drop why)
 	__sync_fetch_and_add(&drops[why], 1);
 }
 
+#include "task.bpf.h"
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
 #include "trace_filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
+#include "admit.bpf.h"
 #include "fdkind.bpf.h"
 #include "record.bpf.h"
 #include "tslots.bpf.h"
@@ -327,117 +354,85 @@ static __always_inline void count_drop(enum sc_drop why)
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
+	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct task_struct *task;
-	__u32 nr, abi, slot = 0, fd_type = SC_FD_NONE;
 	struct cost_probe cp = {};
-	enum want w;
 
-	if (!trace_enter_ok(id))
-		return 0;
-	if (nt_known(regs, &slot))
-		return 0;
-	task = bpf_get_current_task_btf();
-	w = wanted(task);
-	if (w == WANT_NO) {
-		nt_remember(regs, slot);
-		return 0;
-	}
-	if (id < 0)
+	c.w = admit(regs, id, false, NULL, &task);
+	if (c.w == WANT_NO || id < 0)
 		return 0;
 	cost_begin(&cp, SC_COST_ENTER);
-	nr_abi_of(task, id, &nr, &abi);
-	if (stack_period && !count_only)
-		stack_sample(task, regs, nr, abi);
-	if (flags_of(nr, abi) & SC_NR_NORETURN) {
+	nr_abi_of(task, id, &c.nr, &c.abi);
+	if (stack_period)
+		stack_sample(task, regs, c.nr, c.abi);
+	if (flags_of(c.nr, c.abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. Sampled
 		 * mode counts it when the thread exits, as count-only does.
 		 */
-		if (!sampled && status_ok(0))
-			record(task, w, nr, abi, 0, 0, false, SC_FD_NONE);
+		if (progs == SC_PROGS_FULL && status_ok(0))
+			record(task, &c, 0, false);
 		goto out;
 	}
-	if (fd_types && (flags_of(nr, abi) & SC_NR_FD))
-		fd_type = fd_kind(task, regs, abi);
-	if (flight_on && flight_enter(regs, nr, abi, w, fd_type))
+	if (fd_types && (flags_of(c.nr, c.abi) & SC_NR_FD))
+		c.fd_type = fd_kind(task, regs, c.abi);
+	if (flight_on && flight_enter(regs, c.nr, c.abi, c.w, c.fd_type))
 		goto out;
 	/* Sampled: a call whose flight slot is taken goes untimed, so that
 	 * the exit program never needs task storage.
 	 */
-	if (!sampled || !flight_on)
-		task_enter(task, nr, abi, fd_type);
+	if (progs == SC_PROGS_FULL || !flight_on)
+		task_enter(task, c.nr, c.abi, c.fd_type);
 out:
 	cost_end(&cp);
 	return 0;
 }
 
+/* Full mode's exit: the call stamped at its entry, timed and recorded. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct ended_call c = { .w = WANT_YES };
 	struct task_struct *task;
-	__u32 slot = 0;
 
-	if (!trace_exit_ok(regs))
+	c.w = admit(regs, syscall_nr(regs), true, &c, &task);
+	if (c.w == WANT_NO)
 		return 0;
-	if (nt_known(regs, &slot))
-		return 0;
-	if (flight_on && flight_exit(regs, &c)) {
-		if (status_ok(ret))
-			record(NULL, c.w, c.nr, c.abi, ret, c.delta_ns, true,
-			       c.fd_type);
-		return 0;
-	}
-	task = bpf_get_current_task_btf();
-	/* Only the pid filter is cheap enough to repeat here; otherwise a
-	 * task is recorded at exit when it was at entry.
+	/* No task: the stamp was in flights[]; else it is in task storage,
+	 * if the call's entry was seen.
 	 */
-	if (filter_mode == SC_FILTER_TGID) {
-		c.w = wanted(task);
-		if (c.w == WANT_NO) {
-			nt_remember(regs, slot);
-			return 0;
-		}
-	}
-	if (task_exit(task, &c) && status_ok(ret))
-		record(task, c.w, c.nr, c.abi, ret, c.delta_ns, true,
-		       c.fd_type);
+	if (task && !task_exit(task, &c))
+		return 0;
+	if (status_ok(ret))
+		record(task, &c, ret, true);
 	return 0;
 }
 
+/* Count-only mode's one program: calls, errors and bytes at exit. */
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 {
+	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct task_struct *task;
-	__u32 nr, abi, slot = 0;
-	enum want w;
-	long id;
+	long id = syscall_nr(regs);
 	__u8 fl;
 
-	if (!trace_exit_ok(regs))
+	c.w = admit(regs, id, true, NULL, &task);
+	if (c.w == WANT_NO)
 		return 0;
-	if (nt_known(regs, &slot))
-		return 0;
-	task = bpf_get_current_task_btf();
-	w = wanted(task);
-	if (w == WANT_NO) {
-		nt_remember(regs, slot);
-		return 0;
-	}
-	id = syscall_nr(regs);
-	if (!exit_nr_abi(task, id, &nr, &abi))
+	if (!exit_nr_abi(task, id, &c.nr, &c.abi))
 		return 0;
 	if (stack_period && id >= 0)
-		stack_sample(task, regs, nr, abi);
-	fl = flags_of(nr, abi);
+		stack_sample(task, regs, c.nr, c.abi);
+	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return, from the fork or clone that made it,
 	 * is not a call it made (full mode sees no enter for it).
 	 */
 	if (ret == 0 && (fl & SC_NR_FORK))
 		return 0;
 	if (fl & SC_NR_EXEC)
-		exec_as_called(task, &nr, &abi);
-	if (trace_ok(nr, abi) && status_ok(ret))
-		count_call(task, w, nr, abi, ret);
+		exec_as_called(task, &c.nr, &c.abi);
+	if (trace_ok(c.nr, c.abi) && status_ok(ret))
+		record(task, &c, ret, false);
 	return 0;
 }
 
@@ -451,35 +446,33 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	struct ended_call c = { .delta_ns = 0 };
 	struct cost_probe cp = {};
 	struct task_struct *task;
-	__u32 nr, abi, slot = 0;
-	bool timed;
+	long id = syscall_nr(regs);
 	enum want w;
-	long id;
+	bool timed;
 	__u8 fl;
 
-	if (nt_known(regs, &slot))
+	w = admit(regs, id, true, NULL, &task);
+	if (w == WANT_NO)
 		return 0;
-	task = bpf_get_current_task_btf();
-	w = wanted(task);
-	if (w == WANT_NO) {
-		nt_remember(regs, slot);
-		return 0;
-	}
-	id = syscall_nr(regs);
 	cost_begin(&cp, SC_COST_EXIT);
 	timed = window_stamp(task, regs, &c);
 	if (timed)
 		cost_stamped(&cp);
-	if (!exit_nr_abi(task, id, &nr, &abi))
+	/* The call as it exits: the stamp's verdict and kind are not kept
+	 * (sampled mode splits nothing by fd kind).
+	 */
+	c.w = w;
+	c.fd_type = SC_FD_NONE;
+	if (!exit_nr_abi(task, id, &c.nr, &c.abi))
 		goto out;
-	fl = flags_of(nr, abi);
+	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return: not a call it made (no stamp either). */
 	if (ret == 0 && (fl & SC_NR_FORK))
 		goto out;
 	if (fl & SC_NR_EXEC)
-		exec_as_called(task, &nr, &abi);
-	record(task, w, nr, abi, ret, c.delta_ns, timed, SC_FD_NONE);
-	thread_count(task, regs, SCR_EXIT, nr, abi, ret, c.delta_ns, timed);
+		exec_as_called(task, &c.nr, &c.abi);
+	record(task, &c, ret, timed);
+	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, ret, c.delta_ns, timed);
 out:
 	cost_end(&cp);
 	return 0;
@@ -531,9 +524,14 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	struct sc_proc_info *info;
 
 	/* Count first: the thread's slots are forgotten after. */
-	if (count_only || sampled)
+	if (progs != SC_PROGS_FULL)
 		count_noreturn(p);
 	stack_forget(p);
+	/* Its state in hashes by thread id, before the id is reused. */
+	if (!KERN_TASK_STORAGE) {
+		thread_state_delete(&tstore, p, true);
+		thread_state_delete(&exec_calls, p, true);
+	}
 
 	/* Only the last thread of the group closes the process. */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
@@ -541,8 +539,8 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 
 	if (filter_mode == SC_FILTER_TGID) {
 		clear_target(p->tgid);
-		if (solo_tgid == p->tgid)
-			solo_tgid = 0;
+		if (one_tgid == p->tgid)
+			one_tgid = 0;
 	}
 
 	info = proc_renamed(p);

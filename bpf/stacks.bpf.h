@@ -23,6 +23,7 @@
 
 #include "scprof.h"
 #include "sc_stack.h"
+#include "task.bpf.h"
 
 /* 0: off; N: one call in N (on average) has its stack sampled. */
 const volatile __u32 stack_period = 0;
@@ -71,7 +72,7 @@ static __always_inline __u32 stack_copy(__u8 *data, __u64 sp)
 
 static __always_inline __u64 stack_proc_key(struct task_struct *task)
 {
-	return ((__u64)task->tgid << 32) ^ task->group_leader->start_boottime;
+	return ((__u64)task_tgid(task) << 32) ^ task_proc_start_ns(task);
 }
 
 /*
@@ -144,11 +145,11 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 		__sync_fetch_and_add(&stack_lost[nr], 1);
 		return;
 	}
-	e->pid = task->tgid;
-	e->tid = task->pid;
+	e->pid = task_tgid(task);
+	e->tid = task_tid(task);
 	e->nr = nr;
 	e->abi = abi;
-	e->start_ns = task->group_leader->start_boottime;
+	e->start_ns = task_proc_start_ns(task);
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
 #if defined(__TARGET_ARCH_x86)
 	e->regs[0] = regs->ax;
@@ -173,7 +174,7 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 	e->len = 0;
 #endif
 	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
-	e->exec_id = (__u32)task->self_exec_id;
+	e->exec_id = task_exec_id(task);
 	e->pad = 0;
 	bpf_ringbuf_submit(e, stack_wakeup(e));
 }

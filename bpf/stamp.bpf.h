@@ -18,6 +18,9 @@
 
 #include "scprof.h"
 #include "filter.bpf.h"
+#include "task.bpf.h"
+
+static const struct sc_task zero_task = {};
 
 /* A stamped call, found again at its exit. */
 struct ended_call {
@@ -76,16 +79,15 @@ static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
 	return true;
 }
 
-/* Stamp the call in the task's local storage. */
+/* Stamp the call in the task's own state (task storage, or by tid). */
 static __always_inline void task_enter(struct task_struct *task, __u32 nr,
 				       __u32 abi, __u32 fd_type)
 {
 	struct sc_task *ts;
 
-	ts = bpf_task_storage_get(&tstore, task, 0,
-				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	ts = thread_state(&tstore, task, &zero_task, true);
 	if (!ts) {
-		count_drop(SC_DROP_TASK_STORAGE);
+		count_drop(SC_DROP_UNTIMED);
 		return;
 	}
 	ts->nr = nr;
@@ -128,7 +130,7 @@ static __always_inline bool task_exit(struct task_struct *task,
 	struct sc_task *ts;
 	__u64 now, start;
 
-	ts = bpf_task_storage_get(&tstore, task, 0, 0);
+	ts = thread_state(&tstore, task, NULL, false);
 	if (!ts)
 		return false;
 	start = ts->start_ns;

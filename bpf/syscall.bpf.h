@@ -13,6 +13,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "task.bpf.h"
 
 #define X86_TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
 
@@ -44,7 +45,7 @@ static __always_inline void nr_abi_of(struct task_struct *task, long id,
 	*nr = (__u32)id;
 	*abi = SC_ABI_NATIVE;
 #if defined(__TARGET_ARCH_x86)
-	if (task->thread_info.status & X86_TS_COMPAT) {
+	if (task_ti_status(task) & X86_TS_COMPAT) {
 		*abi = SC_ABI_COMPAT;
 	} else if (*nr & SC_X32_SYSCALL_BIT) {
 		*abi = SC_ABI_X32;
@@ -73,7 +74,7 @@ static __always_inline bool exit_nr_abi(struct task_struct *task, long id,
 		return false;
 	*abi = SC_ABI_NATIVE;
 #if defined(__TARGET_ARCH_x86)
-	if (task->thread_info.status & X86_TS_COMPAT)
+	if (task_ti_status(task) & X86_TS_COMPAT)
 		*abi = SC_ABI_COMPAT;
 #endif
 	*nr = *abi == SC_ABI_COMPAT ? sigreturn_nr[SC_ABI_COMPAT] :
@@ -100,12 +101,8 @@ static __always_inline long syscall_nr(struct pt_regs *regs)
 static __always_inline bool task_syscall(struct task_struct *task, __u32 *nr,
 					 __u32 *abi)
 {
-	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	long id;
+	long id = task_syscall_id(task);
 
-	if (!regs)
-		return false;
-	id = syscall_nr(regs);
 	if (id < 0)
 		return false;
 	nr_abi_of(task, id, nr, abi);

@@ -52,7 +52,7 @@ static __always_inline bool trace_wanted(long id, bool at_exit)
 	 */
 	if (id < 0)
 		return at_exit;
-	task = bpf_get_current_task_btf();
+	task = current_task();
 	nr_abi_of(task, id, &nr, &abi);
 	return trace_bit(at_exit, nr, abi);
 }

@@ -67,12 +67,17 @@ static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
 	struct sc_counts *c;
 
 	proc_key_of(task, &key);
-	c = lookup_or_init(&ptotals, &key, &zero_counts);
+	c = bpf_map_lookup_elem(&ptotals, &key);
 	if (!c) {
-		__sync_fetch_and_add(&unattributed, 1);
-		return;
+		/* the process's first call here: its entry, and its name */
+		c = lookup_or_init(&ptotals, &key, &zero_counts,
+				   SC_MAP_PTOTALS);
+		if (!c) {
+			__sync_fetch_and_add(&unattributed, 1);
+			return;
+		}
+		proc_init(task, &key);
 	}
-	proc_init(task, &key);
 	__sync_fetch_and_add(&c->calls, 1);
 	if (is_error(ret)) {
 		__sync_fetch_and_add(&c->errors, 1);
@@ -98,6 +103,13 @@ static __always_inline void thread_count(struct task_struct *task,
 
 	if (!thread_totals)
 		return;
+	/* The slots need bpf_task_pt_regs (and compare-and-swap): before
+	 * it, every thread counts in its process's entry of ptotals.
+	 */
+	if (!KERN_TASK_REGS) {
+		ptotal_count(task, nr, abi, ret, delta_ns, timed);
+		return;
+	}
 	addr = addr_of(regs, scr);
 	ts = tslot_of(addr);
 	if (addr && (ts->owner == addr || tslot_claim(ts, addr, task)))
@@ -114,7 +126,7 @@ static __always_inline void tslot_forget(const struct pt_regs *regs)
 	struct sc_tslot *ts;
 	__u64 addr;
 
-	if (!thread_totals)
+	if (!thread_totals || !KERN_TASK_REGS)
 		return;
 	addr = addr_of(regs, SCR_TASK_EXIT);
 	ts = tslot_of(addr);

@@ -26,7 +26,7 @@ import sys
 SCPROF = os.environ.get("SCPROF", "./scprof")
 
 # Subcommands: `scprof NAME` (user/cmd/main.c); "profile" is plain scprof.
-COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict"]
+COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict", "features"]
 
 # What the value of an option completes to, by (command, long option);
 # "*" matches any command. A list: those words ("csv" after "," when the
@@ -37,7 +37,7 @@ COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict"]
 # option is not forgotten here.
 COLUMNS = ["time-percent", "total-time", "avg-time", "calls", "errors",
            "name", "min-time", "max-time", "p50", "p90", "p99", "bytes",
-           "rate"]
+           "rate", "interrupted"]
 COMPLETE = {
     ("*", "pid"): "pids",
     ("*", "cgroup"): "dirs",
@@ -50,20 +50,22 @@ COMPLETE = {
     ("profile", "format"): ["table", "json", "csv"],
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],
+    ("features", "format"): ["table", "json"],
     ("profile", "sort"): COLUMNS[:12] + ["nothing"],
     ("profile", "columns"): ("list,", COLUMNS),
     ("top", "sort"): ["calls", "errors", "p99", "time"],
-    ("top", "group"): ["process", "thread", "unit", "container"],
+    ("top", "group"): ["pid", "tid", "comm", "cgroup", "unit", "container"],
     ("calibrate", "loops"): ("list,", "loops"),
     ("*", "-e"): "free",
     ("*", "by"): ("list,", ["pid", "tid", "comm", "cgroup", "unit",
                             "container"]),
+    ("daemon", "labels"): ("list,", ["comm", "cgroup", "unit", "container"]),
 }
 FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "frames", "rows", "listen", "comm-series", "fold-interval",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
         "latency-period",
-        "labels", "max-series"]
+        "max-series"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"
 

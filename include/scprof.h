@@ -125,6 +125,35 @@ enum sc_fd_type {
 	SC_FD_COUNT,
 };
 
+/*
+ * The collection mode, decided once (the plan, user/cmd/plan.c) and read
+ * by both sides: which programs run, and where a call's cell lives.
+ */
+enum sc_progs {
+	SC_PROGS_FULL = 0,   /* enter and exit: counts and latency */
+	SC_PROGS_COUNT_ONLY, /* one exit program: calls, errors and bytes */
+	SC_PROGS_SAMPLED,    /* the exit program counts every call; the
+			      * enter program, attached in latency windows
+			      * only, stamps the calls that are timed
+			      */
+	SC_PROGS_COUNT,
+};
+
+enum sc_cells {
+	SC_CELLS_PER_PROCESS = 0, /* a (process, syscall) cell in the stats
+				   * hash, created at first use
+				   */
+	SC_CELLS_ONE_TARGET,	  /* one target process: its calls in the
+				   * arrays by syscall number (the rest in
+				   * stats)
+				   */
+	SC_CELLS_AGGREGATE,	  /* every target's calls summed per
+				   * syscall: the arrays by number, merged
+				   * for the rest; no process has cells
+				   */
+	SC_CELLS_COUNT,
+};
+
 /* How the BPF side chooses whose syscalls to record. */
 enum sc_filter_mode {
 	SC_FILTER_ALL = 0,    /* every process but scprof itself */
@@ -132,14 +161,40 @@ enum sc_filter_mode {
 	SC_FILTER_CGROUP = 2, /* tasks under the cgroup in cgroup_map[0] */
 };
 
-/* Reasons a record could not be kept; indexes of the drops array. */
+/* What could not be kept, by its consequence; indexes of the drops array.
+ * Why is in map_fails: the map whose update failed, and the errno.
+ */
 enum sc_drop {
-	SC_DROP_STATS_FULL = 0, /* stats map full: a whole call was lost */
-	SC_DROP_TASK_STORAGE,	/* no task storage: a call was not timed */
-	SC_DROP_PROCS_FULL,	/* procs map full: comm/exit not recorded */
-	SC_DROP_ERRNO_FULL,	/* errno map full: errno breakdown incomplete */
+	SC_DROP_CALLS = 0,    /* a whole call was lost (merged failed) */
+	SC_DROP_UNTIMED,      /* a call was not timed or counted (no
+			       * per-thread state for its stamp)
+			       */
+	SC_DROP_PROC_INFO,    /* a process has no name or exit (procs) */
+	SC_DROP_ERRNO_DETAIL, /* an error missing from the errno breakdown */
 	SC_DROP_COUNT,
 };
+
+/*
+ * The maps the programs add entries to, for counting their failed
+ * updates by errno (map_fails): -E2BIG alone means the map is full; any
+ * other errno (-ENOMEM from the allocator, -EBUSY from an update nested
+ * in another on the same CPU...) is counted as itself.
+ */
+enum sc_map {
+	SC_MAP_STATS =
+		0,	/* (process, syscall) cells: the call goes to merged */
+	SC_MAP_MERGED,	/* per-syscall cells: the call is lost */
+	SC_MAP_PROCS,	/* process names and exits: the process has none */
+	SC_MAP_ERRNOS,	/* errors by errno: the breakdown misses some */
+	SC_MAP_PTOTALS, /* per-process totals: counted as unattributed */
+	SC_MAP_THREADS, /* per-thread state in a hash (kernels without
+			   * task storage): the call is not timed
+			   */
+	SC_MAP_COUNT,
+};
+
+/* Errnos counted one by one; larger ones share slot 0. */
+#define SC_ERRNO_SLOTS 256
 
 /* A process, as opposed to a pid: pids are reused, start times are not. */
 struct sc_proc_key {

@@ -11,6 +11,7 @@ assertion is about the test's own target processes.
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -52,6 +53,43 @@ def workload(name):
     path = os.path.join(WORKLOADS, name)
     assert os.access(path, os.X_OK), f"workload {path} is not built"
     return path
+
+
+# setpriv's arguments that run a command as nobody (uid and gid 65534)
+# with no supplementary groups; add --inh-caps and friends to keep some.
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+class NobodyCopy:
+    """scprof and the workloads copied where nobody can run them.
+
+    The checkout may lie where only root can go: root's `git clone` puts
+    it in /root, mode 0700. A test that drops privileges runs these copies,
+    in a private directory (mode 0755) under the system's temp directory."""
+
+    def __init__(self):
+        self.dir = tempfile.mkdtemp(prefix="scprof-nobody-")
+        os.chmod(self.dir, 0o755)
+        self.scprof = os.path.join(self.dir, "scprof")
+        shutil.copy2(SCPROF, self.scprof)
+        wl = os.path.join(self.dir, "workloads")
+        shutil.copytree(WORKLOADS, wl)
+        os.chmod(wl, 0o755)
+        p = run(NOBODY + ["test", "-x", self.scprof])
+        assert p.returncode == 0, \
+            f"nobody cannot run {self.scprof}: is {self.dir}'s parent closed?"
+
+    def workload(self, name):
+        path = os.path.join(self.dir, "workloads", name)
+        assert os.access(path, os.X_OK), f"workload {path} is not built"
+        return path
+
+
+@pytest.fixture(scope="session")
+def nobody_copy():
+    c = NobodyCopy()
+    yield c
+    shutil.rmtree(c.dir, ignore_errors=True)
 
 
 def run(args, **kw):
@@ -105,6 +143,12 @@ def scprof_json(args, cmd=None, **kw):
     assert text is not None, \
         f"no report (rc {proc.returncode}): {proc.stderr.decode(errors='replace')}"
     return proc, json.loads(text, strict=True)
+
+
+def nothing_dropped(dropped):
+    """A report's "dropped": every count 0 and no failed map update."""
+    return (all(v == 0 for k, v in dropped.items() if k != "map_failures")
+            and dropped.get("map_failures") == [])
 
 
 def by_name(syscalls, abi="64"):
@@ -247,16 +291,24 @@ def parse_tables(text):
 
 # ---- cgroups --------------------------------------------------------------
 
-def cgroup2_mount():
-    """Mount point of the cgroup v2 hierarchy (unified or hybrid), or None."""
+def cgroup2_mounts():
+    """Every mount point of a cgroup v2 hierarchy, in mount order (a machine
+    may have more than one: a chroot's, a container's)."""
+    found = []
     with open("/proc/self/mounts") as f:
         for line in f:
             dev, mnt, fstype = line.split()[:3]
             if fstype == "cgroup2":
                 # /proc/mounts escapes spaces and such as \ooo
-                return re.sub(r"\\([0-7]{3})",
-                              lambda m: chr(int(m.group(1), 8)), mnt)
-    return None
+                found.append(re.sub(r"\\([0-7]{3})",
+                                    lambda m: chr(int(m.group(1), 8)), mnt))
+    return found
+
+
+def cgroup2_mount():
+    """Mount point of the cgroup v2 hierarchy (unified or hybrid), or None."""
+    mounts = cgroup2_mounts()
+    return mounts[0] if mounts else None
 
 
 # ---- waiting for scprof and for targets -------------------------------------

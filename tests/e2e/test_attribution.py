@@ -15,8 +15,9 @@ import subprocess
 
 import pytest
 
-from conftest import (cgroup2_mount, counts, run, run_scprof, scprof_json,
-                      scprof_report, stderr_lines, unit_slice, workload)
+from conftest import (cgroup2_mounts, counts, run, run_scprof,
+                      scprof_json, scprof_report, stderr_lines, unit_slice,
+                      workload)
 
 ID64 = "0123456789abcdef" * 4
 # the links of a --count-only run
@@ -223,11 +224,13 @@ def test_unit_names_escaped(slice_, background):
 
 
 def test_v1_only_host_says_cgroup_keys_need_v2():
-    mnt = cgroup2_mount()
-    assert mnt
-    # a mount namespace without the cgroup2 mount: a cgroup v1-only host
+    mounts = cgroup2_mounts()
+    assert mounts
+    # a mount namespace without any cgroup2 mount (this machine may have
+    # several: a chroot's too): a cgroup v1-only host
+    umounts = " && ".join(f"umount -l '{m}'" for m in reversed(mounts))
     proc = run(["unshare", "-m", "sh", "-c",
-                f"umount -l '{mnt}' && exec \"$0\" \"$@\"",
+                f"{umounts} && exec \"$0\" \"$@\"",
                 os.environ.get("SCPROF", "./scprof"), "--by", "unit", "-a",
                 "-d", "0.1"])
     lines = stderr_lines(proc)

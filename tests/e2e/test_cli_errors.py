@@ -11,7 +11,7 @@ import tempfile
 
 import pytest
 
-from conftest import (CLEAN_ENV, SCPROF, TIMEOUT, assert_not_crashed,
+from conftest import (CLEAN_ENV, NOBODY, SCPROF, TIMEOUT, assert_not_crashed,
                       cgroup2_mount, run_scprof, stderr_lines, workload)
 
 USAGE, RUNTIME = 2, 1
@@ -129,24 +129,23 @@ def test_unwritable_output(tmp_path, case, target):
     assert os.listdir(sub) == []
 
 
-UNPRIVILEGED = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 
 @pytest.mark.parametrize("target", [["-a"], ["-p", "PID"],
                                     ["--", "true"],
                                     ["-f", "--", "true"]],
                          ids=["all", "pid", "command", "command-follow"])
-def test_unprivileged(target):
+def test_unprivileged(target, nobody_copy):
     # pytest's tmp_path is under a root-only directory: nobody needs its own.
     with tempfile.TemporaryDirectory(prefix="scprof-e2e-") as d:
         os.chmod(d, 0o777)
-        unprivileged_run(d, target)
+        unprivileged_run(d, target, nobody_copy.scprof)
 
 
-def unprivileged_run(d, target):
+def unprivileged_run(d, target, scprof):
     out = os.path.join(d, "report")
     target = [str(os.getpid()) if a == "PID" else a for a in target]
-    proc = subprocess.run(UNPRIVILEGED + [SCPROF, "-o", out] + target,
+    proc = subprocess.run(NOBODY + [scprof, "-o", out] + target,
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=CLEAN_ENV, timeout=TIMEOUT)
     assert proc.returncode == RUNTIME, proc.stderr
@@ -155,10 +154,10 @@ def unprivileged_run(d, target):
     assert os.listdir(d) == []
 
 
-def test_unprivileged_leaves_no_stopped_command(tmp_path):
+def test_unprivileged_leaves_no_stopped_command(nobody_copy):
     """The command was forked and held before exec: it must not linger."""
     marker = "scprof-e2e-unpriv-marker"
-    proc = subprocess.run(UNPRIVILEGED + [SCPROF, "--", "sleep", "1000",
+    proc = subprocess.run(NOBODY + [nobody_copy.scprof, "--", "sleep", "1000",
                                           marker],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                           env=CLEAN_ENV, timeout=TIMEOUT)

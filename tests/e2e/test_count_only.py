@@ -250,3 +250,19 @@ def test_rt_sigreturn_is_counted(count_only):
     assert want["rt_sigreturn"][0] >= 200
     assert got["rt_sigreturn"]["calls"] == want["rt_sigreturn"][0]
     assert got["kill"]["calls"] == want["kill"][0] == 200
+
+
+def test_count_only_interval_tables_say_what_they_leave_out():
+    """-C -i: every interval table is the count-only table with its note,
+    as the one-shot table is (interval models keep the run's facts)."""
+    cp = subprocess.run([SCPROF, "-C", "-i", "0.3", "--",
+                         workload("pacer"), "1000", "2", "100", "12"],
+                        capture_output=True, env=ENV, timeout=TIMEOUT)
+    assert cp.returncode == 0, cp.stderr
+    err = cp.stderr.decode()
+    headers = [ln for ln in err.splitlines()
+               if ln.split()[:2] == ["calls", "calls/s"] or
+               ln.split()[:1] == ["calls"]]
+    notes = err.count("no times were measured")
+    assert len(headers) >= 3, err
+    assert notes == len(headers), err

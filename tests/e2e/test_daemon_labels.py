@@ -66,8 +66,11 @@ def test_labels_and_max_series(slice_):
 
 @pytest.mark.parametrize("args,msg", [
     (["--labels", "unit,bogus"], "invalid or repeated --labels key 'bogus'"),
-    (["--labels", "comm,pid"], "--labels takes comm, unit, cgroup or "
-                               "container"),
+    (["--labels", "comm,pid"], "--labels pid refused: a series per "
+                               "process would grow without bound"),
+    # --by's old spellings are the same keys, refused for the same reason
+    (["--labels", "thread"], "--labels tid refused: a series per thread"),
+    (["--labels", "unit,unit"], "invalid or repeated --labels key 'unit'"),
     (["--max-series", "x"], "invalid --max-series 'x'"),
     (["--max-series", "0"], "invalid --max-series '0'"),
 ])

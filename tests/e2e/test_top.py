@@ -285,28 +285,55 @@ def test_no_terminal_without_batch():
 
 
 def test_live_view_group_key(tmux, pacers):
-    """g: processes, threads, units, containers, and processes again."""
+    """g: pids, tids, comms, cgroups, units, containers, and pids again
+    (the --by keys, in their order)."""
     busy = pacers(b"topbusy", 100, 0, 10, 0)
     t = tmux(f"{SCPROF} top -i 0.3 -p {busy.pid}")
     s = t.wait_screen(lambda s: "topbusy" in s, "the pacer on screen")
     assert re.search(r"^\s+PID COMM", s, re.M)
     t.keys("g")
-    s = t.wait_screen(lambda s: "per thread" in s and "topbusy" in s,
+    s = t.wait_screen(lambda s: "per tid" in s and "topbusy" in s,
                       "the thread view")
     assert re.search(rf"^\s+TID COMM.*\n\s+{busy.pid} topbusy", s, re.M)
-    t.keys("g")
-    s = t.wait_screen(lambda s: "per unit" in s and "getppid" in s,
-                      "the unit view")
-    assert re.search(r"^UNIT\s+CALLS/s", s, re.M)
-    t.keys("g")
-    s = t.wait_screen(lambda s: "per container" in s and "getppid" in s,
-                      "the container view")
-    assert re.search(r"^CONTAINER\s+CALLS/s", s, re.M)
+    for key, row in (("comm", r"^COMM\s+CALLS/s.*\n(.*\n)?topbusy\s"),
+                     ("cgroup", r"^CGROUP\s+CALLS/s.*\n/"),
+                     ("unit", r"^UNIT\s+CALLS/s"),
+                     ("container", r"^CONTAINER\s+CALLS/s")):
+        t.keys("g")
+        s = t.wait_screen(lambda s, k=key: f"per {k}" in s and
+                          "getppid" in s, f"the {key} view")
+        assert re.search(row, s, re.M), s
     t.keys("g")
     s = t.wait_screen(lambda s: "per " not in s.splitlines()[0] and
                       "topbusy" in s, "the process view again")
     t.keys("q")
     assert t.exit_status() == 0
+
+
+def batch_rows(args):
+    p = run([SCPROF, "top", "--batch", "-n", "1", "-i", "0.5"] + args)
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.decode().strip("\n").split("\n")
+    return lines[0], lines[2].split()[0], [ln.split() for ln in lines[3:]]
+
+
+def test_group_names_are_the_by_keys(pacers):
+    """-g takes --by's keys; process and thread stay as their aliases."""
+    a = pacers(b"topsame", 50, 0, 10, 0)
+    b = pacers(b"topsame", 50, 0, 10, 0)
+    pids = f"{a.pid},{b.pid}"
+    for key, alias, title in (("pid", "process", "PID"),
+                              ("tid", "thread", "TID")):
+        for name in (key, alias):
+            head, col, rows = batch_rows(["-g", name, "-p", pids])
+            assert col == title, (name, head)
+            assert sorted(int(r[0]) for r in rows) == sorted(
+                [a.pid, b.pid]), rows
+    # comm: both pacers in one row, at twice one pacer's rate
+    head, col, rows = batch_rows(["-g", "comm", "-p", pids])
+    assert "per comm" in head and col == "COMM", head
+    assert [r[0] for r in rows] == ["topsame"], rows
+    assert 2 * 51 / 0.01 * 0.6 < float(rows[0][1]), rows
 
 
 @pytest.fixture
@@ -347,8 +374,30 @@ def test_batch_per_unit_against_known_rates(pacers, units):
         ratio = float(rows[0][1]) / float(rows[1][1])
         assert 101 / 10 / (21 / 20) * 0.7 < ratio < \
             101 / 10 / (21 / 20) * 1.3, ratio
+    # the same processes per cgroup: the units' paths
+    head, col, rows = batch_rows(["-g", "cgroup", "--cgroup", top])
+    assert col == "CGROUP", head
+    assert sorted(r[0] for r in rows) == sorted(
+        u[len(cgroup2_mount()):] for u in (busy_unit, calm_unit)), rows
     # killed pacers leave their cgroups empty for the fixture
     busy.kill()
     calm.kill()
     busy.wait()
     calm.wait()
+
+
+def test_lost_records_are_said_with_their_cause(pacers):
+    """A frame whose interval lost something says what and why (issue #19):
+    here every update of the process map fails with EBUSY (injected), so
+    the processes have no name, which the status line says, not "full"."""
+    pacers(b"lost-pacer", 20, 0, 10, 0)
+    env = dict(CLEAN_ENV, SCPROF_TEST_MAP_FAIL="procs:EBUSY")
+    p = run([SCPROF, "top", "--batch", "-i", "0.3", "-n", "3"], env=env)
+    assert p.returncode == 0, p.stderr
+    status = [ln for ln in p.stdout.decode().splitlines()
+              if "processes active" in ln]
+    assert status, p.stdout
+    said = [ln for ln in status if "; incomplete: " in ln]
+    assert said, status
+    assert "have no name (adding to the procs map failed: EBUSY x" in said[0]
+    assert "full" not in said[0]

@@ -43,7 +43,10 @@ int probe_effect_measure(struct cal_env *e, const struct cal_plan *p,
 			 double overhead_ns, struct cal_probe *out,
 			 double *samples)
 {
-	struct collector_opts co = { .mode = SC_FILTER_TGID };
+	/* scprof itself, the one target: the cost of a -p PID run */
+	struct collector_opts co = { .mode = SC_FILTER_TGID,
+				     .progs = SC_PROGS_FULL,
+				     .cells = SC_CELLS_ONE_TARGET };
 	struct collector *c = NULL;
 	cal_fn floor_loop = cal_loop_fn(CAL_LOOP_GETPPID);
 	double *bare = samples, *probed = samples + p->runs,

@@ -17,6 +17,7 @@
 #include "cmd/commands.h"
 #include "cmd/daemon_http.h"
 #include "cmd/daemon_priv.h"
+#include "cmd/plan.h"
 #include "cmd/run.h"
 #include "collect/cgroups.h"
 #include "collect/collector.h"
@@ -259,10 +260,16 @@ static int daemon_option(void *ctx, int c, const char *arg)
 					 (int)strlist_len(bad), bad);
 		if (group_has(&o->labels, GROUP_PID) ||
 		    group_has(&o->labels, GROUP_TID))
-			return cli_error(cmd,
-					 "--labels takes comm, unit, cgroup "
-					 "or container (pid and tid would "
-					 "make a series per process)");
+			return cli_error(
+				cmd,
+				"--labels %s refused: a series per "
+				"%s would grow without bound as "
+				"processes come and go (use comm, "
+				"unit, cgroup or container)",
+				group_has(&o->labels, GROUP_PID) ? "pid" :
+								   "tid",
+				group_has(&o->labels, GROUP_PID) ? "process" :
+								   "thread");
 		return 0;
 	case OPT_FOLD_INTERVAL:
 		if (cli_parse_seconds(arg, &o->fold_s) || o->fold_s < 0.1 ||
@@ -483,13 +490,7 @@ static int attach(struct daemon *d)
 	/* Calls are summed per syscall in the kernel, and per process for
 	 * the per-name series (per thread, no per-process cells).
 	 */
-	struct collector_opts copts = {
-		.fold = COLLECTOR_FOLD_TOTAL,
-		.aggregate = true,
-		.thread_totals = d->comms != NULL,
-		.latency_sampled = true,
-		.read_cgid = d->comms && group_needs_cgroups(&d->o->labels),
-	};
+	struct collector_opts copts;
 	struct duty_opts dopts = {
 		.ratio = d->o->latency_duty,
 		.budget = d->o->max_overhead,
@@ -498,7 +499,8 @@ static int attach(struct daemon *d)
 	bool keep_bpf;
 	int err;
 
-	err = target_attach(&d->o->target, &copts, &d->col);
+	daemon_plan(d->o, &d->found, &copts);
+	err = target_attach(&d->found, &copts, &d->col);
 	if (err)
 		return err;
 	/* The first latency window opens now, before capabilities go. */
@@ -549,8 +551,7 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 
 	(void)env;
 	signal(SIGPIPE, SIG_IGN); /* a scraper that hangs up is no reason */
-	if (o->target.kind == TARGET_PIDS &&
-	    target_resolve_pids(o->target.pids, &o->target.npids))
+	if (target_find(&o->target, false, &d->found))
 		return EXIT_FAIL;
 	if (open_listener(d) || (o->pidfile && open_pidfile(d)))
 		return EXIT_FAIL;
@@ -593,6 +594,7 @@ static void daemon_teardown(void *ctx, int status)
 	close_pidfile(d);
 	if (status == EXIT_OK)
 		pr_warn("stopped: BPF programs detached");
+	target_found_free(&d->found);
 	daemon_free_opts(d->o);
 }
 

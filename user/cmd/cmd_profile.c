@@ -11,6 +11,7 @@
 #include "cmd/cli.h"
 #include "cmd/cmd_profile_args.h"
 #include "cmd/commands.h"
+#include "cmd/plan.h"
 #include "cmd/run.h"
 #include "collect/cgroups.h"
 #include "collect/collector.h"
@@ -18,6 +19,7 @@
 #include "collect/target.h"
 #include "model/delta.h"
 #include "render/callsites.h"
+#include "render/drops.h"
 #include "render/flamegraph.h"
 #include "render/output.h"
 #include "render/report.h"
@@ -38,7 +40,8 @@
 #define EXIT_INCOMPLETE 3
 
 /* "ls -l /tmp", "pid 12,34", ...: a description for the report header. */
-static char *describe(const struct profile_opts *o)
+static char *describe(const struct profile_opts *o,
+		      const struct target_found *found)
 {
 	size_t len = 64;
 	char *s, *p;
@@ -49,7 +52,7 @@ static char *describe(const struct profile_opts *o)
 	else if (o->target.kind == TARGET_CGROUP)
 		len += strlen(o->target.cgroup);
 	else if (o->target.kind == TARGET_PIDS)
-		len += o->target.npids * 12;
+		len += found->npids * 12 + 32;
 	s = calloc(1, len);
 	if (!s)
 		return NULL;
@@ -60,12 +63,11 @@ static char *describe(const struct profile_opts *o)
 			p += sprintf(p, "%s%s", a == o->argv ? "" : " ", *a);
 		break;
 	case TARGET_PIDS:
-		if (o->only_tid)
-			p += sprintf(p, "thread %d of ", o->only_tid);
+		if (found->only_tid)
+			p += sprintf(p, "thread %d of ", found->only_tid);
 		p += sprintf(p, "pid ");
-		for (size_t i = 0; i < o->target.npids; i++)
-			p += sprintf(p, "%s%d", i ? "," : "",
-				     o->target.pids[i]);
+		for (size_t i = 0; i < found->npids; i++)
+			p += sprintf(p, "%s%d", i ? "," : "", found->pids[i]);
 		break;
 	case TARGET_CGROUP:
 		sprintf(p, "cgroup %s", o->target.cgroup);
@@ -92,7 +94,10 @@ static const char *mode_name(enum target_kind k)
 }
 
 struct run {
-	struct profile_opts *o;
+	struct profile_opts *parsed;  /* written by parse and freed: */
+	const struct profile_opts *o; /* the same, as everything else sees it */
+	struct target_found found;    /* the targets as found at start */
+	struct report_opts report;    /* the plan's */
 	struct collector *col;
 	struct launch child;
 	bool launched;
@@ -109,28 +114,23 @@ struct run {
 };
 
 /* What a JSON or CSV report does not say in words (a table says it in
- * its first line).
+ * its first line, the same words).
  */
-static void warn_drops(const struct profile_opts *o, const struct sc_model *m)
+static void warn_drops(const struct report_opts *ro, const struct sc_model *m)
 {
-	if (o->report.format == REPORT_TABLE)
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	if (ro->format == REPORT_TABLE || !model_incomplete(m))
 		return;
-	if (m->drops[SC_DROP_STATS_FULL])
-		pr_warn("%llu calls were not recorded: no cell was left for "
-			"their syscall",
-			(unsigned long long)m->drops[SC_DROP_STATS_FULL]);
-	if (m->unattributed)
-		pr_warn("%llu calls are counted in the merged processes (pid "
-			"0), not in their own: the stats map was full (raise "
-			"--max-entries); the totals are exact",
-			(unsigned long long)m->unattributed);
-	if (m->drops[SC_DROP_TASK_STORAGE])
-		pr_warn("%llu calls were not timed or counted: no task storage",
-			(unsigned long long)m->drops[SC_DROP_TASK_STORAGE]);
-	if (m->drops[SC_DROP_PROCS_FULL])
-		pr_warn("%llu processes have no name: the process map was "
-			"full (raise --max-procs)",
-			(unsigned long long)m->drops[SC_DROP_PROCS_FULL]);
+	f = open_memstream(&text, &len);
+	if (!f)
+		return;
+	drops_sentence(f, &m->meta);
+	if (!fclose(f))
+		pr_warn("the counts are incomplete: %s", text);
+	free(text);
 }
 
 /* "2025-11-22T14:03:05.120+0100": the wall-clock end of an interval. */
@@ -155,7 +155,7 @@ static void timestamp(char *buf, size_t len)
  */
 static int write_interval(struct run *r, uint64_t now, bool last)
 {
-	struct report_opts ro = r->o->report;
+	struct report_opts ro = r->report;
 	struct report_meta meta = { .mode = mode_name(r->o->target.kind) };
 	struct sc_model *cur = NULL, *d;
 	char stamp[64];
@@ -176,22 +176,21 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 		pr_err("cannot compute the interval: out of memory");
 		return -ENOMEM;
 	}
-	d->duration_ns = now - r->t_prev;
-	meta.duration_ns = d->duration_ns;
+	d->meta.duration_ns = now - r->t_prev;
+	meta.duration_ns = d->meta.duration_ns;
 	if (!last || d->ntotal || !r->reports) {
 		timestamp(stamp, sizeof(stamp));
-		ro.rate_ns = d->duration_ns;
-		ro.interval = true;
+		ro.rate_ns = d->meta.duration_ns;
 		fprintf(r->out.f, "%s--- %s, interval %.3f s ---\n",
 			r->reports ? "\n" : "", stamp,
-			(double)d->duration_ns / 1e9);
+			(double)d->meta.duration_ns / 1e9);
 		err = report_write(r->out.f, d, &ro, &meta);
 		if (err)
 			pr_err("cannot write the report: %s", strerror(-err));
 		r->reports++;
 	}
 	if (last)
-		warn_drops(r->o, cur);
+		warn_drops(&r->report, cur);
 	r->incomplete |= model_incomplete(d);
 	model_free(d);
 	model_free(r->prev);
@@ -333,8 +332,9 @@ static int write_report(struct run *r)
 				       launch_exit_status(&r->child) :
 				       -1,
 	};
+	struct report_opts ro = r->report;
 	struct sc_model *m = NULL;
-	char *target = describe(r->o);
+	char *target = describe(r->o, &r->found);
 	int err;
 
 	if (!target)
@@ -354,8 +354,8 @@ static int write_report(struct run *r)
 		free(target);
 		return err;
 	}
-	m->duration_ns = meta.duration_ns;
-	warn_drops(r->o, m);
+	m->meta.duration_ns = meta.duration_ns;
+	warn_drops(&r->report, m);
 	err = write_stack_files(r, m, target);
 	if (err) {
 		model_free(m);
@@ -363,8 +363,8 @@ static int write_report(struct run *r)
 		return err;
 	}
 	r->incomplete = model_incomplete(m);
-	r->o->report.rate_ns = meta.duration_ns; /* -U rate */
-	err = report_write(r->out.f, m, &r->o->report, &meta);
+	ro.rate_ns = meta.duration_ns; /* -U rate */
+	err = report_write(r->out.f, m, &ro, &meta);
 	if (err)
 		pr_err("cannot write the report: %s", strerror(-err));
 	model_free(m);
@@ -372,74 +372,31 @@ static int write_report(struct run *r)
 	return err;
 }
 
-/* -i without -U: strace's columns with calls/s after calls. */
-static void add_rate_column(struct report_opts *ro)
-{
-	size_t n = 0;
-
-	while (n < COL_COUNT && ro->cols[n] != COL_NONE)
-		n++;
-	if (n + 1 >= COL_COUNT)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		if (ro->cols[i] != COL_CALLS)
-			continue;
-		memmove(&ro->cols[i + 2], &ro->cols[i + 1],
-			(n - i - 1) * sizeof(ro->cols[0]));
-		ro->cols[i + 1] = COL_RATE;
-		return;
-	}
-}
-
 static int profile_parse(void *ctx, int argc, char **argv, int *verbosity)
 {
 	struct run *r = ctx;
-	int err = cli_parse_profile(argc, argv, r->o);
+	int err = cli_parse_profile(argc, argv, r->parsed);
 
 	if (err)
-		cli_free_profile(r->o);
-	*verbosity = r->o->verbosity;
+		cli_free_profile(r->parsed);
+	*verbosity = r->parsed->verbosity;
 	return err;
 }
 
-/* Open the collector for the targets, add the command or the pids, and
- * attach.
- */
+/* Open the collector as planned, add the command or the pids, attach. */
 static int attach(struct run *r)
 {
-	struct profile_opts *o = r->o;
-	struct collector_opts copts = {};
+	struct collector_opts copts;
 	int err;
 
-	target_collector_opts(&o->target, &copts);
-	copts.count_only = o->count_only;
-	copts.fd_types = o->report.fd_types;
-	copts.max_exited = o->max_exited;
-	copts.in_flight = true;
-	copts.trace = o->trace.on ? &o->trace : NULL;
-	copts.status = o->status;
-	copts.only_tid = o->only_tid;
-	copts.key_kind = o->report.by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
-	copts.read_cgid = group_needs_cgroups(&o->report.by);
-	copts.stack_period = o->stack_period;
-	/* Exited processes one by one are only printed by -P, JSON and CSV:
-	 * otherwise merge them as they go, so long runs stay small.
-	 */
-	if (!o->report.per_process && !o->report.by.n &&
-	    o->report.format == REPORT_TABLE) {
-		copts.fold = COLLECTOR_FOLD_TOTAL;
-		/* and sum every target's calls per syscall as they come */
-		copts.aggregate = true;
-	}
-	if (o->interval_s > 0 && !o->cols_given)
-		add_rate_column(&o->report);
+	profile_plan(r->o, &r->found, &copts, &r->report);
 	err = collector__open(&r->col, &copts);
 	if (err)
 		return err;
-	if (o->target.kind == TARGET_CMD)
+	if (r->o->target.kind == TARGET_CMD)
 		collector__add_target(r->col, r->child.pid);
-	for (size_t i = 0; i < o->target.npids; i++)
-		collector__add_target(r->col, o->target.pids[i]);
+	for (size_t i = 0; i < r->found.npids; i++)
+		collector__add_target(r->col, r->found.pids[i]);
 	return collector__attach(r->col);
 }
 
@@ -462,7 +419,7 @@ static int go(struct run *r)
 	}
 	if (!isatty(STDERR_FILENO))
 		return 0;
-	d = describe(r->o);
+	d = describe(r->o, &r->found);
 	e = d ? esc_text(d, strlen(d)) : NULL;
 	pr_warn("profiling %s; Ctrl-C to stop and report", e ? e : "");
 	free(d);
@@ -476,12 +433,10 @@ static int go(struct run *r)
 static int profile_start(void *ctx, struct cmd_env *env)
 {
 	struct run *r = ctx;
-	struct profile_opts *o = r->o;
+	const struct profile_opts *o = r->o;
 	int err;
 
-	target_resolve_thread(&o->target, &o->only_tid);
-	if (o->target.kind == TARGET_PIDS &&
-	    target_resolve_pids(o->target.pids, &o->target.npids))
+	if (target_find(&o->target, true, &r->found))
 		return EXIT_FAIL;
 	if (group_needs_cgroups(&o->report.by)) {
 		char mnt[4096];
@@ -525,7 +480,7 @@ static int profile_loop(void *ctx, struct cmd_env *env)
 	if (r->targets_exited)
 		pr_warn("the target process%s exited: reporting what was "
 			"collected",
-			r->o->target.npids > 1 ? "es" : "");
+			r->found.npids > 1 ? "es" : "");
 	return 0;
 }
 
@@ -563,7 +518,8 @@ static void profile_teardown(void *ctx, int status)
 	output_abort(&r->out);
 	output_abort(&r->folded);
 	output_abort(&r->flame);
-	cli_free_profile(r->o);
+	target_found_free(&r->found);
+	cli_free_profile(r->parsed);
 }
 
 /* Stop signals are taken by the run loop, whenever they come: one
@@ -584,7 +540,7 @@ static const struct cmd_ops profile_ops = {
 int cmd_profile(int argc, char **argv)
 {
 	struct profile_opts o;
-	struct run r = { .o = &o };
+	struct run r = { .parsed = &o, .o = &o };
 
 	return cmd_run(&profile_ops, &r, argc, argv);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cmd/cmd_profile_args.h"
+#include "render/columns.h"
 #include "scprof_version.h" /* generated: SCPROF_GIT_REV */
 #include "sc_stack.h"
 #include "util/log.h"
@@ -77,6 +78,8 @@ static void usage_collect(FILE *f)
 	      "                        first); implies --stacks\n"
 	      "      --flamegraph FILE write them as an interactive SVG flame graph\n"
 	      "                        (hover, click to zoom, search); implies --stacks\n"
+	      "      --no-demangle     show C++ and Rust symbols as mangled in the binary\n"
+	      "                        (demangled by default, without parameter lists)\n"
 	      "\n"
 	      "Filters (strace's):\n"
 	      "  -e, --trace SET       -e [trace=]SET: count only the calls in SET, comma-\n"
@@ -107,7 +110,8 @@ static void usage_report(FILE *f)
 	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
 	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
 	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-	      "                        bytes, rate (calls/s)\n"
+	      "                        bytes, rate (calls/s), interrupted (calls a signal\n"
+	      "                        ended)\n"
 	      "  -P, --per-process     add one table per process (pid and comm)\n"
 	      "      --by KEY[,KEY]    add one table per group, largest first, of the\n"
 	      "                        calls grouped by pid, tid (each thread, named),\n"
@@ -156,6 +160,7 @@ void cli_usage_profile(FILE *f)
 	      "  scprof daemon         Prometheus metrics over HTTP\n"
 	      "  scprof calibrate      what a syscall costs on this machine\n"
 	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
+	      "  scprof features      what this kernel offers the BPF programs\n"
 	      "\n"
 	      "How scprof differs from strace -c:\n"
 	      "  - exit and exit_group are counted (strace -c omits calls that never return)\n"
@@ -170,7 +175,8 @@ void cli_usage_profile(FILE *f)
 	      "profile is incomplete (a map was full: the table's first line says what is\n"
 	      "missing, JSON's \"dropped\" counts it) and the status would have been 0;\n"
 	      "a command's non-zero status is kept.\n"
-	      "Needs root, or CAP_BPF and CAP_PERFMON, and a kernel >= 5.12 with BTF.\n",
+	      "Needs root, or CAP_BPF and CAP_PERFMON, and Linux 5.10 or later with BTF\n"
+	      "(every feature works there: scprof features says what each kernel adapts).\n",
 	      f);
 }
 
@@ -181,6 +187,7 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_FLAMEGRAPH,
+	OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -201,6 +208,7 @@ static const struct option long_opts[] = {
 	{ "threads", no_argument, NULL, 'T' },
 	{ "stacks", optional_argument, NULL, OPT_STACKS },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
@@ -222,50 +230,30 @@ static const struct cli_cmd profile_cmd = {
 	.default_target = TARGET_NONE,
 };
 
-/* Does a column (or sort key) need measured times? */
-static bool col_is_timed(enum report_col c)
+/* --count-only measures no time: no -H, no time column or sort key (the
+ * defaults are profile_plan's).
+ */
+static int count_only_check(const struct report_opts *r, bool cols_set,
+			    bool sort_set)
 {
-	switch (c) {
-	case COL_TIME_PCT:
-	case COL_TIME_TOTAL:
-	case COL_TIME_AVG:
-	case COL_TIME_MIN:
-	case COL_TIME_MAX:
-	case COL_P50:
-	case COL_P90:
-	case COL_P99:
-		return true;
-	default:
-		return false;
-	}
-}
-
-/* --count-only: no time columns; by default calls, errors, name by calls. */
-static int count_only_report(struct report_opts *r, bool cols_set,
-			     bool sort_set)
-{
-	static const enum report_col cols[] = { COL_CALLS, COL_ERRORS, COL_NAME,
-						COL_NONE };
-
 	if (r->histograms)
 		return cli_error(&profile_cmd,
 				 "-H needs latencies, which --count-only "
 				 "does not measure");
-	if (sort_set && col_is_timed(r->sort))
+	char names[128];
+
+	if (sort_set && column_of(r->sort)->timed)
 		return cli_error(&profile_cmd,
-				 "--count-only measures no time: sort by "
-				 "calls, errors, name, bytes or nothing");
+				 "--count-only measures no time: sort by %s",
+				 column_names_list(false, names,
+						   sizeof(names)));
 	for (int i = 0; cols_set && i < COL_COUNT && r->cols[i]; i++)
-		if (col_is_timed(r->cols[i]))
+		if (column_of(r->cols[i])->timed)
 			return cli_error(&profile_cmd,
 					 "--count-only measures no time: -U "
-					 "takes calls, errors, name and bytes");
-	if (!sort_set)
-		r->sort = COL_CALLS;
-	if (!cols_set) {
-		memset(r->cols, 0, sizeof(r->cols));
-		memcpy(r->cols, cols, sizeof(cols));
-	}
+					 "takes %s",
+					 column_names_list(false, names,
+							   sizeof(names)));
 	return 0;
 }
 
@@ -381,6 +369,9 @@ static int profile_option(void *ctx, int c, const char *arg)
 		return cli_file_option(cmd, arg, "folded", &o->folded);
 	case OPT_FLAMEGRAPH:
 		return cli_file_option(cmd, arg, "flame graph", &o->flamegraph);
+	case OPT_NO_DEMANGLE:
+		o->raw_symbols = true;
+		return 0;
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
 			return cli_error(cmd,
@@ -435,8 +426,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--stacks reports the call sites of the "
 				 "whole run: it cannot be used with -i");
 	if (o->count_only)
-		return count_only_report(&o->report, o->cols_given,
-					 o->sort_given);
+		return count_only_check(&o->report, o->cols_given,
+					o->sort_given);
 	return 0;
 }
 

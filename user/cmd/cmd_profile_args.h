@@ -18,6 +18,9 @@ struct profile_opts {
 	double duration_s; /* 0: until the target ends or Ctrl-C */
 	double interval_s; /* -i: a report every interval_s seconds; 0: one */
 	const char *output;
+	/* The report as asked: profile_plan completes it (--count-only's
+	 * defaults, -i's rate column) into the report's settings.
+	 */
 	struct report_opts report;
 	bool cols_given;     /* -U was used */
 	bool sort_given;     /* -S was used */
@@ -27,11 +30,11 @@ struct profile_opts {
 	/* -e trace=SET (.on false: every call), and -z / -Z */
 	struct trace_set trace;
 	enum sc_status_filter status;
-	pid_t only_tid; /* -p TID of a thread: that thread only */
 	/* --stacks[=N] (0: off), --folded FILE, --flamegraph FILE */
 	uint32_t stack_period;
 	const char *folded;
 	const char *flamegraph;
+	bool raw_symbols; /* --no-demangle */
 };
 
 /*

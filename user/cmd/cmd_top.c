@@ -15,6 +15,7 @@
 
 #include "cmd/cmd_top.h"
 #include "cmd/commands.h"
+#include "cmd/plan.h"
 #include "cmd/run.h"
 #include "collect/cgroups.h"
 #include "collect/collector.h"
@@ -49,8 +50,9 @@ static void usage(FILE *f)
 	      "Display:\n"
 	      "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
 	      "  -s, --sort KEY        calls (default), errors, p99 or time\n"
-	      "  -g, --group KEY       rows per process (default), thread, unit or\n"
-	      "                        container (as scprof --by tid, unit, container)\n"
+	      "  -g, --group KEY       rows per pid (default), tid, comm, cgroup, unit or\n"
+	      "                        container, as scprof --by groups them (process\n"
+	      "                        and thread: pid and tid)\n"
 	      "  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
@@ -133,7 +135,8 @@ static int top_option(void *ctx, int c, const char *arg)
 		if (top_group_parse(arg, &o->group))
 			return cli_error(cmd,
 					 "invalid group '%s': expected "
-					 "process, thread, unit or container",
+					 "pid, tid, comm, cgroup, unit or "
+					 "container",
 					 arg);
 		return 0;
 	case 'b':
@@ -193,6 +196,7 @@ void top_free_opts(struct top_opts *o)
 
 struct top {
 	struct top_opts *o;
+	struct target_found found; /* -p's processes, as found at start */
 	struct collector *col;
 	struct sc_model *prev;
 	uint64_t t_prev;
@@ -304,15 +308,7 @@ static void draw(struct top *t)
 static int open_collector(struct top *t)
 {
 	bool sampled = t->o->latency_duty >= 0;
-	struct collector_opts copts = {
-		.fold = COLLECTOR_FOLD_TOTAL,
-		.in_flight = !sampled,
-		.latency_sampled = sampled,
-		.key_kind = t->group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
-							   SC_KEY_PROCESS,
-		.read_cgid = t->group == TOP_GROUP_UNIT ||
-			     t->group == TOP_GROUP_CONTAINER,
-	};
+	struct collector_opts copts;
 	/* --latency-duty: one period a frame, each frame's window opening
 	 * at its start.
 	 */
@@ -329,7 +325,8 @@ static int open_collector(struct top *t)
 	t->prev = NULL;
 	top_frame_free(&t->frame);
 	t->frames = 0;
-	err = target_attach(&t->o->target, &copts, &t->col);
+	top_plan(t->o, &t->found, t->group, &copts);
+	err = target_attach(&t->found, &copts, &t->col);
 	t->t_prev = clock_mono_ns();
 	if (!err && sampled)
 		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
@@ -522,17 +519,15 @@ static int top_start(void *ctx, struct cmd_env *env)
 	int err;
 
 	(void)env;
-	if (o->target.kind == TARGET_PIDS) {
-		err = target_resolve_pids(o->target.pids, &o->target.npids);
-		if (err)
-			return err;
-	}
+	err = target_find(&o->target, false, &t->found);
+	if (err)
+		return err;
 	t->group = o->group;
-	if ((t->group == TOP_GROUP_UNIT || t->group == TOP_GROUP_CONTAINER)) {
+	if (top_group_needs_cgroups(t->group)) {
 		char mnt[4096];
 
 		if (cgroups_v2_mount(mnt, sizeof(mnt)) == -ENOENT) {
-			pr_err("-g unit and container need cgroup v2, and no "
+			pr_err("-g cgroup, unit and container need cgroup v2, and no "
 			       "cgroup2 file system is mounted here");
 			return -ENOTSUP;
 		}
@@ -568,6 +563,7 @@ static void top_teardown(void *ctx, int status)
 	collector__destroy(t->col);
 	top_frame_free(&t->frame);
 	model_free(t->prev);
+	target_found_free(&t->found);
 	top_free_opts(t->o);
 }
 

@@ -14,7 +14,9 @@
 #include "analyze/verdict.h"
 #include "cmd/cli.h"
 #include "cmd/cmd_calibrate.h"
+#include "cmd/cmd_verdict.h"
 #include "cmd/commands.h"
+#include "cmd/plan.h"
 #include "cmd/run.h"
 #include "collect/collector.h"
 #include "sc_stack.h"
@@ -32,15 +34,6 @@
 
 #define DEFAULT_DURATION_S 5.0
 #define SAMPLE_NS 20000000ULL /* /proc is read every 20 ms */
-
-struct verdict_cli {
-	pid_t pid;
-	double duration_s;
-	bool recalibrate;
-	uint32_t stack_period; /* --stacks=N, 0: --no-stacks */
-	struct cli_calib_opts out;
-	int verbosity;
-};
 
 static void usage(FILE *f)
 {
@@ -107,6 +100,7 @@ static void usage(FILE *f)
 	      "                        load_config (conf.c:41)\"; JSON call_site and\n"
 	      "                        call_site_share)\n"
 	      "      --no-stacks       do not sample stacks\n"
+	      "      --no-demangle     call sites' C++ and Rust names as mangled\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
@@ -121,6 +115,7 @@ enum {
 	OPT_RECALIBRATE = CLI_OPT_OWN,
 	OPT_STACKS,
 	OPT_NO_STACKS,
+	OPT_NO_DEMANGLE,
 };
 
 static const struct option long_opts[] = {
@@ -130,6 +125,7 @@ static const struct option long_opts[] = {
 	{ "recalibrate", no_argument, NULL, OPT_RECALIBRATE },
 	{ "stacks", optional_argument, NULL, OPT_STACKS },
 	{ "no-stacks", no_argument, NULL, OPT_NO_STACKS },
+	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -146,7 +142,7 @@ static const struct cli_cmd cmd = {
 
 static int verdict_option(void *ctx, int c, const char *arg)
 {
-	struct verdict_cli *o = ctx;
+	struct verdict_opts *o = ctx;
 	uint64_t v;
 
 	switch (c) {
@@ -179,13 +175,16 @@ static int verdict_option(void *ctx, int c, const char *arg)
 	case OPT_NO_STACKS:
 		o->stack_period = 0;
 		return 0;
+	case OPT_NO_DEMANGLE:
+		o->raw_symbols = true;
+		return 0;
 	default:
 		return -ENOENT;
 	}
 }
 
 /* 0 to run, 1 after --help, EXIT_USAGE after an error. */
-static int parse(int argc, char **argv, struct verdict_cli *o)
+static int parse(int argc, char **argv, struct verdict_opts *o)
 {
 	const struct cli_shared sh = {
 		.calib = &o->out,
@@ -207,7 +206,7 @@ static int parse(int argc, char **argv, struct verdict_cli *o)
 }
 
 /* The saved calibration, or a quick one run now and saved. */
-static int get_calibration(const struct verdict_cli *o,
+static int get_calibration(const struct verdict_opts *o,
 			   struct calibration **cal, bool *saved)
 {
 	struct calibrate_opts co = { .quick = true, .probe = true };
@@ -278,7 +277,7 @@ static struct verdict_path *verdict_paths(const struct fd_paths *fp)
  * up, it ends, or a signal of mask (blocked) comes; then take what was
  * collected.
  */
-static int profile(const struct verdict_cli *o, struct collector *c,
+static int profile(const struct verdict_opts *o, struct collector *c,
 		   const sigset_t *mask, pid_t pid, uint64_t start_ticks,
 		   struct proc_sampler *s, struct sc_model **model)
 {
@@ -350,7 +349,7 @@ static const struct sc_proc *find_proc(const struct sc_model *m,
 	return any;
 }
 
-static int judge(const struct verdict_cli *o, const struct proc_sampler *s,
+static int judge(const struct verdict_opts *o, const struct proc_sampler *s,
 		 const struct sc_model *m, const struct calibration *cal,
 		 bool saved, struct output *out)
 {
@@ -387,7 +386,7 @@ static int judge(const struct verdict_cli *o, const struct proc_sampler *s,
 		.now = (long long)time(NULL),
 		.flights = m->flights,
 		.nflights = m->nflights,
-		.flights_known = m->flights_known,
+		.flights_known = m->meta.flights_known,
 	};
 	struct verdict_path *paths = verdict_paths(&s->paths);
 	struct verdict *v = NULL;
@@ -421,7 +420,7 @@ static int judge(const struct verdict_cli *o, const struct proc_sampler *s,
 }
 
 struct verdict_run {
-	struct verdict_cli o;
+	struct verdict_opts o;
 	pid_t pid;	     /* the process of o.pid */
 	struct proc_stat st; /* as it was before the calibration */
 	struct collector *col;
@@ -447,12 +446,8 @@ static int verdict_parse(void *ctx, int argc, char **argv, int *verbosity)
  */
 static int verdict_start(void *ctx, struct cmd_env *env)
 {
-	/* fd kinds: closes of sockets are not closes of opened files */
-	struct collector_opts copts = { .mode = SC_FILTER_TGID,
-					.in_flight = true,
-					.fd_types = true };
-
 	struct verdict_run *r = ctx;
+	struct collector_opts copts;
 	size_t npids = 1;
 	int err;
 
@@ -472,8 +467,7 @@ static int verdict_start(void *ctx, struct cmd_env *env)
 				       strerror(-err));
 		return EXIT_FAIL;
 	}
-	/* each finding names its top call site */
-	copts.stack_period = r->o.stack_period;
+	verdict_plan(&r->o, &copts);
 	if (collector__open(&r->col, &copts) ||
 	    get_calibration(&r->o, &r->cal, &r->saved) ||
 	    output_open(&r->out, r->o.out.output, stdout))

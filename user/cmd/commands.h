@@ -10,5 +10,6 @@ int cmd_daemon(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_verdict(int argc, char **argv);
+int cmd_features(int argc, char **argv);
 
 #endif

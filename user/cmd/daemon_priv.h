@@ -19,6 +19,7 @@ struct MHD_Daemon;
 
 struct daemon {
 	struct daemon_opts *o;
+	struct target_found found; /* -p's processes, as found at start */
 	struct collector *col;
 	struct comm_series *comms;
 	struct duty *duty; /* latency windows and the budget */

@@ -17,7 +17,7 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "profile", cmd_profile }, { "daemon", cmd_daemon },
 	{ "top", cmd_top },	    { "calibrate", cmd_calibrate },
-	{ "verdict", cmd_verdict },
+	{ "verdict", cmd_verdict }, { "features", cmd_features },
 };
 
 int main(int argc, char **argv)

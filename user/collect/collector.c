@@ -20,6 +20,7 @@
 #include "collect/collector.h"
 #include "collect/collector_priv.h"
 #include "model/names.h"
+#include "scprof_legacy.skel.h"
 #include "util/log.h"
 
 #define DEFAULT_MAX_STATS 16384
@@ -115,6 +116,29 @@ static int collector_new(struct collector **out,
 	return 0;
 }
 
+/*
+ * Tests only: SCPROF_TEST_MAP_FAIL=MAP:ERRNO (procs:EBUSY, stats:ENOMEM...)
+ * makes every update of that map fail with that errno, so the reports of
+ * failures that no kernel produces at will can be tested. Ignored when
+ * malformed (it is no user's option).
+ */
+static void inject_map_fail(struct scprof_bpf *skel)
+{
+	const char *v = getenv("SCPROF_TEST_MAP_FAIL"), *colon;
+	int map, err;
+
+	if (!v || !(colon = strchr(v, ':')))
+		return;
+	map = names_map_parse(v, (size_t)(colon - v));
+	err = names_errno_parse(colon + 1);
+	if (map < 0 || err <= 0)
+		return;
+	skel->rodata->inject_map = (__u32)map;
+	skel->rodata->inject_errno = err;
+	pr_info("testing: every update of the %s map fails with %s",
+		names_map((uint32_t)map), colon + 1);
+}
+
 /* Before load: the settings (rodata), the programs and the map sizes. */
 static int configure(struct collector *c)
 {
@@ -124,9 +148,9 @@ static int configure(struct collector *c)
 	skel->rodata->filter_mode = opts->mode;
 	skel->rodata->self_tgid = (__u32)getpid();
 	skel->rodata->follow_forks = opts->follow;
-	skel->rodata->fd_types = opts->fd_types && !opts->count_only &&
-				 !opts->latency_sampled;
-	skel->rodata->agg_all = opts->aggregate;
+	skel->rodata->progs = opts->progs;
+	skel->rodata->cells = opts->cells;
+	skel->rodata->fd_types = opts->fd_types;
 	skel->rodata->thread_totals = opts->thread_totals;
 	if (c->cgroup_fd >= 0) {
 		struct stat st;
@@ -137,24 +161,54 @@ static int configure(struct collector *c)
 	}
 	set_nr_flags(skel, skel->rodata->fd_types);
 	set_trace_filter(skel, opts);
-	collector_stacks_configure(c);
+	inject_map_fail(skel);
+	stack_drain_configure(skel, opts->stack_period);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
 	bpf_map__set_max_entries(skel->maps.procs, opts->max_procs ?
 							   opts->max_procs :
 							   DEFAULT_MAX_PROCS);
-	if (!collector_uses_arrays(opts) || opts->count_only)
-		bpf_map__set_max_entries(skel->maps.solo_stats, 1);
+	if (!collector_uses_arrays(opts) || opts->progs == SC_PROGS_COUNT_ONLY)
+		bpf_map__set_max_entries(skel->maps.nr_stats, 1);
 	if (!collector_uses_arrays(opts))
-		bpf_map__set_max_entries(skel->maps.solo_counts, 1);
+		bpf_map__set_max_entries(skel->maps.nr_counts, 1);
 	if (!opts->thread_totals)
 		bpf_map__set_max_entries(skel->maps.ptotals, 1);
 	else
 		bpf_map__set_max_entries(skel->maps.ptotals,
 					 opts->max_procs ? opts->max_procs :
 							   DEFAULT_MAX_PROCS);
-	return collector_choose_progs(skel, opts);
+	return collector_choose_progs(skel, opts, &c->kern);
+}
+
+/*
+ * The programs built for kernels without every facility (SCPROF_LEGACY),
+ * opened through the default build's skeleton: both builds have the same
+ * maps, programs and global data (bpf/same_layout.sh checks it at build
+ * time), so only the ELF the skeleton opens changes.
+ */
+static struct scprof_bpf *open_legacy(void)
+{
+	struct scprof_bpf *obj = calloc(1, sizeof(*obj));
+	int err;
+
+	if (!obj) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = scprof_bpf__create_skeleton(obj);
+	if (!err) {
+		obj->skeleton->data = (void *)scprof_legacy_bpf__elf_bytes(
+			&obj->skeleton->data_sz);
+		err = bpf_object__open_skeleton(obj->skeleton, NULL);
+	}
+	if (err) {
+		scprof_bpf__destroy(obj);
+		errno = -err;
+		return NULL;
+	}
+	return obj;
 }
 
 static int load(struct collector *c)
@@ -171,8 +225,8 @@ static int load(struct collector *c)
 	return err;
 }
 
-/* After load: map the solo stats array (full mode, solo-capable or
- * aggregate runs) and give the programs the cgroup to filter on.
+/* After load: map the latency array by syscall number (arrays in use,
+ * not count-only) and give the programs the cgroup to filter on.
  */
 static int setup_maps(struct collector *c)
 {
@@ -180,21 +234,21 @@ static int setup_maps(struct collector *c)
 	__u32 zero = 0;
 	int err;
 
-	if (collector_uses_arrays(opts) && !opts->count_only) {
-		const struct bpf_map *m = c->skel->maps.solo_stats;
+	if (collector_uses_arrays(opts) && opts->progs != SC_PROGS_COUNT_ONLY) {
+		const struct bpf_map *m = c->skel->maps.nr_stats;
 		void *p;
 
-		c->solo_stats_len = (size_t)bpf_map__max_entries(m) *
-				    bpf_map__value_size(m);
-		p = mmap(NULL, c->solo_stats_len, PROT_READ, MAP_SHARED,
+		c->nr_stats_len = (size_t)bpf_map__max_entries(m) *
+				  bpf_map__value_size(m);
+		p = mmap(NULL, c->nr_stats_len, PROT_READ, MAP_SHARED,
 			 bpf_map__fd(m), 0);
 		if (p == MAP_FAILED) {
 			err = -errno;
-			pr_err("cannot map the solo stats array: %s",
+			pr_err("cannot map the latency array: %s",
 			       strerror(-err));
 			return err;
 		}
-		c->solo_stats = p;
+		c->nr_stats = p;
 	}
 	if (c->cgroup_fd >= 0 &&
 	    bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_map), &zero,
@@ -219,7 +273,15 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = collector_new(&c, opts);
 	if (err)
 		goto err;
-	c->skel = scprof_bpf__open();
+	kernel_facilities_probe(&c->kern);
+	if (kernel_facilities_all(&c->kern)) {
+		c->skel = scprof_bpf__open();
+	} else {
+		pr_info("this kernel lacks a facility the default BPF build "
+			"relies on (scprof features says which): loading the "
+			"legacy build");
+		c->skel = open_legacy();
+	}
 	if (!c->skel) {
 		err = -errno;
 		pr_err("cannot open the BPF object: %s", strerror(errno));
@@ -228,7 +290,10 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = configure(c);
 	err = err ?: load(c);
 	err = err ?: setup_maps(c);
-	err = err ?: collector_stacks_setup(c);
+	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
+	err = err   ?:
+		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
+				      !opts->raw_symbols);
 	if (err)
 		goto err;
 	*out = c;
@@ -247,10 +312,14 @@ int collector__add_target(struct collector *c, pid_t tgid)
 		return -EINVAL;
 	w = &c->skel->bss->target_bits[t / 32];
 	if (!(*w & (1U << (t % 32)))) {
+		if (c->opts.cells == SC_CELLS_ONE_TARGET && c->ntargets)
+			return -EINVAL;
 		*w |= 1U << (t % 32);
 		c->skel->bss->live_targets++;
-		if (!c->ntargets++)
-			c->first_target = tgid;
+		if (!c->ntargets++ && c->opts.cells == SC_CELLS_ONE_TARGET) {
+			c->one = tgid;
+			c->skel->bss->one_tgid = (__u32)tgid;
+		}
 		/* Targets belong before attach; after it, at least forget
 		 * tasks already found not to be targets.
 		 */
@@ -281,7 +350,8 @@ static bool is_iter_prog(const struct bpf_program *prog)
 /* Sampled mode: the enter program is attached by the latency windows. */
 static bool is_windowed(struct scprof_bpf *skel, const struct bpf_program *prog)
 {
-	return skel->rodata->sampled && prog == skel->progs.sc_sys_enter;
+	return skel->rodata->progs == SC_PROGS_SAMPLED &&
+	       prog == skel->progs.sc_sys_enter;
 }
 
 static int attach_ordered(struct scprof_bpf *skel)
@@ -310,13 +380,6 @@ int collector__attach(struct collector *c)
 {
 	int err;
 
-	/* Decided once: after a detach the solo target may be gone. */
-	if (!c->solo_decided && collector_solo_capable(&c->opts) &&
-	    c->ntargets == 1) {
-		c->solo = c->first_target;
-		c->skel->bss->solo_tgid = (__u32)c->solo;
-	}
-	c->solo_decided = true;
 	/* What the programs remember about tasks by their stack address
 	 * is stale after a detach: tasks exited unseen, stacks were reused.
 	 */
@@ -324,16 +387,12 @@ int collector__attach(struct collector *c)
 	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
 	err = attach_ordered(c->skel);
 	c->attached = !err;
-	if (!err) {
-		err = collector_inflight_attach(c);
-		if (err)
-			return err;
-	}
-
-	if (err)
+	if (err) {
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
 		       strerror(-err));
-	return err;
+		return err;
+	}
+	return c->inflight ? inflight_attach(c->inflight) : 0;
 }
 
 void collector__detach(struct collector *c)
@@ -348,7 +407,7 @@ int collector__latency_window(struct collector *c, bool open)
 	struct bpf_link **link = &skel->links.sc_sys_enter;
 	__u32 *gen = &skel->bss->window_gen;
 
-	if (!skel->rodata->sampled || open == (*link != NULL))
+	if (skel->rodata->progs != SC_PROGS_SAMPLED || open == (*link != NULL))
 		return 0;
 	if (!open) {
 		bpf_link__destroy(*link);
@@ -377,7 +436,7 @@ int collector__cost(struct collector *c, struct collector_cost *out)
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
-	if (!c->skel->rodata->sampled)
+	if (c->skel->rodata->progs != SC_PROGS_SAMPLED)
 		return 0;
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -EINVAL;
@@ -401,6 +460,21 @@ out:
 	return err;
 }
 
+int collector__stacks_poll(struct collector *c)
+{
+	int err = c->stacks ? stack_drain_error(c->stacks) : 0;
+
+	if (err)
+		pr_err("cannot unwind the sampled stacks: %s", strerror(-err));
+	return err;
+}
+
+void collector__unwind_stats(struct collector *c, uint64_t *samples,
+			     uint64_t *frames)
+{
+	stack_drain_stats(c->stacks, samples, frames);
+}
+
 long collector__live_targets(const struct collector *c)
 {
 	return (long)__atomic_load_n(&c->skel->bss->live_targets,
@@ -411,12 +485,10 @@ void collector__destroy(struct collector *c)
 {
 	if (!c)
 		return;
-	if (c->solo_stats)
-		munmap(c->solo_stats, c->solo_stats_len);
-	bpf_link__destroy(c->inflight_link);
-	free(c->pre);
-	model_free(c->pre_gone);
-	collector_stacks_free(c);
+	if (c->nr_stats)
+		munmap(c->nr_stats, c->nr_stats_len);
+	inflight_free(c->inflight);
+	stack_drain_free(c->stacks);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "model/facility.h"
 #include "model/model.h"
 #include "model/trace_set.h"
 
@@ -27,45 +28,48 @@ enum collector_fold {
 				   */
 };
 
+/*
+ * What to collect, decided once by the plan (user/cmd/plan.c) and read,
+ * never re-derived, by everything that sets up, drains and folds the maps.
+ */
 struct collector_opts {
+	/* Whom. */
 	enum sc_filter_mode mode;
 	const char *cgroup_path; /* SC_FILTER_CGROUP: a cgroup v2 directory */
 	bool follow;		 /* SC_FILTER_TGID: add children on fork */
-	uint32_t max_stats;	 /* stats map entries, 0: default */
-	uint32_t max_procs;	 /* procs map entries, 0: default */
-	bool count_only;	 /* calls, errors and bytes; no times */
-	bool fd_types; /* split calls on an fd by its kind (not count_only) */
-	enum collector_fold fold;
-	uint32_t max_exited;  /* FOLD_PROCS: exited processes kept one
-				  * by one, 0: default
-				  */
-	bool in_flight;	      /* snapshots add the calls still in flight (full
-			 * mode, kernels with bpf_task_pt_regs)
-			 */
-	bool aggregate;	      /* no per-process rows wanted: every target's
-			      * calls are summed per syscall in the kernel
-			      * (in pid 0), so process churn fills no map
-			      */
-	bool thread_totals;   /* with aggregate: also each process's totals
-			       * over its syscalls, kept per thread
-			       * (collector__proc_totals)
-			       */
-	bool latency_sampled; /* full mode's latency on a duty cycle: every
-			       * call counted, only those made inside a
-			       * window (collector__latency_window) timed
-			       */
+	pid_t only_tid; /* -p TID of a thread: its calls only; 0: none */
 	const struct trace_set *trace; /* -e trace=SET; NULL: every call */
 	enum sc_status_filter status;  /* -z / -Z */
+	/* How: the programs that run, and where a call's cell lives. With
+	 * SC_CELLS_ONE_TARGET, exactly one target is added.
+	 */
+	enum sc_progs progs;
+	enum sc_cells cells;
+	/* What else is kept. */
+	bool fd_types;	    /* SC_PROGS_FULL: split calls on an fd by kind */
+	bool in_flight;	    /* SC_PROGS_FULL: snapshots add the calls still
+			     * in flight (kernels with bpf_task_pt_regs)
+			     */
+	bool thread_totals; /* each process's totals over its syscalls,
+			     * kept per thread (collector__proc_totals)
+			     */
 	/* --by: what a process entry stands for (a thread with --by tid),
 	 * and whether each one's cgroup is read (cgroup, unit, container)
 	 */
 	enum sc_key_kind key_kind;
 	bool read_cgid;
-	pid_t only_tid; /* -p TID of a thread: its calls only; 0: none */
 	/* --stacks: sample the user stack of one call in stack_period (0:
 	 * off); snapshots carry the stacks (model->stacks)
 	 */
 	uint32_t stack_period;
+	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
+	/* Sizes, and what becomes of exited processes. */
+	uint32_t max_stats; /* stats map entries, 0: default */
+	uint32_t max_procs; /* procs map entries, 0: default */
+	enum collector_fold fold;
+	uint32_t max_exited; /* FOLD_PROCS: exited processes kept one by
+			      * one, 0: default
+			      */
 };
 
 /* Sampled mode: what the syscall programs cost, by enum sc_cost_kind,
@@ -92,7 +96,10 @@ struct collector;
  * the reason already reported in one line.
  */
 int collector__open(struct collector **out, const struct collector_opts *opts);
-/* SC_FILTER_TGID: add a process to the targets; before attach. */
+/* SC_FILTER_TGID: add a process to the targets; before attach. With
+ * SC_CELLS_ONE_TARGET, the first one added is the one target, and no
+ * other may be (-EINVAL).
+ */
 int collector__add_target(struct collector *c, pid_t tgid);
 int collector__attach(struct collector *c);
 /* Detach the programs, keeping the maps and what they hold; a later
@@ -149,6 +156,10 @@ int collector__stacks_poll(struct collector *c);
 /* Samples unwound so far and their frames (for -v and the bench). */
 void collector__unwind_stats(struct collector *c, uint64_t *samples,
 			     uint64_t *frames);
+/* The kernel facilities the programs adapt to, probed here (also without
+ * privileges: a probe that cannot load says "no"). 0.
+ */
+int collector__facilities(struct sc_facilities *out);
 /* Detach and free; safe on NULL. */
 void collector__destroy(struct collector *c);
 

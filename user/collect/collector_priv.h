@@ -7,12 +7,13 @@
  *  - features.c: what this kernel and these privileges allow, and which
  *    program variants load;
  *  - drain.c: reading the maps into the model (per-CPU sums, snapshots);
- *  - fold.c: moving exited processes out of the maps into userspace.
+ *  - fold.c: moving exited processes out of the maps into userspace;
+ *  - tslots.c, inflight.c, stack_drain.c, cgroups.c: per-thread totals,
+ *    the calls in flight, the sampled stacks, cgroup names.
  */
 #ifndef SCPROF_COLLECTOR_PRIV_H
 #define SCPROF_COLLECTOR_PRIV_H
 
-#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,68 +23,46 @@
 #include "model/model.h"
 #include "scprof.skel.h"
 
-struct sc_stack_event;
+/* What the running kernel offers that the programs adapt to (task.bpf.h). */
+struct kernel_facilities {
+	bool task_btf;	   /* bpf_get_current_task_btf (5.11) */
+	bool task_storage; /* task local storage in tracing programs (5.11) */
+	bool task_regs;	   /* bpf_task_pt_regs (5.15) */
+	bool cmpxchg;	   /* BPF_ATOMIC compare-and-swap (5.12) */
+};
+
+struct inflight;
+struct stack_drain;
 
 struct collector {
 	struct scprof_bpf *skel;
-	struct collector_opts opts;
+	struct kernel_facilities kern; /* what the kernel offers */
+	struct collector_opts opts;    /* the plan's, never changed */
 	struct sc_model *folded; /* processes that exited, out of the maps */
 	int cgroup_fd;
-	size_t ntargets; /* distinct tgids added before attach */
-	pid_t first_target;
-	/* The single target process, when there is one and forks are not
-	 * followed: its cells are in the solo arrays, not in stats.
-	 */
-	pid_t solo;
-	bool solo_folded; /* it exited: its cells moved to folded */
-	bool solo_decided;
+	size_t ntargets; /* distinct tgids added */
+	pid_t one;	 /* SC_CELLS_ONE_TARGET: the target */
+	bool one_folded; /* it exited: its cells moved to folded */
 	bool attached;
-	struct sc_stats *solo_stats; /* full mode: solo_stats, mmapped */
-	size_t solo_stats_len;
+	struct sc_stats *nr_stats; /* the latency array by syscall number,
+				     * mmapped (arrays in use, not count-only)
+				     */
+	size_t nr_stats_len;
 	uint64_t procs_folded;
-	/* opts.in_flight: the task iterator's link, and when the programs
-	 * were attached (CLOCK_MONOTONIC), the start of a call that was
-	 * running then.
-	 */
-	struct bpf_link *inflight_link;
-	uint64_t attach_ns;
-	/* Calls running since before attach, seen in flight at the last
-	 * snapshot; their exit is never recorded, so the time they were
-	 * credited with is kept in pre_gone once they have ended, and
-	 * cumulative snapshots do not go back.
-	 */
-	struct sc_flight_call *pre;
-	size_t npre;
-	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
-	struct sc_model *pre_gone;
-	/* opts.thread_totals: what dead threads left, by process, until
-	 * their process exits (one row each, see tslots.c).
-	 */
-	struct sc_model *tdone;
-	/* opts.stack_period: the sampled stacks (stack_drain.c) */
-	struct ring_buffer *stack_rb;
-	struct unwinder *unwinder;
-	struct sc_stacks *stacks;
-	int stacks_err;	    /* the first error of the ring buffer's callback */
-	uint64_t unwind_ns; /* time spent draining (unwinding) */
-	pthread_t stacks_thread;     /* drains stack_rb */
-	pthread_mutex_t stacks_lock; /* stack_rb, unwinder, stacks */
-	bool stacks_running, stacks_stop;
-	struct sc_stack_event **queue; /* copied out, to unwind */
-	size_t nqueued, queue_cap;
+	struct sc_model *tdone;	    /* opts.thread_totals: what dead threads
+				      * left, by process, until their process
+				      * exits (tslots.c)
+				      */
+	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
+	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
 };
 
-/* Can this run have a solo target? Decided before load, to size maps. */
-static inline bool collector_solo_capable(const struct collector_opts *o)
-{
-	return o->mode == SC_FILTER_TGID && !o->follow &&
-	       o->key_kind == SC_KEY_PROCESS && !o->read_cgid;
-}
-
-/* Are the solo arrays in use: a solo target, or every target's calls? */
+/* Are the arrays by syscall number in use (SC_CELLS_ONE_TARGET or
+ * SC_CELLS_AGGREGATE)?
+ */
 static inline bool collector_uses_arrays(const struct collector_opts *o)
 {
-	return collector_solo_capable(o) || o->aggregate;
+	return o->cells != SC_CELLS_PER_PROCESS;
 }
 
 /* cgroups.c */
@@ -97,13 +76,20 @@ int collector_cgroups_name(struct collector *c, struct sc_model *m);
 
 /* features.c */
 
+/* Probe them: helpers and map types, with libbpf's probes; those named
+ * in SCPROF_WITHOUT count as missing.
+ */
+void kernel_facilities_probe(struct kernel_facilities *k);
+/* Has the kernel every one (the default BPF build runs)? */
+bool kernel_facilities_all(const struct kernel_facilities *k);
 /* The reasons BPF tracing cannot work here, each said in one line. */
 int collector_preflight(void);
 /* Before load: choose the programs that load and the fast paths this
  * kernel allows. 0 or -ENOTSUP, reported.
  */
 int collector_choose_progs(struct scprof_bpf *skel,
-			   const struct collector_opts *o);
+			   const struct collector_opts *o,
+			   const struct kernel_facilities *k);
 
 /* drain.c */
 
@@ -113,10 +99,12 @@ int collector_map_walk(int fd, size_t ksz, size_t vsz,
 		       void *ctx);
 void collector_proc_set_info(struct sc_proc *p,
 			     const struct sc_proc_info *info);
-/* The solo target's process key, once the programs have seen it. */
-bool collector_solo_key(const struct collector *c, struct sc_proc_key *k);
-/* Add the solo target's cells to p (its process in some model). */
-int collector_solo_add(struct collector *c, struct sc_proc *p);
+/* The one target's process key, once the programs have seen it. */
+bool collector_one_key(const struct collector *c, struct sc_proc_key *k);
+/* Add the cells of the arrays by syscall number to p: the one target's
+ * (its process in some model) or the aggregate's (pid 0).
+ */
+int collector_arrays_add(struct collector *c, struct sc_proc *p);
 
 /* tslots.c */
 
@@ -130,20 +118,35 @@ int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 
 /* inflight.c */
 
-/* After attach: make the task iterator (opts.in_flight). 0 or -errno. */
-int collector_inflight_attach(struct collector *c);
+/* After load: the calls-in-flight reader, when the iterator program
+ * loaded (NULL otherwise). 0 or -ENOMEM.
+ */
+int inflight_new(struct inflight **out, struct scprof_bpf *skel,
+		 enum sc_key_kind key_kind);
+/* At attach: the iterator's link, and the attach time. 0 or -errno. */
+int inflight_attach(struct inflight *f);
 /* Add the calls in flight at now_ns to m (before model_finalize). */
-int collector_inflight_add(struct collector *c, uint64_t now_ns,
-			   struct sc_model *m);
+int inflight_add(struct inflight *f, uint64_t now_ns, struct sc_model *m);
+void inflight_free(struct inflight *f);
 
 /* stack_drain.c (--stacks) */
 
 /* Before load: the sampling period (rodata) and the ring buffer's size. */
-void collector_stacks_configure(struct collector *c);
-/* After load: the ring buffer and the unwinder. 0 or -errno. */
-int collector_stacks_setup(struct collector *c);
+void stack_drain_configure(struct scprof_bpf *skel, uint32_t period);
+/* After load: the ring buffer, the unwinder (demangling names or not) and
+ * the thread that drains them (period 0: *out NULL). 0 or -errno,
+ * reported.
+ */
+int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
+		    uint32_t period, bool demangle);
+/* Has the draining thread failed? 0 or its first error (not reported). */
+int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */
-int collector_stacks_add(struct collector *c, struct sc_model *m);
-void collector_stacks_free(struct collector *c);
+int stack_drain_add(struct stack_drain *d, struct sc_model *m);
+/* Samples unwound so far and their frames. */
+void stack_drain_stats(struct stack_drain *d, uint64_t *samples,
+		       uint64_t *frames);
+/* Stop the thread and free; safe on NULL. */
+void stack_drain_free(struct stack_drain *d);
 
 #endif

@@ -48,11 +48,11 @@ void collector_proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)
 	p->exit_code = info->exit_code;
 }
 
-/* Sum the per-CPU solo counters: sums[ABI * SC_NR_MAX + nr]. */
-static int solo_sum_counts(struct collector *c, struct sc_counts *sums)
+/* Sum the per-CPU counters by syscall number: sums[ABI * SC_NR_MAX + nr]. */
+static int arrays_sum_counts(struct collector *c, struct sc_counts *sums)
 {
-	int fd = bpf_map__fd(c->skel->maps.solo_counts);
-	__u32 n = bpf_map__max_entries(c->skel->maps.solo_counts), count = n;
+	int fd = bpf_map__fd(c->skel->maps.nr_counts);
+	__u32 n = bpf_map__max_entries(c->skel->maps.nr_counts), count = n;
 	int ncpus = libbpf_num_possible_cpus();
 	struct sc_counts *vals = NULL;
 	__u32 *keys = NULL, out_batch;
@@ -70,7 +70,9 @@ static int solo_sum_counts(struct collector *c, struct sc_counts *sums)
 				   NULL);
 	if (err == -ENOENT) /* the whole array in one go */
 		err = 0;
-	if (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP) {
+	/* ENOTSUPP (524, the kernel's own): arrays before Linux 5.11 */
+	if (err == -EINVAL || err == -ENOTSUP || err == -EOPNOTSUPP ||
+	    err == -524) {
 		/* No batch operations: one lookup per key. */
 		for (count = 0; count < n; count++) {
 			keys[count] = count;
@@ -105,10 +107,10 @@ out:
 	return err;
 }
 
-/* Add the solo target's cells to p (its process in some model): the
- * summed counters and, in full mode, the shared latency cells.
+/* Add the cells of the arrays to p: the summed counters and, but in
+ * count-only mode, the shared latency cells.
  */
-int collector_solo_add(struct collector *c, struct sc_proc *p)
+int collector_arrays_add(struct collector *c, struct sc_proc *p)
 {
 	struct sc_counts *sums =
 		calloc(SC_ABI_COUNT * SC_NR_MAX, sizeof(*sums));
@@ -116,7 +118,7 @@ int collector_solo_add(struct collector *c, struct sc_proc *p)
 
 	if (!sums)
 		return -ENOMEM;
-	err = solo_sum_counts(c, sums);
+	err = arrays_sum_counts(c, sums);
 	for (__u32 i = 0; !err && i < SC_ABI_COUNT * SC_NR_MAX; i++) {
 		__u32 abi = i / SC_NR_MAX, nr = i % SC_NR_MAX;
 		struct sc_stats st = {};
@@ -126,9 +128,8 @@ int collector_solo_add(struct collector *c, struct sc_proc *p)
 		/* Racing with the programs is fine: every field is a
 		 * naturally aligned counter.
 		 */
-		if (!c->opts.count_only && c->solo_stats &&
-		    abi == SC_ABI_NATIVE)
-			memcpy(&st, &c->solo_stats[nr], sizeof(st));
+		if (c->nr_stats && abi == SC_ABI_NATIVE)
+			memcpy(&st, &c->nr_stats[nr], sizeof(st));
 		st.calls = sums[i].calls;
 		st.errors = sums[i].errors;
 		st.interrupted = sums[i].interrupted;
@@ -141,15 +142,14 @@ int collector_solo_add(struct collector *c, struct sc_proc *p)
 	return err;
 }
 
-/* The solo target's process key, once the programs have seen it. */
-bool collector_solo_key(const struct collector *c, struct sc_proc_key *k)
+bool collector_one_key(const struct collector *c, struct sc_proc_key *k)
 {
-	if (!c->solo || c->solo_folded ||
-	    !__atomic_load_n(&c->skel->bss->solo_ready, __ATOMIC_ACQUIRE))
+	if (!c->one || c->one_folded ||
+	    !__atomic_load_n(&c->skel->bss->one_ready, __ATOMIC_ACQUIRE))
 		return false;
-	k->tgid = (__u32)c->solo;
+	k->tgid = (__u32)c->one;
 	k->pad = 0;
-	k->start_ns = c->skel->bss->solo_start_ns;
+	k->start_ns = c->skel->bss->one_start_ns;
 	return true;
 }
 
@@ -179,20 +179,18 @@ static int add_merged(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-/* Without a solo target, the arrays hold every target's calls
- * (collector_opts.aggregate): pid 0's.
- */
+/* SC_CELLS_AGGREGATE: the arrays hold every target's calls, pid 0's. */
 static int add_aggregate(struct collector *c, struct sc_model *m)
 {
 	struct sc_proc *p;
 
-	if (c->solo || !c->opts.aggregate)
+	if (c->opts.cells != SC_CELLS_AGGREGATE)
 		return 0;
 	p = model_proc(m, 0, 0);
 	if (!p)
 		return -ENOMEM;
 	p->exited = true;
-	return collector_solo_add(c, p);
+	return collector_arrays_add(c, p);
 }
 
 static int add_proc_info(void *ctx, const void *key, const void *val)
@@ -228,7 +226,7 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	*out = NULL;
 	if (!m)
 		return -ENOMEM;
-	m->count_only = c->opts.count_only;
+	m->meta.count_only = c->opts.progs == SC_PROGS_COUNT_ONLY;
 	err = collector_map_walk(bpf_map__fd(c->skel->maps.stats),
 				 sizeof(struct sc_stats_key),
 				 sizeof(struct sc_stats), add_live_stats, m);
@@ -236,9 +234,9 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		struct sc_proc_key k;
 		struct sc_proc *p;
 
-		if (collector_solo_key(c, &k)) {
+		if (collector_one_key(c, &k)) {
 			p = model_proc(m, k.tgid, k.start_ns);
-			err = p ? collector_solo_add(c, p) : -ENOMEM;
+			err = p ? collector_arrays_add(c, p) : -ENOMEM;
 		}
 	}
 	if (!err)
@@ -260,17 +258,26 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	/* After the cells: a call that returns in between is missed in
 	 * this snapshot rather than counted twice.
 	 */
-	if (!err)
-		err = collector_inflight_add(c, now_ns, m);
+	if (!err && c->inflight)
+		err = inflight_add(c->inflight, now_ns, m);
 	if (!err)
 		err = collector_cgroups_name(c, m);
-	if (!err)
-		err = collector_stacks_add(c, m);
+	if (!err && c->stacks)
+		err = stack_drain_add(c->stacks, m);
 	for (int i = 0; i < SC_DROP_COUNT; i++)
-		m->drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
-					      __ATOMIC_RELAXED);
-	m->unattributed =
+		m->meta.drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
+						   __ATOMIC_RELAXED);
+	m->meta.unattributed =
 		__atomic_load_n(&c->skel->bss->unattributed, __ATOMIC_RELAXED);
+	for (uint32_t map = 0; map < SC_MAP_COUNT; map++)
+		for (uint32_t e = 0; e < SC_ERRNO_SLOTS; e++) {
+			uint64_t n = __atomic_load_n(
+				&c->skel->bss->map_fails[map][e],
+				__ATOMIC_RELAXED);
+
+			if (n)
+				model_map_fail_add(&m->meta, map, e, n);
+		}
 	if (!err)
 		err = model_finalize(m);
 	if (err) {

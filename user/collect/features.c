@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -12,6 +13,7 @@
 #include "collect/collector_priv.h"
 #include "util/caps.h"
 #include "util/log.h"
+#include "util/strlist.h"
 
 static bool has_cap(uint64_t mask, int cap)
 {
@@ -70,57 +72,253 @@ static bool fast_paths_off(void)
 	return v && !strcmp(v, "0");
 }
 
-int collector_choose_progs(struct scprof_bpf *skel,
-			   const struct collector_opts *o)
+static bool helper_ok(enum bpf_func_id id)
 {
-	bool has_pt_regs, fast;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, id, NULL) == 1;
+}
+
+/* Does the kernel know compare-and-swap (BPF_ATOMIC | BPF_CMPXCHG, 5.12)?
+ * A socket filter that swaps a word on its stack.
+ */
+static bool cmpxchg_ok(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1 },
+		{ .code = BPF_STX | BPF_MEM | BPF_DW,
+		  .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_1,
+		  .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K,
+		  .dst_reg = BPF_REG_2,
+		  .imm = 1 },
+		{ .code = BPF_STX | BPF_ATOMIC | BPF_DW,
+		  .dst_reg = BPF_REG_10,
+		  .src_reg = BPF_REG_2,
+		  .off = -8,
+		  .imm = BPF_CMPXCHG },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * SCPROF_WITHOUT=FACILITY[,FACILITY...] (task_btf, task_storage,
+ * task_regs, cmpxchg, or all): run as on a kernel without them, whatever
+ * this one has. For testing the older kernels' paths here (make check),
+ * and for ruling a facility out when something looks wrong.
+ */
+static bool without(const char *name)
+{
+	const char *v = getenv("SCPROF_WITHOUT"), *item;
+	size_t len;
+
+	if (!v)
+		return false;
+	while (strlist_next(&v, &item, &len))
+		if ((len == 3 && !strncmp(item, "all", 3)) ||
+		    (len == strlen(name) && !strncmp(item, name, len)))
+			return true;
+	return false;
+}
+
+void kernel_facilities_probe(struct kernel_facilities *k)
+{
+	k->cmpxchg = !without("cmpxchg") && cmpxchg_ok();
+	k->task_btf = !without("task_btf") &&
+		      helper_ok(BPF_FUNC_get_current_task_btf);
+	/* its helpers take the current task's BTF pointer */
+	k->task_storage = k->task_btf && !without("task_storage") &&
+			  libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE,
+						    NULL) == 1 &&
+			  helper_ok(BPF_FUNC_task_storage_get);
+	k->task_regs = !without("task_regs") &&
+		       helper_ok(BPF_FUNC_task_pt_regs);
+}
+
+int collector__facilities(struct sc_facilities *out)
+{
+	struct kernel_facilities k;
+	struct utsname u;
+
+	kernel_facilities_probe(&k);
+	const struct sc_facility rows[] = {
+		{ .name = "task_btf",
+		  .what = "bpf_get_current_task_btf()",
+		  .since = "5.11",
+		  .probe = "libbpf_probe_bpf_helper(kprobe, "
+			   "get_current_task_btf)",
+		  .without = "the current task's fields are read with "
+			     "bpf_probe_read_kernel",
+		  .present = k.task_btf },
+		{ .name = "task_storage",
+		  .what = "task local storage in tracing programs",
+		  .since = "5.11",
+		  .probe = "libbpf_probe_bpf_map_type(task_storage) and "
+			   "libbpf_probe_bpf_helper(kprobe, task_storage_get)",
+		  .without = "per-thread state in hashes keyed by thread id, "
+			     "deleted when the thread exits",
+		  .present = k.task_storage },
+		{ .name = "cmpxchg",
+		  .what = "BPF compare-and-swap",
+		  .since = "5.12",
+		  .probe = "a socket filter with BPF_ATOMIC | BPF_CMPXCHG",
+		  .without = "no fast paths (the calls-in-flight table, the "
+			     "non-target cache, the per-thread slots): "
+			     "stamps in per-thread state",
+		  .present = k.cmpxchg },
+		{ .name = "task_regs",
+		  .what = "bpf_task_pt_regs()",
+		  .since = "5.15",
+		  .probe = "libbpf_probe_bpf_helper(kprobe, task_pt_regs)",
+		  .without = "a task's registers found at their offset from "
+			     "its kernel stack, learned at the first syscall; "
+			     "no fast paths",
+		  .present = k.task_regs },
+	};
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		out->rows[i] = rows[i];
+		out->rows[i].forced_off = without(rows[i].name);
+	}
+	out->n = sizeof(rows) / sizeof(rows[0]);
+	out->legacy = !kernel_facilities_all(&k);
+	if (!uname(&u))
+		snprintf(out->kernel, sizeof(out->kernel), "%s", u.release);
+	return 0;
+}
+
+bool kernel_facilities_all(const struct kernel_facilities *k)
+{
+	return k->task_btf && k->task_storage && k->task_regs && k->cmpxchg;
+}
+
+/*
+ * Before compare-and-swap (5.12) the kernel refuses a program holding one,
+ * even in code that its settings never run (the fast paths, which need
+ * it: they are off then). Each becomes r0 = -1, "the slot is taken", in
+ * place, so that no instruction moves. 0 or -errno.
+ */
+static int drop_cmpxchg(struct bpf_program *prog)
+{
+	const struct bpf_insn *insns = bpf_program__insns(prog);
+	size_t n = bpf_program__insn_cnt(prog);
+	struct bpf_insn *copy = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (insns[i].code != (BPF_STX | BPF_ATOMIC | BPF_DW) &&
+		    insns[i].code != (BPF_STX | BPF_ATOMIC | BPF_W))
+			continue;
+		if (insns[i].imm == BPF_ADD)
+			continue; /* the old BPF_XADD, known to every kernel */
+		if (!copy) {
+			copy = malloc(n * sizeof(*copy));
+			if (!copy)
+				return -ENOMEM;
+			memcpy(copy, insns, n * sizeof(*copy));
+		}
+		copy[i] = (struct bpf_insn){
+			.code = BPF_ALU64 | BPF_MOV | BPF_K,
+			.dst_reg = BPF_REG_0,
+			.imm = -1,
+		};
+	}
+	if (copy)
+		err = bpf_program__set_insns(prog, copy, n);
+	free(copy);
+	return err;
+}
+
+/* The programs that load: each mode's, and those of what else is kept
+ * (the others always load).
+ */
+static void choose_autoload(struct scprof_bpf *skel,
+			    const struct collector_opts *o)
+{
+	enum sc_progs p = o->progs;
+	const struct {
+		struct bpf_program *prog;
+		bool load;
+	} choices[] = {
+		/* full: enter and exit; sampled: the enter program in
+		 * windows, and one exit program that counts every call
+		 * and times those it can; count-only: one exit program
+		 */
+		{ skel->progs.sc_sys_enter, p != SC_PROGS_COUNT_ONLY },
+		{ skel->progs.sc_sys_exit, p == SC_PROGS_FULL },
+		{ skel->progs.sc_sampled_exit, p == SC_PROGS_SAMPLED },
+		{ skel->progs.sc_count_exit, p == SC_PROGS_COUNT_ONLY },
+		/* execs counted under the ABI they were made in: the modes
+		 * that count at exit from the registers
+		 */
+		{ skel->progs.sc_exec_call, p != SC_PROGS_FULL },
+		/* the calls in flight: stamps exist in full mode only */
+		{ skel->progs.sc_inflight_iter,
+		  o->in_flight && p == SC_PROGS_FULL },
+		{ skel->progs.sc_fork, o->follow },
+		{ skel->progs.sc_thread_rename, o->key_kind == SC_KEY_THREAD },
+	};
+
+	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)
+		bpf_program__set_autoload(choices[i].prog, choices[i].load);
+}
+
+/* Without task storage (before 5.11): the per-thread maps become hashes
+ * keyed by thread id (task.bpf.h), room for this many threads each.
+ */
+#define TID_HASH_ENTRIES 65536
+
+int collector_choose_progs(struct scprof_bpf *skel,
+			   const struct collector_opts *o,
+			   const struct kernel_facilities *kf)
+{
+	struct kernel_facilities k = *kf;
+	bool fast;
 	int ncpus;
 
-	if (!o->follow)
-		bpf_program__set_autoload(skel->progs.sc_fork, false);
-	/* The non-target cache needs bpf_task_pt_regs (5.15) to forget
-	 * exited tasks; count-only needs it to count exit/exit_group.
-	 */
-	has_pt_regs = libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE,
-					      BPF_FUNC_task_pt_regs, NULL) == 1;
-	fast = has_pt_regs && !fast_paths_off();
-	if ((o->count_only || o->latency_sampled || o->thread_totals) &&
-	    !has_pt_regs) {
-		pr_err("%s needs a kernel with bpf_task_pt_regs "
-		       "(Linux 5.15 or later)",
-		       o->count_only ? "--count-only" : "--latency-duty");
-		return -ENOTSUP;
+	fast = k.task_regs && k.cmpxchg && !fast_paths_off();
+	skel->rodata->kern_task_btf = k.task_btf;
+	skel->rodata->kern_task_storage = k.task_storage;
+	skel->rodata->kern_task_regs = k.task_regs;
+	if (!k.task_storage) {
+		struct bpf_map *maps[] = { skel->maps.tstore,
+					   skel->maps.exec_calls };
+
+		for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
+			bpf_map__set_type(maps[i], BPF_MAP_TYPE_HASH);
+			bpf_map__set_max_entries(maps[i], TID_HASH_ENTRIES);
+		}
 	}
 	ncpus = libbpf_num_possible_cpus();
+	/* The fast paths (the non-target cache, the calls-in-flight table,
+	 * the per-thread slots) find a task's slots from its saved
+	 * registers' address and claim them with compare-and-swap.
+	 */
 	skel->rodata->nt_cache_on = o->mode == SC_FILTER_TGID && fast;
-	skel->rodata->flight_on = !o->count_only && fast;
-	skel->rodata->sampled = o->latency_sampled && !o->count_only;
+	skel->rodata->flight_on = o->progs != SC_PROGS_COUNT_ONLY && fast;
 	skel->rodata->nt_slots =
 		ncpus > 0 && ncpus < SC_NT_SLOTS ? (__u32)ncpus : SC_NT_SLOTS;
-	/* Full mode: enter and exit; count-only: one program on exit. */
-	skel->rodata->count_only = o->count_only;
-	/* Sampled: the enter program is attached in windows only, and one
-	 * exit program counts every call and times those it can.
-	 */
-	bpf_program__set_autoload(skel->progs.sc_sys_enter, !o->count_only);
-	bpf_program__set_autoload(skel->progs.sc_sys_exit,
-				  !o->count_only && !o->latency_sampled);
-	bpf_program__set_autoload(skel->progs.sc_sampled_exit,
-				  !o->count_only && o->latency_sampled);
-	bpf_program__set_autoload(skel->progs.sc_count_exit, o->count_only);
-	/* The calls in flight: stamps exist in full mode only, and the
-	 * iterator reads a thread's registers with bpf_task_pt_regs.
-	 */
-	bpf_program__set_autoload(skel->progs.sc_inflight_iter,
-				  o->in_flight && !o->count_only &&
-					  !o->latency_sampled && has_pt_regs);
-	/* Counting execs under the ABI they were made in: the modes that
-	 * count at exit from the registers.
-	 */
-	bpf_program__set_autoload(skel->progs.sc_exec_call,
-				  o->count_only || o->latency_sampled);
-	bpf_program__set_autoload(skel->progs.sc_thread_rename,
-				  o->key_kind == SC_KEY_THREAD);
+	choose_autoload(skel, o);
+	if (!k.cmpxchg) {
+		struct bpf_program *prog;
+		int err;
+
+		bpf_object__for_each_program(prog, skel->obj)
+		{
+			err = drop_cmpxchg(prog);
+			if (err)
+				return err;
+		}
+	}
 	return 0;
 }
 

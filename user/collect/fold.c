@@ -138,27 +138,27 @@ int collector__harvest(struct collector *c)
 	return collector__harvest_exited(c, NULL);
 }
 
-/* The solo target ended: its cells are final, keep them. */
-static int fold_solo(struct harvest_ctx *h)
+/* The one target ended: its cells are final, keep them. */
+static int fold_one(struct harvest_ctx *h)
 {
 	struct collector *c = h->c;
 	struct sc_proc_key k;
 	struct sc_proc *src, *dst;
 	int err;
 
-	src = collector_solo_key(c, &k) ?
+	src = collector_one_key(c, &k) ?
 		      model_find_proc(h->exited, k.tgid, k.start_ns) :
 		      NULL;
 	if (!src)
 		return 0;
 	dst = fold_target(c, src);
-	err = dst ? collector_solo_add(c, dst) : -ENOMEM;
+	err = dst ? collector_arrays_add(c, dst) : -ENOMEM;
 	if (!err && h->out) {
 		dst = model_find_proc(h->out, k.tgid, k.start_ns);
-		err = dst ? collector_solo_add(c, dst) : -ENOMEM;
+		err = dst ? collector_arrays_add(c, dst) : -ENOMEM;
 	}
 	if (!err)
-		c->solo_folded = true;
+		c->one_folded = true;
 	return err;
 }
 
@@ -224,7 +224,7 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 	if (!err)
 		err = plan_merges(c, h.exited);
 	if (!err && h.exited->nprocs)
-		err = fold_solo(&h);
+		err = fold_one(&h);
 	if (!err && h.exited->nprocs)
 		err = collector_map_walk(stats_fd, sizeof(struct sc_stats_key),
 					 sizeof(struct sc_stats), fold_stats,

@@ -17,15 +17,59 @@
 #include "util/clock.h"
 #include "util/log.h"
 
-int collector_inflight_attach(struct collector *c)
-{
-	struct bpf_program *prog = c->skel->progs.sc_inflight_iter;
+struct inflight {
+	struct bpf_program *prog; /* the task iterator */
+	struct bpf_link *link;	  /* attached once, kept across detaches */
+	enum sc_key_kind key_kind;
+	/* When the programs were attached (CLOCK_MONOTONIC): the start of a
+	 * call that was running then.
+	 */
+	uint64_t attach_ns;
+	/* Calls running since before attach, seen in flight at the last
+	 * snapshot; their exit is never recorded, so the time they were
+	 * credited with is kept in pre_gone once they have ended, and
+	 * cumulative snapshots do not go back.
+	 */
+	struct sc_flight_call *pre;
+	size_t npre;
+	uint64_t pre_ns; /* when pre was taken (CLOCK_MONOTONIC) */
+	struct sc_model *pre_gone;
+};
 
-	c->attach_ns = clock_mono_ns();
-	if (c->inflight_link || !bpf_program__autoload(prog))
+int inflight_new(struct inflight **out, struct scprof_bpf *skel,
+		 enum sc_key_kind key_kind)
+{
+	struct inflight *f;
+
+	*out = NULL;
+	if (!bpf_program__autoload(skel->progs.sc_inflight_iter))
 		return 0;
-	c->inflight_link = bpf_program__attach_iter(prog, NULL);
-	if (!c->inflight_link) {
+	f = calloc(1, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	f->prog = skel->progs.sc_inflight_iter;
+	f->key_kind = key_kind;
+	*out = f;
+	return 0;
+}
+
+void inflight_free(struct inflight *f)
+{
+	if (!f)
+		return;
+	bpf_link__destroy(f->link);
+	free(f->pre);
+	model_free(f->pre_gone);
+	free(f);
+}
+
+int inflight_attach(struct inflight *f)
+{
+	f->attach_ns = clock_mono_ns();
+	if (f->link)
+		return 0;
+	f->link = bpf_program__attach_iter(f->prog, NULL);
+	if (!f->link) {
 		int err = -errno;
 
 		pr_err("cannot attach the calls-in-flight iterator: %s",
@@ -36,13 +80,13 @@ int collector_inflight_attach(struct collector *c)
 }
 
 /* The model's key of a call's process: its thread's with --by tid. */
-static uint32_t key_pid(const struct collector *c,
+static uint32_t key_pid(const struct inflight *in,
 			const struct sc_flight_call *f)
 {
-	return c->opts.key_kind == SC_KEY_THREAD ? f->tid : f->pid;
+	return in->key_kind == SC_KEY_THREAD ? f->tid : f->pid;
 }
 
-static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
+static int add_one(struct inflight *in, uint64_t now_ns, struct sc_model *m,
 		   const struct sc_inflight *rec)
 {
 	struct sc_flight_call f = {
@@ -55,13 +99,13 @@ static int add_one(struct collector *c, uint64_t now_ns, struct sc_model *m,
 	uint64_t start = rec->start_ns;
 	struct sc_proc *p;
 
-	if (!start || start < c->attach_ns) {
+	if (!start || start < in->attach_ns) {
 		f.before_attach = !start;
-		start = c->attach_ns;
+		start = in->attach_ns;
 	}
 	f.ns = now_ns > start ? now_ns - start : 0;
 	memcpy(f.comm, rec->comm, sizeof(f.comm));
-	p = model_proc(m, key_pid(c, &f), f.proc_start_ns);
+	p = model_proc(m, key_pid(in, &f), f.proc_start_ns);
 	if (!p || model_proc_add_flight(p, f.abi, f.nr, SC_FD_NONE, f.ns, 1) ||
 	    model_flight_add(m, &f))
 		return -ENOMEM;
@@ -86,7 +130,7 @@ static bool same_call(const struct sc_flight_call *a,
  * is not recorded, but when its thread is in a new call, it ended before
  * that one began; otherwise it is given what the last snapshot saw.
  */
-static uint64_t pre_attach_length(const struct collector *c,
+static uint64_t pre_attach_length(const struct inflight *in,
 				  const struct sc_flight_call *f,
 				  const struct sc_model *m, uint64_t now_ns)
 {
@@ -100,8 +144,8 @@ static uint64_t pre_attach_length(const struct collector *c,
 		    now_ns < g->ns)
 			continue;
 		next_start = now_ns - g->ns;
-		if (next_start > c->pre_ns)
-			upto = f->ns + (next_start - c->pre_ns);
+		if (next_start > in->pre_ns)
+			upto = f->ns + (next_start - in->pre_ns);
 	}
 	return upto;
 }
@@ -111,19 +155,19 @@ static uint64_t pre_attach_length(const struct collector *c,
  * keeps its time (pre_attach_length): move it to pre_gone. Then remember
  * the ones running now, and add pre_gone to m.
  */
-static int keep_pre_attach(struct collector *c, struct sc_model *m,
+static int keep_pre_attach(struct inflight *in, struct sc_model *m,
 			   uint64_t now_ns)
 {
 	struct sc_flight_call *now = NULL;
 	size_t n = 0;
 
-	if (!c->pre_gone) {
-		c->pre_gone = model_new();
-		if (!c->pre_gone)
+	if (!in->pre_gone) {
+		in->pre_gone = model_new();
+		if (!in->pre_gone)
 			return -ENOMEM;
 	}
-	for (size_t i = 0; i < c->npre; i++) {
-		const struct sc_flight_call *f = &c->pre[i];
+	for (size_t i = 0; i < in->npre; i++) {
+		const struct sc_flight_call *f = &in->pre[i];
 		struct sc_proc *p;
 		bool running = false;
 
@@ -131,10 +175,10 @@ static int keep_pre_attach(struct collector *c, struct sc_model *m,
 			running = same_call(f, &m->flights[j]);
 		if (running)
 			continue;
-		p = model_proc(c->pre_gone, key_pid(c, f), f->proc_start_ns);
+		p = model_proc(in->pre_gone, key_pid(in, f), f->proc_start_ns);
 		if (!p || model_proc_add_flight(
 				  p, f->abi, f->nr, SC_FD_NONE,
-				  pre_attach_length(c, f, m, now_ns), 0))
+				  pre_attach_length(in, f, m, now_ns), 0))
 			return -ENOMEM;
 		memcpy(p->comm, f->comm, sizeof(p->comm));
 	}
@@ -149,12 +193,12 @@ static int keep_pre_attach(struct collector *c, struct sc_model *m,
 			if (m->flights[j].before_attach)
 				now[n++] = m->flights[j];
 	}
-	free(c->pre);
-	c->pre = now;
-	c->npre = n;
-	c->pre_ns = now_ns;
-	for (size_t i = 0; i < c->pre_gone->nprocs; i++) {
-		const struct sc_proc *g = &c->pre_gone->procs[i];
+	free(in->pre);
+	in->pre = now;
+	in->npre = n;
+	in->pre_ns = now_ns;
+	for (size_t i = 0; i < in->pre_gone->nprocs; i++) {
+		const struct sc_proc *g = &in->pre_gone->procs[i];
 		struct sc_proc *p = model_proc(m, g->pid, g->start_ns);
 
 		if (!p || model_proc_merge(p, g))
@@ -165,17 +209,16 @@ static int keep_pre_attach(struct collector *c, struct sc_model *m,
 	return 0;
 }
 
-int collector_inflight_add(struct collector *c, uint64_t now_ns,
-			   struct sc_model *m)
+int inflight_add(struct inflight *in, uint64_t now_ns, struct sc_model *m)
 {
 	struct sc_inflight rec;
 	size_t have = 0;
 	int fd, err = 0;
 	ssize_t n;
 
-	if (!c->inflight_link)
+	if (!in->link)
 		return 0;
-	fd = bpf_iter_create(bpf_link__fd(c->inflight_link));
+	fd = bpf_iter_create(bpf_link__fd(in->link));
 	if (fd < 0) {
 		err = -errno;
 		pr_err("cannot read the calls in flight: %s", strerror(-err));
@@ -187,7 +230,7 @@ int collector_inflight_add(struct collector *c, uint64_t now_ns,
 		if (have < sizeof(rec))
 			continue;
 		have = 0;
-		err = add_one(c, now_ns, m, &rec);
+		err = add_one(in, now_ns, m, &rec);
 		if (err)
 			break;
 	}
@@ -197,9 +240,9 @@ int collector_inflight_add(struct collector *c, uint64_t now_ns,
 	}
 	close(fd);
 	if (!err) {
-		m->flights_known = true;
+		m->meta.flights_known = true;
 		model_flights_sort(m);
-		err = keep_pre_attach(c, m, now_ns);
+		err = keep_pre_attach(in, m, now_ns);
 	}
 	return err;
 }

@@ -16,32 +16,45 @@
 #include <unistd.h>
 #include <bpf/libbpf.h>
 
-#include "collect/collector.h"
 #include "collect/collector_priv.h"
 #include "collect/unwind.h"
 #include "model/stacks.h"
 #include "util/clock.h"
 #include "util/log.h"
 
+struct stack_drain {
+	struct scprof_bpf *skel; /* stack_lost */
+	struct ring_buffer *rb;
+	struct unwinder *unwinder;
+	struct sc_stacks *stacks;
+	int err;	    /* the first error of the ring buffer's callback */
+	uint64_t unwind_ns; /* time spent draining (unwinding) */
+	pthread_t thread;   /* drains rb */
+	pthread_mutex_t lock; /* rb, unwinder, stacks */
+	bool running, stop;
+	struct sc_stack_event **queue; /* copied out, to unwind */
+	size_t nqueued, queue_cap;
+};
+
 /* Unwind the queued samples of one process (all with pid 0). */
-static void unwind_queued(struct collector *c, uint32_t pid, uint64_t start)
+static void unwind_queued(struct stack_drain *d, uint32_t pid, uint64_t start)
 {
 	size_t k = 0;
 
-	for (size_t i = 0; i < c->nqueued; i++) {
-		struct sc_stack_event *q = c->queue[i];
+	for (size_t i = 0; i < d->nqueued; i++) {
+		struct sc_stack_event *q = d->queue[i];
 		int err;
 
 		if (pid && (q->pid != pid || q->start_ns != start)) {
-			c->queue[k++] = q;
+			d->queue[k++] = q;
 			continue;
 		}
-		err = unwinder_add(c->unwinder, q, c->stacks);
-		if (err && !c->stacks_err)
-			c->stacks_err = err;
+		err = unwinder_add(d->unwinder, q, d->stacks);
+		if (err && !d->err)
+			d->err = err;
 		free(q);
 	}
-	c->nqueued = k;
+	d->nqueued = k;
 }
 
 /*
@@ -52,47 +65,47 @@ static void unwind_queued(struct collector *c, uint32_t pid, uint64_t start)
 static int on_stack_event(void *ctx, void *data, size_t size)
 {
 	const struct sc_stack_event *e = data;
-	struct collector *c = ctx;
+	struct stack_drain *d = ctx;
 	struct sc_stack_event *copy, **q;
 	size_t n;
 
 	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
-	if (unwinder_new_maps(c->unwinder, e)) {
+	if (unwinder_new_maps(d->unwinder, e)) {
 		/* the process's queued samples belong to its old mappings */
-		unwind_queued(c, e->pid, e->start_ns);
-		unwinder_note_maps(c->unwinder, e);
+		unwind_queued(d, e->pid, e->start_ns);
+		unwinder_note_maps(d->unwinder, e);
 	}
 	n = offsetof(struct sc_stack_event, data) + e->len;
-	if (c->nqueued == c->queue_cap) {
-		size_t cap = c->queue_cap ? c->queue_cap * 2 : 64;
+	if (d->nqueued == d->queue_cap) {
+		size_t cap = d->queue_cap ? d->queue_cap * 2 : 64;
 
-		q = realloc(c->queue, cap * sizeof(*q));
+		q = realloc(d->queue, cap * sizeof(*q));
 		if (!q) {
-			c->stacks_err = -ENOMEM;
+			d->err = -ENOMEM;
 			return 0;
 		}
-		c->queue = q;
-		c->queue_cap = cap;
+		d->queue = q;
+		d->queue_cap = cap;
 	}
 	copy = malloc(n);
 	if (!copy) {
-		c->stacks_err = -ENOMEM;
+		d->err = -ENOMEM;
 		return 0;
 	}
 	memcpy(copy, e, n);
-	c->queue[c->nqueued++] = copy;
+	d->queue[d->nqueued++] = copy;
 	return 0;
 }
 
 /* With the lock held. */
-static int collector_stacks_drain(struct collector *c)
+static int drain(struct stack_drain *d)
 {
 	uint64_t t0 = clock_mono_ns();
-	int n = ring_buffer__consume(c->stack_rb);
+	int n = ring_buffer__consume(d->rb);
 
-	unwind_queued(c, 0, 0);
-	c->unwind_ns += clock_mono_ns() - t0;
+	unwind_queued(d, 0, 0);
+	d->unwind_ns += clock_mono_ns() - t0;
 	return n < 0 ? n : 0;
 }
 
@@ -100,94 +113,99 @@ static int collector_stacks_drain(struct collector *c)
 
 static void *drain_thread(void *arg)
 {
-	struct collector *c = arg;
-	int efd = ring_buffer__epoll_fd(c->stack_rb);
+	struct stack_drain *d = arg;
+	int efd = ring_buffer__epoll_fd(d->rb);
 
-	while (!__atomic_load_n(&c->stacks_stop, __ATOMIC_RELAXED)) {
+	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
 		struct epoll_event ev;
 
 		epoll_wait(efd, &ev, 1, STACKS_POLL_MS);
-		pthread_mutex_lock(&c->stacks_lock);
-		collector_stacks_drain(c);
-		pthread_mutex_unlock(&c->stacks_lock);
+		pthread_mutex_lock(&d->lock);
+		drain(d);
+		pthread_mutex_unlock(&d->lock);
 	}
 	return NULL;
 }
 
-void collector_stacks_configure(struct collector *c)
+void stack_drain_configure(struct scprof_bpf *skel, uint32_t period)
 {
-	struct scprof_bpf *skel = c->skel;
-
-	skel->rodata->stack_period = c->opts.stack_period;
-	if (!c->opts.stack_period) /* the smallest ring buffer: a page */
+	skel->rodata->stack_period = period;
+	if (!period) /* the smallest ring buffer: a page */
 		bpf_map__set_max_entries(skel->maps.stack_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
 }
 
-int collector_stacks_setup(struct collector *c)
+int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
+		    uint32_t period, bool demangle)
 {
+	struct stack_drain *d;
 	sigset_t all, old;
 	int err;
 
-	if (!c->opts.stack_period)
+	*out = NULL;
+	if (!period)
 		return 0;
-	c->stacks = stacks_new(c->opts.stack_period);
-	c->unwinder = unwinder_new();
-	if (!c->stacks || !c->unwinder)
+	d = calloc(1, sizeof(*d));
+	if (!d)
 		return -ENOMEM;
-	c->stack_rb = ring_buffer__new(bpf_map__fd(c->skel->maps.stack_events),
-				       on_stack_event, c, NULL);
-	if (!c->stack_rb) {
+	*out = d;
+	d->skel = skel;
+	d->stacks = stacks_new(period);
+	d->unwinder = unwinder_new(demangle);
+	if (!d->stacks || !d->unwinder)
+		return -ENOMEM;
+	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.stack_events),
+				 on_stack_event, d, NULL);
+	if (!d->rb) {
 		err = -errno;
 		pr_err("cannot open the stack ring buffer: %s", strerror(-err));
 		return err;
 	}
-	pthread_mutex_init(&c->stacks_lock, NULL);
+	pthread_mutex_init(&d->lock, NULL);
 	/* Signals are the main thread's (sigtimedwait): none comes here. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	err = -pthread_create(&c->stacks_thread, NULL, drain_thread, c);
+	err = -pthread_create(&d->thread, NULL, drain_thread, d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr_err("cannot start the stack drain: %s", strerror(-err));
-		pthread_mutex_destroy(&c->stacks_lock);
+		pthread_mutex_destroy(&d->lock);
 		return err;
 	}
-	c->stacks_running = true;
+	d->running = true;
 	return 0;
 }
 
-int collector__stacks_poll(struct collector *c)
+int stack_drain_error(struct stack_drain *d)
 {
 	int err;
 
-	if (!c->stacks_running)
+	if (!d->running)
 		return 0;
-	pthread_mutex_lock(&c->stacks_lock);
-	err = c->stacks_err;
-	pthread_mutex_unlock(&c->stacks_lock);
-	if (err)
-		pr_err("cannot unwind the sampled stacks: %s", strerror(-err));
+	pthread_mutex_lock(&d->lock);
+	err = d->err;
+	pthread_mutex_unlock(&d->lock);
 	return err;
 }
 
-int collector_stacks_add(struct collector *c, struct sc_model *m)
+int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 {
 	int err;
 
-	if (!c->stacks_running)
+	if (!d->running)
 		return 0;
-	pthread_mutex_lock(&c->stacks_lock);
-	err = collector_stacks_drain(c);
-	err = err ?: c->stacks_err;
-	m->stacks = err ? NULL : stacks_clone(c->stacks);
-	pthread_mutex_unlock(&c->stacks_lock);
+	pthread_mutex_lock(&d->lock);
+	err = drain(d);
+	err = err ?: d->err;
+	err = err ?: unwinder_flush(d->unwinder, d->stacks);
+	m->stacks = err ? NULL : stacks_clone(d->stacks);
+	pthread_mutex_unlock(&d->lock);
 	if (err)
 		return err;
 	if (!m->stacks)
 		return -ENOMEM;
 	for (int nr = 0; nr < SC_NR_MAX; nr++) {
-		uint64_t lost = __atomic_load_n(&c->skel->bss->stack_lost[nr],
+		uint64_t lost = __atomic_load_n(&d->skel->bss->stack_lost[nr],
 						__ATOMIC_RELAXED);
 
 		m->stacks->lost[nr] = lost;
@@ -197,46 +215,49 @@ int collector_stacks_add(struct collector *c, struct sc_model *m)
 	return 0;
 }
 
-void collector_stacks_free(struct collector *c)
+void stack_drain_free(struct stack_drain *d)
 {
 	struct unwinder_stats st = {};
 
-	if (c->stacks_running) {
-		__atomic_store_n(&c->stacks_stop, true, __ATOMIC_RELAXED);
-		pthread_join(c->stacks_thread, NULL);
-		pthread_mutex_destroy(&c->stacks_lock);
-		c->stacks_running = false;
+	if (!d)
+		return;
+	if (d->running) {
+		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+		pthread_join(d->thread, NULL);
+		pthread_mutex_destroy(&d->lock);
+		d->running = false;
 	}
-	if (c->unwinder) {
-		unwinder_stats(c->unwinder, &st);
+	if (d->unwinder) {
+		unwinder_stats(d->unwinder, &st);
 		pr_info("stacks: %llu samples unwound (%llu frames, %llu of "
 			"processes gone before their first sample) in %.3f s "
 			"of CPU: %.0f samples/s",
 			(unsigned long long)st.samples,
 			(unsigned long long)st.frames,
 			(unsigned long long)st.no_maps,
-			(double)c->unwind_ns / 1e9,
-			c->unwind_ns ? (double)st.samples * 1e9 /
-					       (double)c->unwind_ns :
+			(double)d->unwind_ns / 1e9,
+			d->unwind_ns ? (double)st.samples * 1e9 /
+					       (double)d->unwind_ns :
 				       0.0);
 	}
-	ring_buffer__free(c->stack_rb);
-	for (size_t i = 0; i < c->nqueued; i++)
-		free(c->queue[i]);
-	free(c->queue);
-	unwinder_free(c->unwinder);
-	stacks_free(c->stacks);
+	ring_buffer__free(d->rb);
+	for (size_t i = 0; i < d->nqueued; i++)
+		free(d->queue[i]);
+	free(d->queue);
+	unwinder_free(d->unwinder);
+	stacks_free(d->stacks);
+	free(d);
 }
 
-void collector__unwind_stats(struct collector *c, uint64_t *samples,
-			     uint64_t *frames)
+void stack_drain_stats(struct stack_drain *d, uint64_t *samples,
+		       uint64_t *frames)
 {
 	struct unwinder_stats st = {};
 
-	if (c->stacks_running) {
-		pthread_mutex_lock(&c->stacks_lock);
-		unwinder_stats(c->unwinder, &st);
-		pthread_mutex_unlock(&c->stacks_lock);
+	if (d && d->running) {
+		pthread_mutex_lock(&d->lock);
+		unwinder_stats(d->unwinder, &st);
+		pthread_mutex_unlock(&d->lock);
 	}
 	*samples = st.samples;
 	*frames = st.frames;

@@ -36,22 +36,37 @@ int target_resolve_pids(pid_t *pids, size_t *npids)
 	return 0;
 }
 
-int target_resolve_thread(struct target_spec *t, pid_t *only_tid)
+int target_find(const struct target_spec *t, bool thread_alone,
+		struct target_found *out)
 {
 	int tgid;
 
-	*only_tid = 0;
-	if (t->kind != TARGET_PIDS || t->npids != 1)
+	memset(out, 0, sizeof(*out));
+	if (t->kind != TARGET_PIDS || !t->npids)
 		return 0;
-	tgid = procfs_tgid(t->pids[0]);
-	if (tgid < 0 || tgid == t->pids[0])
-		return 0; /* target_resolve_pids says why, or nothing to do */
-	pr_warn("pid %d is a thread of process %d: profiling that thread "
-		"only, as strace -p does (-p %d for the whole process)",
-		t->pids[0], tgid, tgid);
-	*only_tid = t->pids[0];
-	t->pids[0] = tgid;
-	return 0;
+	out->pids = malloc(t->npids * sizeof(*out->pids));
+	if (!out->pids)
+		return -ENOMEM;
+	memcpy(out->pids, t->pids, t->npids * sizeof(*out->pids));
+	out->npids = t->npids;
+	if (thread_alone && t->npids == 1) {
+		tgid = procfs_tgid(t->pids[0]);
+		if (tgid > 0 && tgid != t->pids[0]) {
+			pr_warn("pid %d is a thread of process %d: profiling "
+				"that thread only, as strace -p does (-p %d for "
+				"the whole process)",
+				t->pids[0], tgid, tgid);
+			out->only_tid = t->pids[0];
+			out->pids[0] = tgid;
+		}
+	}
+	return target_resolve_pids(out->pids, &out->npids);
+}
+
+void target_found_free(struct target_found *f)
+{
+	free(f->pids);
+	memset(f, 0, sizeof(*f));
 }
 
 enum sc_filter_mode target_filter(enum target_kind k)
@@ -77,17 +92,28 @@ void target_collector_opts(const struct target_spec *t,
 	copts->max_procs = t->max_procs;
 }
 
-int target_attach(const struct target_spec *t, struct collector_opts *copts,
-		  struct collector **out)
+enum sc_cells target_cells(const struct target_spec *t, size_t npids,
+			   bool rows_wanted, const struct collector_opts *co)
+{
+	bool one = t->kind == TARGET_CMD ||
+		   (t->kind == TARGET_PIDS && npids == 1);
+
+	if (one && !t->follow && co->key_kind == SC_KEY_PROCESS &&
+	    !co->read_cgid)
+		return SC_CELLS_ONE_TARGET;
+	return rows_wanted ? SC_CELLS_PER_PROCESS : SC_CELLS_AGGREGATE;
+}
+
+int target_attach(const struct target_found *found,
+		  const struct collector_opts *copts, struct collector **out)
 {
 	int err;
 
-	target_collector_opts(t, copts);
 	err = collector__open(out, copts);
 	if (err)
 		return err;
-	for (size_t i = 0; i < t->npids; i++) {
-		err = collector__add_target(*out, t->pids[i]);
+	for (size_t i = 0; i < found->npids; i++) {
+		err = collector__add_target(*out, found->pids[i]);
 		if (err)
 			return err;
 	}

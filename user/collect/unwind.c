@@ -21,6 +21,7 @@
 #include <libelf.h>
 
 #include "collect/unwind.h"
+#include "util/demangle.h"
 #include "util/log.h"
 
 /* Processes whose mappings are kept; the least recently sampled one goes
@@ -42,6 +43,8 @@ struct perf_sym {
 struct uw_cached {
 	uint64_t pc; /* 0: empty */
 	struct sc_frame f;
+	bool jit_miss; /* f is unnamed, the perf map was perf_size long */
+	off_t perf_size;
 };
 
 struct uw_proc {
@@ -56,9 +59,24 @@ struct uw_proc {
 	struct perf_sym *perf;
 	size_t nperf;
 	bool perf_read;
-	struct uw_cached *cache;	 /* UW_CACHE_SLOTS */
+	off_t perf_size;	 /* the map file's size when read: it grows */
+	bool demangle;		 /* the unwinder's setting */
+	struct uw_cached *cache; /* UW_CACHE_SLOTS */
 	const struct sc_stack_event *ev; /* the sample being unwound */
 };
+
+/* A sample with a frame in JIT code its perf map did not name yet. */
+struct uw_deferred {
+	uint32_t pid;
+	uint64_t start_ns;
+	uint32_t nr, abi;
+	char comm[SC_COMM_LEN];
+	size_t n;
+	uint64_t pcs[UNWIND_MAX_FRAMES];
+};
+
+/* Samples kept for naming at report time, at most (about 5 MiB). */
+#define UW_MAX_DEFERRED 8192
 
 struct unwinder {
 	struct uw_proc *procs[UW_MAX_PROCS];
@@ -72,6 +90,9 @@ struct unwinder {
 	 */
 	int self_fd;
 	Elf *self_elf;
+	bool demangle;
+	struct uw_deferred *deferred; /* UW_MAX_DEFERRED */
+	size_t ndeferred;
 };
 
 static const char *base_name(const char *path)
@@ -150,15 +171,22 @@ static void cache_clear(struct uw_proc *p)
 	}
 }
 
+static void perf_map_free(struct uw_proc *p)
+{
+	for (size_t i = 0; i < p->nperf; i++)
+		free(p->perf[i].name);
+	free(p->perf);
+	p->perf = NULL;
+	p->nperf = 0;
+}
+
 static void proc_free(struct uw_proc *p)
 {
 	if (!p)
 		return;
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
-	for (size_t i = 0; i < p->nperf; i++)
-		free(p->perf[i].name);
-	free(p->perf);
+	perf_map_free(p);
 	cache_clear(p);
 	free(p->cache);
 	free(p);
@@ -231,17 +259,32 @@ static bool perf_map_stale(FILE *f, uint64_t start_boot_ns)
 	       start_real - 1.0;
 }
 
-/* /tmp/perf-PID.map: "START SIZE NAME" lines, hex, for JIT code. */
+/*
+ * /tmp/perf-PID.map: "START SIZE NAME" lines, hex, for JIT code. A JIT
+ * appends as it compiles (node --perf-basic-prof: every optimisation
+ * tier), so a pc it does not name has the file read again if it grew.
+ */
 static void perf_map_read(struct uw_proc *p)
 {
 	char path[64], line[4096];
+	struct stat st;
 	FILE *f;
 
-	p->perf_read = true;
 	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
+	if (p->perf_read && (stat(path, &st) || st.st_size == p->perf_size))
+		return; /* as it was */
 	f = fopen(path, "re");
-	if (!f)
+	if (!f) {
+		p->perf_read = true;
 		return;
+	}
+	if (fstat(fileno(f), &st)) {
+		fclose(f);
+		return;
+	}
+	p->perf_read = true;
+	p->perf_size = st.st_size;
+	perf_map_free(p);
 	if (perf_map_stale(f, p->start_ns)) {
 		fclose(f);
 		return;
@@ -272,13 +315,10 @@ static void perf_map_read(struct uw_proc *p)
 		qsort(p->perf, p->nperf, sizeof(*p->perf), perf_cmp);
 }
 
-static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)
+static const struct perf_sym *perf_lookup(const struct uw_proc *p, uint64_t pc)
 {
-	size_t lo = 0, hi;
+	size_t lo = 0, hi = p->nperf;
 
-	if (!p->perf_read)
-		perf_map_read(p);
-	hi = p->nperf;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
 
@@ -289,6 +329,31 @@ static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)
 	}
 	if (lo && pc < p->perf[lo - 1].end)
 		return &p->perf[lo - 1];
+	return NULL;
+}
+
+static const struct perf_sym *perf_find(struct uw_proc *p, uint64_t pc)
+{
+	const struct perf_sym *s;
+
+	if (!p->perf_read)
+		perf_map_read(p);
+	s = perf_lookup(p, pc);
+	if (!s) { /* written since? */
+		perf_map_read(p);
+		s = perf_lookup(p, pc);
+	}
+	return s;
+}
+
+/* A process the unwinder holds, or NULL. */
+static struct uw_proc *proc_find(const struct unwinder *u, uint32_t pid,
+				 uint64_t start_ns)
+{
+	for (size_t i = 0; i < u->nprocs; i++)
+		if (u->procs[i]->pid == pid &&
+		    u->procs[i]->start_ns == start_ns)
+			return u->procs[i];
 	return NULL;
 }
 
@@ -318,6 +383,7 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	}
 	*created = true;
 	p->pid = e->pid;
+	p->demangle = u->demangle;
 	p->start_ns = e->start_ns;
 	p->last_use = ++u->tick;
 	p->ev = e;
@@ -362,11 +428,7 @@ static bool proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 	p->exec_id = want;
 	cache_clear(p);
 	/* and the perf map again, JIT code may be new */
-	for (size_t i = 0; i < p->nperf; i++)
-		free(p->perf[i].name);
-	free(p->perf);
-	p->perf = NULL;
-	p->nperf = 0;
+	perf_map_free(p);
 	p->perf_read = false;
 	return p->dwfl != NULL;
 }
@@ -394,6 +456,17 @@ static bool is_libc(const char *module)
 	return false;
 }
 
+/* *name demangled in place, when it is a mangled C++ or Rust name. */
+static void demangled(char **name)
+{
+	char *d = demangle(*name);
+
+	if (d) {
+		free(*name);
+		*name = d;
+	}
+}
+
 /* Name pc (a return address less one, except the innermost) into f,
  * with strings owned by the process's cache.
  */
@@ -406,7 +479,9 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 	const struct perf_sym *ps;
 	Dwfl_Module *mod;
 
-	if (c->pc == pc) {
+	if (c->pc == pc && c->jit_miss)
+		perf_map_read(p); /* again if the JIT wrote more */
+	if (c->pc == pc && (!c->jit_miss || c->perf_size == p->perf_size)) {
 		*out = c->f;
 		return 0;
 	}
@@ -441,14 +516,24 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 			f.func = strdup(func);
 		if (func && !f.func)
 			goto nomem;
+		if (f.func && p->demangle)
+			demangled(&f.func);
 		if (dup_or_null(&f.module, base_name(mname)) ||
 		    dup_or_null(&f.file, f.line ? file : NULL))
 			goto nomem;
-	} else if ((ps = perf_find(p, pc))) {
+	}
+	/* JIT code: in no mapped file, or in memory a module's range spans
+	 * without a symbol (node's code space)
+	 */
+	if (!f.func && (ps = perf_find(p, pc))) {
 		char m[64];
 
 		snprintf(m, sizeof(m), "perf-%u.map", p->pid);
 		f.offset = pc - ps->start;
+		f.line = 0;
+		free(f.module);
+		free(f.file);
+		f.module = f.file = NULL;
 		if (dup_or_null(&f.module, m) || dup_or_null(&f.func, ps->name))
 			goto nomem;
 	}
@@ -460,6 +545,9 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 	}
 	c->pc = pc;
 	c->f = f;
+	/* unnamed where a JIT writes a map: asked again once it grew */
+	c->jit_miss = !f.func && p->perf_size;
+	c->perf_size = p->perf_size;
 	*out = f;
 	return 0;
 nomem:
@@ -514,6 +602,27 @@ void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)
 	proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
 }
 
+/* Keep a sample to name at report time; false when there is no room. */
+static bool defer(struct unwinder *u, const struct sc_stack_event *e,
+		  const char *comm, const struct uw_walk *w)
+{
+	struct uw_deferred *d;
+
+	if (!u->deferred)
+		u->deferred = calloc(UW_MAX_DEFERRED, sizeof(*u->deferred));
+	if (!u->deferred || u->ndeferred == UW_MAX_DEFERRED)
+		return false;
+	d = &u->deferred[u->ndeferred++];
+	d->pid = e->pid;
+	d->start_ns = e->start_ns;
+	d->nr = e->nr;
+	d->abi = e->abi;
+	memcpy(d->comm, comm, sizeof(d->comm));
+	d->n = w->n;
+	memcpy(d->pcs, w->pcs, w->n * sizeof(w->pcs[0]));
+	return true;
+}
+
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out)
 {
@@ -538,25 +647,54 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	}
 	if (!w.n)
 		w.pcs[w.n++] = e->regs[SC_STACK_REG_IP];
+	u->st.samples++;
+	u->st.frames += w.n;
+	memcpy(comm, e->comm, sizeof(comm));
+	comm[SC_COMM_LEN - 1] = '\0';
 	for (size_t i = 0; i < w.n; i++) {
 		if (!usable) /* only the address is known */
 			frames[i] = (struct sc_frame){ .offset = w.pcs[i] };
 		else if (name_pc(p, w.pcs[i], &frames[i]))
 			return -ENOMEM;
+		if (usable && !frames[i].func && p->perf_size &&
+		    defer(u, e, comm, &w))
+			return 0;
 	}
-	u->st.samples++;
-	u->st.frames += w.n;
-	memcpy(comm, e->comm, sizeof(comm));
-	comm[SC_COMM_LEN - 1] = '\0';
 	return stacks_add(out, e->nr, e->abi, comm, frames, w.n, 1);
 }
 
-struct unwinder *unwinder_new(void)
+int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
+{
+	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	int err = 0;
+
+	for (size_t i = 0; i < u->ndeferred && !err; i++) {
+		const struct uw_deferred *d = &u->deferred[i];
+		struct uw_proc *p = proc_find(u, d->pid, d->start_ns);
+
+		for (size_t j = 0; j < d->n && !err; j++) {
+			if (!p) /* gone from the unwinder: addresses only */
+				frames[j] =
+					(struct sc_frame){ .offset =
+								   d->pcs[j] };
+			else
+				err = name_pc(p, d->pcs[j], &frames[j]);
+		}
+		err = err   ?:
+			      stacks_add(out, d->nr, d->abi, d->comm, frames,
+					 d->n, 1);
+	}
+	u->ndeferred = 0;
+	return err;
+}
+
+struct unwinder *unwinder_new(bool demangle)
 {
 	struct unwinder *u = calloc(1, sizeof(*u));
 
 	if (!u)
 		return NULL;
+	u->demangle = demangle;
 	u->cb.find_elf = dwfl_linux_proc_find_elf;
 	u->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	u->cb.debuginfo_path = &u->debuginfo_path; /* NULL: the default */
@@ -577,6 +715,7 @@ void unwinder_free(struct unwinder *u)
 		elf_end(u->self_elf);
 	if (u->self_fd >= 0)
 		close(u->self_fd);
+	free(u->deferred);
 	free(u);
 }
 

@@ -4,7 +4,8 @@
  * binaries' CFI (.eh_frame, .debug_frame) through libdw, as perf
  * --call-graph dwarf does, and naming its frames: symbol (symtab, else
  * dynsym), file:line from debug info (also /usr/lib/debug/.build-id),
- * perf map files (/tmp/perf-PID.map) for JIT code, else module+0xoffset.
+ * perf map files (/tmp/perf-PID.map) for JIT code, else module+0xoffset;
+ * C++ and Rust names demangled.
  *
  * A process's mappings are read from /proc when its first sample comes in
  * and kept (with their ELF files open), so that processes that exit
@@ -32,7 +33,8 @@ struct unwinder_stats {
 	uint64_t frames;  /* frames over all samples */
 };
 
-struct unwinder *unwinder_new(void);
+/* demangle: C++ and Rust symbols as people read them (util/demangle.h). */
+struct unwinder *unwinder_new(bool demangle);
 void unwinder_free(struct unwinder *u);
 /* Has e's process new mappings (its first sample, code mapped, an exec
  * since the last read)?
@@ -44,6 +46,13 @@ void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
 /* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out);
+/*
+ * Samples with a frame in JIT code that the process's perf map did not
+ * name when they were unwound (a JIT writes its map buffered, or at
+ * exit) are kept and named now, from the map as it is, into out. 0 or
+ * -ENOMEM.
+ */
+int unwinder_flush(struct unwinder *u, struct sc_stacks *out);
 void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out);
 
 #endif

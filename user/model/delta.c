@@ -182,16 +182,11 @@ struct sc_model *model_delta(const struct sc_model *cur,
 		    model_errno_add_fd(d, e->abi, e->nr, e->fd_type, e->err, n))
 			goto err;
 	}
-	for (int i = 0; i < SC_DROP_COUNT; i++)
-		d->drops[i] =
-			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
-	d->flights_known = cur->flights_known;
+	model_meta_delta(&d->meta, &cur->meta, prev ? &prev->meta : NULL);
 	for (size_t i = 0; i < cur->nflights; i++) {
 		if (model_flight_add(d, &cur->flights[i]))
 			goto err;
 	}
-	d->unattributed =
-		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
 	free(known.rows);
 	return d;
 err:

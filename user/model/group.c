@@ -33,6 +33,28 @@ bool group_needs_cgroups(const struct group_by *by)
 	       group_has(by, GROUP_CONTAINER);
 }
 
+/* The key len bytes at s name, or GROUP_KEY_COUNT; top's old names
+ * (process, thread) too.
+ */
+static int key_lookup(const char *s, size_t len)
+{
+	static const struct {
+		const char *name;
+		enum group_key key;
+	} aliases[] = { { "process", GROUP_PID }, { "thread", GROUP_TID } };
+	int k;
+
+	for (k = 0; k < GROUP_KEY_COUNT; k++)
+		if (strlen(key_names[k]) == len &&
+		    !strncmp(s, key_names[k], len))
+			return k;
+	for (size_t i = 0; i < sizeof(aliases) / sizeof(aliases[0]); i++)
+		if (strlen(aliases[i].name) == len &&
+		    !strncmp(s, aliases[i].name, len))
+			return aliases[i].key;
+	return GROUP_KEY_COUNT;
+}
+
 int group_parse(const char *s, struct group_by *by, const char **bad)
 {
 	const char *p = s;
@@ -40,12 +62,8 @@ int group_parse(const char *s, struct group_by *by, const char **bad)
 	by->n = 0;
 	for (;;) {
 		size_t len = strcspn(p, ",");
-		int k;
+		int k = key_lookup(p, len);
 
-		for (k = 0; k < GROUP_KEY_COUNT; k++)
-			if (strlen(key_names[k]) == len &&
-			    !strncmp(p, key_names[k], len))
-				break;
 		if (k == GROUP_KEY_COUNT || group_has(by, k)) {
 			*bad = p;
 			return -EINVAL;
@@ -342,7 +360,7 @@ int group_model(const struct sc_model *m, const struct group_by *by,
 	}
 	if (ng)
 		qsort(g, ng, sizeof(*g),
-		      m->count_only ? cmp_by_calls : cmp_groups);
+		      m->meta.count_only ? cmp_by_calls : cmp_groups);
 	free(bufs);
 	*out = g;
 	*n = ng;

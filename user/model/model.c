@@ -74,16 +74,75 @@ int model_cgroups_copy(struct sc_model *dst, const struct sc_model *src)
 	return 0;
 }
 
+void model_copy_meta(struct sc_model *dst, const struct sc_model *src)
+{
+	dst->meta = src->meta;
+}
+
+static uint64_t delta_u64(uint64_t cur, uint64_t prev)
+{
+	return cur > prev ? cur - prev : 0;
+}
+
+static uint64_t fail_count(const struct sc_model_meta *m, uint32_t map,
+			   uint32_t err)
+{
+	for (uint32_t i = 0; m && i < m->nfails; i++)
+		if (m->fails[i].map == map && m->fails[i].err == err)
+			return m->fails[i].count;
+	return 0;
+}
+
+void model_map_fail_add(struct sc_model_meta *meta, uint32_t map, uint32_t err,
+			uint64_t count)
+{
+	uint32_t i;
+
+	for (i = 0; i < meta->nfails; i++)
+		if (meta->fails[i].map == map && meta->fails[i].err == err)
+			break;
+	if (i == meta->nfails) {
+		/* the last slot stands for every kind beyond the others */
+		if (i == SC_MAP_FAILS_MAX) {
+			i--;
+			err = 0;
+		} else {
+			meta->nfails++;
+			meta->fails[i].map = (uint16_t)map;
+			meta->fails[i].err = (uint16_t)err;
+			meta->fails[i].count = 0;
+		}
+	}
+	meta->fails[i].count += count;
+}
+
+void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
+		      const struct sc_model_meta *prev)
+{
+	*d = *cur;
+	for (int i = 0; i < SC_DROP_COUNT; i++)
+		d->drops[i] =
+			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
+	d->unattributed =
+		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
+	d->nfails = 0;
+	for (uint32_t i = 0; i < cur->nfails; i++) {
+		const struct sc_map_fail *f = &cur->fails[i];
+		uint64_t n =
+			delta_u64(f->count, fail_count(prev, f->map, f->err));
+
+		if (n)
+			model_map_fail_add(d, f->map, f->err, n);
+	}
+}
+
 struct sc_model *model_clone(const struct sc_model *m)
 {
 	struct sc_model *c = model_new();
 
 	if (!c)
 		return NULL;
-	memcpy(c->drops, m->drops, sizeof(c->drops));
-	c->duration_ns = m->duration_ns;
-	c->count_only = m->count_only;
-	c->unattributed = m->unattributed;
+	model_copy_meta(c, m);
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *src = &m->procs[i];
 		struct sc_proc *p = model_proc(c, src->pid, src->start_ns);
@@ -109,7 +168,6 @@ struct sc_model *model_clone(const struct sc_model *m)
 	}
 	if (model_cgroups_copy(c, m))
 		goto err;
-	c->flights_known = m->flights_known;
 	for (size_t i = 0; i < m->nflights; i++) {
 		if (model_flight_add(c, &m->flights[i]))
 			goto err;
@@ -222,6 +280,13 @@ void stats_add(struct sc_stats *dst, const struct sc_stats *src)
 		dst->hist[i] += src->hist[i];
 }
 
+void row_add(struct sc_row *dst, const struct sc_row *src)
+{
+	stats_add(&dst->st, &src->st);
+	dst->flight_ns += src->flight_ns;
+	dst->flight_calls += src->flight_calls;
+}
+
 static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
 			      uint32_t abi, uint32_t nr, uint32_t fd_type)
 {
@@ -291,9 +356,7 @@ int model_proc_merge(struct sc_proc *dst, const struct sc_proc *src)
 
 		if (!d)
 			return -ENOMEM;
-		stats_add(&d->st, &r->st);
-		d->flight_ns += r->flight_ns;
-		d->flight_calls += r->flight_calls;
+		row_add(d, r);
 	}
 	return 0;
 }
@@ -402,9 +465,7 @@ int model_finalize(struct sc_model *m)
 				if (fast)
 					slot[src->abi][src->nr] = m->ntotal;
 			}
-			stats_add(&r->st, &src->st);
-			r->flight_ns += src->flight_ns;
-			r->flight_calls += src->flight_calls;
+			row_add(r, src);
 		}
 	}
 	free(slot);
@@ -434,7 +495,7 @@ bool model_abi_seen(const struct sc_row *rows, size_t n, uint32_t abi)
 bool model_incomplete(const struct sc_model *m)
 {
 	for (int i = 0; i < SC_DROP_COUNT; i++)
-		if (m->drops[i])
+		if (m->meta.drops[i])
 			return true;
-	return m->unattributed != 0;
+	return m->meta.unattributed != 0 || m->meta.nfails != 0;
 }

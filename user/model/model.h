@@ -76,6 +76,42 @@ struct sc_cgname {
 	char *path; /* raw bytes: escape to print */
 };
 
+/* Failed map updates on the BPF side: the map (enum sc_map), the errno (0:
+ * one beyond SC_ERRNO_SLOTS), how many.
+ */
+struct sc_map_fail {
+	uint16_t map;
+	uint16_t err;
+	uint64_t count;
+};
+
+#define SC_MAP_FAILS_MAX 32
+
+/* A model's figures beside its rows: how it was collected, and what it
+ * lacks. Copied whole (model_copy_meta), so no field is forgotten.
+ */
+struct sc_model_meta {
+	uint64_t duration_ns;
+	/* Collected with --count-only: calls, errors and bytes are real,
+	 * every time field (and so the histograms) is zero.
+	 */
+	bool count_only;
+	/* The calls in flight are known (not in count-only mode, nor in the
+	 * daemon).
+	 */
+	bool flights_known;
+	/* What the BPF side could not keep, by enum sc_drop. */
+	uint64_t drops[SC_DROP_COUNT];
+	/* Calls of live processes that found no room for a cell of their
+	 * own (--max-entries) and were counted in pid 0 instead: the totals
+	 * are exact, those processes' rows are not.
+	 */
+	uint64_t unattributed;
+	/* Why: the failed map updates, by map and errno. */
+	struct sc_map_fail fails[SC_MAP_FAILS_MAX];
+	uint32_t nfails;
+};
+
 struct sc_model {
 	struct sc_proc *procs;
 	size_t nprocs, procs_cap;
@@ -89,25 +125,12 @@ struct sc_model {
 	struct sc_errno_row *errnos;
 	size_t nerrnos, errnos_cap;
 
-	uint64_t drops[SC_DROP_COUNT];
-	uint64_t duration_ns;
-	/* Collected with --count-only: calls, errors and bytes are real,
-	 * every time field (and so the histograms) is zero.
-	 */
-	bool count_only;
+	struct sc_model_meta meta;
 	/* The calls in flight at the snapshot (and, in a delta, at its end),
-	 * longest first once sorted; flights_known is false when they are
-	 * not known (count-only mode, a kernel without bpf_task_pt_regs, the
-	 * daemon).
+	 * longest first once sorted (known: meta.flights_known).
 	 */
 	struct sc_flight_call *flights;
 	size_t nflights, flights_cap;
-	bool flights_known;
-	/* Calls of live processes that found no room for a cell of their
-	 * own (--max-entries) and were counted in pid 0 instead: the totals
-	 * are exact, those processes' rows are not.
-	 */
-	uint64_t unattributed;
 	/* The cgroup v2 paths of the processes' cgid (--by cgroup, unit,
 	 * container), relative to the cgroup2 mount ("/a.slice/b.service").
 	 */
@@ -123,6 +146,16 @@ struct sc_model *model_new(void);
 void model_free(struct sc_model *m);
 /* Deep copy; NULL on allocation failure. */
 struct sc_model *model_clone(const struct sc_model *m);
+/* dst's meta from src's (dst's rows and lists untouched). */
+void model_copy_meta(struct sc_model *dst, const struct sc_model *src);
+/* The meta of the interval from prev (NULL: the start) to cur: counters
+ * subtracted, the rest cur's.
+ */
+void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
+		      const struct sc_model_meta *prev);
+/* Add count failed updates of map with errno err. */
+void model_map_fail_add(struct sc_model_meta *meta, uint32_t map, uint32_t err,
+			uint64_t count);
 
 /* Hash of a process identity (pid, start_ns), for open addressing. */
 size_t model_proc_hash(uint32_t pid, uint64_t start_ns);
@@ -160,6 +193,8 @@ int model_cgroups_copy(struct sc_model *dst, const struct sc_model *src);
 
 /* Sum two stats cells into dst. */
 void stats_add(struct sc_stats *dst, const struct sc_stats *src);
+/* Add row src to dst: its cell and its calls in flight. */
+void row_add(struct sc_row *dst, const struct sc_row *src);
 
 /* Compute the totals over all processes. 0 or -ENOMEM. */
 int model_finalize(struct sc_model *m);

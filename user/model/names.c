@@ -269,3 +269,34 @@ const char *names_errno(int err)
 		return NULL;
 	return sc_errno_names[err];
 }
+
+int names_errno_parse(const char *name)
+{
+	for (int e = 1; e < 4096; e++) {
+		const char *n = names_errno(e);
+
+		if (n && !strcmp(n, name))
+			return e;
+	}
+	return -1;
+}
+
+static const char *const map_names[SC_MAP_COUNT] = {
+	[SC_MAP_STATS] = "stats",     [SC_MAP_MERGED] = "merged",
+	[SC_MAP_PROCS] = "procs",     [SC_MAP_ERRNOS] = "errnos",
+	[SC_MAP_PTOTALS] = "ptotals", [SC_MAP_THREADS] = "threads",
+};
+
+const char *names_map(uint32_t map)
+{
+	return map < SC_MAP_COUNT ? map_names[map] : "?";
+}
+
+int names_map_parse(const char *name, size_t len)
+{
+	for (int i = 0; i < SC_MAP_COUNT; i++)
+		if (strlen(map_names[i]) == len &&
+		    !strncmp(map_names[i], name, len))
+			return i;
+	return -1;
+}

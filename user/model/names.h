@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define SC_NAME_LEN 32
 
@@ -44,5 +45,11 @@ const char *names_fd_type(unsigned int fd_type);
 
 /* Symbolic name of a positive errno ("ENOENT"), or NULL. */
 const char *names_errno(int err);
+/* The errno named name ("EBUSY"), or -1. */
+int names_errno_parse(const char *name);
+/* A BPF map that scprof counts failed updates of (enum sc_map): "procs". */
+const char *names_map(uint32_t map);
+/* Its number from its name (len bytes), or -1. */
+int names_map_parse(const char *name, size_t len);
 
 #endif

@@ -155,7 +155,8 @@ int callsites_table(FILE *f, const struct sc_model *m)
 		if (!stacks_syscall_samples(s, r->abi, r->nr))
 			continue;
 		top[n].row = r;
-		top[n++].key = m->count_only ? r->st.calls : r->st.total_ns;
+		top[n++].key = m->meta.count_only ? r->st.calls :
+						    r->st.total_ns;
 	}
 	qsort(top, n, sizeof(*top), top_cmp);
 	for (size_t i = 0; !err && i < n && i < CALLSITES_SYSCALLS; i++)

@@ -4,23 +4,33 @@
 #include <inttypes.h>
 #include <stdlib.h>
 
+#include "render/columns.h"
 #include "render/report_csv.h"
 #include "util/escape.h"
 
-/* With --fd-types: nr and the figures after pid,comm,abi,syscall,fd_type. */
+/* nr and the figures (render/columns.c), after the row's names. */
 static void csv_figures(FILE *f, const struct row_view *v)
 {
-	const struct sc_stats *st = &v->row->st;
+	fprintf(f, "%u", v->row->nr);
+	for (const enum report_col *c = column_figures; *c; c++) {
+		const struct column *col = column_of(*c);
 
-	fprintf(f,
-		"%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-		",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",",
-		v->row->nr, (uint64_t)st->calls, (uint64_t)st->errors,
-		(uint64_t)st->total_ns, (uint64_t)st->min_ns,
-		(uint64_t)st->max_ns, v->avg_ns, v->p50_ns, v->p90_ns,
-		v->p99_ns);
-	if (v->has_bytes)
-		fprintf(f, "%" PRIu64, (uint64_t)st->bytes);
+		if (!col->csv)
+			continue;
+		fputc(',', f);
+		if (column_present(*c, v))
+			fprintf(f, "%" PRIu64, col->value(v));
+	}
+	fputc('\n', f);
+}
+
+/* The header's figure keys, after nr. */
+static void csv_figure_keys(FILE *f)
+{
+	fputs("nr", f);
+	for (const enum report_col *c = column_figures; *c; c++)
+		if (column_of(*c)->csv)
+			fprintf(f, ",%s", column_of(*c)->key);
 	fputc('\n', f);
 }
 
@@ -38,7 +48,6 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < p->nrows; i++) {
-		const struct sc_stats *st = &v[i].row->st;
 		const char *kind = names_fd_type(v[i].row->fd_type);
 		char buf[SC_NAME_LEN];
 
@@ -52,18 +61,9 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 			csv_figures(f, &v[i]);
 			continue;
 		}
-		fprintf(f,
-			"%u,%s,%s,%s,%u,%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
-			",%" PRIu64 ",%" PRIu64 ",",
-			p->pid, comm, names_abi(v[i].row->abi), v[i].name,
-			v[i].row->nr, (uint64_t)st->calls, (uint64_t)st->errors,
-			(uint64_t)st->total_ns, (uint64_t)st->min_ns,
-			(uint64_t)st->max_ns, v[i].avg_ns, v[i].p50_ns,
-			v[i].p90_ns, v[i].p99_ns);
-		if (v[i].has_bytes)
-			fprintf(f, "%" PRIu64, (uint64_t)st->bytes);
-		fputc('\n', f);
+		fprintf(f, "%u,%s,%s,%s,", p->pid, comm,
+			names_abi(v[i].row->abi), v[i].name);
+		csv_figures(f, &v[i]);
 	}
 	free(comm);
 	free(v);
@@ -153,10 +153,8 @@ static int report_csv_groups(FILE *f, const struct sc_model *m,
 	for (int k = 0; k < GROUP_KEY_COUNT; k++)
 		if (csv_col(o, k))
 			fprintf(f, "%s,", group_key_name(k));
-	fprintf(f,
-		"abi,syscall,%snr,calls,errors,total_ns,min_ns,max_ns,"
-		"avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
-		o->fd_types ? "fd_type," : "");
+	fprintf(f, "abi,syscall,%s", o->fd_types ? "fd_type," : "");
+	csv_figure_keys(f);
 	for (size_t i = 0; i < n && !err; i++)
 		err = group_rows(f, &g[i], o);
 	group_free(g, n);
@@ -176,14 +174,8 @@ int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	}
 	if (m->nprocs && !by_pid)
 		return -ENOMEM;
-	if (o->fd_types)
-		fputs("pid,comm,abi,syscall,fd_type,nr,calls,errors,total_ns,"
-		      "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
-		      f);
-	else
-		fputs("pid,comm,abi,syscall,nr,calls,errors,total_ns,min_ns,"
-		      "max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n",
-		      f);
+	fprintf(f, "pid,comm,abi,syscall,%s", o->fd_types ? "fd_type," : "");
+	csv_figure_keys(f);
 	for (size_t i = 0; i < m->nprocs && !err; i++)
 		err = proc_rows(f, by_pid[i], o);
 	free(by_pid);

@@ -6,6 +6,8 @@
 #include <json-c/json.h>
 
 #include "render/callsites.h"
+#include "render/columns.h"
+#include "render/drops.h"
 #include "render/report_json.h"
 #include "render/jsonw.h"
 #include "util/escape.h"
@@ -39,7 +41,6 @@ static struct json_object *errnos_of(const struct sc_model *m,
 static struct json_object *syscall_obj(const struct row_view *v,
 				       const struct sc_model *m, bool fd_types)
 {
-	const struct sc_stats *st = &v->row->st;
 	const char *kind = names_fd_type(v->row->fd_type);
 	struct json_object *o = json_object_new_object();
 	int err = o ? 0 : -ENOMEM;
@@ -55,21 +56,15 @@ static struct json_object *syscall_obj(const struct row_view *v,
 		err = err ?: jw_add_null(o, "fd_type");
 	err = err ?: jw_add_u64(o, "nr", v->row->nr);
 	err = err ?: jw_add_str(o, "abi", names_abi(v->row->abi));
-	err = err ?: jw_add_u64(o, "calls", st->calls);
-	err = err ?: jw_add_u64(o, "errors", st->errors);
-	err = err ?: jw_add_u64(o, "interrupted", st->interrupted);
-	err = err ?: jw_add_u64(o, "total_ns", st->total_ns);
-	err = err ?: jw_add_u64(o, "min_ns", st->min_ns);
-	err = err ?: jw_add_u64(o, "max_ns", st->max_ns);
-	err = err ?: jw_add_u64(o, "avg_ns", v->avg_ns);
-	err = err ?: jw_add_u64(o, "p50_ns", v->p50_ns);
-	err = err ?: jw_add_u64(o, "p90_ns", v->p90_ns);
-	err = err ?: jw_add_u64(o, "p99_ns", v->p99_ns);
-	/* bytes: null where a return value is not a byte count */
-	if (v->has_bytes)
-		err = err ?: jw_add_u64(o, "bytes", st->bytes);
-	else
-		err = err ?: jw_add_null(o, "bytes");
+	for (const enum report_col *c = column_figures; *c; c++) {
+		const struct column *col = column_of(*c);
+
+		/* bytes: null where a return value is not a byte count */
+		if (column_present(*c, v))
+			err = err ?: jw_add_u64(o, col->key, col->value(v));
+		else
+			err = err ?: jw_add_null(o, col->key);
+	}
 	if (m)
 		err = err ?: jw_add(o, "errnos", errnos_of(m, v->row));
 	return jw_done(o, err);
@@ -154,23 +149,37 @@ static int add_groups(struct json_object *root, int err,
 	return err;
 }
 
+/* {calls, untimed_calls, process_info, errno_detail, unattributed_calls,
+ * map_failures: [{map, errno, count}]}: unattributed calls are counted, in
+ * pid 0, but not in their own process; a failure's errno "E2BIG" is a map
+ * that was full.
+ */
 static struct json_object *dropped_obj(const struct sc_model *m)
 {
-	struct json_object *o = json_object_new_object();
+	struct json_object *o = json_object_new_object(), *arr = NULL;
 	int err = o ? 0 : -ENOMEM;
 
-	err = err ?: jw_add_u64(o, "calls", m->drops[SC_DROP_STATS_FULL]);
-	err = err   ?:
-		      jw_add_u64(o, "untimed_calls",
-				 m->drops[SC_DROP_TASK_STORAGE]);
-	err = err   ?:
-		      jw_add_u64(o, "process_info",
-				 m->drops[SC_DROP_PROCS_FULL]);
-	err = err   ?:
-		      jw_add_u64(o, "errno_detail",
-				 m->drops[SC_DROP_ERRNO_FULL]);
-	/* counted, in pid 0, but not in their own process */
-	err = err ?: jw_add_u64(o, "unattributed_calls", m->unattributed);
+	for (int r = 0; r < DROP_REASONS; r++)
+		err = err   ?:
+			      jw_add_u64(o, drop_key(r),
+					 drop_count(&m->meta, r));
+	err = err ?: jw_add_array(o, "map_failures", &arr);
+	for (uint32_t i = 0; !err && i < m->meta.nfails; i++) {
+		const struct sc_map_fail *x = &m->meta.fails[i];
+		struct json_object *f = json_object_new_object();
+		const char *name = names_errno((int)x->err);
+		char buf[16];
+
+		if (!name) {
+			snprintf(buf, sizeof(buf), "%u", x->err);
+			name = buf;
+		}
+		err = f ? 0 : -ENOMEM;
+		err = err ?: jw_add_str(f, "map", drop_map_name(x->map));
+		err = err ?: jw_add_str(f, "errno", name);
+		err = err ?: jw_add_u64(f, "count", x->count);
+		err = jw_push(arr, jw_done(f, err)) ?: err;
+	}
 	return jw_done(o, err);
 }
 
@@ -227,7 +236,7 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	/* Only with --count-only: every time field below is 0, not
 	 * measured.
 	 */
-	if (m->count_only)
+	if (m->meta.count_only)
 		err = err ?: jw_add_bool(root, "count_only", true);
 	err = err ?: jw_add_bool(root, "targets_exited", meta->targets_exited);
 	if (meta->exit_status >= 0)
@@ -244,7 +253,7 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 			err = jw_push(procs, process_obj(by_pid[i], o));
 	}
 	err = report_json_add_flights(root, err, m->flights, m->nflights,
-				      m->flights_known);
+				      m->meta.flights_known);
 	if (m->stacks)
 		err = err ?: callsites_json_add(root, m->stacks);
 	free(by_pid);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "render/report_prom.h"
+#include "render/drops.h"
 #include "model/hist.h"
 #include "model/names.h"
 #include "render/view.h"
@@ -314,21 +315,34 @@ static void latency_metrics(FILE *f, const struct prom_self *s)
 static void self_metrics(FILE *f, const struct prom_self *s,
 			 const struct sc_model *m, bool with_comms)
 {
-	static const char *const reasons[SC_DROP_COUNT] = {
-		[SC_DROP_STATS_FULL] = "stats_full",
-		[SC_DROP_TASK_STORAGE] = "task_storage",
-		[SC_DROP_PROCS_FULL] = "procs_full",
-		[SC_DROP_ERRNO_FULL] = "errno_full",
-	};
 	char buf[48];
 
 	family(f, "scprof_dropped_total", "counter",
-	       "Records the BPF side could not keep: stats_full (calls lost), "
-	       "task_storage (calls not timed), procs_full (process names), "
-	       "errno_full (errno detail).");
-	for (int i = 0; i < SC_DROP_COUNT; i++)
+	       "What the BPF side could not keep: calls (lost), untimed_calls "
+	       "(not timed), process_info (process names), errno_detail "
+	       "(errno breakdown), unattributed_calls (counted, not in their "
+	       "process's series); why is in "
+	       "scprof_map_update_failures_total.");
+	for (int r = 0; r < DROP_REASONS; r++)
 		fprintf(f, "scprof_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
-			reasons[i], (uint64_t)m->drops[i]);
+			drop_key(r), drop_count(&m->meta, r));
+	family(f, "scprof_map_update_failures_total", "counter",
+	       "Failed updates of scprof's BPF maps, by map and errno: E2BIG "
+	       "is a full map, any other errno (EBUSY, ENOMEM...) another "
+	       "failure.");
+	for (uint32_t i = 0; i < m->meta.nfails; i++) {
+		const struct sc_map_fail *x = &m->meta.fails[i];
+		const char *name = names_errno((int)x->err);
+
+		if (!name) {
+			snprintf(buf, sizeof(buf), "%u", x->err);
+			name = buf;
+		}
+		fprintf(f,
+			"scprof_map_update_failures_total{map=\"%s\","
+			"errno=\"%s\"} %" PRIu64 "\n",
+			drop_map_name(x->map), name, x->count);
+	}
 	single(f, "scprof_bpf_programs_attached", "gauge",
 	       "BPF programs attached (links held).", s->progs_attached);
 	per_map(f, "scprof_bpf_map_entries",

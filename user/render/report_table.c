@@ -4,123 +4,24 @@
  * so that scripts written for strace -c read scprof's output unchanged.
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "render/callsites.h"
+#include "render/columns.h"
+#include "render/drops.h"
 #include "render/report_table.h"
 #include "model/hist.h"
 #include "util/escape.h"
-
-struct coldesc {
-	const char *hdr;
-	unsigned int minw; /* strace's historical width, else the header's */
-	bool left;
-};
-
-static const struct coldesc cdesc[COL_COUNT] = {
-	[COL_TIME_PCT] = { "% time", 6 },
-	[COL_TIME_TOTAL] = { "seconds", 11 },
-	[COL_TIME_AVG] = { "usecs/call", 11 },
-	[COL_CALLS] = { "calls", 9 },
-	[COL_ERRORS] = { "errors", 9 },
-	[COL_NAME] = { "syscall", 16, true },
-	[COL_TIME_MIN] = { "shortest", 8 },
-	[COL_TIME_MAX] = { "longest", 7 },
-	[COL_P50] = { "p50-usecs", 9 },
-	[COL_P90] = { "p90-usecs", 9 },
-	[COL_P99] = { "p99-usecs", 9 },
-	[COL_BYTES] = { "bytes", 11 },
-	[COL_RATE] = { "calls/s", 9 },
-};
-
-static unsigned int num_len(const char *fmt, ...)
-	__attribute__((format(printf, 1, 2)));
-
-static unsigned int num_len(const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
-	va_end(ap);
-	return n > 0 ? (unsigned int)n : 0;
-}
-
-static double secs(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-static double usecs(uint64_t ns)
-{
-	return (double)ns / 1e3;
-}
 
 static unsigned int max_u(unsigned int a, unsigned int b)
 {
 	return a > b ? a : b;
 }
 
-/* One cell; v is the row view (NULL for the total line, which uses tot). */
-static void put_cell(FILE *f, enum report_col c, unsigned int w, bool last,
-		     const struct row_view *v, const struct row_view *tot,
-		     uint64_t total_ns, uint64_t rate_ns)
-{
-	const struct row_view *x = v ? v : tot;
-	const struct sc_stats *st = &x->row->st;
-	double pct;
-
-	switch (c) {
-	case COL_TIME_PCT:
-		pct = v ? (st->total_ns ? 100.0 * (double)st->total_ns /
-						  (double)total_ns :
-					  0.0) :
-			  100.0;
-		fprintf(f, "%*.2f", w, pct);
-		break;
-	case COL_TIME_TOTAL:
-	case COL_TIME_MIN:
-	case COL_TIME_MAX:
-		fprintf(f, "%*.6f", w, secs(view_value(x, c)));
-		break;
-	case COL_TIME_AVG:
-		fprintf(f, "%*" PRIu64, w, x->avg_ns / 1000);
-		break;
-	case COL_CALLS:
-		fprintf(f, "%*" PRIu64, w, (uint64_t)st->calls);
-		break;
-	case COL_ERRORS:
-		/* strace leaves a zero error count blank */
-		fprintf(f, "%*.0" PRIu64, w, (uint64_t)st->errors);
-		break;
-	case COL_NAME:
-		if (last)
-			fputs(v ? v->name : "total", f);
-		else
-			fprintf(f, "%-*s", w, v ? v->name : "total");
-		break;
-	case COL_P50:
-	case COL_P90:
-	case COL_P99:
-		fprintf(f, "%*.3f", w, usecs(view_value(x, c)));
-		break;
-	case COL_BYTES:
-		if (v && !v->has_bytes)
-			fprintf(f, "%*s", w, "");
-		else
-			fprintf(f, "%*" PRIu64, w, (uint64_t)st->bytes);
-		break;
-	case COL_RATE:
-		fprintf(f, "%*.1f", w, view_per_sec(st->calls, rate_ns));
-		break;
-	default:
-		break;
-	}
-}
+/* A cell is at most a syscall name with its fd kind, or a number. */
+#define CELL_LEN (SC_NAME_LEN + 32)
 
 static void view_of_total(struct row_view *tv, const struct sc_row *tot)
 {
@@ -142,8 +43,6 @@ struct table {
 	size_t nv;
 	struct sc_row tot;
 	struct row_view tv; /* the total line, a view of tot */
-	unsigned int name_max;
-	uint64_t avg_max, min_max, max_max, p_max;
 	unsigned int w[COL_COUNT];
 	size_t ncols;
 };
@@ -173,74 +72,58 @@ static int table_collect(struct table *t, const struct sc_row *rows, size_t n,
 	}
 	view_total(rows, n, abi, &t->tot);
 	/* bytes of the total line: read/write-family rows only */
-	for (size_t i = 0; i < t->nv; i++) {
-		const struct row_view *v = &t->all[i];
-		unsigned int len = (unsigned int)strlen(v->name);
-
-		t->name_max = max_u(t->name_max, len);
-		if (v->avg_ns > t->avg_max)
-			t->avg_max = v->avg_ns;
-		if (v->row->st.min_ns > t->min_max)
-			t->min_max = v->row->st.min_ns;
-		if (v->row->st.max_ns > t->max_max)
-			t->max_max = v->row->st.max_ns;
-		if (v->p99_ns > t->p_max)
-			t->p_max = v->p99_ns;
-		if (v->has_bytes)
-			bytes += v->row->st.bytes;
-	}
+	for (size_t i = 0; i < t->nv; i++)
+		if (t->all[i].has_bytes)
+			bytes += t->all[i].row->st.bytes;
 	t->tot.st.bytes = bytes;
 	view_of_total(&t->tv, &t->tot);
 	return 0;
 }
 
-/* The width the figures of column c need, header aside. */
-static unsigned int col_need(const struct table *t, enum report_col c,
-			     uint64_t rate_ns)
+static struct cell_ctx table_ctx(const struct table *t,
+				 const struct report_opts *o)
 {
-	const struct sc_stats *st = &t->tot.st;
-	uint64_t p_max = t->p_max > t->tv.p99_ns ? t->p_max : t->tv.p99_ns;
-
-	switch (c) {
-	case COL_TIME_PCT:
-		return 6;
-	case COL_TIME_TOTAL:
-		return num_len("%.6f", secs(st->total_ns));
-	case COL_TIME_AVG:
-		return num_len("%" PRIu64, t->avg_max / 1000);
-	case COL_CALLS:
-		return num_len("%" PRIu64, (uint64_t)st->calls);
-	case COL_ERRORS:
-		return num_len("%" PRIu64, (uint64_t)st->errors);
-	case COL_NAME:
-		return t->name_max + 1;
-	case COL_TIME_MIN:
-		return num_len("%" PRIu64 ".000000", t->min_max / 1000000000);
-	case COL_TIME_MAX:
-		return num_len("%" PRIu64 ".000000", t->max_max / 1000000000);
-	case COL_P50:
-	case COL_P90:
-	case COL_P99:
-		return num_len("%.3f", usecs(p_max));
-	case COL_BYTES:
-		return num_len("%" PRIu64, (uint64_t)st->bytes);
-	case COL_RATE:
-		return num_len("%.1f", view_per_sec(st->calls, rate_ns));
-	default:
-		return 0;
-	}
+	return (struct cell_ctx){ .table_ns = t->tot.st.total_ns,
+				  .rate_ns = o->rate_ns };
 }
 
+/* Each column as wide as its header, its widest cell and strace's width;
+ * the name column one more than its longest name.
+ */
 static void table_widths(struct table *t, const struct report_opts *o)
 {
+	struct cell_ctx ctx = table_ctx(t, o);
+	char buf[CELL_LEN];
+
 	while (t->ncols < COL_COUNT && o->cols[t->ncols] != COL_NONE)
 		t->ncols++;
 	for (size_t i = 0; i < t->ncols; i++) {
 		enum report_col c = o->cols[i];
+		const struct column *col = column_of(c);
+		unsigned int need = (unsigned int)strlen(
+			column_cell(buf, sizeof(buf), c, &t->tv, true, &ctx));
 
-		t->w[c] = max_u(cdesc[c].minw, col_need(t, c, o->rate_ns));
-		t->w[c] = max_u(t->w[c], (unsigned int)strlen(cdesc[c].hdr));
+		for (size_t j = 0; j < t->nv; j++)
+			need = max_u(need, (unsigned int)strlen(column_cell(
+						   buf, sizeof(buf), c,
+						   &t->all[j], false, &ctx)));
+		if (col->format == CF_NAME)
+			need++;
+		t->w[c] = max_u(col->min_width, need);
+		t->w[c] = max_u(t->w[c], (unsigned int)strlen(col->header));
 	}
+}
+
+/* Numbers right-aligned, the name left-aligned and, last, unpadded. */
+static void put_padded(FILE *f, const struct column *col, unsigned int w,
+		       bool last, const char *text)
+{
+	if (col->format == CF_NAME && last)
+		fputs(text, f);
+	else if (col->format == CF_NAME)
+		fprintf(f, "%-*s", w, text);
+	else
+		fprintf(f, "%*s", w, text);
 }
 
 static void print_header(FILE *f, const struct table *t,
@@ -251,12 +134,8 @@ static void print_header(FILE *f, const struct table *t,
 
 		if (i)
 			fputc(' ', f);
-		if (cdesc[c].left && i == t->ncols - 1)
-			fputs(cdesc[c].hdr, f);
-		else if (cdesc[c].left)
-			fprintf(f, "%-*s", t->w[c], cdesc[c].hdr);
-		else
-			fprintf(f, "%*s", t->w[c], cdesc[c].hdr);
+		put_padded(f, column_of(c), t->w[c], i == t->ncols - 1,
+			   column_of(c)->header);
 	}
 	fputc('\n', f);
 }
@@ -278,11 +157,17 @@ static void print_rule(FILE *f, const struct table *t,
 static void print_line(FILE *f, const struct table *t,
 		       const struct report_opts *o, const struct row_view *v)
 {
+	struct cell_ctx ctx = table_ctx(t, o);
+	char buf[CELL_LEN];
+
 	for (size_t i = 0; i < t->ncols; i++) {
+		enum report_col c = o->cols[i];
+
 		if (i)
 			fputc(' ', f);
-		put_cell(f, o->cols[i], t->w[o->cols[i]], i == t->ncols - 1, v,
-			 &t->tv, t->tot.st.total_ns, o->rate_ns);
+		put_padded(f, column_of(c), t->w[c], i == t->ncols - 1,
+			   column_cell(buf, sizeof(buf), c, v ? v : &t->tv, !v,
+				       &ctx));
 	}
 	fputc('\n', f);
 }
@@ -473,34 +358,10 @@ static bool report_has_calls(const struct sc_model *m)
 /* The first line of an incomplete report: what is missing, and why. */
 static void incomplete_line(FILE *f, const struct sc_model *m)
 {
-	static const char *const why[SC_DROP_COUNT] = {
-		[SC_DROP_STATS_FULL] = "%" PRIu64 " calls were not recorded "
-				       "(no cell left for their syscall)",
-		[SC_DROP_TASK_STORAGE] = "%" PRIu64 " calls were not timed "
-					 "or counted (no task storage)",
-		[SC_DROP_PROCS_FULL] = "%" PRIu64 " processes have no name "
-				       "(process map full: raise --max-procs)",
-		[SC_DROP_ERRNO_FULL] = "%" PRIu64 " errors have no errno "
-				       "(errno map full)",
-	};
-	const char *sep = "";
-
 	if (!model_incomplete(m))
 		return;
 	fputs("scprof: the counts are incomplete: ", f);
-	for (int i = 0; i < SC_DROP_COUNT; i++) {
-		if (!m->drops[i])
-			continue;
-		fputs(sep, f);
-		fprintf(f, why[i], (uint64_t)m->drops[i]);
-		sep = "; ";
-	}
-	if (m->unattributed)
-		fprintf(f,
-			"%s%" PRIu64 " calls are counted in the merged "
-			"processes, not in their own (stats map full: raise "
-			"--max-entries); the totals are exact",
-			sep, m->unattributed);
+	drops_sentence(f, &m->meta);
 	fputc('\n', f);
 }
 
@@ -584,7 +445,7 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 				   o->interval ? "interval end" : "stop");
 	if (err)
 		return err;
-	if (m->count_only)
+	if (m->meta.count_only)
 		fputs("(--count-only: calls, errors and bytes; no times were "
 		      "measured)\n",
 		      f);

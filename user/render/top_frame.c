@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "render/top_frame.h"
+#include "render/drops.h"
 #include "model/hist.h"
 #include "render/view.h"
 #include "util/escape.h"
@@ -45,18 +46,35 @@ int top_sort_by_key(int ch, enum top_sort *out)
 	return -EINVAL;
 }
 
-static const char *const group_names[TOP_GROUP_COUNT] = {
-	[TOP_GROUP_PROCESS] = "process",
-	[TOP_GROUP_THREAD] = "thread",
-	[TOP_GROUP_UNIT] = "unit",
-	[TOP_GROUP_CONTAINER] = "container",
+static const char *const label_titles[TOP_GROUP_COUNT] = {
+	[TOP_GROUP_COMM] = "COMM",
+	[TOP_GROUP_CGROUP] = "CGROUP",
+	[TOP_GROUP_UNIT] = "UNIT",
+	[TOP_GROUP_CONTAINER] = "CONTAINER",
+};
+
+/* Each grouping and the --by key it is, then the old names. */
+static const struct {
+	const char *name;
+	enum top_group group;
+	enum group_key key;
+} group_names[] = {
+	{ "pid", TOP_GROUP_PROCESS, GROUP_PID },
+	{ "tid", TOP_GROUP_THREAD, GROUP_TID },
+	{ "comm", TOP_GROUP_COMM, GROUP_COMM },
+	{ "cgroup", TOP_GROUP_CGROUP, GROUP_CGROUP },
+	{ "unit", TOP_GROUP_UNIT, GROUP_UNIT },
+	{ "container", TOP_GROUP_CONTAINER, GROUP_CONTAINER },
+	{ "process", TOP_GROUP_PROCESS, GROUP_PID },
+	{ "thread", TOP_GROUP_THREAD, GROUP_TID },
 };
 
 int top_group_parse(const char *s, enum top_group *out)
 {
-	for (int i = 0; i < TOP_GROUP_COUNT; i++) {
-		if (!strcmp(s, group_names[i])) {
-			*out = (enum top_group)i;
+	for (size_t i = 0; i < sizeof(group_names) / sizeof(group_names[0]);
+	     i++) {
+		if (!strcmp(s, group_names[i].name)) {
+			*out = group_names[i].group;
 			return 0;
 		}
 	}
@@ -65,7 +83,18 @@ int top_group_parse(const char *s, enum top_group *out)
 
 const char *top_group_name(enum top_group g)
 {
-	return g < TOP_GROUP_COUNT ? group_names[g] : "?";
+	return g < TOP_GROUP_COUNT ? group_names[g].name : "?";
+}
+
+bool top_group_is_label(enum top_group g)
+{
+	return g != TOP_GROUP_PROCESS && g != TOP_GROUP_THREAD;
+}
+
+bool top_group_needs_cgroups(enum top_group g)
+{
+	return g == TOP_GROUP_CGROUP || g == TOP_GROUP_UNIT ||
+	       g == TOP_GROUP_CONTAINER;
 }
 
 static int cmp_double_desc(double a, double b)
@@ -167,7 +196,9 @@ static void fill(struct top_proc *tp, const struct sc_proc *p,
 	top_syscalls(tp, p, ns);
 }
 
-/* Per unit or container: a row per group of the delta's processes. */
+/* Per comm, cgroup, unit or container: a row per group of the delta's
+ * processes.
+ */
 static int build_groups(const struct sc_model *d, uint64_t ns,
 			enum top_group group, struct top_frame *fr,
 			struct sc_stats *sum)
@@ -177,7 +208,7 @@ static int build_groups(const struct sc_model *d, uint64_t ns,
 	size_t n;
 	int err;
 
-	by.keys[0] = group == TOP_GROUP_UNIT ? GROUP_UNIT : GROUP_CONTAINER;
+	by.keys[0] = group_names[group].key;
 	err = group_model(d, &by, false, &g, &n);
 	if (err)
 		return err;
@@ -227,9 +258,18 @@ int top_frame_build_by(const struct sc_model *d, uint64_t ns,
 	}
 	fr->calls_s = view_per_sec(calls, ns);
 	fr->errors_s = view_per_sec(errors, ns);
-	fr->dropped = d->drops[SC_DROP_STATS_FULL];
+	fr->dropped = d->meta.drops[SC_DROP_CALLS];
+	if (model_incomplete(d)) {
+		size_t len = 0;
+		FILE *f = open_memstream(&fr->lost, &len);
+
+		if (f) {
+			drops_sentence(f, &d->meta);
+			fclose(f);
+		}
+	}
 	fr->group = group;
-	if (group == TOP_GROUP_UNIT || group == TOP_GROUP_CONTAINER) {
+	if (top_group_is_label(group)) {
 		int err = build_groups(d, ns, group, fr, sum);
 
 		fr->in_flight = d->nflights;
@@ -289,6 +329,8 @@ void top_frame_free(struct top_frame *fr)
 	free(fr->procs);
 	fr->procs = NULL;
 	fr->nprocs = 0;
+	free(fr->lost);
+	fr->lost = NULL;
 }
 
 static int push_line(char ***lines, size_t *n, const char *fmt, ...)
@@ -374,26 +416,25 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		lines, n, "scprof top - %s, every %.1f s, by %s%s%s%s%s", stamp,
 		(double)fr->interval_ns / 1e9, sorts[sort].title,
 		fr->group ? ", per " : "",
-		fr->group ? group_names[fr->group] : "",
+		fr->group ? top_group_name(fr->group) : "",
 		fr->targets_gone ? " - the targets have exited" : "",
 		interactive ? "   keys: c e p t sort, g group, q quit" : "");
 	err = err   ?:
 		      push_line(lines, n,
 				"%zu processes active, %.1f calls/s, %.1f "
 				"errors/s, %llu calls dropped, %zu threads "
-				"in a syscall now%s",
+				"in a syscall now%s%s%s",
 				fr->nprocs, fr->calls_s, fr->errors_s,
 				(unsigned long long)fr->dropped, fr->in_flight,
-				sampled);
-	if (fr->group == TOP_GROUP_UNIT || fr->group == TOP_GROUP_CONTAINER)
+				sampled, fr->lost ? "; incomplete: " : "",
+				fr->lost ? fr->lost : "");
+	if (top_group_is_label(fr->group))
 		err = err   ?:
 			      push_line(lines, n,
 					"%-24s %10s %9s %6s %9s %7s  %s",
-					fr->group == TOP_GROUP_UNIT ?
-						"UNIT" :
-						"CONTAINER",
-					"CALLS/s", "ERRORS/s", "ERR%", "P99-us",
-					"IN-SYS%", "TOP SYSCALLS (calls/s)");
+					label_titles[fr->group], "CALLS/s",
+					"ERRORS/s", "ERR%", "P99-us", "IN-SYS%",
+					"TOP SYSCALLS (calls/s)");
 	else
 		err = err   ?:
 			      push_line(lines, n,

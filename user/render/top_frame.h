@@ -27,28 +27,36 @@ int top_sort_parse(const char *s, enum top_sort *out);
 /* A sort key by its interactive key (c, e, p, t). 0 or -EINVAL. */
 int top_sort_by_key(int ch, enum top_sort *out);
 
-/* What a row is: a process, a thread, a systemd unit or a container (as
- * --by defines them); the g key cycles through them.
+/* What a row is: a process, a thread, or the processes of one comm,
+ * cgroup, systemd unit or container (as --by defines them); the g key
+ * cycles through them.
  */
 enum top_group {
 	TOP_GROUP_PROCESS,
 	TOP_GROUP_THREAD,
+	TOP_GROUP_COMM,
+	TOP_GROUP_CGROUP,
 	TOP_GROUP_UNIT,
 	TOP_GROUP_CONTAINER,
 	TOP_GROUP_COUNT,
 };
 
-/* A grouping by its name (process, thread, unit, container). 0 or
- * -EINVAL.
+/* A grouping by its --by key (pid, tid, comm, cgroup, unit, container) or
+ * an old name (process, thread). 0 or -EINVAL.
  */
 int top_group_parse(const char *s, enum top_group *out);
+/* Its --by key. */
 const char *top_group_name(enum top_group g);
+/* Rows that stand for several processes (comm, cgroup, unit, container). */
+bool top_group_is_label(enum top_group g);
+/* Rows that need each process's cgroup (cgroup, unit, container). */
+bool top_group_needs_cgroups(enum top_group g);
 
 #define TOP_NTOP 3 /* syscalls named per process */
 
 struct top_proc {
-	uint32_t pid;	 /* a thread's tid per thread; 0 per unit, container */
-	char label[128]; /* per unit or container: its name, raw bytes */
+	uint32_t pid;	 /* a thread's tid per thread; 0 per label group */
+	char label[128]; /* per comm, cgroup, unit, container: raw bytes */
 	char comm[SC_COMM_LEN];
 	bool exited;
 	double calls_s, errors_s;
@@ -72,8 +80,9 @@ struct top_proc {
 struct top_frame {
 	uint64_t interval_ns;
 	double calls_s, errors_s; /* everything, exited processes included */
-	uint64_t dropped;	  /* calls lost to a full map in the interval */
-	struct top_proc *procs;	  /* those with calls in the interval, sorted */
+	uint64_t dropped;	  /* calls lost in the interval */
+	char *lost; /* what the interval lacks, and why; NULL: nothing */
+	struct top_proc *procs; /* those with calls in the interval, sorted */
 	size_t nprocs;
 	bool targets_gone;
 	size_t in_flight; /* threads inside a syscall right now */

@@ -5,54 +5,10 @@
 #include <string.h>
 
 #include "render/view.h"
+#include "render/columns.h"
 #include "model/hist.h"
 #include "util/escape.h"
 #include "util/strlist.h"
-
-/* Column and sort key names: strace's, plus p50, p90, p99 and bytes. */
-static const struct {
-	const char *name;
-	enum report_col col;
-} col_names[] = {
-	{ "time", COL_TIME_PCT },
-	{ "time_percent", COL_TIME_PCT },
-	{ "time-percent", COL_TIME_PCT },
-	{ "time_total", COL_TIME_TOTAL },
-	{ "time-total", COL_TIME_TOTAL },
-	{ "total_time", COL_TIME_TOTAL },
-	{ "total-time", COL_TIME_TOTAL },
-	{ "seconds", COL_TIME_TOTAL },
-	{ "min_time", COL_TIME_MIN },
-	{ "min-time", COL_TIME_MIN },
-	{ "shortest", COL_TIME_MIN },
-	{ "time_min", COL_TIME_MIN },
-	{ "time-min", COL_TIME_MIN },
-	{ "longest", COL_TIME_MAX },
-	{ "max_time", COL_TIME_MAX },
-	{ "max-time", COL_TIME_MAX },
-	{ "time_max", COL_TIME_MAX },
-	{ "time-max", COL_TIME_MAX },
-	{ "avg_time", COL_TIME_AVG },
-	{ "avg-time", COL_TIME_AVG },
-	{ "time_avg", COL_TIME_AVG },
-	{ "time-avg", COL_TIME_AVG },
-	{ "calls", COL_CALLS },
-	{ "count", COL_CALLS },
-	{ "error", COL_ERRORS },
-	{ "errors", COL_ERRORS },
-	{ "name", COL_NAME },
-	{ "syscall", COL_NAME },
-	{ "syscall_name", COL_NAME },
-	{ "syscall-name", COL_NAME },
-	{ "p50", COL_P50 },
-	{ "p90", COL_P90 },
-	{ "p99", COL_P99 },
-	{ "bytes", COL_BYTES },
-	{ "rate", COL_RATE },
-	{ "calls/s", COL_RATE },
-	{ "none", COL_NONE },
-	{ "nothing", COL_NONE },
-};
 
 void report_opts_default(struct report_opts *o)
 {
@@ -67,23 +23,11 @@ void report_opts_default(struct report_opts *o)
 	memcpy(o->cols, strace_cols, sizeof(strace_cols));
 }
 
-static int col_lookup(const char *s, size_t len, enum report_col *out)
-{
-	for (size_t i = 0; i < sizeof(col_names) / sizeof(col_names[0]); i++) {
-		if (strlen(col_names[i].name) == len &&
-		    !strncmp(col_names[i].name, s, len)) {
-			*out = col_names[i].col;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int report_parse_sort(const char *s, enum report_col *out)
 {
 	enum report_col c;
 
-	if (col_lookup(s, strlen(s), &c))
+	if (column_lookup(s, strlen(s), &c))
 		return -EINVAL;
 	/* Sorting by share of time is sorting by time. */
 	*out = c == COL_TIME_PCT ? COL_TIME_TOTAL : c;
@@ -99,7 +43,7 @@ int report_parse_cols(const char *s, enum report_col *cols, const char **bad)
 	while (strlist_next(&pos, &item, &len)) {
 		enum report_col c;
 
-		if (col_lookup(item, len, &c) || c == COL_NONE || seen[c]) {
+		if (column_lookup(item, len, &c) || c == COL_NONE || seen[c]) {
 			*bad = item;
 			return -EINVAL;
 		}
@@ -151,34 +95,9 @@ static int cmp_u64_desc(uint64_t a, uint64_t b)
 
 uint64_t view_value(const struct row_view *v, enum report_col c)
 {
-	const struct sc_stats *st = &v->row->st;
+	const struct column *col = column_of(c);
 
-	switch (c) {
-	case COL_TIME_PCT:
-	case COL_TIME_TOTAL:
-		return st->total_ns;
-	case COL_TIME_AVG:
-		return v->avg_ns;
-	case COL_TIME_MIN:
-		return st->min_ns;
-	case COL_TIME_MAX:
-		return st->max_ns;
-	case COL_CALLS:
-	case COL_RATE:
-		return st->calls;
-	case COL_ERRORS:
-		return st->errors;
-	case COL_P50:
-		return v->p50_ns;
-	case COL_P90:
-		return v->p90_ns;
-	case COL_P99:
-		return v->p99_ns;
-	case COL_BYTES:
-		return st->bytes;
-	default:
-		return 0;
-	}
+	return col->value ? col->value(v) : 0;
 }
 
 static int view_cmp(const void *pa, const void *pb, void *arg)
@@ -235,9 +154,7 @@ void view_total(const struct sc_row *rows, size_t n, uint32_t abi,
 	for (size_t i = 0; i < n; i++) {
 		if (rows[i].abi != abi)
 			continue;
-		stats_add(&out->st, &rows[i].st);
-		out->flight_ns += rows[i].flight_ns;
-		out->flight_calls += rows[i].flight_calls;
+		row_add(out, &rows[i]);
 	}
 }
 

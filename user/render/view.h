@@ -23,7 +23,9 @@ enum report_format {
 	REPORT_CSV,
 };
 
-/* Table columns; also the sort keys (-S takes a column name). */
+/* Table columns; also the sort keys (-S takes a column name). Each one's
+ * names, header, format and keys: render/columns.c.
+ */
 enum report_col {
 	COL_NONE = 0,
 	COL_TIME_PCT,
@@ -39,6 +41,7 @@ enum report_col {
 	COL_P99,
 	COL_BYTES,
 	COL_RATE, /* calls per second over report_opts.rate_ns */
+	COL_INTERRUPTED,
 	COL_COUNT,
 };
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* -C/--count-only on the command line: its default table, and the options
- * that need times, refused.
+/* -C/--count-only on the command line: the options that need times,
+ * refused (its default table is the plan's: test_plan.c).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,48 +18,6 @@
 		cli_parse_profile((int)(sizeof(argv_) / sizeof(argv_[0])) - 1, \
 				  argv_, (o));                                 \
 	})
-
-static void test_default_table(void **state)
-{
-	struct profile_opts o;
-
-	(void)state;
-	assert_int_equal(PARSE(&o, "-C", "--", "true"), 0);
-	assert_true(o.count_only);
-	assert_int_equal(o.report.sort, COL_CALLS);
-	assert_int_equal(o.report.cols[0], COL_CALLS);
-	assert_int_equal(o.report.cols[1], COL_ERRORS);
-	assert_int_equal(o.report.cols[2], COL_NAME);
-	assert_int_equal(o.report.cols[3], COL_NONE);
-	cli_free_profile(&o);
-}
-
-static void test_long_option_and_choices_kept(void **state)
-{
-	struct profile_opts o;
-
-	(void)state;
-	assert_int_equal(PARSE(&o, "--count-only", "-U", "bytes,calls", "-S",
-			       "errors", "-p", "1"),
-			 0);
-	assert_true(o.count_only);
-	assert_int_equal(o.report.sort, COL_ERRORS);
-	assert_int_equal(o.report.cols[0], COL_BYTES);
-	assert_int_equal(o.report.cols[1], COL_CALLS);
-	cli_free_profile(&o);
-}
-
-static void test_without_count_only_unchanged(void **state)
-{
-	struct profile_opts o;
-
-	(void)state;
-	assert_int_equal(PARSE(&o, "--", "true"), 0);
-	assert_false(o.count_only);
-	assert_int_equal(o.report.sort, COL_TIME_TOTAL);
-	assert_int_equal(o.report.cols[0], COL_TIME_PCT);
-	cli_free_profile(&o);
-}
 
 static void test_timed_options_refused(void **state)
 {
@@ -83,9 +41,6 @@ static void test_timed_options_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_default_table),
-		cmocka_unit_test(test_long_option_and_choices_kept),
-		cmocka_unit_test(test_without_count_only_unchanged),
 		cmocka_unit_test(test_timed_options_refused),
 	};
 

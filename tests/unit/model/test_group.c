@@ -94,6 +94,14 @@ static void test_parse(void **state)
 	      "repeated key");
 	CHECK(group_parse("", &by, &bad) == -EINVAL, "empty");
 	CHECK(group_parse("tid,", &by, &bad) == -EINVAL, "empty last");
+	/* top's old names are the same keys */
+	CHECK(!group_parse("thread,process", &by, &bad) && by.n == 2 &&
+		      by.keys[0] == GROUP_TID && by.keys[1] == GROUP_PID,
+	      "aliases");
+	CHECK(group_parse("pid,process", &by, &bad) == -EINVAL &&
+		      !strcmp(bad, "process"),
+	      "a key and its alias");
+	CHECK(group_parse("proc", &by, &bad) == -EINVAL, "no prefixes");
 }
 
 static void add(struct sc_model *m, uint32_t pid, uint32_t tgid,
@@ -158,7 +166,7 @@ static void test_group_model(void **state)
 	      "by unit");
 	group_free(g, n);
 
-	m->count_only = true;
+	m->meta.count_only = true;
 	assert_int_equal(group_parse("cgroup", &by, &bad), 0);
 	m->procs[0].cgid = 99; /* a cgroup gone unnamed */
 	assert_int_equal(group_model(m, &by, true, &g, &n), 0);

@@ -226,9 +226,9 @@ static struct sc_model *sample_model(void)
 	assert_int_equal(model_errno_add(m, 0, 2, ENOENT, 4), 0);
 	assert_int_equal(model_errno_add(m, 0, 2, EACCES, 1), 0);
 	assert_int_equal(model_errno_add(m, 1, 2, ENOENT, 1), 0);
-	m->drops[SC_DROP_STATS_FULL] = 5;
-	m->drops[SC_DROP_ERRNO_FULL] = 2;
-	m->duration_ns = 123456789;
+	m->meta.drops[SC_DROP_CALLS] = 5;
+	m->meta.drops[SC_DROP_ERRNO_DETAIL] = 2;
+	m->meta.duration_ns = 123456789;
 	return m;
 }
 
@@ -328,8 +328,8 @@ static void test_clone_deep_copy(void **state)
 	c = model_clone(m);
 	assert_non_null(c);
 	CHECK(c->nprocs == m->nprocs && c->nerrnos == m->nerrnos, "same sizes");
-	CHECK(!memcmp(c->drops, m->drops, sizeof(m->drops)) &&
-		      c->duration_ns == m->duration_ns,
+	CHECK(!memcmp(c->meta.drops, m->meta.drops, sizeof(m->meta.drops)) &&
+		      c->meta.duration_ns == m->meta.duration_ns,
 	      "same drops and duration");
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *a = &m->procs[i];

@@ -821,10 +821,10 @@ static struct sc_model *io_model(const char *hostile_comm)
 	assert_int_equal(model_proc_add(p, NAT, 257, st), 0);
 	assert_int_equal(model_errno_add(m, NAT, 257, ENOENT, 18), 0);
 	assert_int_equal(model_errno_add(m, NAT, 257, EACCES, 2), 0);
-	m->drops[SC_DROP_STATS_FULL] = 3;
-	m->drops[SC_DROP_TASK_STORAGE] = 4;
-	m->drops[SC_DROP_PROCS_FULL] = 5;
-	m->drops[SC_DROP_ERRNO_FULL] = 6;
+	m->meta.drops[SC_DROP_CALLS] = 3;
+	m->meta.drops[SC_DROP_UNTIMED] = 4;
+	m->meta.drops[SC_DROP_PROC_INFO] = 5;
+	m->meta.drops[SC_DROP_ERRNO_DETAIL] = 6;
 	assert_int_equal(model_finalize(m), 0);
 	free(st);
 	return m;

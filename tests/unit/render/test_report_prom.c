@@ -202,7 +202,7 @@ static struct sc_model *model_fixture(void)
 	memset(&st, 0, sizeof(st));
 	st.calls = 1;
 	model_proc_add(p, 0, 231, &st);
-	m->drops[SC_DROP_STATS_FULL] = 7;
+	m->meta.drops[SC_DROP_CALLS] = 7;
 	model_finalize(m);
 	return m;
 }
@@ -443,12 +443,10 @@ static void test_hostile_comm_labels(void **state)
 	assert_non_null(find(s, n, "scprof_comm_syscalls_total", "comm",
 			     "(other processes)"));
 	assert_true(strlen("(other processes)") >= SC_COMM_LEN);
-	assert_non_null(
-		find(s, n, "scprof_dropped_total", "reason", "stats_full"));
-	assert_string_equal(find(s, n, "scprof_dropped_total", "reason",
-				 "stats_full")
-				    ->value,
-			    "7");
+	assert_non_null(find(s, n, "scprof_dropped_total", "reason", "calls"));
+	assert_string_equal(
+		find(s, n, "scprof_dropped_total", "reason", "calls")->value,
+		"7");
 	assert_string_equal(
 		find(s, n, "scprof_bpf_programs_attached", NULL, NULL)->value,
 		"4");

@@ -1,0 +1,484 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""Where the cost goes: measurements to design the fixes of issue #21 on.
+
+budget  The daemon's latency budget against what it really costs. Long
+        getppid loops (--budget-seconds, whole daemon periods) bare and
+        under floor-exit, floor-pair, `-C -a`, and the daemon (defaults,
+        --max-overhead 5, --latency-duty 0 and 1), each between bare runs.
+        The daemon is scraped when the loop starts and when it ends: what
+        its metrics say the BPF programs cost over the loop against what
+        the loop lost (added ns x calls), and the part its self-timing
+        cannot see, attaching sys_enter (floor-pair - floor-exit) for
+        every call made while a window was open.
+
+where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
+        the getppid loop and on nginx under ab: ns per run, per call of
+        the target (the non-target runs, ab's and everyone else's, taken
+        out at the price the non-target configuration measures on the
+        same workload), and per request. bpf_stats puts its own clock
+        reads in every figure: the empty floor programs show how much.
+"""
+import os
+import re
+import subprocess
+import time
+import urllib.request
+
+import loops
+import services
+from probes import FLOORS, BenchError, BpfStats, Config, log, med, \
+    parse_scprof_csv, settle, stop, tracing_progs, wait_attached, prog_ids_of
+
+
+# ---- the daemon's budget ---------------------------------------------------
+
+METRICS = ("scprof_bpf_run_seconds_total", "scprof_bpf_cost_seconds_total",
+           "scprof_latency_sample_ratio", "scprof_latency_duty_ratio",
+           "scprof_latency_budget_ratio", "scprof_latency_windows_total",
+           "scprof_latency_windows_closed_early_total")
+
+
+def scrape(url):
+    """The daemon's own cost metrics: {name{labels}: value}."""
+    with urllib.request.urlopen(url, timeout=5) as resp:
+        text = resp.read().decode(errors="replace")
+    out = {}
+    for line in text.splitlines():
+        if line.startswith(METRICS):
+            name, _, val = line.rpartition(" ")
+            try:
+                out[name] = float(val)
+            except ValueError:
+                pass
+    return out
+
+
+def daemon_url(tout):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        tout.seek(0)
+        m = re.search(r"serving metrics at (http://\S+)", tout.read())
+        if m:
+            return m.group(1)
+        time.sleep(0.05)
+    raise BenchError("the daemon never said where it serves metrics")
+
+
+def budget_configs(a, cfgs):
+    by = {c.name: c for c in cfgs}
+    out = [by[n] for n in (FLOORS["exit"], FLOORS["pair"], "scprof -C -a")
+           if n in by]
+    S = a.scprof
+    for label, extra in (("defaults", []),
+                         ("--max-overhead 5", ["--max-overhead", "5"]),
+                         ("--latency-duty 0", ["--latency-duty", "0"]),
+                         ("--latency-duty 1", ["--latency-duty", "1"])):
+        out.append(Config(
+            "scprof daemon (%s)" % label,
+            lambda p, o, extra=extra: [S, "daemon", "--listen",
+                                       "127.0.0.1:0"] + extra,
+            "bpf", None, min_progs=1, floor="exit", long_run=True,
+            label="daemon %s" % label))
+    return out
+
+
+def run_budget(a, cfgs, tmp):
+    bcfgs = budget_configs(a, cfgs)
+    secs = a.budget_seconds
+    log("bench: budget: %d configurations x %d repetitions, %g s loops: "
+        "about %.0f minutes" % (len(bcfgs), a.reps, secs,
+                                a.reps * (2 * len(bcfgs) + 1) *
+                                (secs + 2) / 60))
+    runs = {c.name: [] for c in bcfgs}
+    bare = []
+    for rep in range(a.reps):
+        order = bcfgs[rep % len(bcfgs):] + bcfgs[:rep % len(bcfgs)]
+        before = loops.run_once(a, None, tmp, True, secs, ["getppid"])
+        bare.append(before["getppid"])
+        for c in order:
+            log("  budget, rep %d/%d: %s" % (rep + 1, a.reps, c.name))
+            seen = {}
+
+            def hook(when, tracer, tout, c=c, seen=seen):
+                if not c.name.startswith("scprof daemon"):
+                    return
+                if "url" not in seen:
+                    seen["url"] = daemon_url(tout)
+                seen[when] = (time.monotonic(), scrape(seen["url"]))
+
+            r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook)
+            after = loops.run_once(a, None, tmp, True, secs, ["getppid"])
+            g = r["getppid"]
+            base = (before["getppid"]["mean_ns"] +
+                    after["getppid"]["mean_ns"]) / 2
+            row = {"ns": g["mean_ns"], "bare_ns": base,
+                   "added_ns": g["mean_ns"] - base,
+                   "calls": g["timed"], "seconds": g["timed"] * g["mean_ns"]
+                   / 1e9}
+            if "start" in seen and "end" in seen:
+                t0, m0 = seen["start"]
+                t1, m1 = seen["end"]
+                row["metrics_seconds"] = t1 - t0
+                row["metrics"] = {k: m1[k] - m0.get(k, 0) for k in m1
+                                  if k.split("{")[0].endswith("_total")}
+                row["gauges"] = {k: m1[k] for k in m1
+                                 if not k.split("{")[0].endswith("_total")}
+            runs[c.name].append(row)
+            bare.append(after["getppid"])
+            before = after
+    return summarize_budget(bcfgs, runs, bare, secs)
+
+
+def summarize_budget(bcfgs, runs, bare, secs):
+    rows = []
+    for c in bcfgs:
+        rs = runs[c.name]
+        row = {"config": c.name, "label": c.label,
+               "added_ns": med([r["added_ns"] for r in rs]),
+               "added_min": min(r["added_ns"] for r in rs),
+               "added_max": max(r["added_ns"] for r in rs),
+               "calls": med([r["calls"] for r in rs]), "runs": rs}
+        # The loop's lost time over its timed part: added ns x calls.
+        row["lost_s"] = med([r["added_ns"] * r["calls"] / 1e9 for r in rs])
+        ms = [r for r in rs if "metrics" in r]
+        if ms:
+            def mv(key):
+                return med([r["metrics"].get(key, 0) for r in ms])
+            row["claimed"] = {
+                "count_s": mv('scprof_bpf_cost_seconds_total{part="count"}'),
+                "latency_s": mv(
+                    'scprof_bpf_cost_seconds_total{part="latency"}'),
+                "enter_s": mv(
+                    'scprof_bpf_run_seconds_total{program="sys_enter"}'),
+                "exit_s": mv(
+                    'scprof_bpf_run_seconds_total{program="sys_exit"}'),
+                "windows": mv("scprof_latency_windows_total"),
+                "closed_early": mv(
+                    "scprof_latency_windows_closed_early_total"),
+                "over_s": med([r["metrics_seconds"] for r in ms]),
+                "sample_ratio": med([r["gauges"].get(
+                    "scprof_latency_sample_ratio", 0) for r in ms]),
+                "duty_ratio": med([r["gauges"].get(
+                    "scprof_latency_duty_ratio", 0) for r in ms]),
+            }
+        rows.append(row)
+    by = {r["config"]: r for r in rows}
+    bare_ns = med([b["mean_ns"] for b in bare])
+    out = {"seconds": secs, "bare_ns": bare_ns, "rows": rows}
+    fe, fp, ca = (by.get(FLOORS["exit"]), by.get(FLOORS["pair"]),
+                  by.get("scprof -C -a"))
+    d0 = by.get("scprof daemon (--latency-duty 0)")
+    if d0 and ca:
+        # The daemon's counting path (no window ever) over -C -a's.
+        out["daemon_count_over_C_a_ns"] = d0["added_ns"] - ca["added_ns"]
+    if fe and fp:
+        out["enter_attach_ns"] = fp["added_ns"] - fe["added_ns"]
+    for r in rows:
+        if not r["config"].startswith("scprof daemon") or "claimed" not in r:
+            continue
+        cl = r["claimed"]
+        a = {}
+        if ca:
+            # What timing really added: the daemon over -C -a, on every
+            # call of the loop.
+            a["latency_real_s"] = (r["added_ns"] - ca["added_ns"]) * \
+                r["calls"] / 1e9
+            a["vs_C_a_ns"] = r["added_ns"] - ca["added_ns"]
+            a["limit_ns"] = ca["added_ns"] + 0.01 * bare_ns + 5
+        if d0 and r is not d0:
+            # What the windows really cost: over the same daemon with
+            # none, on every call of the loop.
+            a["timing_real_s"] = (r["added_ns"] - d0["added_ns"]) * \
+                r["calls"] / 1e9
+            a["timing_real_ns"] = r["added_ns"] - d0["added_ns"]
+        a["budget_s"] = cl["over_s"] * 0.01 if "defaults" in r["config"] \
+            else cl["over_s"] * 0.05 if "max-overhead 5" in r["config"] \
+            else None
+        if "enter_attach_ns" in out:
+            # Calls made while sys_enter was attached pay its dispatch,
+            # which no program run time includes.
+            a["unseen_enter_s"] = out["enter_attach_ns"] * r["calls"] * \
+                cl["sample_ratio"] / 1e9
+        r["analysis"] = a
+    return out
+
+
+def report_budget(sec):
+    print("Budget: getppid loops of %g s (means), each between bare runs; "
+          "bare %.0f ns/call" % (sec["seconds"], sec["bare_ns"]))
+    if "enter_attach_ns" in sec:
+        print("  attaching an empty sys_enter next to sys_exit adds %.0f ns "
+              "a call (floor-pair - floor-exit)" % sec["enter_attach_ns"])
+    print("  %-34s %9s %15s %7s %8s %9s %9s %8s" % (
+        "config", "added ns", "(min..max)", "Mcalls", "lost s",
+        "claim cnt", "claim lat", "duty"))
+    for r in sec["rows"]:
+        cl = r.get("claimed")
+        print("  %-34s %9.1f %15s %7.1f %8.3f %9s %9s %8s" % (
+            r["config"], r["added_ns"], "(%.0f..%.0f)" % (
+                r["added_min"], r["added_max"]), r["calls"] / 1e6,
+            r["lost_s"], "" if not cl else "%.3f" % cl["count_s"],
+            "" if not cl else "%.3f" % cl["latency_s"],
+            "" if not cl else "%.3f" % cl["sample_ratio"]))
+    if "daemon_count_over_C_a_ns" in sec:
+        print("  the daemon's counting path (--latency-duty 0) adds %+.1f ns "
+              "a call over -C -a's" % sec["daemon_count_over_C_a_ns"])
+    for r in sec["rows"]:
+        a = r.get("analysis")
+        if not a:
+            continue
+        if "timing_real_s" in a:
+            print("  %s: its windows really cost %+.1f ns a call over "
+                  "--latency-duty 0, %.3f s over the loop; its metrics "
+                  "claim %.3f s of latency part (ratio %.1f)" % (
+                      r["config"], a["timing_real_ns"], a["timing_real_s"],
+                      r["claimed"]["latency_s"],
+                      a["timing_real_s"] / r["claimed"]["latency_s"]
+                      if r["claimed"]["latency_s"] > 0 else float("nan")))
+        print("  %s: over -C -a %+.1f ns/call (limit -C -a + 1%% of bare + "
+              "5 ns: %.1f, %s), timing really cost %.3f s, claimed %.3f s%s"
+              "%s" % (r["config"], a.get("vs_C_a_ns", float("nan")),
+                      a.get("limit_ns", float("nan")),
+                      "?" if "limit_ns" not in a else
+                      "met" if r["added_ns"] <= a["limit_ns"] else "MISSED", a.get("latency_real_s", float("nan")),
+                      r["claimed"]["latency_s"],
+                      "" if a["budget_s"] is None else
+                      " (budget %.3f s)" % a["budget_s"],
+                      "" if "unseen_enter_s" not in a else
+                      "; sys_enter's dispatch in the windows: %.3f s" %
+                      a["unseen_enter_s"]))
+    print()
+
+
+# ---- where full mode's time goes: bpf_stats per program -------------------
+
+WHERE_CONFIGS = (FLOORS["exit"], FLOORS["pair"], "scprof --count-only",
+                 "scprof -C -a", "scprof (full)", "scprof -a (full)",
+                 "scprof -a -P (full)", "scprof -p LOOP,OTHER (full)",
+                 "scprof -p other (non-target)",
+                 "scprof -C -p other (non-target)",
+                 "scprof daemon (defaults)")
+
+
+def prog_delta(p0, p1):
+    out = {}
+    for i, p in p1.items():
+        q = p0.get(i, {})
+        out[p.get("name", str(i))] = {
+            "runs": p.get("run_cnt", 0) - q.get("run_cnt", 0),
+            "ns": p.get("run_time_ns", 0) - q.get("run_time_ns", 0)}
+    return out
+
+
+def where_loop(a, c, tmp):
+    """bpf_stats over a getppid loop; the loop's calls are the target's."""
+    got = {}
+
+    def hook(when, tracer, tout):
+        if when == "start":
+            got["stats"] = BpfStats().__enter__()
+            got["p0"] = tracing_progs(tracer.pid)
+            got["t0"] = time.monotonic()
+        else:
+            got["p1"] = tracing_progs(tracer.pid)
+            got["t1"] = time.monotonic()
+            got["stats"].__exit__()
+
+    try:
+        r = loops.run_once(a, c, tmp, False, a.where_seconds, ["getppid"],
+                           hook)
+    finally:
+        if "stats" in got and got["stats"].fd >= 0:
+            got["stats"].__exit__()
+    return {"progs": prog_delta(got["p0"], got["p1"]),
+            "target_calls": r["getppid"]["total"],
+            "seconds": got["t1"] - got["t0"]}
+
+
+def where_service(a, w, c, tmp):
+    """bpf_stats over a service's load; the target's calls are what the
+    probe counted for it, when it counts one process."""
+    out = os.path.join(tmp, "out.txt")
+    if os.path.exists(out):
+        os.unlink(out)
+    tout = open(os.path.join(tmp, "tracer.out"), "w+")
+    tracer = subprocess.Popen(c.argv(w.pid, out), stdin=subprocess.DEVNULL,
+                              stdout=tout, stderr=subprocess.STDOUT,
+                              start_new_session=True)
+    try:
+        wait_attached(c, tracer, w.pid, a.attach_timeout)
+        with BpfStats():
+            p0, t0 = tracing_progs(tracer.pid), time.monotonic()
+            load = w.load(a.where_seconds)
+            p1, t1 = tracing_progs(tracer.pid), time.monotonic()
+        progs = prog_ids_of(tracer.pid)
+        stop(tracer)
+        settle(progs)
+        text = ""
+        if os.path.exists(out):
+            with open(out, errors="replace") as f:
+                text = f.read()
+        res = {"progs": prog_delta(p0, p1), "requests": load["requests"],
+               "rps": load["rps"], "seconds": t1 - t0}
+        if c.parse is parse_scprof_csv:
+            res["target_calls_seen"] = sum(c.parse(text, w.pid).values())
+            res["mix"] = c.parse(text, w.pid)
+        return res
+    finally:
+        if tracer.poll() is None:
+            tracer.kill()
+            tracer.wait()
+        tout.close()
+
+
+SYSCALL_PROGS = ("sc_sys_enter", "sc_sys_exit", "sc_count_exit",
+                 "sc_sampled_exit", "floor_enter", "floor_exit")
+
+
+def summarize_where(samples, target_calls, requests):
+    """Per configuration and program: runs per target call, ns per run,
+    and ns per run above the empty program's (bpf_stats' own share). Per
+    configuration: the syscall programs' work above empty, all runs (the
+    whole machine's, the load generator's included) per target call and
+    per request, and for probes of one process the target's own share,
+    its non-target runs priced at what the non-target configuration
+    measured on the same workload."""
+    def per_run(name, prog):
+        ss = [s["progs"][prog] for s in samples.get(name, [])
+              if prog in s["progs"] and s["progs"][prog]["runs"]]
+        return med([s["ns"] / s["runs"] for s in ss]) if ss else None
+
+    empty = per_run(FLOORS["exit"], "floor_exit")
+    nt_price = {}
+    for nt, progs in (("scprof -p other (non-target)",
+                       ("sc_sys_enter", "sc_sys_exit")),
+                      ("scprof -C -p other (non-target)",
+                       ("sc_count_exit",))):
+        for p in progs:
+            v = per_run(nt, p)
+            if v is not None:
+                nt_price[p] = v
+    out = {"empty_ns_per_run": empty, "nontarget_ns_per_run": nt_price,
+           "configs": {}}
+    for name, ss in samples.items():
+        calls = med([target_calls(s) for s in ss])
+        reqs = med([requests(s) for s in ss]) if requests else None
+        one_target = name in ONE_TARGET
+        progs, work_all, work_target = {}, 0.0, 0.0
+        for prog in sorted({p for s in ss for p in s["progs"]}):
+            runs = med([s["progs"].get(prog, {}).get("runs", 0) for s in ss])
+            total = med([s["progs"].get(prog, {}).get("ns", 0) for s in ss])
+            v = {"runs": runs, "ns_per_run": per_run(name, prog),
+                 "runs_per_target_call": runs / calls if calls else None}
+            if v["ns_per_run"] is not None and empty is not None:
+                v["above_empty_ns"] = v["ns_per_run"] - empty
+            progs[prog] = v
+            if prog not in SYSCALL_PROGS or not runs or empty is None:
+                continue
+            work_all += total - runs * empty
+            if one_target and prog in nt_price:
+                others = max(0.0, runs - calls)
+                work_target += total - others * nt_price[prog] - \
+                    min(runs, calls) * empty
+        row = {"progs": progs, "target_calls": calls,
+               "work_ns_per_target_call": work_all / calls if calls
+               else None}
+        if one_target:
+            row["target_work_ns_per_call"] = work_target / calls \
+                if calls else None
+        if reqs:
+            row["requests"] = reqs
+            row["calls_per_request"] = calls / reqs
+            row["work_ns_per_request"] = work_all / reqs
+        out["configs"][name] = row
+    return out
+
+
+# Configurations that profile the target alone (the rest record everyone,
+# the floors and non-targets included).
+ONE_TARGET = ("scprof --count-only", "scprof (full)",
+              "scprof -p LOOP,OTHER (full)")
+
+
+def run_where(a, cfgs, tmp):
+    by = {c.name: c for c in cfgs}
+    wcfgs = [by[n] for n in WHERE_CONFIGS if n in by]
+    log("bench: where: %d configurations x %d repetitions on the getppid "
+        "loop and nginx" % (len(wcfgs), a.reps))
+    loop_s, svc_s = {}, {}
+    for rep in range(a.reps):
+        for c in wcfgs:
+            log("  where, loop, rep %d/%d: %s" % (rep + 1, a.reps, c.name))
+            loop_s.setdefault(c.name, []).append(where_loop(a, c, tmp))
+    nginx = services.Nginx(a, os.path.join(a.out, "services"))
+    nginx.name = "nginx"
+    try:
+        nginx.start()
+        nginx.load(1.0)  # warm-up
+        for rep in range(a.reps):
+            for c in wcfgs:
+                log("  where, nginx, rep %d/%d: %s" % (rep + 1, a.reps,
+                                                      c.name))
+                svc_s.setdefault(c.name, []).append(
+                    where_service(a, nginx, c, tmp))
+    finally:
+        nginx.stop()
+    # The worker's calls per request, from full mode's own count of it.
+    cpr = [s["target_calls_seen"] / s["requests"]
+           for s in svc_s.get("scprof (full)", [])
+           if s.get("target_calls_seen") and s["requests"]]
+    cpr = med(cpr) if cpr else None
+    if cpr is None:
+        raise BenchError("where: no count of the nginx worker's calls")
+    mix = svc_s["scprof (full)"][0].get("mix", {})
+    return {
+        "seconds": a.where_seconds, "reps": a.reps,
+        "loop": summarize_where(loop_s, lambda s: s["target_calls"], None),
+        "nginx": summarize_where(
+            svc_s, lambda s: s["requests"] * cpr, lambda s: s["requests"]),
+        "nginx_calls_per_request": cpr,
+        "nginx_mix_per_request": {
+            k: v / svc_s["scprof (full)"][0]["requests"]
+            for k, v in sorted(mix.items(), key=lambda kv: -kv[1])},
+        "raw": {"loop": loop_s, "nginx": svc_s}}
+
+
+def report_where(sec):
+    print("Where the time goes (bpf_stats, %d repetitions of %g s). "
+          "bpf_stats' own clock reads are in every run: \"above empty\" "
+          "takes the empty program's ns/run off" % (sec["reps"],
+                                                    sec["seconds"]))
+    print("  nginx worker: %.1f calls per request: %s" % (
+        sec["nginx_calls_per_request"], ", ".join(
+            "%s %.2f" % kv for kv in sec["nginx_mix_per_request"].items()
+            if kv[1] >= 0.01)))
+    for wname in ("loop", "nginx"):
+        w = sec[wname]
+        print("  %s: empty program %s ns/run; non-target runs: %s" % (
+            wname, "?" if w["empty_ns_per_run"] is None else
+            "%.1f" % w["empty_ns_per_run"], ", ".join(
+                "%s %.1f ns" % kv for kv in
+                w["nontarget_ns_per_run"].items())))
+        print("    %-32s %-16s %9s %8s %11s" % (
+            "config", "program", "runs/call", "ns/run", "above empty"))
+        for name, row in w["configs"].items():
+            for prog, v in row["progs"].items():
+                if prog not in SYSCALL_PROGS:
+                    continue
+                print("    %-32s %-16s %9s %8s %11s" % (
+                    name, prog,
+                    "-" if v["runs_per_target_call"] is None else
+                    "%.2f" % v["runs_per_target_call"],
+                    "-" if v["ns_per_run"] is None else
+                    "%.1f" % v["ns_per_run"],
+                    "-" if v.get("above_empty_ns") is None else
+                    "%.1f" % v["above_empty_ns"]))
+            line = "      work above empty: %.1f ns per target call (all " \
+                "runs)" % (row["work_ns_per_target_call"] or 0)
+            if row.get("target_work_ns_per_call") is not None:
+                line += ", %.1f the target's own" % \
+                    row["target_work_ns_per_call"]
+            if row.get("work_ns_per_request") is not None:
+                line += "; %.0f ns per request" % row["work_ns_per_request"]
+            print(line)
+    print()

@@ -1,0 +1,134 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""The benchmark's own logic, without measuring anything: report parsers,
+the baseline comparison, the chart (`make bench-test`)."""
+import copy
+import os
+import sys
+import xml.etree.ElementTree as ET
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import chart  # noqa: E402
+import compare  # noqa: E402
+import probes  # noqa: E402
+
+STRACE = """% time     seconds  usecs/call     calls    errors syscall
+------ ----------- ----------- --------- --------- ----------------
+ 61.45    1.264424         129      6207           epoll_wait
+  1.96    0.040358           1     40200         8 recvfrom
+------ ----------- ----------- --------- --------- ----------------
+100.00    2.057499           5     46407         8 total
+in flight at stop: epoll_wait x1 (pid 6308 tid 6308, 0.46 s so far)
+"""
+
+
+def test_parse_strace_table_every_syscall_not_the_total():
+    got = probes.parse_strace_table(STRACE)
+    assert got == {"epoll_wait": 6207, "recvfrom": 40200}, got
+
+
+def test_parse_syscount_skips_banner():
+    text = ("Tracing syscalls, printing top 10... Ctrl+C to quit.\n"
+            "[16:03:44]\nSYSCALL                   COUNT\n"
+            "getppid                 1234567\nread 12\n")
+    assert probes.parse_syscount(text) == {"getppid": 1234567, "read": 12}
+
+
+def test_parse_scprof_csv_only_the_target():
+    text = "pid,comm,syscall,calls\n7,a,read,5\n8,b,read,9\n7,a,write,2\n"
+    assert probes.parse_scprof_csv(text, 7) == {"read": 5, "write": 2}
+
+
+def test_parse_bpftrace_by_number():
+    text = "@ns[0]:\n[1] 3 |@@\n[2, 4) 5 |@\n@ns[39]:\n[1] 2 |@\n"
+    got = probes.parse_bpftrace_hist(text)
+    if probes.platform.machine() == "x86_64":
+        assert got == {"read": 8, "nr39": 2}, got
+
+
+def loops_doc(exit_ns, cfg_ns, cpu="CPU A"):
+    def row(cfg, added, lo=None, hi=None, of=None):
+        return {"config": cfg, "kind": "getppid", "added_ns": added,
+                "added_min": added - 1 if lo is None else lo,
+                "added_max": added + 1 if hi is None else hi,
+                "over_floor": of}
+    fe = probes.FLOORS["exit"]
+    return {"host": {"cpu": cpu}, "loops": {"rows": [
+        row("bare", 0), row(fe, exit_ns),
+        row("scprof -C -a", exit_ns + cfg_ns, of=("exit", cfg_ns))]}}
+
+
+def test_compare_names_a_dearer_config():
+    res = compare.compare(loops_doc(100, 40), loops_doc(100, 20), 0.15,
+                          0.25)
+    assert [k for k, *_ in res["dearer"]] == ["loops/getppid/scprof -C -a"]
+
+
+def test_compare_within_noise_is_apart():
+    cur = loops_doc(100, 30)
+    cur["loops"]["rows"][2].update(added_min=110, added_max=150)
+    res = compare.compare(cur, loops_doc(100, 20), 0.15, 0.25)
+    assert not res["dearer"] and res["within_noise"], res
+
+
+def test_compare_skips_loops_when_floors_moved():
+    res = compare.compare(loops_doc(200, 80), loops_doc(100, 20), 0.15,
+                          0.25)
+    assert res["compared"] == 0 and not res["dearer"], res
+    assert any("not compared" in n for n in res["notes"])
+
+
+def test_compare_small_differences_are_not_regressions():
+    res = compare.compare(loops_doc(100, 4), loops_doc(100, 2), 0.15, 0.25)
+    assert not res["dearer"] and not res["within_noise"], res
+
+
+def services_doc(ratio, noise=0.01):
+    return {"host": {"cpu": "CPU A"}, "services": {"workloads": {"nginx": {
+        "noise": noise, "rows": [{"config": "scprof (full)",
+                                  "ratio": ratio, "ratio_min": ratio - 0.01,
+                                  "ratio_max": ratio + 0.01}]}}}}
+
+
+def test_compare_services_by_share_lost():
+    res = compare.compare(services_doc(0.70), services_doc(0.80), 0.15, 0.25)
+    assert [k for k, *_ in res["dearer"]] == ["services/nginx/scprof (full)"]
+    res = compare.compare(services_doc(0.79), services_doc(0.80), 0.15, 0.25)
+    assert not res["dearer"], res
+
+
+def test_baseline_file_compares_like_a_run():
+    base = compare.baseline_doc(loops_doc(100, 20), "abc")
+    res = compare.compare(loops_doc(100, 40), copy.deepcopy(base), 0.15,
+                          0.25)
+    assert res["dearer"], res
+
+
+def test_chart_is_svg_with_escaped_labels():
+    svg = chart.bars_svg("t <&>", [("nginx", 0.05), ("redis", None)],
+                         [("a <b>", [(0.9, 0.8, 0.95), None]),
+                          ("c & d", [(0.5, 0.4, 0.6), (1.1, 1.0, 1.2)])])
+    root = ET.fromstring(svg)
+    texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+    assert "a <b>" in texts and "c & d" in texts, texts
+
+
+def test_machine_ratios_read_against_their_expectation():
+    import machine
+    loops = [
+        {"name": "syscall-getppid", "ns_per_call": 100.0},
+        {"name": "vdso-clock_gettime", "ns_per_call": 20.0},
+        {"name": "mmap-copy-4KiB", "ns_per_call": 400.0, "ns_per_byte": 0.1},
+        {"name": "mmap-copy-16KiB", "ns_per_call": 2560.0,
+         "ns_per_byte": 0.16},
+    ]
+    got = {r["name"]: r for r in machine.ratios(loops)}
+    # only the ratios whose two loops ran
+    assert sorted(got) == ["mmap-copy 16 KiB / 4 KiB, per byte",
+                           "vDSO clock_gettime / getppid"]
+    v = got["vDSO clock_gettime / getppid"]
+    assert v["ratio"] == 0.2 and v["expected"]
+    m = got["mmap-copy 16 KiB / 4 KiB, per byte"]
+    assert abs(m["ratio"] - 1.6) < 1e-9 and not m["expected"]
+    assert machine.expectation(0.5, 1.5) == "0.5-1.5"
+    assert machine.expectation(None, 0.5) == "< 0.5"

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The report's columns, one entry each, as strace keeps them: the names
+ * -U and -S take, the table's header, width and number format, whether it
+ * is a measured time (none under --count-only), and its JSON and CSV key.
+ * The table, JSON and CSV renderers and the option checks look columns up
+ * here; adding a column is adding an entry (see docs/HACKING.md).
+ */
+#ifndef SCPROF_COLUMNS_H
+#define SCPROF_COLUMNS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "render/view.h"
+
+/* How a column's figure is printed in the table. */
+enum col_format {
+	CF_NONE,
+	CF_PERCENT,	/* share of the table's time, "12.34" */
+	CF_SECONDS,	/* ns as seconds, "0.001234" */
+	CF_USECS_WHOLE, /* ns as whole microseconds, strace's usecs/call */
+	CF_USECS,	/* ns as microseconds, "1.234" */
+	CF_COUNT,	/* a number, "0" included */
+	CF_COUNT_BLANK, /* a number, blank when 0 (strace's errors) */
+	CF_NAME,	/* the syscall, left-aligned */
+	CF_RATE,	/* per second over the report's interval, "12.3" */
+};
+
+struct column {
+	const char *names; /* -U/-S names, space-separated, canonical first */
+	const char *header;
+	unsigned int min_width; /* strace's historical width where it has one */
+	enum col_format format;
+	bool timed;	     /* a measured time: refused with --count-only */
+	bool only_some_rows; /* meaningful for read/write-family rows only:
+			      * blank in the table, empty in CSV, null in JSON
+			      */
+	const char *key;     /* JSON and CSV key; NULL: the table only */
+	bool csv;	     /* a CSV column too (JSON has every keyed one) */
+	/* The figure, in its own unit (ns, calls, bytes); NULL: none. */
+	uint64_t (*value)(const struct row_view *v);
+};
+
+/* The entry of column c (COL_NONE's for anything out of range). */
+const struct column *column_of(enum report_col c);
+/* The column one of its names (len bytes of s) names. 0 or -EINVAL. */
+int column_lookup(const char *s, size_t len, enum report_col *out);
+/* The keyed figures in JSON and CSV order, COL_NONE-ended. */
+extern const enum report_col column_figures[];
+/* Does row v have column c's figure (bytes only for I/O calls)? */
+bool column_present(enum report_col c, const struct row_view *v);
+/*
+ * The names of the columns that are (timed) or are not measured times,
+ * canonical names comma-separated with "or" before the last, into buf.
+ */
+const char *column_names_list(bool timed, char *buf, size_t size);
+
+/* What a table cell needs besides its row. */
+struct cell_ctx {
+	uint64_t table_ns; /* the table's total time, for shares */
+	uint64_t rate_ns;  /* the interval, for rates */
+};
+
+/*
+ * Column c of row v (is_total: the total line) as the table prints it,
+ * without padding, into buf. Returns buf.
+ */
+const char *column_cell(char *buf, size_t size, enum report_col c,
+			const struct row_view *v, bool is_total,
+			const struct cell_ctx *ctx);
+
+#endif
