@@ -156,11 +156,21 @@ static void timestamp(char *buf, size_t len)
 static int write_interval(struct run *r, uint64_t now, bool last)
 {
 	struct report_opts ro = r->report;
-	struct report_meta meta = { .mode = mode_name(r->o->target.kind) };
+	struct report_meta meta = {
+		.mode = mode_name(r->o->target.kind),
+		.targets_exited = last && (r->targets_exited ||
+					   (r->launched && r->child.reaped)),
+		.exit_status = last && r->launched && r->child.reaped ?
+				       launch_exit_status(&r->child) :
+				       -1,
+	};
 	struct sc_model *cur = NULL, *d;
-	char stamp[64];
+	char stamp[64], *target = describe(r->o, &r->found);
 	int err;
 
+	if (!target)
+		return -ENOMEM;
+	meta.target = target;
 	err = collector__snapshot_at(r->col, now, &cur);
 	if (last) {
 		collector__destroy(r->col);
@@ -168,11 +178,13 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	}
 	if (err) {
 		pr_err("cannot read the collected data: %s", strerror(-err));
+		free(target);
 		return err;
 	}
 	d = model_delta(cur, r->prev);
 	if (!d) {
 		model_free(cur);
+		free(target);
 		pr_err("cannot compute the interval: out of memory");
 		return -ENOMEM;
 	}
@@ -181,9 +193,12 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	if (!last || d->ntotal || !r->reports) {
 		timestamp(stamp, sizeof(stamp));
 		ro.rate_ns = d->meta.duration_ns;
-		fprintf(r->out.f, "%s--- %s, interval %.3f s ---\n",
-			r->reports ? "\n" : "", stamp,
-			(double)d->meta.duration_ns / 1e9);
+		meta.interval_end = stamp;
+		meta.interval = r->reports + 1;
+		if (ro.format == REPORT_TABLE)
+			fprintf(r->out.f, "%s--- %s, interval %.3f s ---\n",
+				r->reports ? "\n" : "", stamp,
+				(double)d->meta.duration_ns / 1e9);
 		err = report_write(r->out.f, d, &ro, &meta);
 		if (err)
 			pr_err("cannot write the report: %s", strerror(-err));
@@ -192,6 +207,7 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	if (last)
 		warn_drops(&r->report, cur);
 	r->incomplete |= model_incomplete(d);
+	free(target);
 	model_free(d);
 	model_free(r->prev);
 	r->prev = cur;

@@ -34,7 +34,10 @@ static void usage_collect(FILE *f)
 	      "  -i, --interval SECS   print a report every SECS seconds (what happened in\n"
 	      "                        that interval: a timestamp line, then the table with\n"
 	      "                        a calls/s column, or \"no calls\"), and the last,\n"
-	      "                        shorter one at the end; tables only. A call's time\n"
+	      "                        shorter one at the end. JSON: one object per\n"
+	      "                        interval, each on one line (JSON lines), with\n"
+	      "                        \"interval\" and \"interval_end\"; CSV: one header,\n"
+	      "                        rows lead with interval,interval_end. A call's time\n"
 	      "                        goes to the intervals it spans; it is counted in\n"
 	      "                        the one where it returns\n"
 	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
@@ -406,10 +409,6 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	err = cli_parse(&profile_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
-	if (o->interval_s > 0 && o->report.format != REPORT_TABLE)
-		return cli_error(&profile_cmd,
-				 "-i prints tables: it cannot be used "
-				 "with --format json or csv");
 	if (o->report.by.n && o->report.per_process)
 		return cli_error(&profile_cmd,
 				 "-P is --by pid: use one of -P, -T and --by");

@@ -93,9 +93,20 @@ int jw_push(struct json_object *arr, struct json_object *val)
 
 int jw_print(FILE *f, struct json_object *root)
 {
+	return jw_print_flags(f, root,
+			      JSON_C_TO_STRING_PRETTY |
+				      JSON_C_TO_STRING_SPACED);
+}
+
+int jw_print_line(FILE *f, struct json_object *root)
+{
+	return jw_print_flags(f, root, JSON_C_TO_STRING_PLAIN);
+}
+
+int jw_print_flags(FILE *f, struct json_object *root, int flags)
+{
 	const char *text = json_object_to_json_string_ext(
-		root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED |
-			      JSON_C_TO_STRING_NOSLASHESCAPE);
+		root, flags | JSON_C_TO_STRING_NOSLASHESCAPE);
 
 	if (!text)
 		return -ENOMEM;

@@ -40,6 +40,10 @@ int jw_add_str(struct json_object *obj, const char *key, const char *s);
 int jw_push(struct json_object *arr, struct json_object *val);
 /* Print pretty, with a final newline. 0 or -errno. */
 int jw_print(FILE *f, struct json_object *root);
+/* The same on one line (JSON lines). */
+int jw_print_line(FILE *f, struct json_object *root);
+/* With json-c's JSON_C_TO_STRING_* flags. */
+int jw_print_flags(FILE *f, struct json_object *root, int flags);
 /* The end of a builder: obj, or NULL after freeing obj when err is set. */
 struct json_object *jw_done(struct json_object *obj, int err);
 /* The end of a report: print root unless err, then free it. err, or

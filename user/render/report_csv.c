@@ -24,6 +24,23 @@ static void csv_figures(FILE *f, const struct row_view *v)
 	fputc('\n', f);
 }
 
+/* -i: each row leads with its interval's number and end. */
+static void csv_lead(FILE *f, const struct report_meta *meta)
+{
+	if (meta->interval_end)
+		fprintf(f, "%u,%s,", meta->interval, meta->interval_end);
+}
+
+/* The header, only once: -i prints it before the first interval. */
+static bool csv_header(FILE *f, const struct report_meta *meta)
+{
+	if (meta->interval_end && meta->interval > 1)
+		return false;
+	if (meta->interval_end)
+		fputs("interval,interval_end,", f);
+	return true;
+}
+
 /* The header's figure keys, after nr. */
 static void csv_figure_keys(FILE *f)
 {
@@ -35,7 +52,8 @@ static void csv_figure_keys(FILE *f)
 }
 
 static int proc_rows(FILE *f, const struct sc_proc *p,
-		     const struct report_opts *o)
+		     const struct report_opts *o,
+		     const struct report_meta *meta)
 {
 	struct row_view *v = view_rows(p->rows, p->nrows, o->sort);
 	char *comm;
@@ -51,6 +69,7 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 		const char *kind = names_fd_type(v[i].row->fd_type);
 		char buf[SC_NAME_LEN];
 
+		csv_lead(f, meta);
 		if (o->fd_types) {
 			/* the syscall's own name, its kind in a column */
 			fprintf(f, "%u,%s,%s,%s,%s,", p->pid, comm,
@@ -85,7 +104,8 @@ static bool csv_col(const struct report_opts *o, enum group_key k)
 }
 
 static int group_rows(FILE *f, const struct sc_group *g,
-		      const struct report_opts *o)
+		      const struct report_opts *o,
+		      const struct report_meta *meta)
 {
 	struct row_view *v = view_rows(g->sum.rows, g->sum.nrows, o->sort);
 	char *cols = NULL;
@@ -129,6 +149,7 @@ static int group_rows(FILE *f, const struct sc_group *g,
 		const char *kind = names_fd_type(v[i].row->fd_type);
 		char buf[SC_NAME_LEN];
 
+		csv_lead(f, meta);
 		fprintf(f, "%s%s,%s,", cols, names_abi(v[i].row->abi),
 			names_syscall_fmt(v[i].row->abi, v[i].row->nr, buf,
 					  sizeof(buf)));
@@ -142,7 +163,8 @@ static int group_rows(FILE *f, const struct sc_group *g,
 }
 
 static int report_csv_groups(FILE *f, const struct sc_model *m,
-			     const struct report_opts *o)
+			     const struct report_opts *o,
+			     const struct report_meta *meta)
 {
 	struct sc_group *g;
 	size_t n;
@@ -150,13 +172,15 @@ static int report_csv_groups(FILE *f, const struct sc_model *m,
 
 	if (err)
 		return err;
-	for (int k = 0; k < GROUP_KEY_COUNT; k++)
-		if (csv_col(o, k))
-			fprintf(f, "%s,", group_key_name(k));
-	fprintf(f, "abi,syscall,%s", o->fd_types ? "fd_type," : "");
-	csv_figure_keys(f);
+	if (csv_header(f, meta)) {
+		for (int k = 0; k < GROUP_KEY_COUNT; k++)
+			if (csv_col(o, k))
+				fprintf(f, "%s,", group_key_name(k));
+		fprintf(f, "abi,syscall,%s", o->fd_types ? "fd_type," : "");
+		csv_figure_keys(f);
+	}
 	for (size_t i = 0; i < n && !err; i++)
-		err = group_rows(f, &g[i], o);
+		err = group_rows(f, &g[i], o, meta);
 	group_free(g, n);
 	return err;
 }
@@ -167,17 +191,19 @@ int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	const struct sc_proc **by_pid = view_procs_by_pid(m);
 	int err = 0;
 
-	(void)meta;
 	if (o->by.n) {
 		free(by_pid);
-		return report_csv_groups(f, m, o);
+		return report_csv_groups(f, m, o, meta);
 	}
 	if (m->nprocs && !by_pid)
 		return -ENOMEM;
-	fprintf(f, "pid,comm,abi,syscall,%s", o->fd_types ? "fd_type," : "");
-	csv_figure_keys(f);
+	if (csv_header(f, meta)) {
+		fprintf(f, "pid,comm,abi,syscall,%s",
+			o->fd_types ? "fd_type," : "");
+		csv_figure_keys(f);
+	}
 	for (size_t i = 0; i < m->nprocs && !err; i++)
-		err = proc_rows(f, by_pid[i], o);
+		err = proc_rows(f, by_pid[i], o, meta);
 	free(by_pid);
 	return err;
 }

@@ -230,6 +230,11 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	int err = root && (!m->nprocs || by_pid) ? 0 : -ENOMEM;
 
 	err = err ?: jw_add_str(root, "version", SCPROF_VERSION);
+	if (meta->interval_end) {
+		err = err ?: jw_add_u64(root, "interval", meta->interval);
+		err = err ?: jw_add_str(root, "interval_end",
+					meta->interval_end);
+	}
 	err = err ?: jw_add_str(root, "mode", meta->mode);
 	err = err ?: jw_add_str(root, "target", meta->target);
 	err = err ?: jw_add_u64(root, "duration_ns", meta->duration_ns);
@@ -257,5 +262,10 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	if (m->stacks)
 		err = err ?: callsites_json_add(root, m->stacks);
 	free(by_pid);
+	if (meta->interval_end) {
+		err = err ?: jw_print_line(f, root);
+		json_object_put(root);
+		return err;
+	}
 	return jw_write(f, root, err);
 }

@@ -68,6 +68,13 @@ struct report_meta {
 	uint64_t duration_ns;
 	bool targets_exited; /* every target process ended during the run */
 	int exit_status;     /* the command's, -1 when none */
+	/* -i: the interval's end on the wall clock ("2025-11-22T14:03:05.120
+	 * +0100") and its number from 1; NULL and 0 for a one-shot report.
+	 * JSON is then one line (JSON lines), CSV rows lead with both and
+	 * only the first interval has the header.
+	 */
+	const char *interval_end;
+	unsigned int interval;
 };
 
 /* A row with its derived figures, as renderers print it. */
