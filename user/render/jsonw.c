@@ -93,9 +93,8 @@ int jw_push(struct json_object *arr, struct json_object *val)
 
 int jw_print(FILE *f, struct json_object *root)
 {
-	return jw_print_flags(f, root,
-			      JSON_C_TO_STRING_PRETTY |
-				      JSON_C_TO_STRING_SPACED);
+	return jw_print_flags(
+		f, root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
 }
 
 int jw_print_line(FILE *f, struct json_object *root)

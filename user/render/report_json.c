@@ -232,8 +232,9 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err ?: jw_add_str(root, "version", SCPROF_VERSION);
 	if (meta->interval_end) {
 		err = err ?: jw_add_u64(root, "interval", meta->interval);
-		err = err ?: jw_add_str(root, "interval_end",
-					meta->interval_end);
+		err = err   ?:
+			      jw_add_str(root, "interval_end",
+					 meta->interval_end);
 	}
 	err = err ?: jw_add_str(root, "mode", meta->mode);
 	err = err ?: jw_add_str(root, "target", meta->target);
