@@ -257,7 +257,7 @@ def test_cpp_names_demangled(tmp_path):
     lines = folded.read_text().splitlines()
     assert any(f";{method};" in ln for ln in lines), lines[:3]
     table = run_scprof(["--stacks=50", "--", workload("ledger"), "20000"])
-    assert re.search(rf"^  write +\d+%  {re.escape(method)} <- main",
+    assert re.search(rf"^  write \(via libc\) +\d+%  {re.escape(method)} <- main",
                      table.stderr.decode(), re.M), table.stderr
     proc, rep = scprof_json(["--stacks=50", "--no-demangle"],
                             [workload("ledger"), "20000"])
@@ -290,3 +290,60 @@ def test_node_jit_frames_named(flags, tmp_path):
     named = share(ws, lambda s: any(
         "JS:" in f and "hotWriterJs" in f for f in frames_of(s) if f))
     assert named > 0.6, [frames_of(s)[:8] for s in ws[:3]]
+    # the call site starts at the JS function: node's own JavaScript
+    # (fs.writeSync), V8's builtins, libuv and libc fold into "via"
+    top = max(ws, key=lambda s: s["count"])
+    assert re.match(r"JS:.hotWriterJs ", top["site"]), top["site"]
+    assert "node" in top["via"] and "libc" in top["via"], top["via"]
+
+
+def test_call_site_lines_start_at_the_program():
+    """The C library's frames fold into "write (via libc)": the label
+    starts at the program's own function, on a binary with symbols and on
+    a stripped one; the JSON keeps every frame."""
+    text = run_scprof([f"--stacks={PERIOD}", "--", workload("stackmix"),
+                       "4000", "3", "300"], env=CLEAN_ENV).stderr.decode()
+    assert re.search(r"^  write \(via libc\) +\d+%  log_line <- run_logger "
+                     r"<- main \(stackmix\.c:\d+\)$", text, re.M), text
+    assert re.search(r"^ +\d+%  raw_write <- run_raw <- main ", text,
+                     re.M), text
+    text = run_scprof([f"--stacks={PERIOD}", "--",
+                       workload("stackmix-stripped"), "4000", "3", "300"],
+                      env=CLEAN_ENV).stderr.decode()
+    assert re.search(r"^  write \(via libc\) +\d+%  stackmix-stripped\+0x",
+                     text, re.M), text
+    proc, rep = scprof_json([f"--stacks={PERIOD}"],
+                            [workload("stackmix"), "4000", "3", "300"])
+    ws = write_stacks(rep)
+    for s in ws:
+        assert s["via"] == "libc", s
+        assert s["site"].split(" <- ")[0] in ("log_line", "raw_write"), s
+        assert frames_of(s)[0] in ("__write", "write", "__GI___libc_write",
+                                   "__libc_write"), frames_of(s)
+
+
+def test_go_call_site_starts_at_the_program(tmp_path):
+    """A real Go program: the runtime and the standard library (syscall,
+    internal/poll, os) fold into "write (via Go)", and the line starts at
+    the function that made the call, main.coldWrite."""
+    go = shutil.which("go")
+    assert go, "go is not installed (.ci/install-deps installs golang-go)"
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "workloads", "go", "coldwrite.go")
+    exe = tmp_path / "coldwrite"
+    env = dict(os.environ, GOCACHE=str(tmp_path / "cache"),
+               GOPATH=str(tmp_path / "gopath"), GOFLAGS="-mod=mod",
+               GOTOOLCHAIN="local", CGO_ENABLED="0")
+    subprocess.run([go, "build", "-o", str(exe), src], check=True, env=env,
+                   cwd=tmp_path, timeout=600)
+    text = run_scprof([f"--stacks={PERIOD}", "--", str(exe), "20000"],
+                      env=CLEAN_ENV).stderr.decode()
+    m = re.search(r"^  write \(via Go\) +(\d+)%  main\.coldWrite <- "
+                  r"main\.main$", text, re.M)
+    assert m and int(m.group(1)) >= 95, text
+    proc, rep = scprof_json([f"--stacks={PERIOD}"], [str(exe), "20000"])
+    ws = write_stacks(rep, "coldwrite")
+    full = [frames_of(s) for s in ws]
+    # the full stacks keep the standard library's frames
+    assert all(any(f and f.startswith("syscall.") for f in fr)
+               for fr in full), full[:2]

@@ -71,7 +71,7 @@ static void usage(FILE *f)
 	      "                        scprof_comm_series_folded_total\n"
 	      "      --fold-interval SECS  how often exited processes and threads are\n"
 	      "                        folded out of the BPF maps (default 5; at once\n"
-	      "                        when a map is half full)\n"
+	      "                        when a map is a quarter full)\n"
 	      "      --http-timeout SECS  drop HTTP connections idle this long (default 10)\n"
 	      "      --web-config FILE  HTTPS and basic auth from a Prometheus web\n"
 	      "                        configuration file (exporter-toolkit format:\n"

@@ -30,7 +30,7 @@
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
 /* How often the end of the targets, and how full the maps are, is
- * checked (a read of BPF globals): maps half full are harvested at once,
+ * checked (a read of BPF globals): maps a quarter full are harvested at once,
  * so that fast process churn does not fill them between two periods.
  */
 #define POLL_INTERVAL_NS 20000000ULL

@@ -42,7 +42,7 @@ static void usage_collect(FILE *f)
 	      "                        the one where it returns\n"
 	      "      --max-entries N   stats map size: (process, syscall) cells held at once\n"
 	      "                        with -P, JSON or CSV (default 16384); exited\n"
-	      "                        processes are folded out once it is half full. A\n"
+	      "                        processes are folded out once it is a quarter full. A\n"
 	      "                        call that finds no room is counted in the merged\n"
 	      "                        row (pid 0): totals stay exact, the report says so.\n"
 	      "                        The plain table sums calls per syscall in the\n"

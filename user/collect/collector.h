@@ -116,7 +116,7 @@ int collector__latency_window(struct collector *c, bool open);
 int collector__cost(struct collector *c, struct collector_cost *out);
 /* Move what exited processes left in the maps into userspace. */
 int collector__harvest(struct collector *c);
-/* Are the maps filling up (half full or more) with exited processes to
+/* Are the maps filling up (a quarter full or more) with exited processes to
  * fold, so that a harvest is due now rather than at the next period? A
  * read of BPF globals.
  */

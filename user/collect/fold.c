@@ -201,9 +201,9 @@ bool collector__harvest_due(const struct collector *c)
 	/* Only exited processes can be folded: none, nothing to gain. */
 	if (__atomic_load_n(&bss->procs_exited, __ATOMIC_RELAXED) <= 0)
 		return false;
-	return cells * 2 >=
+	return cells * 4 >=
 		       (int64_t)bpf_map__max_entries(c->skel->maps.stats) ||
-	       procs * 2 >= (int64_t)bpf_map__max_entries(c->skel->maps.procs);
+	       procs * 4 >= (int64_t)bpf_map__max_entries(c->skel->maps.procs);
 }
 
 int collector__harvest_exited(struct collector *c, struct sc_model *exited)

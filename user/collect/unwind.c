@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <dwarf.h>
 #include <elfutils/libdwfl.h>
+#include <gelf.h>
 #include <libelf.h>
 
 #include "collect/unwind.h"
@@ -62,6 +63,13 @@ struct uw_proc {
 	off_t perf_size;	 /* the map file's size when read: it grows */
 	bool demangle;		 /* the unwinder's setting */
 	struct uw_cached *cache; /* UW_CACHE_SLOTS */
+	/* Names a cache slot let go of while a stack is being named: its
+	 * earlier frames may still point at them (two pcs in one slot, or a
+	 * JIT frame named again in a recursion). Freed once the stack is
+	 * added.
+	 */
+	char **retired;
+	size_t nretired, retired_cap;
 	const struct sc_stack_event *ev; /* the sample being unwound */
 };
 
@@ -180,6 +188,33 @@ static void perf_map_free(struct uw_proc *p)
 	p->nperf = 0;
 }
 
+/* Keep a slot's names until the stack being named is added. */
+static int retire(struct uw_proc *p, struct sc_frame *f)
+{
+	if (p->nretired + 3 > p->retired_cap) {
+		size_t cap = p->retired_cap ? p->retired_cap * 2 : 32;
+		char **r = realloc(p->retired, cap * sizeof(*r));
+
+		if (!r)
+			return -ENOMEM;
+		p->retired = r;
+		p->retired_cap = cap;
+	}
+	p->retired[p->nretired++] = f->func;
+	p->retired[p->nretired++] = f->module;
+	p->retired[p->nretired++] = f->file;
+	return 0;
+}
+
+/* The stack that used them is added: free the retired names. */
+static void retired_free(struct uw_proc *p)
+{
+	for (size_t i = 0; p && i < p->nretired; i++)
+		free(p->retired[i]);
+	if (p)
+		p->nretired = 0;
+}
+
 static void proc_free(struct uw_proc *p)
 {
 	if (!p)
@@ -188,6 +223,8 @@ static void proc_free(struct uw_proc *p)
 		dwfl_end(p->dwfl);
 	perf_map_free(p);
 	cache_clear(p);
+	retired_free(p);
+	free(p->retired);
 	free(p->cache);
 	free(p);
 }
@@ -456,6 +493,90 @@ static bool is_libc(const char *module)
 	return false;
 }
 
+/* Go's linker writes .gopclntab into every Go program (strip keeps it).
+ * Asked once per module: the answer is kept in its userdata slot.
+ */
+static bool module_is_go(Dwfl_Module *mod)
+{
+	enum { UNKNOWN, NOT_GO, GO };
+	void **ud = NULL;
+	Dwarf_Addr bias;
+	size_t shstrndx;
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	bool go = false;
+
+	dwfl_module_info(mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (ud && *ud)
+		return (uintptr_t)*ud == GO;
+	elf = dwfl_module_getelf(mod, &bias);
+	if (elf && !elf_getshdrstrndx(elf, &shstrndx)) {
+		while (!go && (scn = elf_nextscn(elf, scn))) {
+			GElf_Shdr sh;
+			const char *name;
+
+			if (!gelf_getshdr(scn, &sh))
+				continue;
+			name = elf_strptr(elf, shstrndx, sh.sh_name);
+			go = name && (!strcmp(name, ".gopclntab") ||
+				      !strcmp(name, ".go.buildinfo"));
+		}
+	}
+	if (ud)
+		*ud = (void *)(uintptr_t)(go ? GO : NOT_GO);
+	return go;
+}
+
+/* A Go function of the standard library (the runtime, syscall, os, ...):
+ * its package path's first element has no dot ("internal/poll.(*FD).Write"
+ * but not "github.com/x/y.F"), and it is not the program's main.
+ */
+static bool go_std_func(const char *func)
+{
+	const char *slash = strrchr(func, '/');
+	const char *pkg_end = strchr(slash ? slash : func, '.');
+	size_t first = strcspn(func, "/");
+
+	if (!pkg_end)
+		return false;
+	if (first > (size_t)(pkg_end - func))
+		first = (size_t)(pkg_end - func);
+	if (!slash && first == 4 && !strncmp(func, "main", 4))
+		return false;
+	return !memchr(func, '.', first);
+}
+
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return s && !strncmp(s, prefix, strlen(prefix));
+}
+
+/* The runtime a named frame is in (model/stacks.h). */
+static unsigned int frame_runtime(Dwfl_Module *mod, const struct sc_frame *f)
+{
+	if (!f->module)
+		return SC_RT_NONE;
+	if (is_libc(f->module))
+		return SC_RT_LIBC;
+	if (has_prefix(f->module, "libuv") || has_prefix(f->func, "uv_") ||
+	    has_prefix(f->func, "uv__"))
+		return SC_RT_LIBUV;
+	/* node and V8: the node binary and libnode (the builtins, the
+	 * interpreter, code V8 generated outside its perf map), node's own
+	 * JavaScript ("JS:^writeSync node:fs:898:19" in the perf map)
+	 */
+	if (!strcmp(f->module, "node") || has_prefix(f->module, "libnode") ||
+	    (f->func && strstr(f->func, " node:")) ||
+	    has_prefix(f->func, "Builtins_") || has_prefix(f->func, "v8::") ||
+	    has_prefix(f->func, "node::") || has_prefix(f->func, "Builtin:") ||
+	    has_prefix(f->func, "BytecodeHandler:") ||
+	    has_prefix(f->func, "Stub:"))
+		return SC_RT_NODE;
+	if (f->func && mod && go_std_func(f->func) && module_is_go(mod))
+		return SC_RT_GO;
+	return SC_RT_NONE;
+}
+
 /* *name demangled in place, when it is a mangled C++ or Rust name. */
 static void demangled(char **name)
 {
@@ -537,12 +658,9 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 		if (dup_or_null(&f.module, m) || dup_or_null(&f.func, ps->name))
 			goto nomem;
 	}
-	f.libc = f.module && is_libc(f.module);
-	if (c->pc) {
-		free(c->f.func);
-		free(c->f.module);
-		free(c->f.file);
-	}
+	f.runtime = (uint8_t)frame_runtime(mod, &f);
+	if (c->pc && retire(p, &c->f))
+		goto nomem;
 	c->pc = pc;
 	c->f = f;
 	/* unnamed where a JIT writes a map: asked again once it grew */
@@ -630,6 +748,7 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	struct uw_walk w = { .n = 0 };
 	char comm[SC_COMM_LEN];
 	bool created = false, usable;
+	int err;
 	struct uw_proc *p = proc_get(u, e, &created);
 
 	if (!p)
@@ -654,13 +773,19 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	for (size_t i = 0; i < w.n; i++) {
 		if (!usable) /* only the address is known */
 			frames[i] = (struct sc_frame){ .offset = w.pcs[i] };
-		else if (name_pc(p, w.pcs[i], &frames[i]))
+		else if (name_pc(p, w.pcs[i], &frames[i])) {
+			retired_free(p);
 			return -ENOMEM;
+		}
 		if (usable && !frames[i].func && p->perf_size &&
-		    defer(u, e, comm, &w))
+		    defer(u, e, comm, &w)) {
+			retired_free(p);
 			return 0;
+		}
 	}
-	return stacks_add(out, e->nr, e->abi, comm, frames, w.n, 1);
+	err = stacks_add(out, e->nr, e->abi, comm, frames, w.n, 1);
+	retired_free(p);
+	return err;
 }
 
 int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
@@ -683,6 +808,7 @@ int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
 		err = err   ?:
 			      stacks_add(out, d->nr, d->abi, d->comm, frames,
 					 d->n, 1);
+		retired_free(p);
 	}
 	u->ndeferred = 0;
 	return err;

@@ -56,7 +56,7 @@ static struct sc_frame *frames_dup(const struct sc_frame *f, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		d[i].offset = f[i].offset;
 		d[i].line = f[i].line;
-		d[i].libc = f[i].libc;
+		d[i].runtime = f[i].runtime;
 		if (dup_str(&d[i].func, f[i].func) ||
 		    dup_str(&d[i].module, f[i].module) ||
 		    dup_str(&d[i].file, f[i].file)) {
@@ -260,13 +260,80 @@ const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len)
 	return buf;
 }
 
-/* Where a call site label starts: the first frame outside the C library. */
+const char *stack_runtime_name(unsigned int rt)
+{
+	static const char *const names[SC_RT_COUNT] = {
+		[SC_RT_LIBC] = "libc",
+		[SC_RT_GO] = "Go",
+		[SC_RT_NODE] = "node",
+		[SC_RT_LIBUV] = "libuv",
+	};
+
+	return rt < SC_RT_COUNT ? names[rt] : NULL;
+}
+
+/* A frame of the program's own, in a known place (not an address the
+ * unwinder read from a frame it could not follow).
+ */
+static bool own_frame(const struct sc_frame *f)
+{
+	return f->runtime == SC_RT_NONE && (f->func || f->module);
+}
+
+/* Where a call site label starts: the first frame of the program's own,
+ * else (a runtime's own call) the innermost.
+ */
 static size_t first_shown(const struct sc_stack *st)
 {
 	for (size_t i = 0; i < st->nframes; i++)
-		if (!st->frames[i].libc)
+		if (own_frame(&st->frames[i]))
 			return i;
 	return 0;
+}
+
+/* Is frame i in the label? From the program's first frame on, none of a
+ * runtime's (folded, SVG and JSON have them); a runtime's own call shows
+ * every frame.
+ */
+static bool label_frame(const struct sc_stack *st, size_t i0, size_t i)
+{
+	return i >= i0 && (!own_frame(&st->frames[i0]) ||
+			   st->frames[i].runtime == SC_RT_NONE);
+}
+
+const char *stack_via(const struct sc_stack *st, char *buf, size_t len)
+{
+	size_t i0 = first_shown(st), used = 0;
+	unsigned int seen = 0;
+
+	if (len)
+		buf[0] = '\0';
+	for (size_t i = 0; i < i0; i++) {
+		unsigned int rt = st->frames[i].runtime;
+		const char *name = stack_runtime_name(rt);
+		int w;
+
+		if (!name || (seen & (1u << rt)) || used >= len)
+			continue;
+		seen |= 1u << rt;
+		w = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+			     name);
+		used += w > 0 ? (size_t)w : 0;
+	}
+	return buf;
+}
+
+/* stack_label() and, where runtime frames were skipped, " (via VIA)". */
+static char *stack_site(const struct sc_stack *st)
+{
+	char via[64], *label = stack_label(st), *s;
+
+	if (!label || !*stack_via(st, via, sizeof(via)))
+		return label;
+	if (asprintf(&s, "%s (via %s)", label, via) < 0)
+		s = NULL;
+	free(label);
+	return s;
 }
 
 char *stack_label(const struct sc_stack *st)
@@ -275,30 +342,37 @@ char *stack_label(const struct sc_stack *st)
 	const struct sc_frame *lead;
 	char buf[96], *s;
 
-	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES; i++, n++)
-		len += strlen(stack_frame_name(&st->frames[i], buf,
-					       sizeof(buf))) +
-		       4;
+	size_t i;
+
+	for (i = i0; i < st->nframes; i++)
+		if (label_frame(st, i0, i))
+			len += strlen(stack_frame_name(&st->frames[i], buf,
+						       sizeof(buf))) +
+			       4;
 	lead = st->nframes ? &st->frames[i0] : NULL;
 	if (lead && lead->file)
 		len += strlen(lead->file) + 16;
 	s = calloc(1, len);
 	if (!s)
 		return NULL;
-	n = 0;
-	for (size_t i = i0; i < st->nframes && n < STACK_LABEL_FRAMES;
-	     i++, n++) {
-		const char *name =
-			stack_frame_name(&st->frames[i], buf, sizeof(buf));
+	for (i = i0; i < st->nframes && n < STACK_LABEL_FRAMES; i++) {
+		const char *name;
 
-		if (n)
+		if (!label_frame(st, i0, i))
+			continue;
+		name = stack_frame_name(&st->frames[i], buf, sizeof(buf));
+		if (n++)
 			strcat(s, " <- ");
 		strcat(s, name);
-		if (!strcmp(name,
-			    "main")) /* what calls main is the C library */
+		/* what calls main is the C library or the Go runtime */
+		if (!strcmp(name, "main") || !strcmp(name, "main.main")) {
+			i = st->nframes;
 			break;
+		}
 	}
-	if (n == STACK_LABEL_FRAMES && i0 + n < st->nframes)
+	while (i < st->nframes && !label_frame(st, i0, i))
+		i++;
+	if (i < st->nframes)
 		strcat(s, " <- ...");
 	if (lead && lead->file) {
 		const char *b = strrchr(lead->file, '/');
@@ -324,7 +398,7 @@ char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 		if (st->nr != nr || st->abi != abi)
 			continue;
 		total += st->count;
-		label = stack_label(st);
+		label = stack_site(st);
 		if (!label) {
 			free(best_label);
 			return NULL;
@@ -335,7 +409,7 @@ char *stacks_top_site(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 
 			if (s->v[j].nr != nr || s->v[j].abi != abi)
 				continue;
-			l = j == i ? NULL : stack_label(&s->v[j]);
+			l = j == i ? NULL : stack_site(&s->v[j]);
 			if (j == i || (l && !strcmp(l, label)))
 				n += s->v[j].count;
 			free(l);

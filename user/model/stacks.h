@@ -14,6 +14,23 @@
 
 #include "scprof.h"
 
+/* The C library or language runtime a frame is in. Call site labels fold
+ * a stack's innermost runtime frames (the syscall wrappers, stdio, the Go
+ * standard library, V8's builtins, libuv) into "via libc" and start at the
+ * program's own code; folded, SVG and JSON keep every frame.
+ */
+enum sc_runtime {
+	SC_RT_NONE,  /* the program's own (JIT code included) */
+	SC_RT_LIBC,  /* the C library, the dynamic loader, the vDSO */
+	SC_RT_GO,    /* Go's runtime and standard library */
+	SC_RT_NODE,  /* node and V8 (builtins, the interpreter) */
+	SC_RT_LIBUV, /* libuv */
+	SC_RT_COUNT
+};
+
+/* "libc", "Go", "node", "libuv"; NULL for SC_RT_NONE. */
+const char *stack_runtime_name(unsigned int rt);
+
 /* One frame; strings are raw bytes from binaries and /proc: escape them. */
 struct sc_frame {
 	char *func;	 /* symbol name; NULL: none known */
@@ -23,10 +40,9 @@ struct sc_frame {
 	uint64_t offset; /* address - module load address, or the address */
 	char *file;	 /* source file (debug info); NULL: unknown */
 	uint32_t line;
-	bool libc; /* in the C library or the dynamic loader (not part of
-		    * the stack's identity: call site labels skip these
-		    * innermost frames)
-		    */
+	uint8_t runtime; /* enum sc_runtime (not part of the stack's
+			  * identity)
+			  */
 };
 
 struct sc_stack {
@@ -83,7 +99,12 @@ const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len);
  * of memory.
  */
 char *stack_label(const struct sc_stack *st);
-/* The call site (label) of a syscall with the most samples, and its share
+/* The runtimes of the innermost frames a label skips, innermost first:
+ * "libc", "libc, libuv, node"; "" when none (into buf).
+ */
+const char *stack_via(const struct sc_stack *st, char *buf, size_t len);
+/* The call site of a syscall with the most samples, "LABEL (via VIA)" (or
+ * LABEL where nothing is skipped), and its share
  * of the syscall's samples. A new string; NULL when the syscall has no
  * samples (share 0) or out of memory.
  */

@@ -23,6 +23,7 @@ char *callsites_label(const struct sc_stack *st)
 
 struct site {
 	char *label;
+	char via[64]; /* stack_via() */
 	uint64_t count;
 };
 
@@ -32,7 +33,7 @@ static int site_cmp(const void *a, const void *b)
 
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	return strcmp(x->label, y->label);
+	return strcmp(x->label, y->label) ?: strcmp(x->via, y->via);
 }
 
 /* The call sites of one syscall, merged by label, largest first. */
@@ -44,7 +45,7 @@ static int syscall_sites(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
-		char *label;
+		char *label, via[sizeof(v->via)];
 		size_t j;
 
 		if (st->nr != nr || st->abi != abi)
@@ -52,7 +53,10 @@ static int syscall_sites(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 		label = callsites_label(st);
 		if (!label)
 			goto nomem;
-		for (j = 0; j < n && strcmp(v[j].label, label); j++)
+		stack_via(st, via, sizeof(via));
+		for (j = 0; j < n && (strcmp(v[j].label, label) ||
+				      strcmp(v[j].via, via));
+		     j++)
 			;
 		if (j < n) {
 			v[j].count += st->count;
@@ -68,7 +72,8 @@ static int syscall_sites(const struct sc_stacks *s, uint32_t abi, uint32_t nr,
 			}
 			v = t;
 		}
-		v[n++] = (struct site){ .label = label, .count = st->count };
+		v[n] = (struct site){ .label = label, .count = st->count };
+		memcpy(v[n++].via, via, sizeof(via));
 	}
 	if (n)
 		qsort(v, n, sizeof(*v), site_cmp);
@@ -113,15 +118,24 @@ static int syscall_section(FILE *f, const struct sc_stacks *s,
 		char *e = i < CALLSITES_PER_SYSCALL ?
 				  esc_text(v[i].label, strlen(v[i].label)) :
 				  NULL;
+		char lead[SC_NAME_LEN + sizeof(v->via) + 8] = "";
 
 		if (i < CALLSITES_PER_SYSCALL && !e)
 			err = -ENOMEM;
+		/* "write (via libc)": the syscall, on the first line and
+		 * wherever the runtime it came through changes
+		 */
+		if (!i || strcmp(v[i].via, v[i - 1].via))
+			snprintf(lead, sizeof(lead),
+				 *v[i].via ? "%s (via %s)" : "%s", name,
+				 v[i].via);
 		if (e)
-			fprintf(f, "  %-16s %3.0f%%  %s\n", i ? "" : name,
+			fprintf(f, "  %-16s %3.0f%%  %s\n", lead,
 				100.0 * (double)v[i].count / (double)total, e);
 		free(e);
-		free(v[i].label);
 	}
+	for (size_t i = 0; i < n; i++)
+		free(v[i].label);
 	if (n > CALLSITES_PER_SYSCALL)
 		fprintf(f, "  %-16s       (%zu more call sites)\n", "",
 			n - CALLSITES_PER_SYSCALL);
@@ -188,6 +202,19 @@ static struct json_object *frame_obj(const struct sc_frame *fr)
 	return jw_done(o, err);
 }
 
+/* "site": the label, "via": the runtimes it skips (null: none). */
+static int add_site(struct json_object *o, const struct sc_stack *st)
+{
+	char via[64], *label = callsites_label(st);
+	int err = label ? jw_add_str(o, "site", label) : -ENOMEM;
+
+	free(label);
+	if (err)
+		return err;
+	return *stack_via(st, via, sizeof(via)) ? jw_add_str(o, "via", via) :
+						  jw_add_null(o, "via");
+}
+
 static struct json_object *stack_obj(const struct sc_stack *st)
 {
 	struct json_object *o = json_object_new_object(), *frames = NULL;
@@ -202,6 +229,8 @@ static struct json_object *stack_obj(const struct sc_stack *st)
 						   sizeof(nbuf)));
 	err = err ?: jw_add_str(o, "comm", comm);
 	err = err ?: jw_add_u64(o, "count", st->count);
+	/* the call site as the table names it */
+	err = err ?: add_site(o, st);
 	err = err ?: jw_add_array(o, "frames", &frames);
 	for (size_t i = 0; !err && i < st->nframes; i++)
 		err = jw_push(frames, frame_obj(&st->frames[i]));

@@ -11,7 +11,10 @@
 #include "model/stacks.h"
 
 static const struct sc_frame a[] = {
-	{ .func = "write", .module = "libc.so.6", .libc = true, .offset = 0x10 },
+	{ .func = "write",
+	  .module = "libc.so.6",
+	  .runtime = SC_RT_LIBC,
+	  .offset = 0x10 },
 	{
 		.func = "log_line",
 		.module = "app",
@@ -23,7 +26,10 @@ static const struct sc_frame a[] = {
 };
 /* the same functions, another return address in main */
 static const struct sc_frame b[] = {
-	{ .func = "write", .module = "libc.so.6", .libc = true, .offset = 0x10 },
+	{ .func = "write",
+	  .module = "libc.so.6",
+	  .runtime = SC_RT_LIBC,
+	  .offset = 0x10 },
 	{ .func = "log_line", .module = "app", .offset = 0x20 },
 	{ .func = "main", .module = "app", .offset = 0x38 },
 };
@@ -81,7 +87,7 @@ static void test_distinct_stacks_counted(void **state)
 		assert_int_equal(d->v[i].nframes, s->v[i].nframes);
 	}
 	assert_string_equal(d->v[1].frames[1].file, "app.c");
-	assert_true(d->v[1].frames[0].libc);
+	assert_int_equal(d->v[1].frames[0].runtime, SC_RT_LIBC);
 	stacks_free(s);
 	stacks_free(d);
 }

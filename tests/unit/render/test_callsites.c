@@ -21,11 +21,11 @@
 static const struct sc_frame logger[] = {
 	{ .func = "__write",
 	  .module = "libc.so.6",
-	  .libc = true,
+	  .runtime = SC_RT_LIBC,
 	  .offset = 0x10 },
 	{ .func = "_IO_fflush",
 	  .module = "libc.so.6",
-	  .libc = true,
+	  .runtime = SC_RT_LIBC,
 	  .offset = 0x11 },
 	{
 		.func = "log_line",
@@ -42,13 +42,13 @@ static const struct sc_frame logger[] = {
 	{ .func = "main", .module = "app", .offset = 0x30 },
 	{ .func = "__libc_start_call_main",
 	  .module = "libc.so.6",
-	  .libc = true,
+	  .runtime = SC_RT_LIBC,
 	  .offset = 0x40 },
 };
 static const struct sc_frame rawf[] = {
 	{ .func = "__write",
 	  .module = "libc.so.6",
-	  .libc = true,
+	  .runtime = SC_RT_LIBC,
 	  .offset = 0x10 },
 	{ .module = "app", .offset = 0x1353 },
 	{ .offset = 0x7fff1234 },
@@ -110,6 +110,63 @@ static void test_label(void **state)
 	stacks_free(s);
 }
 
+/* The runtimes a label skips, innermost first, each once; none when the
+ * program made the call itself or every frame is a runtime's.
+ */
+static void test_via(void **state)
+{
+	static const struct sc_frame js[] = {
+		{ .func = "write",
+		  .module = "libc.so.6",
+		  .runtime = SC_RT_LIBC },
+		{ .func = "uv__fs_write",
+		  .module = "libuv.so.1",
+		  .runtime = SC_RT_LIBUV },
+		{ .func = "__write",
+		  .module = "libc.so.6",
+		  .runtime = SC_RT_LIBC },
+		{ .func = "Builtins_CallApiCallback",
+		  .module = "libnode.so",
+		  .runtime = SC_RT_NODE },
+		{ .func = "JS:*hotWriterJs", .module = "perf-1.map" },
+	};
+	static const struct sc_frame own[] = {
+		{ .func = "raw_write", .module = "app" },
+		{ .func = "main", .module = "app" },
+	};
+	static const struct sc_frame rt_only[] = {
+		{ .func = "runtime.futex",
+		  .module = "app",
+		  .runtime = SC_RT_GO },
+		{ .func = "runtime.mstart",
+		  .module = "app",
+		  .runtime = SC_RT_GO },
+	};
+	struct sc_stacks *s = stacks_new(1);
+	char via[64], *l;
+	double share;
+
+	(void)state;
+	assert_int_equal(stacks_add(s, WRITE, 0, "node", js, 5, 3), 0);
+	assert_int_equal(stacks_add(s, WRITE, 0, "app", own, 2, 1), 0);
+	assert_int_equal(stacks_add(s, READ, 0, "app", rt_only, 2, 1), 0);
+	CHECK_STR(stack_via(&s->v[0], via, sizeof(via)), "libc, libuv, node",
+		  "via");
+	l = callsites_label(&s->v[0]);
+	CHECK_STR(l, "JS:*hotWriterJs", "label from the JIT frame");
+	free(l);
+	CHECK_STR(stack_via(&s->v[1], via, sizeof(via)), "", "own call");
+	CHECK_STR(stack_via(&s->v[2], via, sizeof(via)), "", "runtime only");
+	l = callsites_label(&s->v[2]);
+	CHECK_STR(l, "runtime.futex <- runtime.mstart", "runtime's own call");
+	free(l);
+	l = stacks_top_site(s, 0, WRITE, &share);
+	CHECK_STR(l, "JS:*hotWriterJs (via libc, libuv, node)", "top site");
+	assert_true(share > 0.74 && share < 0.76);
+	free(l);
+	stacks_free(s);
+}
+
 static void test_table_section(void **state)
 {
 	struct sc_model *m = model_with_stacks();
@@ -122,7 +179,7 @@ static void test_table_section(void **state)
 	CHECK_STR(out,
 		  "\ncall sites (the user stack of 1 call in 50: 103 samples, "
 		  "4 more lost: the ring buffer was full):\n"
-		  "  write             75%  log_line <- run_logger <- main "
+		  "  write (via libc)  75%  log_line <- run_logger <- main "
 		  "(app.c:41)\n"
 		  "                    25%  app+0x1353 <- 0x7fff1234\n"
 		  "  read             100%  a;b\\x0ac<&>\"' (f;i\\x0ale<:2)\n",
@@ -206,6 +263,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label),
+		cmocka_unit_test(test_via),
 		cmocka_unit_test(test_table_section),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_json),
