@@ -201,7 +201,8 @@ def test_unwritable_pprof_file(tmp_path):
     assert proc.returncode == 2
     assert len(proc.stderr.decode().strip().splitlines()) == 1, proc.stderr
 
-    # fails while writing: the error and the exit say so
+    # fails while writing: the error and the exit say so (and --pprof
+    # alone implied --stacks: without stacks nothing would be written)
     proc = run_scprof(["--pprof", "/dev/full", "-o", "/dev/null", "--",
                        workload("stackmix"), "1000"])
     assert proc.returncode == 1
