@@ -370,9 +370,9 @@ static double mean_ns(const struct sc_model *m, uint32_t abi, uint32_t nr)
 		if (r->abi != abi || r->nr != nr)
 			continue;
 		calls += r->st.calls;
-		ns += (double)r->st.total_ns - (double)r->flight_ns;
+		ns += (double)row_returned_ns(r);
 	}
-	return calls && ns > 0 ? ns / (double)calls : 0;
+	return calls ? ns / (double)calls : 0;
 }
 
 static int64_t clamp_i64(double v)
