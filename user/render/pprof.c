@@ -656,6 +656,7 @@ static int gzip_write(FILE *f, const uint8_t *buf, size_t len)
 		return -ENOMEM;
 	}
 	z.next_in = (unsigned char *)buf;
+	errno = 0;
 	do {
 		if (!z.avail_in && left) {
 			uInt in = left > UINT_MAX ? UINT_MAX : (uInt)left;
@@ -670,12 +671,15 @@ static int gzip_write(FILE *f, const uint8_t *buf, size_t len)
 			err = -EIO;
 		else if (fwrite(out, 1, chunk - z.avail_out, f) !=
 			 chunk - z.avail_out)
-			err = -EIO;
+			err = errno ? -errno : -EIO;
 	} while (ret != Z_STREAM_END && !err);
 	deflateEnd(&z);
 	free(out);
+	/* errno is not cleared after the start: a write that failed inside
+	 * fwrite, which may still have returned the whole count, left it
+	 */
 	if (!err && (fflush(f) || ferror(f)))
-		err = -EIO;
+		err = errno ? -errno : -EIO;
 	return err;
 }
 
