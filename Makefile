@@ -17,6 +17,7 @@ BIN ?= scprof
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
 CLANG ?= clang
 BPFTOOL ?= bpftool
+PROTOC_C ?= protoc-c
 CC ?= cc
 # clang for target bpf has been seen to run away with memory: cap it (KiB).
 BPF_MEM_LIMIT ?= 4000000
@@ -33,8 +34,10 @@ WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes \
 	-Werror=undef
 CFLAGS ?= -g -O2
 USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
-	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) -MMD -MP
-LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls -liberty
+	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) \
+	-I$(OUTPUT)/proto -MMD -MP
+LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls -liberty \
+	-lprotobuf-c
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -47,8 +50,14 @@ GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 GEN_TERMINFO := $(OUTPUT)/user/util/terminfo_data.c
 # strace's syscall classes, for -e trace=%CLASS (user/model/trace_set.c).
 GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
+# pprof's profile.proto (--pprof, user/render/pprof.c), as C by protoc-c:
+# generated here, never committed. Its object is in render's folder, the
+# layer that uses it.
+GEN_PROTO := $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h
+PROTO_OBJ := $(OUTPUT)/user/render/profile.pb-c.o
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
-	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o)
+	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o) \
+	$(PROTO_OBJ)
 # Everything but main: what the unit tests link against.
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
@@ -103,8 +112,18 @@ $(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPU
 	$(call msg,GEN,$@)
 	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
 
-# The skeletons are generated before any userspace object is compiled.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
+$(GEN_PROTO) &: user/render/profile.proto
+	$(call msg,GEN,$(OUTPUT)/proto/profile.pb-c.[ch])
+	$(Q)mkdir -p $(OUTPUT)/proto
+	$(Q)$(PROTOC_C) --proto_path=user/render --c_out=$(OUTPUT)/proto $<
+
+$(PROTO_OBJ): $(OUTPUT)/proto/profile.pb-c.c | $(OUTPUT)/user/render
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
+
+# The skeletons (and the generated protobuf header) are there before any
+# userspace object is compiled.
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -152,7 +171,7 @@ $(OUTPUT)/workloads/%: tests/workloads/m32/%.c | $(OUTPUT)/workloads
 		-fno-stack-protector -fno-asynchronous-unwind-tables -O2 -g \
 		-Wall -Wextra $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -Wno-missing-prototypes -c $< -o $@

@@ -47,6 +47,7 @@ COMPLETE = {
     ("*", "web-config"): "files",
     ("*", "folded"): "files",
     ("*", "flamegraph"): "files",
+    ("*", "pprof"): "files",
     ("profile", "format"): ["table", "json", "csv"],
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],

@@ -22,6 +22,7 @@
 #include "render/drops.h"
 #include "render/flamegraph.h"
 #include "render/output.h"
+#include "render/pprof.h"
 #include "render/report.h"
 #include "util/clock.h"
 #include "util/escape.h"
@@ -105,7 +106,8 @@ struct run {
 	bool targets_exited;
 	uint64_t t0, t1;
 	struct output out;
-	struct output folded, flame; /* --folded, --flamegraph */
+	struct output folded, flame,
+		pprof; /* --folded, --flamegraph, --pprof */
 	/* -i */
 	struct sc_model *prev; /* the snapshot at the last interval report */
 	uint64_t t_prev;
@@ -312,7 +314,9 @@ static void wait_command(struct run *r, const sigset_t *mask)
 	}
 }
 
-/* --folded and --flamegraph, from the stacks of the report's model. */
+/* --folded, --flamegraph and --pprof, from the stacks of the report's
+ * model.
+ */
 static int write_stack_files(struct run *r, const struct sc_model *m,
 			     const char *target)
 {
@@ -331,6 +335,17 @@ static int write_stack_files(struct run *r, const struct sc_model *m,
 	if (!err && r->o->flamegraph) {
 		err = flamegraph_svg(r->flame.f, m->stacks, target);
 		err = err ?: output_commit(&r->flame);
+	}
+	if (!err && r->o->pprof) {
+		/* the wall-clock time of the start, from the monotonic one */
+		uint64_t ago = clock_mono_ns() - r->t0;
+		struct pprof_opts po = {
+			.time_ns = (int64_t)(clock_real_ns() - ago),
+			.target = target,
+		};
+
+		err = pprof_write(r->pprof.f, m, &po);
+		err = err ?: output_commit(&r->pprof);
 	}
 	if (err)
 		pr_err("cannot write the stacks: %s", strerror(-err));
@@ -470,6 +485,8 @@ static int profile_start(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	if (o->flamegraph && output_open(&r->flame, o->flamegraph, NULL))
 		return EXIT_FAIL;
+	if (o->pprof && output_open(&r->pprof, o->pprof, NULL))
+		return EXIT_FAIL;
 	if (o->target.kind == TARGET_CMD) {
 		err = launch_start(&r->child, o->argv, &env->oldmask);
 		if (err)
@@ -534,6 +551,7 @@ static void profile_teardown(void *ctx, int status)
 	output_abort(&r->out);
 	output_abort(&r->folded);
 	output_abort(&r->flame);
+	output_abort(&r->pprof);
 	target_found_free(&r->found);
 	cli_free_profile(r->parsed);
 }

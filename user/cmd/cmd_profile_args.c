@@ -81,6 +81,14 @@ static void usage_collect(FILE *f)
 	      "                        first); implies --stacks\n"
 	      "      --flamegraph FILE write them as an interactive SVG flame graph\n"
 	      "                        (hover, click to zoom, search); implies --stacks\n"
+	      "      --pprof FILE      write them as a pprof profile for go tool pprof;\n"
+	      "                        implies --stacks. profile.proto, gzip; the\n"
+	      "                        syscall is the leaf frame. Values: calls (samples\n"
+	      "                        times N) and syscall-nanoseconds, an estimate:\n"
+	      "                        those calls times the syscall's mean latency over\n"
+	      "                        the run (0 with --count-only). Label: comm only\n"
+	      "                        (stacks are kept by process name, not by pid or\n"
+	      "                        cgroup)\n"
 	      "      --no-demangle     show C++ and Rust symbols as mangled in the binary\n"
 	      "                        (demangled by default, without parameter lists)\n"
 	      "\n"
@@ -190,6 +198,7 @@ enum {
 	OPT_STACKS,
 	OPT_FOLDED,
 	OPT_FLAMEGRAPH,
+	OPT_PPROF,
 	OPT_NO_DEMANGLE,
 };
 
@@ -213,6 +222,7 @@ static const struct option long_opts[] = {
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
+	{ "pprof", required_argument, NULL, OPT_PPROF },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -372,6 +382,8 @@ static int profile_option(void *ctx, int c, const char *arg)
 		return cli_file_option(cmd, arg, "folded", &o->folded);
 	case OPT_FLAMEGRAPH:
 		return cli_file_option(cmd, arg, "flame graph", &o->flamegraph);
+	case OPT_PPROF:
+		return cli_file_option(cmd, arg, "pprof", &o->pprof);
 	case OPT_NO_DEMANGLE:
 		o->raw_symbols = true;
 		return 0;
@@ -418,7 +430,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--fd-types cannot be used with --count-only: "
 				 "the fd kind is read when a call starts, and "
 				 "--count-only sees calls only as they return");
-	if ((o->folded || o->flamegraph) && !o->stack_period)
+	if ((o->folded || o->flamegraph || o->pprof) && !o->stack_period)
 		o->stack_period = SC_STACK_DEFAULT_PERIOD;
 	if (o->stack_period && o->interval_s > 0)
 		return cli_error(&profile_cmd,

@@ -30,10 +30,13 @@ struct profile_opts {
 	/* -e trace=SET (.on false: every call), and -z / -Z */
 	struct trace_set trace;
 	enum sc_status_filter status;
-	/* --stacks[=N] (0: off), --folded FILE, --flamegraph FILE */
+	/* --stacks[=N] (0: off), --folded FILE, --flamegraph FILE,
+	 * --pprof FILE
+	 */
 	uint32_t stack_period;
 	const char *folded;
 	const char *flamegraph;
+	const char *pprof;
 	bool raw_symbols; /* --no-demangle */
 };
 

@@ -7,5 +7,7 @@
 
 /* CLOCK_MONOTONIC in ns: never jumps with the wall clock. */
 uint64_t clock_mono_ns(void);
+/* CLOCK_REALTIME in ns since the epoch: for timestamps in outputs. */
+uint64_t clock_real_ns(void);
 
 #endif

@@ -1,0 +1,696 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* --pprof: the sampled stacks as profile.proto, packed by protobuf-c. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <zlib.h>
+
+#include "profile.pb-c.h" /* generated from render/profile.proto */
+#include "model/names.h"
+#include "model/stacks.h"
+#include "render/pprof.h"
+#include "util/escape.h"
+
+typedef Perftools__Profiles__Profile pb_profile;
+typedef Perftools__Profiles__ValueType pb_value_type;
+typedef Perftools__Profiles__Sample pb_sample;
+typedef Perftools__Profiles__Label pb_label;
+typedef Perftools__Profiles__Mapping pb_mapping;
+typedef Perftools__Profiles__Location pb_location;
+typedef Perftools__Profiles__Line pb_line;
+typedef Perftools__Profiles__Function pb_function;
+
+/* Sample values, in this order. */
+enum { VAL_CALLS, VAL_NS, NVALS };
+
+/* ---- interning: strings, and ids by a key of four numbers ---- */
+
+struct strtab {
+	char **v; /* v[0] = "" */
+	size_t n, cap;
+	size_t *slot; /* index + 1; 0: empty */
+	size_t nslots;
+};
+
+struct key {
+	uint64_t k[4];
+};
+
+/* key -> id (ids from 1: 0 is an empty slot) */
+struct idtab {
+	struct key *keys;
+	uint64_t *ids;
+	size_t nslots, n;
+};
+
+static uint64_t hash_bytes(const void *p, size_t n)
+{
+	const unsigned char *b = p;
+	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+static int str_grow(struct strtab *t)
+{
+	size_t nslots = t->nslots ? t->nslots * 2 : 256;
+	size_t *slot = calloc(nslots, sizeof(*slot));
+
+	if (!slot)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n; i++) {
+		size_t h = hash_bytes(t->v[i], strlen(t->v[i])) & (nslots - 1);
+
+		while (slot[h])
+			h = (h + 1) & (nslots - 1);
+		slot[h] = i + 1;
+	}
+	free(t->slot);
+	t->slot = slot;
+	t->nslots = nslots;
+	return 0;
+}
+
+/* The index of s (taken: freed if already there, or on failure), or
+ * -ENOMEM.
+ */
+static int64_t str_take(struct strtab *t, char *s)
+{
+	size_t h;
+
+	if (!s)
+		return -ENOMEM;
+	if ((t->n + 1) * 2 > t->nslots && str_grow(t)) {
+		free(s);
+		return -ENOMEM;
+	}
+	h = hash_bytes(s, strlen(s)) & (t->nslots - 1);
+	for (; t->slot[h]; h = (h + 1) & (t->nslots - 1)) {
+		if (!strcmp(t->v[t->slot[h] - 1], s)) {
+			free(s);
+			return (int64_t)(t->slot[h] - 1);
+		}
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 256;
+		char **v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(s);
+			return -ENOMEM;
+		}
+		t->v = v;
+		t->cap = cap;
+	}
+	t->v[t->n] = s;
+	t->slot[h] = ++t->n;
+	return (int64_t)(t->n - 1);
+}
+
+/* Raw bytes (a name from a binary, a process name) as text: esc_text. */
+static int64_t str_raw(struct strtab *t, const char *s)
+{
+	return str_take(t, esc_text(s, strlen(s)));
+}
+
+static void str_free(struct strtab *t)
+{
+	for (size_t i = 0; i < t->n; i++)
+		free(t->v[i]);
+	free(t->v);
+	free(t->slot);
+}
+
+static int id_grow(struct idtab *t)
+{
+	size_t nslots = t->nslots ? t->nslots * 2 : 256;
+	struct key *keys = calloc(nslots, sizeof(*keys));
+	uint64_t *ids = calloc(nslots, sizeof(*ids));
+
+	if (!keys || !ids) {
+		free(keys);
+		free(ids);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < t->nslots; i++) {
+		size_t h;
+
+		if (!t->ids[i])
+			continue;
+		h = hash_bytes(&t->keys[i], sizeof(t->keys[i])) & (nslots - 1);
+		while (ids[h])
+			h = (h + 1) & (nslots - 1);
+		keys[h] = t->keys[i];
+		ids[h] = t->ids[i];
+	}
+	free(t->keys);
+	free(t->ids);
+	t->keys = keys;
+	t->ids = ids;
+	t->nslots = nslots;
+	return 0;
+}
+
+/* The id of k, or 0 with *slot where it goes. -ENOMEM as -1 in *slot. */
+static uint64_t id_find(struct idtab *t, const struct key *k, ssize_t *slot)
+{
+	size_t h;
+
+	*slot = -1;
+	if ((t->n + 1) * 2 > t->nslots && id_grow(t))
+		return 0;
+	h = hash_bytes(k, sizeof(*k)) & (t->nslots - 1);
+	for (; t->ids[h]; h = (h + 1) & (t->nslots - 1))
+		if (!memcmp(&t->keys[h], k, sizeof(*k)))
+			return t->ids[h];
+	*slot = (ssize_t)h;
+	return 0;
+}
+
+static void id_set(struct idtab *t, size_t slot, const struct key *k,
+		   uint64_t id)
+{
+	t->keys[slot] = *k;
+	t->ids[slot] = id;
+	t->n++;
+}
+
+static void id_free(struct idtab *t)
+{
+	free(t->keys);
+	free(t->ids);
+}
+
+/* ---- the profile being built ---- */
+
+struct loc {
+	pb_location pb;
+	pb_line line;
+	pb_line *linep;
+};
+
+struct sample {
+	pb_sample pb;
+	int64_t value[NVALS];
+	pb_label label;
+	pb_label *labelp;
+	uint64_t *loc_ids;
+};
+
+struct builder {
+	struct strtab str;
+	struct idtab func_ids, loc_ids, map_ids;
+	pb_function *funcs; /* funcs[id - 1] */
+	size_t nfuncs, funcs_cap;
+	struct loc *locs;
+	size_t nlocs, locs_cap;
+	pb_mapping *maps;
+	size_t nmaps, maps_cap;
+	struct sample *samples;
+	size_t nsamples;
+	int64_t comm_key;
+};
+
+/* Room for one more of an array of n elements of size sz. */
+static int grow(void *vp, size_t *cap, size_t n, size_t sz)
+{
+	void **p = vp;
+	size_t c = *cap ? *cap * 2 : 64;
+	void *q;
+
+	if (n < *cap)
+		return 0;
+	q = realloc(*p, c * sz);
+	if (!q)
+		return -ENOMEM;
+	*p = q;
+	*cap = c;
+	return 0;
+}
+
+/* A function: kind 0 a user function, 1 a syscall. Its id, or 0 when out
+ * of memory.
+ */
+static uint64_t function_id(struct builder *b, int64_t name, int64_t file,
+			    uint64_t kind)
+{
+	struct key k = { { (uint64_t)name, (uint64_t)file, kind, 0 } };
+	pb_function f = PERFTOOLS__PROFILES__FUNCTION__INIT;
+	ssize_t slot;
+	uint64_t id = id_find(&b->func_ids, &k, &slot);
+
+	if (id || slot < 0 ||
+	    grow(&b->funcs, &b->funcs_cap, b->nfuncs, sizeof(*b->funcs)))
+		return id;
+	f.id = ++b->nfuncs;
+	f.name = name;
+	f.system_name = name;
+	f.filename = file;
+	b->funcs[f.id - 1] = f;
+	id_set(&b->func_ids, (size_t)slot, &k, f.id);
+	return f.id;
+}
+
+/* The mapping of a module (a string index). Its id, or 0 when out of
+ * memory.
+ */
+static uint64_t mapping_id(struct builder *b, int64_t module)
+{
+	struct key k = { { (uint64_t)module, 0, 0, 0 } };
+	pb_mapping mp = PERFTOOLS__PROFILES__MAPPING__INIT;
+	ssize_t slot;
+	uint64_t id = id_find(&b->map_ids, &k, &slot);
+
+	if (id || slot < 0 ||
+	    grow(&b->maps, &b->maps_cap, b->nmaps, sizeof(*b->maps)))
+		return id;
+	/* Frames carry offsets in the module as addr2line takes them, not
+	 * where it was loaded: the mapping starts at 0. Symbolized as far
+	 * as every one of its frames is (cleared below).
+	 */
+	mp.id = ++b->nmaps;
+	mp.filename = module;
+	mp.has_functions = mp.has_filenames = mp.has_line_numbers = true;
+	b->maps[mp.id - 1] = mp;
+	id_set(&b->map_ids, (size_t)slot, &k, mp.id);
+	return mp.id;
+}
+
+/* A location: mapping (0: none), address, function (0: unknown), line.
+ * Its id, or 0 when out of memory.
+ */
+static uint64_t location_id(struct builder *b, uint64_t map, uint64_t addr,
+			    uint64_t func, int64_t line)
+{
+	struct key k = { { map, addr, func, (uint64_t)line } };
+	struct loc *l;
+	ssize_t slot;
+	uint64_t id = id_find(&b->loc_ids, &k, &slot);
+
+	if (id || slot < 0 ||
+	    grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
+		return id;
+	l = &b->locs[b->nlocs];
+	memset(l, 0, sizeof(*l));
+	perftools__profiles__location__init(&l->pb);
+	perftools__profiles__line__init(&l->line);
+	l->pb.id = ++b->nlocs;
+	l->pb.mapping_id = map;
+	l->pb.address = addr;
+	l->line.function_id = func;
+	l->line.line = line;
+	id_set(&b->loc_ids, (size_t)slot, &k, l->pb.id);
+	return l->pb.id;
+}
+
+/* A user frame's location id, or 0 when out of memory. */
+static uint64_t frame_location(struct builder *b, const struct sc_frame *f)
+{
+	int64_t name = 0, file = 0;
+	uint64_t map = 0, func = 0;
+
+	if (f->module) {
+		int64_t mod = str_raw(&b->str, f->module);
+
+		if (mod < 0 || !(map = mapping_id(b, mod)))
+			return 0;
+	}
+	if (f->file && (file = str_raw(&b->str, f->file)) < 0)
+		return 0;
+	if (f->func) {
+		name = str_raw(&b->str, f->func);
+		if (name < 0 || !(func = function_id(b, name, file, 0)))
+			return 0;
+	}
+	if (map) {
+		pb_mapping *mp = &b->maps[map - 1];
+
+		mp->has_functions &= f->func != NULL;
+		mp->has_filenames &= f->file != NULL;
+		mp->has_line_numbers &= f->line != 0;
+	}
+	return location_id(b, map, f->offset, func, func ? f->line : 0);
+}
+
+/* The syscall as a leaf location: no mapping, one function named after
+ * it. Its id, or 0 when out of memory.
+ */
+static uint64_t syscall_location(struct builder *b, uint32_t abi, uint32_t nr)
+{
+	char nbuf[SC_NAME_LEN];
+	const char *name = names_syscall_fmt(abi, nr, nbuf, sizeof(nbuf));
+	int64_t s = str_take(&b->str, strdup(name));
+	uint64_t func = s < 0 ? 0 : function_id(b, s, 0, 1);
+
+	return func ? location_id(b, 0, 0, func, 0) : 0;
+}
+
+/* The syscall's mean latency over the run (ns), from the model's rows of
+ * it (every fd kind): the time of the calls that returned over them. 0
+ * without time (--count-only) or calls.
+ */
+static double mean_ns(const struct sc_model *m, uint32_t abi, uint32_t nr)
+{
+	uint64_t calls = 0;
+	double ns = 0;
+
+	if (m->meta.count_only)
+		return 0;
+	for (size_t i = 0; i < m->ntotal; i++) {
+		const struct sc_row *r = &m->total[i];
+
+		if (r->abi != abi || r->nr != nr)
+			continue;
+		calls += r->st.calls;
+		ns += (double)row_returned_ns(r);
+	}
+	return calls ? ns / (double)calls : 0;
+}
+
+static int64_t clamp_i64(double v)
+{
+	if (!(v > 0))
+		return 0;
+	return v >= 9.2e18 ? INT64_MAX : (int64_t)llround(v);
+}
+
+static int add_sample(struct builder *b, const struct sc_model *m,
+		      const struct sc_stack *st, uint32_t period)
+{
+	struct sample *sa = &b->samples[b->nsamples];
+	char comm[SC_COMM_LEN];
+	double calls = (double)st->count * (double)period;
+	size_t n = st->nframes + 1;
+	int64_t c;
+
+	sa->loc_ids = calloc(n, sizeof(*sa->loc_ids));
+	if (!sa->loc_ids)
+		return -ENOMEM;
+	b->nsamples++;
+	/* leaf first: the syscall, then the frames innermost first */
+	sa->loc_ids[0] = syscall_location(b, st->abi, st->nr);
+	if (!sa->loc_ids[0])
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nframes; i++) {
+		sa->loc_ids[i + 1] = frame_location(b, &st->frames[i]);
+		if (!sa->loc_ids[i + 1])
+			return -ENOMEM;
+	}
+	sa->value[VAL_CALLS] = clamp_i64(calls);
+	sa->value[VAL_NS] = clamp_i64(calls * mean_ns(m, st->abi, st->nr));
+	memcpy(comm, st->comm, sizeof(comm));
+	comm[SC_COMM_LEN - 1] = '\0';
+	c = str_raw(&b->str, comm);
+	if (c < 0)
+		return -ENOMEM;
+	perftools__profiles__sample__init(&sa->pb);
+	perftools__profiles__label__init(&sa->label);
+	sa->label.key = b->comm_key;
+	sa->label.str = c;
+	sa->labelp = &sa->label;
+	sa->pb.n_location_id = n;
+	sa->pb.location_id = sa->loc_ids;
+	sa->pb.n_value = NVALS;
+	sa->pb.value = sa->value;
+	sa->pb.n_label = 1;
+	sa->pb.label = &sa->labelp;
+	return 0;
+}
+
+/* pprof takes the first mapping for the program: the module of the
+ * outermost frame outside the C library (_start, main) of the stack with
+ * the most samples gets id 1. 0 or -ENOMEM.
+ */
+static int main_mapping(struct builder *b, const struct sc_stacks *s)
+{
+	const struct sc_stack *top = NULL;
+	int64_t mod;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!top || s->v[i].count > top->count)
+			top = &s->v[i];
+	for (size_t k = top ? top->nframes : 0; k-- > 0;) {
+		const struct sc_frame *f = &top->frames[k];
+
+		if (!f->module || f->runtime == SC_RT_LIBC)
+			continue;
+		mod = str_raw(&b->str, f->module);
+		return mod < 0 || !mapping_id(b, mod) ? -ENOMEM : 0;
+	}
+	return 0;
+}
+
+static void builder_free(struct builder *b)
+{
+	for (size_t i = 0; i < b->nsamples; i++)
+		free(b->samples[i].loc_ids);
+	free(b->samples);
+	free(b->funcs);
+	free(b->locs);
+	free(b->maps);
+	id_free(&b->func_ids);
+	id_free(&b->loc_ids);
+	id_free(&b->map_ids);
+	str_free(&b->str);
+}
+
+/* A comment line (string index), or -ENOMEM. */
+static int64_t comment(struct builder *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static int64_t comment(struct builder *b, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return str_take(&b->str, n < 0 ? NULL : s);
+}
+
+/* What the values are, and what the profile lacks, as comments (go tool
+ * pprof -comments). 0 or -ENOMEM.
+ */
+static int add_comments(struct builder *b, const struct sc_model *m,
+			const struct pprof_opts *o, int64_t *out, size_t *n)
+{
+	const struct sc_stacks *s = m->stacks;
+	char *target = o->target ? esc_text(o->target, strlen(o->target)) :
+				   NULL;
+
+	*n = 0;
+	if (o->target && !target)
+		return -ENOMEM;
+	out[(*n)++] = comment(b, "scprof %s: %s", SCPROF_VERSION,
+			      target ? target : "");
+	free(target);
+	out[(*n)++] = comment(b,
+			      "calls: the user stack of 1 call in %" PRIu32
+			      " was sampled; each sample counts as %" PRIu32
+			      " calls",
+			      s->period, s->period);
+	if (m->meta.count_only)
+		out[(*n)++] = comment(b, "syscall-nanoseconds: 0, "
+					 "--count-only measures no time");
+	else
+		out[(*n)++] = comment(
+			b, "syscall-nanoseconds: an estimate, the calls times "
+			   "the syscall's mean latency over the run");
+	out[(*n)++] = comment(b, "labels: comm only; the stacks are kept by "
+				 "process name, not by pid or cgroup");
+	if (s->lost_total)
+		out[(*n)++] = comment(b,
+				      "%" PRIu64 " more samples were lost: "
+				      "the ring buffer was full",
+				      s->lost_total);
+	for (size_t i = 0; i < *n; i++)
+		if (out[i] < 0)
+			return -ENOMEM;
+	return 0;
+}
+
+int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
+		 uint8_t **buf, size_t *len)
+{
+	pb_profile p = PERFTOOLS__PROFILES__PROFILE__INIT;
+	pb_value_type types[NVALS], period_type;
+	pb_value_type *typep[NVALS];
+	pb_function **funcp = NULL;
+	pb_location **locp = NULL;
+	pb_mapping **mapp = NULL;
+	pb_sample **samplep = NULL;
+	const struct sc_stacks *s = m->stacks;
+	struct builder b = {};
+	int64_t comments[8], t_calls, t_ns, u_count, u_ns;
+	size_t ncomments = 0;
+	int err = 0;
+
+	*buf = NULL;
+	*len = 0;
+	if (!s)
+		return -EINVAL;
+	b.samples = calloc(s->n ? s->n : 1, sizeof(*b.samples));
+	if (!b.samples || str_take(&b.str, strdup("")) != 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	t_calls = str_take(&b.str, strdup("calls"));
+	u_count = str_take(&b.str, strdup("count"));
+	t_ns = str_take(&b.str, strdup("syscall-nanoseconds"));
+	u_ns = str_take(&b.str, strdup("nanoseconds"));
+	b.comm_key = str_take(&b.str, strdup("comm"));
+	if (t_calls < 0 || u_count < 0 || t_ns < 0 || u_ns < 0 ||
+	    b.comm_key < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = main_mapping(&b, s);
+	for (size_t i = 0; !err && i < s->n; i++)
+		err = add_sample(&b, m, &s->v[i], s->period);
+	err = err ?: add_comments(&b, m, o, comments, &ncomments);
+	if (err)
+		goto out;
+
+	/* Every array is final: point the messages at their parts. */
+	funcp = calloc(b.nfuncs + 1, sizeof(*funcp));
+	locp = calloc(b.nlocs + 1, sizeof(*locp));
+	mapp = calloc(b.nmaps + 1, sizeof(*mapp));
+	samplep = calloc(b.nsamples + 1, sizeof(*samplep));
+	if (!funcp || !locp || !mapp || !samplep) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < b.nfuncs; i++)
+		funcp[i] = &b.funcs[i];
+	for (size_t i = 0; i < b.nmaps; i++)
+		mapp[i] = &b.maps[i];
+	for (size_t i = 0; i < b.nsamples; i++)
+		samplep[i] = &b.samples[i].pb;
+	for (size_t i = 0; i < b.nlocs; i++) {
+		struct loc *l = &b.locs[i];
+
+		l->linep = &l->line;
+		l->pb.line = &l->linep;
+		l->pb.n_line = l->line.function_id ? 1 : 0;
+		locp[i] = &l->pb;
+	}
+	for (size_t i = 0; i < NVALS; i++) {
+		perftools__profiles__value_type__init(&types[i]);
+		typep[i] = &types[i];
+	}
+	types[VAL_CALLS].type = t_calls;
+	types[VAL_CALLS].unit = u_count;
+	types[VAL_NS].type = t_ns;
+	types[VAL_NS].unit = u_ns;
+	period_type = types[VAL_CALLS];
+
+	p.n_sample_type = NVALS;
+	p.sample_type = typep;
+	p.n_sample = b.nsamples;
+	p.sample = samplep;
+	p.n_mapping = b.nmaps;
+	p.mapping = mapp;
+	p.n_location = b.nlocs;
+	p.location = locp;
+	p.n_function = b.nfuncs;
+	p.function = funcp;
+	p.n_string_table = b.str.n;
+	p.string_table = b.str.v;
+	p.time_nanos = o->time_ns;
+	p.duration_nanos = m->meta.duration_ns > INT64_MAX ?
+				   INT64_MAX :
+				   (int64_t)m->meta.duration_ns;
+	p.period_type = &period_type;
+	p.period = s->period;
+	p.n_comment = ncomments;
+	p.comment = comments;
+	/* Time by default, where there is time. */
+	p.default_sample_type = m->meta.count_only ? t_calls : t_ns;
+
+	*len = perftools__profiles__profile__get_packed_size(&p);
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf) {
+		*len = 0;
+		err = -ENOMEM;
+		goto out;
+	}
+	if (perftools__profiles__profile__pack(&p, *buf) != *len) {
+		free(*buf);
+		*buf = NULL;
+		*len = 0;
+		err = -EIO;
+	}
+out:
+	free(funcp);
+	free(locp);
+	free(mapp);
+	free(samplep);
+	builder_free(&b);
+	return err;
+}
+
+/* buf, gzip-compressed (deflate with gzip's header and trailer), to f. */
+static int gzip_write(FILE *f, const uint8_t *buf, size_t len)
+{
+	const size_t chunk = 1 << 16;
+	unsigned char *out = malloc(chunk);
+	z_stream z = {};
+	size_t left = len;
+	int ret, err = 0;
+
+	if (!out)
+		return -ENOMEM;
+	/* windowBits 15 + 16: a gzip stream, not zlib's own framing */
+	if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK) {
+		free(out);
+		return -ENOMEM;
+	}
+	z.next_in = (unsigned char *)buf;
+	errno = 0;
+	do {
+		if (!z.avail_in && left) {
+			uInt in = left > UINT_MAX ? UINT_MAX : (uInt)left;
+
+			z.avail_in = in;
+			left -= in;
+		}
+		z.next_out = out;
+		z.avail_out = (uInt)chunk;
+		ret = deflate(&z, left ? Z_NO_FLUSH : Z_FINISH);
+		if (ret == Z_STREAM_ERROR)
+			err = -EIO;
+		else if (fwrite(out, 1, chunk - z.avail_out, f) !=
+			 chunk - z.avail_out)
+			err = errno ? -errno : -EIO;
+	} while (ret != Z_STREAM_END && !err);
+	deflateEnd(&z);
+	free(out);
+	/* errno is not cleared after the start: a write that failed inside
+	 * fwrite, which may still have returned the whole count, left it
+	 */
+	if (!err && (fflush(f) || ferror(f)))
+		err = errno ? -errno : -EIO;
+	return err;
+}
+
+int pprof_write(FILE *f, const struct sc_model *m, const struct pprof_opts *o)
+{
+	uint8_t *buf;
+	size_t len;
+	int err = pprof_encode(m, o, &buf, &len);
+
+	if (!err)
+		err = gzip_write(f, buf, len);
+	free(buf);
+	return err;
+}
