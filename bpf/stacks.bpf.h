@@ -6,10 +6,19 @@
  * stack_events ring buffer.
  *
  * Sampling: a countdown per CPU, reset to a random value of mean
- * stack_period (uniform in 1 .. 2 * stack_period - 1), so a loop whose
- * length divides the period cannot always land on the same call. A sample
- * the ring buffer has no room for is counted in stack_lost by syscall, so
- * the shares of the others stay unbiased and the loss is shown.
+ * stack_period << shift (uniform in 1 .. 2 * mean - 1), so a loop whose
+ * length divides the period cannot always land on the same call.
+ *
+ * Under pressure the rate adapts before the ring is full: from half full
+ * on, each further eighth of the ring in use doubles the period of the
+ * CPU's next countdown (shift up to SC_STACK_MAX_SHIFT), and it comes
+ * back down as the ring drains: the rate follows what userspace can
+ * unwind, without running away from it. A sample
+ * carries its weight, 1 << shift of the countdown it ended: the number of
+ * stack_period-sized shares of calls it stands for. The choice of shift
+ * depends only on time, never on the call, so the weighted shares stay
+ * unbiased whatever phase the program is in. A sample the ring still has
+ * no room for is counted in stack_lost (with its weight) by syscall.
  *
  * The settings and maps are here, not in scprof.bpf.c, so that the hot
  * path only has one guarded call: with stack_period 0 (rodata) the
@@ -31,11 +40,16 @@ const volatile __u32 stack_period = 0;
 /* Samples lost (ring buffer full), by native syscall. */
 __u64 stack_lost[SC_NR_MAX] = {};
 
+struct stack_countdown {
+	__u32 left;  /* calls to the next sample */
+	__u32 shift; /* the countdown's mean is stack_period << shift */
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, __u32);
+	__type(value, struct stack_countdown);
 } stack_countdown SEC(".maps");
 
 /* Processes sampled before: the first sample of a process wakes userspace
@@ -121,16 +135,27 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 					     __u32 abi)
 {
 	struct sc_stack_event *e;
-	__u32 zero = 0, *left;
+	struct stack_countdown *cd;
+	__u32 zero = 0, weight, mean;
+	__u64 used, size;
 
-	left = bpf_map_lookup_elem(&stack_countdown, &zero);
-	if (!left)
+	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
+	if (!cd)
 		return;
-	if (*left > 1) {
-		*left -= 1;
+	if (cd->left > 1) {
+		cd->left -= 1;
 		return;
 	}
-	*left = 1 + bpf_get_prandom_u32() % (2 * stack_period - 1);
+	weight = 1U << (cd->shift & SC_STACK_MAX_SHIFT);
+	used = bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA);
+	size = bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE);
+	/* eighths in use: 0-3 none, 4 one, ... 8 (full) five */
+	used = size ? used * 8 / size : 0;
+	cd->shift = used > 3 && stack_period < (1U << (30 - SC_STACK_MAX_SHIFT)) ?
+			    (__u32)(used - 3) :
+			    0;
+	mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
+	cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
 	/* Only native stacks are unwound; an exec's stack belongs to the
 	 * program it replaces, whose mappings are gone when userspace reads
 	 * them.
@@ -142,7 +167,7 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 	nr &= SC_NR_MAX - 1;
 	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
 	if (!e) {
-		__sync_fetch_and_add(&stack_lost[nr], 1);
+		__sync_fetch_and_add(&stack_lost[nr], weight);
 		return;
 	}
 	e->pid = task_tgid(task);
@@ -175,7 +200,7 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 #endif
 	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
 	e->exec_id = task_exec_id(task);
-	e->pad = 0;
+	e->weight = weight;
 	bpf_ringbuf_submit(e, stack_wakeup(e));
 }
 

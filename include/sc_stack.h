@@ -16,6 +16,10 @@
  * random countdown of mean N). Chosen in README "Call sites".
  */
 #define SC_STACK_DEFAULT_PERIOD 1000
+/* Under pressure a CPU samples at most 2^SC_STACK_MAX_SHIFT times less
+ * often (bpf/stacks.bpf.h); a mask too, for the verifier.
+ */
+#define SC_STACK_MAX_SHIFT 7
 
 /*
  * The user registers of the call, in DWARF order for x86_64: rax, rdx,
@@ -42,7 +46,10 @@ struct sc_stack_event {
 	char comm[16];
 	__u32 flags;   /* SC_STACK_F_* */
 	__u32 exec_id; /* the task's exec count: which program image */
-	__u32 pad;
+	/* The stack_period-sized shares of calls the sample stands for: 1,
+	 * or 2^k while the ring buffer was filling (bpf/stacks.bpf.h).
+	 */
+	__u32 weight;
 	__u8 data[SC_STACK_BYTES];
 };
 

@@ -9,6 +9,10 @@
  * and one write(2) (from raw_write <- run_raw), to /dev/null; then
  * sleeps SLEEP_MS (so a test can tell the process ends before the
  * report). Prints nothing else.
+ *
+ * stackmix N RATIO SLEEP_MS phased: the same calls in two phases, all the
+ * N * RATIO stdio writes first, then the N direct ones (a program whose
+ * behaviour changes while the ring buffer is filling).
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -50,6 +54,7 @@ int main(int argc, char **argv)
 	long n = argc > 1 ? atol(argv[1]) : 100000;
 	int ratio = argc > 2 ? atoi(argv[2]) : 3;
 	long sleep_ms = argc > 3 ? atol(argv[3]) : 0;
+	int phased = argc > 4;
 	int fd = open("/dev/null", O_WRONLY);
 	FILE *f = fdopen(dup(fd), "w");
 
@@ -57,8 +62,11 @@ int main(int argc, char **argv)
 		return 1;
 	for (long i = 0; i < n; i++) {
 		run_logger(f, (int)i, ratio);
-		run_raw(fd);
+		if (!phased)
+			run_raw(fd);
 	}
+	for (long i = 0; phased && i < n; i++)
+		run_raw(fd);
 	if (sleep_ms > 0)
 		usleep((useconds_t)(sleep_ms * 1000));
 	return 0;

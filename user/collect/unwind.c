@@ -78,6 +78,7 @@ struct uw_deferred {
 	uint32_t pid;
 	uint64_t start_ns;
 	uint32_t nr, abi;
+	uint32_t weight;
 	char comm[SC_COMM_LEN];
 	size_t n;
 	uint64_t pcs[UNWIND_MAX_FRAMES];
@@ -735,6 +736,7 @@ static bool defer(struct unwinder *u, const struct sc_stack_event *e,
 	d->start_ns = e->start_ns;
 	d->nr = e->nr;
 	d->abi = e->abi;
+	d->weight = e->weight ? e->weight : 1;
 	memcpy(d->comm, comm, sizeof(d->comm));
 	d->n = w->n;
 	memcpy(d->pcs, w->pcs, w->n * sizeof(w->pcs[0]));
@@ -783,7 +785,11 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 			return 0;
 		}
 	}
-	err = stacks_add(out, e->nr, e->abi, comm, frames, w.n, 1);
+	/* a sample stands for weight shares of calls (the rate adapts) */
+	err = stacks_add(out, e->nr, e->abi, comm, frames, w.n,
+			 e->weight ? e->weight : 1);
+	if (e->weight > out->max_weight)
+		out->max_weight = e->weight;
 	retired_free(p);
 	return err;
 }
@@ -807,7 +813,7 @@ int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
 		}
 		err = err   ?:
 			      stacks_add(out, d->nr, d->abi, d->comm, frames,
-					 d->n, 1);
+					 d->n, d->weight);
 		retired_free(p);
 	}
 	u->ndeferred = 0;

@@ -194,6 +194,7 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s)
 		return NULL;
 	memcpy(d->lost, s->lost, sizeof(d->lost));
 	d->lost_total = s->lost_total;
+	d->max_weight = s->max_weight;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 
@@ -228,6 +229,11 @@ void stacks_sort(struct sc_stacks *s)
 		s->index = NULL;
 		s->index_cap = 0;
 	}
+}
+
+bool stacks_untrusted(const struct sc_stacks *s)
+{
+	return s->lost_total * 20 > s->samples + s->lost_total;
 }
 
 uint64_t stacks_syscall_samples(const struct sc_stacks *s, uint32_t abi,

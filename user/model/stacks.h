@@ -60,8 +60,13 @@ struct sc_stacks {
 	size_t n, cap;
 	size_t *index; /* open addressing over v; index_cap slots */
 	size_t index_cap;
-	uint32_t period;  /* one call in period was sampled (on average) */
-	uint64_t samples; /* samples unwound (the sum of the counts) */
+	uint32_t period; /* one call in period was sampled (on average) */
+	/* Samples unwound (the sum of the counts), each counted by its weight:
+	 * while the ring buffer was filling, one sample stood for up to
+	 * max_weight periods' worth of calls.
+	 */
+	uint64_t samples;
+	uint32_t max_weight;
 	/* Samples lost, ring buffer full, by native syscall number. */
 	uint64_t lost[SC_NR_MAX];
 	uint64_t lost_total;
@@ -80,6 +85,10 @@ int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
  * rebuilt.
  */
 void stacks_sort(struct sc_stacks *s);
+/* More than 5% of the samples were lost: their shares may be off by more
+ * than the sampling error (the losses need not be spread evenly).
+ */
+bool stacks_untrusted(const struct sc_stacks *s);
 /* Samples of one syscall (all its stacks). */
 uint64_t stacks_syscall_samples(const struct sc_stacks *s, uint32_t abi,
 				uint32_t nr);

@@ -156,10 +156,20 @@ int callsites_table(FILE *f, const struct sc_model *m)
 		"\ncall sites (the user stack of 1 call in %u: %" PRIu64
 		" samples",
 		s->period, s->samples);
+	if (s->max_weight > 1)
+		fprintf(f,
+			"; 1 in up to %" PRIu64
+			" while the ring buffer filled, each sample counted"
+			" for the calls it stands for",
+			(uint64_t)s->period * s->max_weight);
 	if (s->lost_total)
 		fprintf(f, ", %" PRIu64 " more lost: the ring buffer was full",
 			s->lost_total);
 	fputs("):\n", f);
+	if (stacks_untrusted(s))
+		fputs("  (more than 5% of the samples were lost: the shares "
+		      "below may be off)\n",
+		      f);
 	top = calloc(m->ntotal ? m->ntotal : 1, sizeof(*top));
 	if (!top)
 		return -ENOMEM;
@@ -245,6 +255,9 @@ int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 	err = err ?: jw_add_u64(o, "period", s->period);
 	err = err ?: jw_add_u64(o, "samples", s->samples);
 	err = err ?: jw_add_u64(o, "lost", s->lost_total);
+	/* 1 in up to period * max_weight while the ring filled */
+	err = err ?: jw_add_u64(o, "max_weight", s->max_weight ?: 1);
+	err = err ?: jw_add_bool(o, "shares_trusted", !stacks_untrusted(s));
 	/* by syscall, so that shares across syscalls can be corrected */
 	lost = err ? NULL : json_object_new_object();
 	err = err ?: (lost ? 0 : -ENOMEM);

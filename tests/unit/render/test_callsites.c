@@ -188,6 +188,33 @@ static void test_table_section(void **state)
 	model_free(m);
 }
 
+/* A lowered rate is said in the header; over 5% lost, the shares are
+ * flagged (and in JSON).
+ */
+static void test_adapted_and_untrusted(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	m->stacks->max_weight = 8;
+	m->stacks->lost_total = 6; /* 6 * 20 > 103 + 6 */
+	assert_int_equal(callsites_table(memout_open(&mo), m), 0);
+	out = memout_close(&mo);
+	assert_non_null(strstr(out, "; 1 in up to 400 while the ring buffer "
+				    "filled"));
+	assert_non_null(strstr(out, "\n  (more than 5% of the samples were "
+				    "lost: the shares below may be off)\n"));
+	free(out);
+	m->stacks->lost_total = 5; /* 100 < 108 */
+	assert_int_equal(callsites_table(memout_open(&mo), m), 0);
+	out = memout_close(&mo);
+	assert_null(strstr(out, "more than 5%"));
+	free(out);
+	model_free(m);
+}
+
 static void test_folded(void **state)
 {
 	struct sc_model *m = model_with_stacks();
@@ -264,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_label),
 		cmocka_unit_test(test_via),
+		cmocka_unit_test(test_adapted_and_untrusted),
 		cmocka_unit_test(test_table_section),
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_json),
