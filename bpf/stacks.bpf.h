@@ -151,7 +151,8 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 	size = bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE);
 	/* eighths in use: 0-3 none, 4 one, ... 8 (full) five */
 	used = size ? used * 8 / size : 0;
-	cd->shift = used > 3 && stack_period < (1U << (30 - SC_STACK_MAX_SHIFT)) ?
+	cd->shift = used > 3 && stack_period <
+					    (1U << (30 - SC_STACK_MAX_SHIFT)) ?
 			    (__u32)(used - 3) :
 			    0;
 	mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
