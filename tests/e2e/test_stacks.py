@@ -371,3 +371,29 @@ def test_phase_change_sampling_stays_unbiased(run):
     raw = share(ws, lambda s: "raw_write" in frames_of(s))
     assert abs(stdio - 0.75) <= 0.05 and abs(raw - 0.25) <= 0.05, \
         (stdio, raw, st)
+
+
+def test_node_jitdump_frames_named(tmp_path):
+    """node --perf-prof writes no perf map but a jitdump, jit-PID.dump in
+    its working directory, and maps it: found through the process's
+    mappings, its code loads name the JS function that makes the writes,
+    and the call site starts there."""
+    node = shutil.which("node")
+    assert node, "node is not installed (.ci/install-deps installs nodejs)"
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                          "..", "workloads", "js", "hotwriter.js")
+    proc, rep = scprof_json(["--stacks=20"],
+                            [node, "--perf-prof", script, "60000"],
+                            cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    pids = {p["pid"] for p in rep["processes"]}
+    assert not any(os.path.exists(f"/tmp/perf-{p}.map") for p in pids)
+    assert list(tmp_path.glob("jit-*.dump")), "node wrote no jitdump"
+    ws = [s for s in rep["stacks"] if s["syscall"] == "write"]
+    named = share(ws, lambda s: any(
+        f["function"] and "hotWriterJs" in f["function"] and
+        f["module"].startswith("jit-") and f["module"].endswith(".dump")
+        for f in s["frames"]))
+    assert named > 0.6, [frames_of(s)[:8] for s in ws[:3]]
+    top = max(ws, key=lambda s: s["count"])
+    assert re.match(r"JS:.hotWriterJs ", top["site"]), top["site"]

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <pthread.h>
 #include <signal.h>
@@ -36,8 +37,11 @@ struct stack_drain {
 	size_t nqueued, queue_cap;
 };
 
-/* Unwind the queued samples of one process (all with pid 0). */
-static void unwind_queued(struct stack_drain *d, uint32_t pid, uint64_t start)
+/* Unwind the queued samples of one process (all with pid 0), at most max
+ * of them, oldest first.
+ */
+static void unwind_queued(struct stack_drain *d, uint32_t pid, uint64_t start,
+			  size_t max)
 {
 	size_t k = 0;
 
@@ -45,10 +49,11 @@ static void unwind_queued(struct stack_drain *d, uint32_t pid, uint64_t start)
 		struct sc_stack_event *q = d->queue[i];
 		int err;
 
-		if (pid && (q->pid != pid || q->start_ns != start)) {
+		if ((pid && (q->pid != pid || q->start_ns != start)) || !max) {
 			d->queue[k++] = q;
 			continue;
 		}
+		max--;
 		err = unwinder_add(d->unwinder, q, d->stacks);
 		if (err && !d->err)
 			d->err = err;
@@ -73,7 +78,7 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 		return 0;
 	if (unwinder_new_maps(d->unwinder, e)) {
 		/* the process's queued samples belong to its old mappings */
-		unwind_queued(d, e->pid, e->start_ns);
+		unwind_queued(d, e->pid, e->start_ns, SIZE_MAX);
 		unwinder_note_maps(d->unwinder, e);
 	}
 	n = offsetof(struct sc_stack_event, data) + e->len;
@@ -98,13 +103,21 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* Samples unwound between two looks at the ring: unwinding is slow, and
+ * a process whose new mappings wait in the ring may exit meanwhile.
+ */
+#define UNWIND_BATCH 32
+
 /* With the lock held. */
 static int drain(struct stack_drain *d)
 {
 	uint64_t t0 = clock_mono_ns();
-	int n = ring_buffer__consume(d->rb);
+	int n;
 
-	unwind_queued(d, 0, 0);
+	do {
+		n = ring_buffer__consume(d->rb);
+		unwind_queued(d, 0, 0, UNWIND_BATCH);
+	} while (n >= 0 && d->nqueued);
 	d->unwind_ns += clock_mono_ns() - t0;
 	return n < 0 ? n : 0;
 }

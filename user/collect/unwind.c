@@ -39,12 +39,13 @@
 struct perf_sym {
 	uint64_t start, end;
 	char *name;
+	bool jitdump; /* from jit-PID.dump, else the perf map */
 };
 
 struct uw_cached {
 	uint64_t pc; /* 0: empty */
 	struct sc_frame f;
-	bool jit_miss; /* f is unnamed, the perf map was perf_size long */
+	bool jit_miss; /* f is unnamed; the JIT maps were perf_size long */
 	off_t perf_size;
 };
 
@@ -60,8 +61,13 @@ struct uw_proc {
 	struct perf_sym *perf;
 	size_t nperf;
 	bool perf_read;
-	off_t perf_size;	 /* the map file's size when read: it grows */
-	bool demangle;		 /* the unwinder's setting */
+	off_t perf_size;   /* the perf map's and jitdump's sizes when read: they
+			  * grow
+			  */
+	char *jitdump;	   /* its jit-PID.dump, from its mappings; NULL none */
+	char *jit_guess;   /* else where a JIT writes it, its working folder */
+	uint64_t jit_look; /* when the mappings were last searched for it */
+	bool demangle;	   /* the unwinder's setting */
 	struct uw_cached *cache; /* UW_CACHE_SLOTS */
 	/* Names a cache slot let go of while a stack is being named: its
 	 * earlier frames may still point at them (two pcs in one slot, or a
@@ -223,6 +229,8 @@ static void proc_free(struct uw_proc *p)
 	if (p->dwfl)
 		dwfl_end(p->dwfl);
 	perf_map_free(p);
+	free(p->jitdump);
+	free(p->jit_guess);
 	cache_clear(p);
 	retired_free(p);
 	free(p->retired);
@@ -246,6 +254,8 @@ static bool pc_mapped(Dwfl *d, struct uw_proc *p, uint64_t pc)
 }
 
 /* The process's mappings, from /proc/PID/maps, as a new Dwfl. */
+static void jitdump_find(struct uw_proc *p);
+
 static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 {
 	Dwfl *d = dwfl_begin(&u->cb);
@@ -268,6 +278,11 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		dwfl_end(d);
 		return NULL;
 	}
+	/* its jitdump too, while it runs (libdwfl leaves out what is not
+	 * ELF)
+	 */
+	p->jit_look = 0;
+	jitdump_find(p);
 	return d;
 }
 
@@ -297,58 +312,210 @@ static bool perf_map_stale(FILE *f, uint64_t start_boot_ns)
 	       start_real - 1.0;
 }
 
-/*
- * /tmp/perf-PID.map: "START SIZE NAME" lines, hex, for JIT code. A JIT
- * appends as it compiles (node --perf-basic-prof: every optimisation
- * tier), so a pc it does not name has the file read again if it grew.
- */
-static void perf_map_read(struct uw_proc *p)
+static int perf_add(struct uw_proc *p, uint64_t start, uint64_t len,
+		    const char *name, size_t name_len, bool jitdump)
 {
-	char path[64], line[4096];
-	struct stat st;
-	FILE *f;
+	struct perf_sym *v;
 
-	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
-	if (p->perf_read && (stat(path, &st) || st.st_size == p->perf_size))
-		return; /* as it was */
-	f = fopen(path, "re");
-	if (!f) {
-		p->perf_read = true;
-		return;
+	if (!(p->nperf & (p->nperf + 1))) { /* n + 1 a power of two: grow */
+		v = realloc(p->perf, (p->nperf + 1) * 2 * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		p->perf = v;
 	}
-	if (fstat(fileno(f), &st)) {
-		fclose(f);
-		return;
-	}
-	p->perf_read = true;
-	p->perf_size = st.st_size;
-	perf_map_free(p);
-	if (perf_map_stale(f, p->start_ns)) {
-		fclose(f);
-		return;
-	}
+	p->perf[p->nperf].name = strndup(name, name_len);
+	if (!p->perf[p->nperf].name)
+		return -ENOMEM;
+	p->perf[p->nperf].start = start;
+	p->perf[p->nperf].jitdump = jitdump;
+	p->perf[p->nperf++].end = start + len;
+	return 0;
+}
+
+/* The perf map: "START SIZE NAME" lines, hex. */
+static void perf_map_parse(struct uw_proc *p, FILE *f)
+{
+	char line[4096];
+
 	while (fgets(line, sizeof(line), f)) {
-		struct perf_sym s, *v;
+		uint64_t start, len;
 		int off = 0;
 
-		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &s.start, &s.end,
+		if (sscanf(line, "%" SCNx64 " %" SCNx64 " %n", &start, &len,
 			   &off) != 2 ||
 		    !off)
 			continue;
-		s.end += s.start;
 		line[strcspn(line, "\n")] = '\0';
-		s.name = strdup(line + off);
-		v = realloc(p->perf, (p->nperf + 1) * sizeof(*v));
-		if (!s.name || !v) {
-			free(s.name);
-			if (v)
-				p->perf = v;
-			break;
-		}
-		p->perf = v;
-		p->perf[p->nperf++] = s;
+		if (perf_add(p, start, len, line + off, strlen(line + off),
+			     false))
+			return;
 	}
-	fclose(f);
+}
+
+/* jitdump's records (as perf's jitdump.h lays them out, native endian). */
+#define JITDUMP_MAGIC 0x4A695444U
+#define JIT_CODE_LOAD 0
+#define JIT_CODE_MOVE 1
+
+struct jitdump_header {
+	uint32_t magic, version, size, elf_mach, pad, pid;
+	uint64_t timestamp, flags;
+};
+
+struct jitdump_record {
+	uint32_t id, size;
+	uint64_t timestamp;
+};
+
+/* JIT_CODE_LOAD after its record header; the name, then the code, follow.
+ * JIT_CODE_MOVE has new_code_addr where code_size is, then the size.
+ */
+struct jitdump_load {
+	uint32_t pid, tid;
+	uint64_t vma, code_addr, code_size, code_index;
+};
+
+/* Code moved (a JIT that compacts): its symbol follows. */
+static void jitdump_move(struct uw_proc *p, const struct jitdump_load *m)
+{
+	uint64_t old = m->code_addr, to = m->code_size;
+
+	for (size_t i = 0; i < p->nperf; i++) {
+		if (p->perf[i].start != old)
+			continue;
+		p->perf[i].end = to + (p->perf[i].end - old);
+		p->perf[i].start = to;
+		return;
+	}
+}
+
+/*
+ * jit-PID.dump (node --perf-prof, and the other JITs perf reads): a
+ * header, then records; a code load names code_size bytes at code_addr.
+ * A record cut short (the JIT is still writing it) ends the read.
+ */
+static void jitdump_parse(struct uw_proc *p, FILE *f)
+{
+	struct jitdump_header h;
+	struct jitdump_record r;
+	char name[4096];
+
+	if (fread(&h, sizeof(h), 1, f) != 1 || h.magic != JITDUMP_MAGIC ||
+	    h.pid != p->pid || h.size < sizeof(h) ||
+	    fseeko(f, h.size, SEEK_SET))
+		return;
+	while (fread(&r, sizeof(r), 1, f) == 1 && r.size >= sizeof(r)) {
+		off_t next = ftello(f) + (off_t)(r.size - sizeof(r));
+		struct jitdump_load l;
+		uint64_t nlen;
+
+		if ((r.id == JIT_CODE_LOAD || r.id == JIT_CODE_MOVE) &&
+		    fread(&l, sizeof(l), 1, f) != 1)
+			return;
+		if (r.id == JIT_CODE_MOVE)
+			jitdump_move(p, &l);
+		nlen = r.size - sizeof(r) - sizeof(l);
+		if (r.id == JIT_CODE_LOAD && r.size >= sizeof(r) + sizeof(l) &&
+		    nlen >= l.code_size) {
+			nlen -= l.code_size;
+			if (nlen > sizeof(name))
+				nlen = sizeof(name);
+			if (fread(name, 1, nlen, f) != nlen)
+				return;
+			if (perf_add(p, l.code_addr, l.code_size, name,
+				     strnlen(name, nlen), true))
+				return;
+		}
+		if (fseeko(f, next, SEEK_SET))
+			return;
+	}
+}
+
+/* A JIT maps its dump file (for perf to find): look for it while the
+ * process runs, at most every 100 ms until found.
+ */
+static void jitdump_find(struct uw_proc *p)
+{
+	char path[64], line[4096], want[32];
+	struct timespec ts;
+	uint64_t now;
+	FILE *f;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	if (p->jitdump || now - p->jit_look < 100000000ULL)
+		return;
+	p->jit_look = now;
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	snprintf(want, sizeof(want), "/jit-%u.dump", p->pid);
+	f = fopen(path, "re");
+	while (f && !p->jitdump && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+		size_t n;
+
+		line[strcspn(line, "\n")] = '\0';
+		n = file ? strlen(file) : 0;
+		if (n > strlen(want) && !strcmp(file + n - strlen(want), want))
+			p->jitdump = strdup(file);
+	}
+	if (f)
+		fclose(f);
+	/* Not mapped yet, or the process exited before its mappings were
+	 * read again: where node --perf-prof writes it, if it does.
+	 */
+	snprintf(path, sizeof(path), "/proc/%u/cwd", p->pid);
+	if (!p->jitdump && !p->jit_guess) {
+		char cwd[PATH_MAX];
+		ssize_t n = readlink(path, cwd, sizeof(cwd) - 1);
+
+		if (n > 0) {
+			cwd[n] = '\0';
+			if (asprintf(&p->jit_guess, "%s%s", cwd, want) < 0)
+				p->jit_guess = NULL;
+		}
+	}
+}
+
+static off_t file_size(const char *path)
+{
+	struct stat st;
+
+	return path && !stat(path, &st) ? st.st_size : 0;
+}
+
+/*
+ * JIT code's names: /tmp/perf-PID.map ("START SIZE NAME" lines) and the
+ * process's jit-PID.dump. A JIT appends as it compiles (node
+ * --perf-basic-prof: every optimisation tier), so a pc they do not name
+ * has them read again if they grew; after the process exited, they are
+ * still read at report time.
+ */
+static void perf_map_read(struct uw_proc *p)
+{
+	char path[64];
+	const char *jd;
+	off_t size;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", p->pid);
+	jitdump_find(p);
+	jd = p->jitdump ? p->jitdump : p->jit_guess;
+	size = file_size(path) + file_size(jd);
+	if (p->perf_read && size == p->perf_size)
+		return; /* as it was */
+	p->perf_read = true;
+	p->perf_size = size;
+	perf_map_free(p);
+	f = fopen(path, "re");
+	if (f && !perf_map_stale(f, p->start_ns))
+		perf_map_parse(p, f);
+	if (f)
+		fclose(f);
+	f = jd ? fopen(jd, "re") : NULL;
+	if (f && !perf_map_stale(f, p->start_ns)) /* the header has the pid */
+		jitdump_parse(p, f);
+	if (f)
+		fclose(f);
 	if (p->nperf)
 		qsort(p->perf, p->nperf, sizeof(*p->perf), perf_cmp);
 }
@@ -457,6 +624,11 @@ static bool proc_refresh(struct unwinder *u, struct uw_proc *p, uint64_t pc)
 		return p->dwfl != NULL;
 	p->stale = false;
 	p->rebuilds++;
+	if (want != p->exec_id) { /* another program: its own jitdump */
+		free(p->jitdump);
+		free(p->jit_guess);
+		p->jitdump = p->jit_guess = NULL;
+	}
 	d = proc_dwfl(u, p);
 	if (!d && want == p->exec_id)
 		return p->dwfl != NULL; /* keep what we had */
@@ -650,7 +822,8 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 	if (!f.func && (ps = perf_find(p, pc))) {
 		char m[64];
 
-		snprintf(m, sizeof(m), "perf-%u.map", p->pid);
+		snprintf(m, sizeof(m),
+			 ps->jitdump ? "jit-%u.dump" : "perf-%u.map", p->pid);
 		f.offset = pc - ps->start;
 		f.line = 0;
 		free(f.module);
@@ -664,8 +837,8 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 		goto nomem;
 	c->pc = pc;
 	c->f = f;
-	/* unnamed where a JIT writes a map: asked again once it grew */
-	c->jit_miss = !f.func && p->perf_size;
+	/* unnamed: asked again once a perf map or jitdump appears or grows */
+	c->jit_miss = !f.func;
 	c->perf_size = p->perf_size;
 	*out = f;
 	return 0;
