@@ -363,7 +363,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	cost_begin(&cp, SC_COST_ENTER);
 	nr_abi_of(task, id, &c.nr, &c.abi);
-	if (stack_period)
+	if (stack_period && !stack_by_time)
 		stack_sample(task, regs, c.nr, c.abi);
 	if (flags_of(c.nr, c.abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. Sampled
@@ -402,6 +402,9 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	 */
 	if (task && !task_exit(task, &c))
 		return 0;
+	if (stack_period && stack_by_time)
+		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
+				  c.delta_ns);
 	if (status_ok(ret))
 		record(task, &c, ret, true);
 	return 0;
@@ -421,7 +424,7 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (!exit_nr_abi(task, id, &c.nr, &c.abi))
 		return 0;
-	if (stack_period && id >= 0)
+	if (stack_period && !stack_by_time && id >= 0)
 		stack_sample(task, regs, c.nr, c.abi);
 	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return, from the fork or clone that made it,

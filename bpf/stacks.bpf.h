@@ -36,13 +36,21 @@
 
 /* 0: off; N: one call in N (on average) has its stack sampled. */
 const volatile __u32 stack_period = 0;
+/* --stacks-by time: one sample per stack_budget_ns of time in calls
+ * (stack_period is then unused but non-zero).
+ */
+const volatile bool stack_by_time = false;
+const volatile __u64 stack_budget_ns = 0;
 
 /* Samples lost (ring buffer full), by native syscall. */
 __u64 stack_lost[SC_NR_MAX] = {};
 
 struct stack_countdown {
-	__u32 left;  /* calls to the next sample */
-	__u32 shift; /* the countdown's mean is stack_period << shift */
+	__u32 left;  /* calls to the next sample (by count) */
+	__u32 shift; /* the countdown's mean is stack_period << shift, the
+		      * budget stack_budget_ns << shift
+		      */
+	__u64 acc;   /* time since the last sample (by time) */
 };
 
 struct {
@@ -130,33 +138,27 @@ static __always_inline bool stack_maps_code(struct pt_regs *regs, __u32 nr,
 #endif
 }
 
-static __always_inline void stack_sample_one(struct task_struct *task,
-					     struct pt_regs *regs, __u32 nr,
-					     __u32 abi)
+/* The shift of a CPU's next sampling interval, from how full the ring
+ * is: eighths in use 0-3 none, 4 one, ... 8 (full) five.
+ */
+static __always_inline __u32 stack_shift(void)
+{
+	__u64 used = bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE);
+
+	used = size ? used * 8 / size : 0;
+	return used > 3 ? (__u32)(used - 3) & SC_STACK_MAX_SHIFT : 0;
+}
+
+/* Send the call's user stack, standing for weight shares of calls (or of
+ * time); one the ring has no room for is counted lost.
+ */
+static __always_inline void stack_emit(struct task_struct *task,
+				       struct pt_regs *regs, __u32 nr,
+				       __u32 abi, __u32 weight)
 {
 	struct sc_stack_event *e;
-	struct stack_countdown *cd;
-	__u32 zero = 0, weight, mean;
-	__u64 used, size;
 
-	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
-	if (!cd)
-		return;
-	if (cd->left > 1) {
-		cd->left -= 1;
-		return;
-	}
-	weight = 1U << (cd->shift & SC_STACK_MAX_SHIFT);
-	used = bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA);
-	size = bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE);
-	/* eighths in use: 0-3 none, 4 one, ... 8 (full) five */
-	used = size ? used * 8 / size : 0;
-	cd->shift = used > 3 && stack_period <
-					    (1U << (30 - SC_STACK_MAX_SHIFT)) ?
-			    (__u32)(used - 3) :
-			    0;
-	mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
-	cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
 	/* Only native stacks are unwound; an exec's stack belongs to the
 	 * program it replaces, whose mappings are gone when userspace reads
 	 * them.
@@ -205,16 +207,70 @@ static __always_inline void stack_sample_one(struct task_struct *task,
 	bpf_ringbuf_submit(e, stack_wakeup(e));
 }
 
-static __always_inline void stack_sample(struct task_struct *task,
-					 struct pt_regs *regs, __u32 nr,
-					 __u32 abi)
+/* The new mappings of an mmap of code are read at the next sample. */
+static __always_inline void stack_note_code(struct task_struct *task,
+					    struct pt_regs *regs, __u32 nr,
+					    __u32 abi)
 {
-	stack_sample_one(task, regs, nr, abi);
 	if (stack_maps_code(regs, nr, abi)) {
 		__u64 key = stack_proc_key(task);
 
 		bpf_map_delete_elem(&stack_seen, &key);
 	}
+}
+
+/* --stacks-by count: one call in stack_period, at its entry. */
+static __always_inline void stack_sample(struct task_struct *task,
+					 struct pt_regs *regs, __u32 nr,
+					 __u32 abi)
+{
+	struct stack_countdown *cd;
+	__u32 zero = 0, weight, mean;
+
+	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
+	if (cd && cd->left > 1) {
+		cd->left -= 1;
+	} else if (cd) {
+		weight = 1U << (cd->shift & SC_STACK_MAX_SHIFT);
+		cd->shift = stack_period < (1U << (30 - SC_STACK_MAX_SHIFT)) ?
+				    stack_shift() :
+				    0;
+		mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
+		cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
+		stack_emit(task, regs, nr, abi, weight);
+	}
+	stack_note_code(task, regs, nr, abi);
+}
+
+/*
+ * --stacks-by time: at a call's exit, where the user stack is the one it
+ * was made from, each CPU adds the call's time to a budget; a sample is
+ * taken each time it passes stack_budget_ns << shift, weighted by the
+ * budgets it passed (in stack_budget_ns units), so a call is sampled in
+ * proportion to its time and the weighted shares are shares of time.
+ */
+static __always_inline void stack_sample_time(struct task_struct *task,
+					      struct pt_regs *regs, __u32 nr,
+					      __u32 abi, __u64 delta_ns)
+{
+	struct stack_countdown *cd;
+	__u32 zero = 0;
+	__u64 unit, n;
+
+	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
+	if (cd) {
+		cd->acc += delta_ns;
+		unit = stack_budget_ns << (cd->shift & SC_STACK_MAX_SHIFT);
+		if (unit && cd->acc >= unit) {
+			n = cd->acc / unit;
+			cd->acc -= n * unit;
+			n <<= cd->shift & SC_STACK_MAX_SHIFT;
+			cd->shift = stack_shift();
+			stack_emit(task, regs, nr, abi,
+				   n > 0xffffffffULL ? 0xffffffffU : (__u32)n);
+		}
+	}
+	stack_note_code(task, regs, nr, abi);
 }
 
 #endif

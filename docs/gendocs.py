@@ -49,6 +49,7 @@ COMPLETE = {
     ("*", "flamegraph"): "files",
     ("*", "pprof"): "files",
     ("profile", "format"): ["table", "json", "csv"],
+    ("profile", "stacks-by"): ["count", "time"],
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],
     ("features", "format"): ["table", "json"],

@@ -16,6 +16,8 @@
  * random countdown of mean N). Chosen in README "Call sites".
  */
 #define SC_STACK_DEFAULT_PERIOD 1000
+/* --stacks-by time without N: one sample per this many µs in calls. */
+#define SC_STACK_DEFAULT_TIME_US 200
 /* Under pressure a CPU samples at most 2^SC_STACK_MAX_SHIFT times less
  * often (bpf/stacks.bpf.h); a mask too, for the verifier.
  */

@@ -333,7 +333,15 @@ static int write_stack_files(struct run *r, const struct sc_model *m,
 		err = err ?: output_commit(&r->folded);
 	}
 	if (!err && r->o->flamegraph) {
-		err = flamegraph_svg(r->flame.f, m->stacks, target);
+		/* the title says how the frames are weighed */
+		char *title = NULL;
+
+		if (asprintf(&title, "%s (%s)", target,
+			     m->stacks->by_time ? "by time in calls" :
+						  "by calls") < 0)
+			return -ENOMEM;
+		err = flamegraph_svg(r->flame.f, m->stacks, title);
+		free(title);
 		err = err ?: output_commit(&r->flame);
 	}
 	if (!err && r->o->pprof) {

@@ -74,8 +74,17 @@ static void usage_collect(FILE *f)
 	      "                        unwind it with the binaries' CFI (no frame\n"
 	      "                        pointers needed): the table adds the top call\n"
 	      "                        sites of the top syscalls, JSON a \"stacks\" list.\n"
-	      "                        Samples the ring buffer had no room for are\n"
-	      "                        counted and shown\n"
+	      "                        When the ring buffer fills, the rate drops (each\n"
+	      "                        sample counts for the calls it stands for);\n"
+	      "                        samples it had no room for are counted and shown\n"
+	      "      --stacks-by WHAT  count (default): weight call sites by calls, one\n"
+	      "                        in N sampled at entry; time: by time in the calls,\n"
+	      "                        one sample per N µs of it (default 200) at exit,\n"
+	      "                        where a 200 ms read weighs as much as 200000 1 µs\n"
+	      "                        getppid calls. The call sites, JSON, the flame\n"
+	      "                        graph and --folded (counts in µs, a first line\n"
+	      "                        \"# ...\") say which. Implies --stacks; not with\n"
+	      "                        --count-only\n"
 	      "      --folded FILE     write the sampled stacks to FILE in flamegraph.pl's\n"
 	      "                        folded format (COMM;FRAME;...;SYSCALL COUNT, root\n"
 	      "                        first); implies --stacks\n"
@@ -200,6 +209,7 @@ enum {
 	OPT_FLAMEGRAPH,
 	OPT_PPROF,
 	OPT_NO_DEMANGLE,
+	OPT_STACKS_BY,
 };
 
 static const struct option long_opts[] = {
@@ -219,6 +229,7 @@ static const struct option long_opts[] = {
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "threads", no_argument, NULL, 'T' },
 	{ "stacks", optional_argument, NULL, OPT_STACKS },
+	{ "stacks-by", required_argument, NULL, OPT_STACKS_BY },
 	{ "folded", required_argument, NULL, OPT_FOLDED },
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
@@ -377,6 +388,17 @@ static int profile_option(void *ctx, int c, const char *arg)
 					 arg);
 		if (arg)
 			o->stack_period = (uint32_t)v;
+		o->stack_period_given = arg != NULL;
+		return 0;
+	case OPT_STACKS_BY:
+		if (strcmp(arg, "count") && strcmp(arg, "time"))
+			return cli_error(cmd,
+					 "invalid --stacks-by '%s': expected "
+					 "count or time",
+					 arg);
+		o->stack_by_time = !strcmp(arg, "time");
+		if (!o->stack_period)
+			o->stack_period = SC_STACK_DEFAULT_PERIOD;
 		return 0;
 	case OPT_FOLDED:
 		return cli_file_option(cmd, arg, "folded", &o->folded);
@@ -432,6 +454,12 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--count-only sees calls only as they return");
 	if ((o->folded || o->flamegraph || o->pprof) && !o->stack_period)
 		o->stack_period = SC_STACK_DEFAULT_PERIOD;
+	if (o->stack_by_time && !o->stack_period_given)
+		o->stack_period = SC_STACK_DEFAULT_TIME_US;
+	if (o->stack_by_time && o->count_only)
+		return cli_error(&profile_cmd,
+				 "--stacks-by time weighs calls by their time: "
+				 "--count-only does not time them");
 	if (o->stack_period && o->interval_s > 0)
 		return cli_error(&profile_cmd,
 				 "--stacks reports the call sites of the "

@@ -34,6 +34,8 @@ struct profile_opts {
 	 * --pprof FILE
 	 */
 	uint32_t stack_period;
+	bool stack_period_given; /* --stacks=N */
+	bool stack_by_time;	 /* --stacks-by time */
 	const char *folded;
 	const char *flamegraph;
 	const char *pprof;

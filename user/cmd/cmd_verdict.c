@@ -94,9 +94,10 @@ static void usage(FILE *f)
 	      "      --cache FILE      the saved calibration (default\n"
 	      "                        " CALIB_CACHE_PATH ")\n"
 	      "      --recalibrate     run the quick calibration even if one is saved\n"
-	      "      --stacks[=N]      sample the user stack of one call in N (default\n"
-	      "                        1000, on by default): each finding names its top\n"
-	      "                        call site (\"called from: 98% parse_header <-\n"
+	      "      --stacks[=N]      sample the user stack by time in calls, one sample\n"
+	      "                        per N µs of it (default 200, on by default): each\n"
+	      "                        finding names the call site where the most time\n"
+	      "                        in calls goes (\"called from: 98% parse_header <-\n"
 	      "                        load_config (conf.c:41)\"; JSON call_site and\n"
 	      "                        call_site_share)\n"
 	      "      --no-stacks       do not sample stacks\n"
@@ -163,11 +164,12 @@ static int verdict_option(void *ctx, int c, const char *arg)
 		o->recalibrate = true;
 		return 0;
 	case OPT_STACKS:
-		o->stack_period = SC_STACK_DEFAULT_PERIOD;
+		o->stack_period = SC_STACK_DEFAULT_TIME_US;
 		if (arg && cli_parse_u64(arg, 1, 1U << 30, &v))
 			return cli_error(&cmd,
 					 "invalid --stacks '%s': expected one "
-					 "call in N, N from 1 to 1073741824",
+					 "sample per N µs in calls, N from 1 "
+					 "to 1073741824",
 					 arg);
 		if (arg)
 			o->stack_period = (uint32_t)v;
@@ -194,7 +196,7 @@ static int parse(int argc, char **argv, struct verdict_opts *o)
 
 	memset(o, 0, sizeof(*o));
 	o->duration_s = DEFAULT_DURATION_S;
-	o->stack_period = SC_STACK_DEFAULT_PERIOD;
+	o->stack_period = SC_STACK_DEFAULT_TIME_US;
 	o->out.cache = CALIB_CACHE_PATH;
 	o->verbosity = LOG_WARN;
 	err = cli_parse(&cmd, argc, argv, o, &sh);

@@ -62,6 +62,7 @@ void profile_plan(const struct profile_opts *o,
 	co->key_kind = asked->by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
 	co->read_cgid = group_needs_cgroups(&asked->by);
 	co->stack_period = o->stack_period;
+	co->stack_by_time = o->stack_by_time;
 	co->raw_symbols = o->raw_symbols;
 	co->max_exited = o->max_exited;
 	co->fold = rows ? COLLECTOR_FOLD_PROCS : COLLECTOR_FOLD_TOTAL;
@@ -116,7 +117,10 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	co->in_flight = true;
 	/* fd kinds: closes of sockets are not closes of opened files */
 	co->fd_types = true;
-	/* each finding names its top call site */
+	/* each finding names its top call site: where the time in calls
+	 * goes (the blocking and latency findings are about time)
+	 */
 	co->stack_period = o->stack_period;
+	co->stack_by_time = true;
 	co->raw_symbols = o->raw_symbols;
 }

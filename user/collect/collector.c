@@ -162,7 +162,7 @@ static int configure(struct collector *c)
 	set_nr_flags(skel, skel->rodata->fd_types);
 	set_trace_filter(skel, opts);
 	inject_map_fail(skel);
-	stack_drain_configure(skel, opts->stack_period);
+	stack_drain_configure(skel, opts->stack_period, opts->stack_by_time);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -293,7 +293,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
-				      !opts->raw_symbols);
+				      opts->stack_by_time, !opts->raw_symbols);
 	if (err)
 		goto err;
 	*out = c;

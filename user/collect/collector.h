@@ -62,6 +62,10 @@ struct collector_opts {
 	 * off); snapshots carry the stacks (model->stacks)
 	 */
 	uint32_t stack_period;
+	/* --stacks-by time: one sample per stack_period µs of time in calls
+	 * (full mode), weighted by time
+	 */
+	bool stack_by_time;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
 	/* Sizes, and what becomes of exited processes. */
 	uint32_t max_stats; /* stats map entries, 0: default */

@@ -131,14 +131,17 @@ void inflight_free(struct inflight *f);
 
 /* stack_drain.c (--stacks) */
 
-/* Before load: the sampling period (rodata) and the ring buffer's size. */
-void stack_drain_configure(struct scprof_bpf *skel, uint32_t period);
+/* Before load: the sampling period (rodata; µs of time in calls when
+ * by_time) and the ring buffer's size.
+ */
+void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
+			   bool by_time);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
  * the thread that drains them (period 0: *out NULL). 0 or -errno,
  * reported.
  */
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool demangle);
+		    uint32_t period, bool by_time, bool demangle);
 /* Has the draining thread failed? 0 or its first error (not reported). */
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */

@@ -140,16 +140,19 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
-void stack_drain_configure(struct scprof_bpf *skel, uint32_t period)
+void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
+			   bool by_time)
 {
 	skel->rodata->stack_period = period;
+	skel->rodata->stack_by_time = by_time && period;
+	skel->rodata->stack_budget_ns = by_time ? period * 1000ULL : 0;
 	if (!period) /* the smallest ring buffer: a page */
 		bpf_map__set_max_entries(skel->maps.stack_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
 }
 
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool demangle)
+		    uint32_t period, bool by_time, bool demangle)
 {
 	struct stack_drain *d;
 	sigset_t all, old;
@@ -164,6 +167,8 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 	*out = d;
 	d->skel = skel;
 	d->stacks = stacks_new(period);
+	if (d->stacks)
+		d->stacks->by_time = by_time;
 	d->unwinder = unwinder_new(demangle);
 	if (!d->stacks || !d->unwinder)
 		return -ENOMEM;

@@ -195,6 +195,7 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s)
 	memcpy(d->lost, s->lost, sizeof(d->lost));
 	d->lost_total = s->lost_total;
 	d->max_weight = s->max_weight;
+	d->by_time = s->by_time;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 

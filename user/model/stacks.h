@@ -60,7 +60,11 @@ struct sc_stacks {
 	size_t n, cap;
 	size_t *index; /* open addressing over v; index_cap slots */
 	size_t index_cap;
-	uint32_t period; /* one call in period was sampled (on average) */
+	/* One call in period was sampled (on average); by_time: one sample
+	 * per period µs of time in calls, each count a period's worth
+	 */
+	uint32_t period;
+	bool by_time;
 	/* Samples unwound (the sum of the counts), each counted by its weight:
 	 * while the ring buffer was filling, one sample stood for up to
 	 * max_weight periods' worth of calls.

@@ -152,11 +152,18 @@ int callsites_table(FILE *f, const struct sc_model *m)
 
 	if (!s)
 		return 0;
-	fprintf(f,
-		"\ncall sites (the user stack of 1 call in %u: %" PRIu64
-		" samples",
-		s->period, s->samples);
-	if (s->max_weight > 1)
+	if (s->by_time)
+		fprintf(f,
+			"\ncall sites by time in calls (the user stack at one "
+			"call per %u µs of it: %" PRIu64 " samples",
+			s->period, s->samples);
+	else
+		fprintf(f,
+			"\ncall sites (the user stack of 1 call in %u: %" PRIu64
+			" samples",
+			s->period, s->samples);
+	/* (by time a sample's weight is the time it stands for anyway) */
+	if (s->max_weight > 1 && !s->by_time)
 		fprintf(f,
 			"; 1 in up to %" PRIu64
 			" while the ring buffer filled, each sample counted"
@@ -252,6 +259,8 @@ int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 	struct json_object *o = json_object_new_object(), *list = NULL, *lost;
 	int err = o ? 0 : -ENOMEM;
 
+	/* count: one call in period; time: one sample per period µs */
+	err = err ?: jw_add_str(o, "weighting", s->by_time ? "time" : "count");
 	err = err ?: jw_add_u64(o, "period", s->period);
 	err = err ?: jw_add_u64(o, "samples", s->samples);
 	err = err ?: jw_add_u64(o, "lost", s->lost_total);
@@ -367,13 +376,20 @@ int callsites_folded(FILE *f, const struct sc_stacks *s)
 	}
 	if (!err)
 		qsort(v, n, sizeof(*v), folded_cmp);
+	/* by time: counts in µs, and said on a first line (flamegraph.pl
+	 * skips what it cannot read)
+	 */
+	if (!err && s->by_time)
+		fprintf(f, "# scprof --stacks-by time: counts are microseconds "
+			   "in calls\n");
 	for (size_t i = 0; !err && i < n; i++) {
 		uint64_t c = v[i].count;
 
 		/* Stacks that differ in offsets only fold into one line. */
 		while (i + 1 < n && !strcmp(v[i].path, v[i + 1].path))
 			c += v[++i].count;
-		fprintf(f, "%s %" PRIu64 "\n", v[i].path, c);
+		fprintf(f, "%s %" PRIu64 "\n", v[i].path,
+			s->by_time ? c * s->period : c);
 	}
 	for (size_t i = 0; v && i < n; i++)
 		free(v[i].path);

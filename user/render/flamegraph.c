@@ -189,7 +189,7 @@ static int node_svg(FILE *f, const struct fg_node *n, uint64_t total,
 	fprintf(f,
 		"<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%d\" "
 		"data-n=\"%s\" data-c=\"%" PRIu64 "\"><title>%s (%" PRIu64
-		" calls, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+		" samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" "
 		"y=\"%d\"></text></g>\n",
 		x, w, depth, e, n->count, e, n->count, 100.0 * w, px, y,

@@ -217,6 +217,7 @@ struct builder {
 	struct sample *samples;
 	size_t nsamples;
 	int64_t comm_key;
+	bool by_time; /* --stacks-by time */
 };
 
 /* Room for one more of an array of n elements of size sz. */
@@ -387,7 +388,8 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 {
 	struct sample *sa = &b->samples[b->nsamples];
 	char comm[SC_COMM_LEN];
-	double calls = (double)st->count * (double)period;
+	double calls = (double)st->count * (double)period,
+	       mean = mean_ns(m, st->abi, st->nr);
 	size_t n = st->nframes + 1;
 	int64_t c;
 
@@ -404,8 +406,15 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 		if (!sa->loc_ids[i + 1])
 			return -ENOMEM;
 	}
-	sa->value[VAL_CALLS] = clamp_i64(calls);
-	sa->value[VAL_NS] = clamp_i64(calls * mean_ns(m, st->abi, st->nr));
+	if (b->by_time) { /* measured: period µs each; calls estimated */
+		double ns = (double)st->count * (double)period * 1000.0;
+
+		sa->value[VAL_CALLS] = clamp_i64(mean > 0 ? ns / mean : 0);
+		sa->value[VAL_NS] = clamp_i64(ns);
+	} else {
+		sa->value[VAL_CALLS] = clamp_i64(calls);
+		sa->value[VAL_NS] = clamp_i64(calls * mean);
+	}
 	memcpy(comm, st->comm, sizeof(comm));
 	comm[SC_COMM_LEN - 1] = '\0';
 	c = str_raw(&b->str, comm);
@@ -493,12 +502,24 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 	out[(*n)++] = comment(b, "scprof %s: %s", SCPROF_VERSION,
 			      target ? target : "");
 	free(target);
-	out[(*n)++] = comment(b,
-			      "calls: the user stack of 1 call in %" PRIu32
-			      " was sampled; each sample counts as %" PRIu32
-			      " calls",
-			      s->period, s->period);
-	if (m->meta.count_only)
+	if (s->by_time)
+		out[(*n)++] = comment(
+			b,
+			"syscall-nanoseconds: sampled by time (--stacks-by "
+			"time), one sample per %" PRIu32
+			" us in calls; calls: an estimate, that time over the "
+			"syscall's mean latency",
+			s->period);
+	else
+		out[(*n)++] =
+			comment(b,
+				"calls: the user stack of 1 call in %" PRIu32
+				" was sampled; each sample counts as "
+				"%" PRIu32 " calls",
+				s->period, s->period);
+	if (s->by_time) /* said above */
+		;
+	else if (m->meta.count_only)
 		out[(*n)++] = comment(b, "syscall-nanoseconds: 0, "
 					 "--count-only measures no time");
 	else
@@ -538,6 +559,7 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 	*len = 0;
 	if (!s)
 		return -EINVAL;
+	b.by_time = s->by_time;
 	b.samples = calloc(s->n ? s->n : 1, sizeof(*b.samples));
 	if (!b.samples || str_take(&b.str, strdup("")) != 0) {
 		err = -ENOMEM;

@@ -280,8 +280,10 @@ static void test_svg_escaped(void **state)
 	assert_non_null(
 		strstr(out, "data-n=\"a;b\\x0ac&lt;&amp;&gt;&quot;&#39;\""));
 	assert_null(strstr(out, "<&>"));
-	assert_non_null(strstr(out, "<title>all (103 calls, 100.00%)</title>"));
-	assert_non_null(strstr(out, "<title>app (100 calls, 97.09%)</title>"));
+	assert_non_null(
+		strstr(out, "<title>all (103 samples, 100.00%)</title>"));
+	assert_non_null(
+		strstr(out, "<title>app (100 samples, 97.09%)</title>"));
 	free(out);
 	model_free(m);
 }
