@@ -313,9 +313,13 @@ def test_verdict(guest):
     assert v["comm"] == "highrate" and v["answer"]
     assert v["calibration"]["source"] == "saved"
     # (the verdict's conclusions are not asserted: under TCG the costs
-    # it weighs are an emulator's.) highrate alternates two calls:
+    # it weighs are an emulator's.) highrate alternates two calls; the
+    # rows are read one after the other while it runs on (0.35% apart
+    # has been seen under TCG, 0.01% on the build machine)
     rows = {r["name"]: r["calls"] for r in v["syscalls"]}
-    assert abs(rows["getppid"] - rows["clock_gettime"]) <= 1, rows
+    assert sorted(rows) == ["clock_gettime", "getppid"], rows
+    assert abs(rows["getppid"] - rows["clock_gettime"]) <= \
+        0.02 * rows["getppid"], rows
     assert v["calls"] == sum(rows.values()) > 0
 
 

@@ -46,7 +46,7 @@ BUSYBOX = "/bin/busybox"  # busybox-static's
 
 # A guest that has not powered off by then has hung: its qemu is killed
 # and whatever it printed until then is judged.
-BOOT_TIMEOUT = int(os.environ.get("KERNELS_BOOT_TIMEOUT", "420"))
+BOOT_TIMEOUT = int(os.environ.get("KERNELS_BOOT_TIMEOUT", "300"))
 
 MARK = "@@scprof-kernels"
 # Only these cases of guest/cases.sh (comma-separated; default all).

@@ -14,6 +14,7 @@ W=/wl
 O=/out
 T=/tmp
 LIMIT=120 # seconds any one scprof run may take
+WAIT=30   # seconds a workload or scprof may take to be where a case needs it
 
 # ---- helpers -----------------------------------------------------------------
 
@@ -39,11 +40,16 @@ meta() { # CASE KEY=VALUE...
 	done
 }
 
-wait_for() { # COMMAND...: retried every 10 ms until it succeeds, 60 s at most
-	local i=0
+seconds() { # the uptime in whole seconds
+	local up rest
+	read -r up rest </proc/uptime
+	echo "${up%.*}"
+}
+
+wait_for() { # COMMAND...: retried every 10 ms until it succeeds, WAIT s at most
+	local end=$(($(seconds) + WAIT))
 	until "$@"; do
-		i=$((i + 1))
-		if [ $i -ge 6000 ]; then
+		if [ "$(seconds)" -ge $end ]; then
 			echo "cases.sh: gave up waiting for: $*" >&2
 			return 1
 		fi
@@ -77,9 +83,8 @@ attached() { # PID [TRACEPOINT...]: holds BPF links on those tracepoints
 }
 
 finish() { # CASE PID: wait for scprof to end (killed after LIMIT s), record its status
-	local j=0
-	until gone "$2" || [ $j -ge $((LIMIT * 10)) ]; do
-		j=$((j + 1))
+	local end=$(($(seconds) + LIMIT))
+	until gone "$2" || [ "$(seconds)" -ge $end ]; do
 		usleep 100000
 	done
 	gone "$2" || kill -KILL "$2"
@@ -261,6 +266,10 @@ case_verdict() {
 	wait $hpid
 }
 
+serving() { # PID: the daemon says it serves, or it has exited
+	grep -q "serving metrics" "$O/daemon.err" || gone "$1"
+}
+
 folded() { # the daemon's metrics, scraped, show the pacer folded
 	wget -q -O "$O/daemon.prom" http://127.0.0.1:9733/metrics &&
 		grep -q '^scprof_processes_folded_total 1$' "$O/daemon.prom"
@@ -274,7 +283,8 @@ case_daemon() {
 	$S daemon --listen 127.0.0.1:9733 -p $gpid -f --fold-interval 0.1 \
 		--latency-duty 1 2>"$O/daemon.err" </dev/null &
 	dpid=$!
-	if wait_for grep -q "serving metrics" "$O/daemon.err"; then
+	wait_for serving $dpid
+	if grep -q "serving metrics" "$O/daemon.err"; then
 		echo go >"$T/gate"
 		wait $gpid
 		meta daemon "pacer=$?"
@@ -286,6 +296,7 @@ case_daemon() {
 }
 
 uptime() {
+	local up rest
 	read -r up rest </proc/uptime
 	echo "$up"
 }
