@@ -132,12 +132,14 @@ def pytest_runtest_setup(item):
 
 
 def column(k):
-    """A kernel's column heading: its release, e.g. 5.10.0-43."""
+    """A kernel's column heading: its release and Debian's, e.g.
+    5.10.0-43 (bullseye)."""
     try:
-        return vm.package(k)["release"].removesuffix(
+        release = vm.package(k)["release"].removesuffix(
             "-" + vm.ARCHES[k.arch].flavour)
     except OSError:
-        return k.id
+        release = k.id
+    return f"{release} ({k.suite})"
 
 
 def build_row():

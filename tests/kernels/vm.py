@@ -42,7 +42,6 @@ MIRROR = os.environ.get("KERNELS_MIRROR", "http://deb.debian.org/debian")
 SECURITY_MIRROR = os.environ.get("KERNELS_SECURITY_MIRROR",
                                  "http://deb.debian.org/debian-security")
 KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg"
-BUSYBOX = "/bin/busybox"  # busybox-static's
 
 # A guest that has not powered off by then has hung: its qemu is killed
 # and whatever it printed until then is judged.
@@ -67,6 +66,7 @@ class Arch:
     # fork or epoll_wait: clone, epoll_pwait)
     names: dict = field(default_factory=dict)
     abi: str = "64"         # the JSON "abi" of its native calls
+    busybox: str = "/bin/busybox"   # a static busybox of the arch
 
 
 ARCHES = {
@@ -277,7 +277,7 @@ def initramfs(arch, scprof, workloads):
     for d in ("bin", "sbin", "usr/bin", "usr/sbin", "etc", "wl", "proc",
               "sys", "dev", "tmp", "run", "out"):
         os.makedirs(os.path.join(root, d))
-    shutil.copy(BUSYBOX, os.path.join(root, "bin", "busybox"))
+    shutil.copy(a.busybox, os.path.join(root, "bin", "busybox"))
     os.symlink("busybox", os.path.join(root, "bin", "sh"))
     shutil.copy(scprof, os.path.join(root, "usr", "sbin", "scprof"))
     for w in os.listdir(workloads):  # the Makefile's KERNEL_WORKLOADS
