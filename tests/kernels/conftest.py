@@ -92,7 +92,7 @@ def boots():
         if not os.path.exists(path):
             pytest.exit(f"{path} is missing (make test-kernels builds it)",
                         returncode=1)
-    initrd = vm.initramfs(vm.host_arch(), SCPROF, WORKLOADS)
+    initrd = vm.initramfs(vm.matrix_arch(), SCPROF, WORKLOADS)
     for k in KERNELS:
         vm.fetch(k)
     with concurrent.futures.ThreadPoolExecutor(JOBS) as pool:

@@ -6,7 +6,8 @@ and the guest's results read back from its console.
 Everything that depends on the architecture is in ARCHES, and the kernels
 are in KERNELS: adding an architecture is one row in each (its qemu
 command, its kernel package's flavour, the syscall numbers the guest
-waits on and the names the checks look for), plus its static binaries.
+waits on and the names the checks look for), plus its static binaries
+(scprof, the workloads, busybox).
 The guest (guest/init, guest/cases.sh) and the checks
 (test_kernels.py) are the same for every architecture.
 
@@ -14,11 +15,13 @@ The guest (guest/init, guest/cases.sh) and the checks
     python3 tests/kernels/vm.py boot ID         boot one, print its console
 
 Environment: OUTPUT (the build folder, default .output), KERNELS_ARCH
-(default: this machine's), KERNELS (ids or suites to run, comma-separated,
-default all of the arch), KERNELS_MIRROR and KERNELS_SECURITY_MIRROR (the
-Debian archive, default deb.debian.org), SCPROF_STATIC and
-KERNELS_WORKLOADS (the binaries for the initramfs), KERNELS_JOBS (guests
-booted at once, default 1).
+(default: this machine's), KERNELS (ids, suites or series to run,
+comma-separated, default all of the arch), KERNELS_MIRROR and
+KERNELS_SECURITY_MIRROR (the Debian archive, default deb.debian.org),
+SCPROF_STATIC and KERNELS_WORKLOADS (the binaries for the initramfs),
+KERNELS_CASES (some of guest/cases.sh's cases only, for debugging),
+KERNELS_BOOT_TIMEOUT (seconds, default 300); conftest.py adds
+KERNELS_JOBS (guests booted at once, default 1) and KERNELS_REUSE.
 """
 import functools
 import glob
@@ -107,13 +110,14 @@ KERNELS = [
 ]
 
 
-def host_arch():
+def matrix_arch():
+    """The architecture whose kernels run: KERNELS_ARCH, or this machine's."""
     return os.environ.get("KERNELS_ARCH", platform.machine())
 
 
 def selected():
     """The kernels of KERNELS_ARCH, narrowed by KERNELS (ids or suites)."""
-    arch = host_arch()
+    arch = matrix_arch()
     if arch not in ARCHES:
         raise SystemExit(f"no kernel matrix for {arch} (tests/kernels/vm.py "
                          f"ARCHES has {', '.join(ARCHES)})")
@@ -393,7 +397,7 @@ def main(argv):
         return 0
     if len(argv) == 3 and argv[1] == "boot":
         k, = [k for k in selected() if argv[2] in (k.id, k.suite, k.series)]
-        arch = host_arch()
+        arch = matrix_arch()
         initrd = initramfs(arch, os.environ.get(
             "SCPROF_STATIC", os.path.join(ROOT, "scprof-static")),
             os.environ.get("KERNELS_WORKLOADS",
