@@ -254,6 +254,8 @@ def fetch(k):
     os.rename(vmlinuz + ".tmp", vmlinuz)
     shutil.rmtree(tree)     # the modules: the initramfs needs none
     os.remove(deb)
+    # apt's lists (over 100 MB a suite) are only needed to fetch again
+    shutil.rmtree(os.path.dirname(os.path.dirname(env["APT_CONFIG"])))
     return vmlinuz
 
 
@@ -391,7 +393,7 @@ def parse_console(console):
 def main(argv):
     if len(argv) >= 2 and argv[1] == "fetch":
         for k in selected():
-            if len(argv) == 2 or k.id in argv[2:] or k.suite in argv[2:]:
+            if len(argv) == 2 or {k.id, k.suite, k.series} & set(argv[2:]):
                 fetch(k)
                 print(k.id, package(k))
         return 0
