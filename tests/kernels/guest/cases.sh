@@ -125,7 +125,7 @@ trigger_calls() { # NAME PID: make the calls; back once it sleeps again
 
 trigger_exit() { # NAME PID: make the calls and exit
 	printf x >"$T/$1.fifo"
-	wait "$2"
+	wait_for gone "$2" && wait "$2"
 }
 
 GT="1000 10 100 3 50" # groundtruth: getppid, bad openat, reads, sleeps, child getppid
@@ -133,9 +133,6 @@ GT="1000 10 100 3 50" # groundtruth: getppid, bad openat, reads, sleeps, child g
 # ---- the cases -----------------------------------------------------------------
 
 case_features() {
-	t0=$(uptime)
-	$S -- /bin/true 2>/dev/null
-	echo "$MARK timing scprof-true $t0 $(uptime)"
 	$S features --format json >"$O/features.json" 2>"$O/features.err"
 	meta features "rc=$?"
 	$S features >"$O/features.txt" 2>&1
@@ -278,7 +275,7 @@ folded() { # the daemon's metrics, scraped, show the pacer folded
 case_daemon() {
 	# a gate: a shell that execs the pacer once the daemon is attached
 	mkfifo "$T/gate"
-	sh -c 'read x <"$1"; exec /wl/pacer 1000 3 2 5' gate "$T/gate" &
+	sh -c 'read x <"$1"; exec "$2" 1000 3 2 5' gate "$T/gate" $W/pacer &
 	gpid=$!
 	$S daemon --listen 127.0.0.1:9733 -p $gpid -f --fold-interval 0.1 \
 		--latency-duty 1 2>"$O/daemon.err" </dev/null &
@@ -295,7 +292,7 @@ case_daemon() {
 	kill -KILL $gpid 2>/dev/null
 }
 
-uptime() {
+uptime() { # the uptime, for the case lines (how long each took)
 	local up rest
 	read -r up rest </proc/uptime
 	echo "$up"
