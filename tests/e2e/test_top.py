@@ -285,8 +285,8 @@ def test_no_terminal_without_batch():
 
 
 def test_live_view_group_key(tmux, pacers):
-    """g: pids, tids, comms, cgroups, units, containers, and pids again
-    (the --by keys, in their order)."""
+    """g: pids, tids, comms, cgroups, units, containers, pods, QoS
+    classes, and pids again (the --by keys, in their order)."""
     busy = pacers(b"topbusy", 100, 0, 10, 0)
     t = tmux(f"{SCPROF} top -i 0.3 -p {busy.pid}")
     s = t.wait_screen(lambda s: "topbusy" in s, "the pacer on screen")
@@ -298,7 +298,9 @@ def test_live_view_group_key(tmux, pacers):
     for key, row in (("comm", r"^COMM\s+CALLS/s.*\n(.*\n)?topbusy\s"),
                      ("cgroup", r"^CGROUP\s+CALLS/s.*\n/"),
                      ("unit", r"^UNIT\s+CALLS/s"),
-                     ("container", r"^CONTAINER\s+CALLS/s")):
+                     ("container", r"^CONTAINER\s+CALLS/s"),
+                     ("pod", r"^POD\s+CALLS/s"),
+                     ("qos", r"^QOS\s+CALLS/s")):
         t.keys("g")
         s = t.wait_screen(lambda s, k=key: f"per {k}" in s and
                           "getppid" in s, f"the {key} view")

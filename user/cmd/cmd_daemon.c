@@ -65,7 +65,8 @@ static void usage(FILE *f)
 	      "      --max-series K    the same (1 to 1000), for the series of --labels\n"
 	      "      --labels KEYS     the labels of those series, comma-separated: comm\n"
 	      "                        (the default), unit (systemd unit), cgroup (v2\n"
-	      "                        path), container (id); a series per distinct\n"
+	      "                        path), container (id), pod (uid), qos (the pod's\n"
+	      "                        QoS class); a series per distinct\n"
 	      "                        set, the rest in one \"(other)\" value (comm:\n"
 	      "                        \"(other processes)\"), counted in\n"
 	      "                        scprof_comm_series_folded_total\n"
@@ -255,8 +256,8 @@ static int daemon_option(void *ctx, int c, const char *arg)
 		if (group_parse(arg, &o->labels, &bad))
 			return cli_error(cmd,
 					 "invalid or repeated --labels key "
-					 "'%.*s': expected comm, unit, cgroup "
-					 "or container",
+					 "'%.*s': expected comm, unit, cgroup, "
+					 "container, pod or qos",
 					 (int)strlist_len(bad), bad);
 		if (group_has(&o->labels, GROUP_PID) ||
 		    group_has(&o->labels, GROUP_TID))
@@ -265,7 +266,7 @@ static int daemon_option(void *ctx, int c, const char *arg)
 				"--labels %s refused: a series per "
 				"%s would grow without bound as "
 				"processes come and go (use comm, "
-				"unit, cgroup or container)",
+				"unit, cgroup, container, pod or qos)",
 				group_has(&o->labels, GROUP_PID) ? "pid" :
 								   "tid",
 				group_has(&o->labels, GROUP_PID) ? "process" :
@@ -557,7 +558,7 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	if (group_needs_cgroups(&o->labels) &&
 	    cgroups_v2_mount(where, sizeof(where)) == -ENOENT) {
-		pr_err("--labels unit, cgroup and container need cgroup v2, "
+		pr_err("--labels unit, cgroup, container, pod and qos need cgroup v2, "
 		       "and no cgroup2 file system is mounted here");
 		return EXIT_FAIL;
 	}

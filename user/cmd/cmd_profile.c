@@ -481,7 +481,7 @@ static int profile_start(void *ctx, struct cmd_env *env)
 		char mnt[4096];
 
 		if (cgroups_v2_mount(mnt, sizeof(mnt))) {
-			pr_err("--by cgroup, unit and container need cgroup v2, "
+			pr_err("--by cgroup, unit, container, pod and qos need cgroup v2, "
 			       "and no cgroup2 file system is mounted here");
 			return EXIT_FAIL;
 		}

@@ -137,8 +137,10 @@ static void usage_report(FILE *f)
 	      "                        calls grouped by pid, tid (each thread, named),\n"
 	      "                        comm, cgroup (its cgroup v2 path), unit (the\n"
 	      "                        systemd unit: innermost .service or .scope, else\n"
-	      "                        .slice) or container (docker, containerd, CRI-O,\n"
-	      "                        podman id; a kubepods pod uid). JSON: groups\n"
+	      "                        .slice), container (docker, containerd, CRI-O,\n"
+	      "                        podman id; a kubepods pod uid), pod (a\n"
+	      "                        Kubernetes pod's uid) or qos (its QoS class:\n"
+	      "                        guaranteed, burstable, besteffort). JSON: groups\n"
 	      "                        instead of processes; CSV: key columns\n"
 	      "  -T, --threads         --by tid: a table per thread, with its name\n"
 	      "  -H, --histograms      add a latency histogram per syscall, with its errors\n"
@@ -366,7 +368,7 @@ static int profile_option(void *ctx, int c, const char *arg)
 			return cli_error(cmd,
 					 "invalid or repeated --by key '%.*s': "
 					 "expected pid, tid, comm, cgroup, "
-					 "unit or container",
+					 "unit, container, pod or qos",
 					 (int)strlist_len(bad), bad);
 		return 0;
 	case 'T':

@@ -50,9 +50,9 @@ static void usage(FILE *f)
 	      "Display:\n"
 	      "  -i, --interval SECS   refresh every SECS seconds (default 1)\n"
 	      "  -s, --sort KEY        calls (default), errors, p99 or time\n"
-	      "  -g, --group KEY       rows per pid (default), tid, comm, cgroup, unit or\n"
-	      "                        container, as scprof --by groups them (process\n"
-	      "                        and thread: pid and tid)\n"
+	      "  -g, --group KEY       rows per pid (default), tid, comm, cgroup, unit,\n"
+	      "                        container, pod or qos, as scprof --by groups them\n"
+	      "                        (process and thread: pid and tid)\n"
 	      "  -b, --batch           plain-text frames on stdout, for scripts and logs\n"
 	      "  -n, --frames N        stop after N frames\n"
 	      "  -d, --duration SECS   stop after SECS seconds\n"
@@ -135,8 +135,8 @@ static int top_option(void *ctx, int c, const char *arg)
 		if (top_group_parse(arg, &o->group))
 			return cli_error(cmd,
 					 "invalid group '%s': expected "
-					 "pid, tid, comm, cgroup, unit or "
-					 "container",
+					 "pid, tid, comm, cgroup, unit, "
+					 "container, pod or qos",
 					 arg);
 		return 0;
 	case 'b':
@@ -527,7 +527,7 @@ static int top_start(void *ctx, struct cmd_env *env)
 		char mnt[4096];
 
 		if (cgroups_v2_mount(mnt, sizeof(mnt)) == -ENOENT) {
-			pr_err("-g cgroup, unit and container need cgroup v2, and no "
+			pr_err("-g cgroup, unit, container, pod and qos need cgroup v2, and no "
 			       "cgroup2 file system is mounted here");
 			return -ENOTSUP;
 		}

@@ -12,6 +12,7 @@ static const char *const key_names[GROUP_KEY_COUNT] = {
 	[GROUP_PID] = "pid",   [GROUP_TID] = "tid",
 	[GROUP_COMM] = "comm", [GROUP_CGROUP] = "cgroup",
 	[GROUP_UNIT] = "unit", [GROUP_CONTAINER] = "container",
+	[GROUP_POD] = "pod",   [GROUP_QOS] = "qos",
 };
 
 const char *group_key_name(enum group_key k)
@@ -30,7 +31,8 @@ bool group_has(const struct group_by *by, enum group_key k)
 bool group_needs_cgroups(const struct group_by *by)
 {
 	return group_has(by, GROUP_CGROUP) || group_has(by, GROUP_UNIT) ||
-	       group_has(by, GROUP_CONTAINER);
+	       group_has(by, GROUP_CONTAINER) || group_has(by, GROUP_POD) ||
+	       group_has(by, GROUP_QOS);
 }
 
 /* The key len bytes at s name, or GROUP_KEY_COUNT; top's old names
@@ -173,7 +175,9 @@ static bool container_pass(const char *c, size_t len, void *ctx)
 	return false;
 }
 
-/* kubepods-burstable-pod<uid>.slice (systemd: '_' for '-'), pod<uid> */
+/* kubepods-burstable-pod<uid>.slice (systemd: '_' for '-'), pod<uid>;
+ * f->suffix: what goes before the UID ("pod:" for a container key)
+ */
 static bool pod_pass(const char *c, size_t len, void *ctx)
 {
 	struct found *f = ctx;
@@ -190,11 +194,55 @@ static bool pod_pass(const char *c, size_t len, void *ctx)
 		n -= 6;
 	if (n < 8)
 		return false;
-	snprintf(f->out, f->len, "pod:%.*s", (int)n, pod);
+	snprintf(f->out, f->len, "%s%.*s", f->suffix ? f->suffix : "", (int)n,
+		 pod);
 	for (char *q = f->out; *q; q++)
 		if (*q == '_')
 			*q = '-';
 	return true;
+}
+
+/* Is c the QoS level of a kubepods path? Its class into f->out. */
+static bool qos_pass(const char *c, size_t len, void *ctx)
+{
+	static const char *const classes[] = { "burstable", "besteffort" };
+	struct found *f = ctx;
+
+	for (size_t i = 0; i < sizeof(classes) / sizeof(classes[0]); i++) {
+		size_t n = strlen(classes[i]);
+
+		/* cgroupfs "burstable", systemd "kubepods-burstable.slice" */
+		if ((len == n && !memcmp(c, classes[i], n)) ||
+		    (len == n + 15 && !memcmp(c, "kubepods-", 9) &&
+		     !memcmp(c + 9, classes[i], n) &&
+		     ends_with(c, len, ".slice"))) {
+			put(f, classes[i], n);
+			return true;
+		}
+	}
+	return false;
+}
+
+void group_pod_of(const char *path, char *out, size_t len)
+{
+	struct found f = { out, len, NULL };
+
+	out[0] = '\0';
+	if (strstr(path, "kubepods"))
+		innermost(path, pod_pass, &f);
+}
+
+void group_qos_of(const char *path, char *out, size_t len)
+{
+	struct found f = { out, len, NULL };
+	char pod[128];
+
+	out[0] = '\0';
+	group_pod_of(path, pod, sizeof(pod));
+	if (!*pod) /* kubepods itself, or a class level: no pod's class */
+		return;
+	if (!innermost(path, qos_pass, &f))
+		snprintf(out, len, "guaranteed");
 }
 
 void group_container_of(const char *path, char *out, size_t len)
@@ -204,6 +252,7 @@ void group_container_of(const char *path, char *out, size_t len)
 	out[0] = '\0';
 	if (innermost(path, container_pass, &f))
 		return;
+	f.suffix = "pod:";
 	if (strstr(path, "kubepods"))
 		innermost(path, pod_pass, &f);
 }
@@ -238,6 +287,12 @@ const char *group_value(const struct sc_model *m, const struct sc_proc *p,
 		return buf;
 	case GROUP_CONTAINER:
 		group_container_of(path, buf, len);
+		return buf;
+	case GROUP_POD:
+		group_pod_of(path, buf, len);
+		return buf;
+	case GROUP_QOS:
+		group_qos_of(path, buf, len);
 		return buf;
 	default:
 		return "";

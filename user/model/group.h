@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * --by KEY[,KEY]: the model's processes (or threads, with --by tid) grouped
- * by pid, tid, comm, cgroup (v2 path), systemd unit or container, each
- * group with its rows summed; largest first.
+ * by pid, tid, comm, cgroup (v2 path), systemd unit, container, Kubernetes
+ * pod (UID) or QoS class, each group with its rows summed; largest first.
  */
 #ifndef SCPROF_GROUP_H
 #define SCPROF_GROUP_H
@@ -20,6 +20,8 @@ enum group_key {
 	GROUP_CGROUP,
 	GROUP_UNIT,
 	GROUP_CONTAINER,
+	GROUP_POD, /* a Kubernetes pod's UID */
+	GROUP_QOS, /* its QoS class: guaranteed, burstable, besteffort */
 	GROUP_KEY_COUNT,
 };
 
@@ -33,7 +35,9 @@ struct group_by {
  */
 int group_parse(const char *s, struct group_by *by, const char **bad);
 bool group_has(const struct group_by *by, enum group_key k);
-/* Is a key a cgroup's (cgroup, unit, container: needs cgroup ids)? */
+/* Is a key a cgroup's (cgroup, unit, container, pod, qos: needs cgroup
+ * ids)?
+ */
 bool group_needs_cgroups(const struct group_by *by);
 const char *group_key_name(enum group_key k);
 
@@ -77,5 +81,13 @@ void group_unit_of(const char *path, char *out, size_t len);
  * pod's own cgroup; "" when none.
  */
 void group_container_of(const char *path, char *out, size_t len);
+/* The pod UID of a kubepods path, cgroupfs (/kubepods/burstable/podUID)
+ * or systemd (kubepods-burstable-podUID.slice, '_' for '-'); "" if none.
+ */
+void group_pod_of(const char *path, char *out, size_t len);
+/* Its QoS class: "guaranteed" (no class level), "burstable" or
+ * "besteffort"; "" outside kubepods.
+ */
+void group_qos_of(const char *path, char *out, size_t len);
 
 #endif

@@ -47,10 +47,9 @@ int top_sort_by_key(int ch, enum top_sort *out)
 }
 
 static const char *const label_titles[TOP_GROUP_COUNT] = {
-	[TOP_GROUP_COMM] = "COMM",
-	[TOP_GROUP_CGROUP] = "CGROUP",
-	[TOP_GROUP_UNIT] = "UNIT",
-	[TOP_GROUP_CONTAINER] = "CONTAINER",
+	[TOP_GROUP_COMM] = "COMM", [TOP_GROUP_CGROUP] = "CGROUP",
+	[TOP_GROUP_UNIT] = "UNIT", [TOP_GROUP_CONTAINER] = "CONTAINER",
+	[TOP_GROUP_POD] = "POD",   [TOP_GROUP_QOS] = "QOS",
 };
 
 /* Each grouping and the --by key it is, then the old names. */
@@ -65,6 +64,8 @@ static const struct {
 	{ "cgroup", TOP_GROUP_CGROUP, GROUP_CGROUP },
 	{ "unit", TOP_GROUP_UNIT, GROUP_UNIT },
 	{ "container", TOP_GROUP_CONTAINER, GROUP_CONTAINER },
+	{ "pod", TOP_GROUP_POD, GROUP_POD },
+	{ "qos", TOP_GROUP_QOS, GROUP_QOS },
 	{ "process", TOP_GROUP_PROCESS, GROUP_PID },
 	{ "thread", TOP_GROUP_THREAD, GROUP_TID },
 };
@@ -94,7 +95,8 @@ bool top_group_is_label(enum top_group g)
 bool top_group_needs_cgroups(enum top_group g)
 {
 	return g == TOP_GROUP_CGROUP || g == TOP_GROUP_UNIT ||
-	       g == TOP_GROUP_CONTAINER;
+	       g == TOP_GROUP_CONTAINER || g == TOP_GROUP_POD ||
+	       g == TOP_GROUP_QOS;
 }
 
 static int cmp_double_desc(double a, double b)

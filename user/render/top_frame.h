@@ -38,11 +38,13 @@ enum top_group {
 	TOP_GROUP_CGROUP,
 	TOP_GROUP_UNIT,
 	TOP_GROUP_CONTAINER,
+	TOP_GROUP_POD,
+	TOP_GROUP_QOS,
 	TOP_GROUP_COUNT,
 };
 
-/* A grouping by its --by key (pid, tid, comm, cgroup, unit, container) or
- * an old name (process, thread). 0 or -EINVAL.
+/* A grouping by its --by key (pid, tid, comm, cgroup, unit, container,
+ * pod, qos) or an old name (process, thread). 0 or -EINVAL.
  */
 int top_group_parse(const char *s, enum top_group *out);
 /* Its --by key. */

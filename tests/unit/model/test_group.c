@@ -74,6 +74,50 @@ static void test_containers(void **state)
 	container_is("/", "");
 }
 
+static void pod_is_at(int line, const char *path, const char *pod,
+		      const char *qos)
+{
+	char p[256], q[64];
+
+	group_pod_of(path, p, sizeof(p));
+	group_qos_of(path, q, sizeof(q));
+	CHECK_AT(line, !strcmp(p, pod) && !strcmp(q, qos),
+		 "pod, qos of '%s' are '%s', '%s', want '%s', '%s'", path, p, q,
+		 pod, qos);
+}
+#define pod_is(p, w, q) pod_is_at(__LINE__, p, w, q)
+
+#define UID "1234abcd-5678-90ab-cdef-1234567890ab"
+#define UID_ "1234abcd_5678_90ab_cdef_1234567890ab"
+
+/* Pods and their QoS class, in the systemd and the cgroupfs drivers'
+ * layouts, for each class; a pod's container and its own cgroup alike.
+ */
+static void test_pods(void **state)
+{
+	(void)state;
+	pod_is("/kubepods.slice/kubepods-burstable.slice/"
+	       "kubepods-burstable-pod" UID_ ".slice/cri-containerd-" ID64
+	       ".scope",
+	       UID, "burstable");
+	pod_is("/kubepods.slice/kubepods-besteffort.slice/"
+	       "kubepods-besteffort-pod" UID_ ".slice/crio-" ID64 ".scope",
+	       UID, "besteffort");
+	pod_is("/kubepods.slice/kubepods-pod" UID_ ".slice/docker-" ID64
+	       ".scope",
+	       UID, "guaranteed");
+	pod_is("/kubepods.slice/kubepods-pod" UID_ ".slice", UID, "guaranteed");
+	pod_is("/kubepods/burstable/pod" UID "/" ID64, UID, "burstable");
+	pod_is("/kubepods/besteffort/pod" UID "/" ID64, UID, "besteffort");
+	pod_is("/kubepods/pod" UID "/" ID64, UID, "guaranteed");
+	/* not a pod: kubepods and its class levels, other hierarchies */
+	pod_is("/kubepods.slice/kubepods-burstable.slice", "", "");
+	pod_is("/kubepods/besteffort", "", "");
+	pod_is("/system.slice/docker-" ID64 ".scope", "", "");
+	pod_is("/system.slice/pod-thing.service", "", "");
+	pod_is("/", "", "");
+}
+
 static void test_parse(void **state)
 {
 	struct group_by by;
@@ -182,6 +226,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_units),
 		cmocka_unit_test(test_containers),
+		cmocka_unit_test(test_pods),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_group_model),
 	};
