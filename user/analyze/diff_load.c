@@ -414,8 +414,8 @@ static int read_syscall(struct parse_ctx *c, struct json_object *o, int group)
 		if (number(o, keys[k], &v[k])) {
 			char what[64];
 
-			snprintf(what, sizeof(what), "has no number \"%s\"",
-				 keys[k]);
+			snprintf(what, sizeof(what),
+				 "has no \"%s\" (a number >= 0)", keys[k]);
 			return syscall_error(c, json_object_get_string(name),
 					     what);
 		}
