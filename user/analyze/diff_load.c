@@ -99,11 +99,43 @@ static size_t skip_blank(const char *text, size_t len, size_t pos)
 	return pos;
 }
 
-bool diff_text_is_json(const char *text, size_t len)
+/* Where the count of a folded line (n bytes, blanks trimmed) starts,
+ * after at least one blank; 0 when it has none.
+ */
+static size_t count_start(const char *s, size_t n)
 {
-	size_t pos = skip_blank(text, len, 0);
+	size_t sp = n;
 
-	return pos < len && (text[pos] == '{' || text[pos] == '[');
+	while (sp && s[sp - 1] >= '0' && s[sp - 1] <= '9')
+		sp--;
+	if (sp == n || sp < 2 || n - sp > 19 ||
+	    (s[sp - 1] != ' ' && s[sp - 1] != '\t'))
+		return 0;
+	return sp;
+}
+
+/* The length of a line without its trailing blanks (and \r). */
+static size_t trim_end(const char *s, size_t n)
+{
+	while (n && (s[n - 1] == '\r' || s[n - 1] == ' ' || s[n - 1] == '\t'))
+		n--;
+	return n;
+}
+
+enum diff_input diff_sniff(const char *text, size_t len)
+{
+	size_t pos = skip_blank(text, len, 0), n;
+	const char *nl;
+
+	if (pos >= len)
+		return DIFF_INPUT_OTHER;
+	if (text[pos] == '{' || text[pos] == '[')
+		return DIFF_INPUT_JSON;
+	nl = memchr(text + pos, '\n', len - pos);
+	n = trim_end(text + pos, nl ? (size_t)(nl - text) - pos : len - pos);
+	return count_start(text + pos, n) && !memchr(text + pos, '\0', n) ?
+		       DIFF_INPUT_FOLDED :
+		       DIFF_INPUT_OTHER;
 }
 
 static size_t line_of(const char *text, size_t pos)

@@ -51,8 +51,14 @@ struct diff_run {
  * reported.
  */
 int diff_read_file(const char *path, char **text, size_t *len);
-/* Does the text look like JSON (its first non-blank byte is { or [)? */
-bool diff_text_is_json(const char *text, size_t len);
+/* What a file holds, from its first line. */
+enum diff_input {
+	DIFF_INPUT_JSON,   /* its first non-blank byte is { or [ */
+	DIFF_INPUT_FOLDED, /* its first line ends in a blank and a count */
+	DIFF_INPUT_OTHER,  /* neither (or empty) */
+};
+
+enum diff_input diff_sniff(const char *text, size_t len);
 
 /* A report read from text (name: the file, for messages). 0 or -errno. */
 int diff_run_parse(const char *text, size_t len, const char *name,

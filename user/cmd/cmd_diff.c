@@ -145,28 +145,45 @@ static int diff_parse(void *ctx, int argc, char **argv, int *verbosity)
 	return err;
 }
 
-/* Both files, read; NULL text on trouble (reported). */
+/* Both files, read, and what each holds. */
 struct inputs {
 	char *text[2];
 	size_t len[2];
-	bool json[2];
+	enum diff_input kind[2];
 };
 
+static const char *kind_name(enum diff_input k)
+{
+	return k == DIFF_INPUT_JSON ? "a JSON report" : "folded stacks";
+}
+
+/* 0, or -EINVAL after saying why in one line. */
 static int read_inputs(const struct diff_cli *o, struct inputs *in)
 {
 	for (int i = 0; i < 2; i++) {
-		if (diff_read_file(o->files[i], &in->text[i], &in->len[i]))
+		const char *f = o->files[i];
+		char *e;
+
+		if (diff_read_file(f, &in->text[i], &in->len[i]))
 			return -EINVAL;
-		in->json[i] = diff_text_is_json(in->text[i], in->len[i]);
+		in->kind[i] = diff_sniff(in->text[i], in->len[i]);
+		if (in->kind[i] != DIFF_INPUT_OTHER)
+			continue;
+		e = esc_text(f, strlen(f));
+		pr_err("%s: %s", e ? e : "?",
+		       in->len[i] ? "neither a JSON report of scprof nor "
+				    "folded stacks" :
+				    "empty: not a report of scprof");
+		free(e);
+		return -EINVAL;
 	}
-	if (in->json[0] != in->json[1]) {
+	if (in->kind[0] != in->kind[1]) {
 		char *a = esc_text(o->files[0], strlen(o->files[0])),
 		     *b = esc_text(o->files[1], strlen(o->files[1]));
 
 		pr_err("%s is %s and %s %s: give two of a kind", a ? a : "A",
-		       in->json[0] ? "a JSON report" : "folded stacks",
-		       b ? b : "B",
-		       in->json[1] ? "a JSON report" : "folded stacks");
+		       kind_name(in->kind[0]), b ? b : "B",
+		       kind_name(in->kind[1]));
 		free(a);
 		free(b);
 		return -EINVAL;
@@ -284,8 +301,9 @@ static int diff_report(void *ctx, struct cmd_env *env)
 
 	(void)env;
 	if (!read_inputs(o, &in))
-		status = in.json[0] ? compare_reports(o, &in, &out) :
-				      compare_stacks(o, &in, &out);
+		status = in.kind[0] == DIFF_INPUT_JSON ?
+				 compare_reports(o, &in, &out) :
+				 compare_stacks(o, &in, &out);
 	output_abort(&out);
 	free(in.text[0]);
 	free(in.text[1]);

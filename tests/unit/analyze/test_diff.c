@@ -652,10 +652,18 @@ static void test_not_a_report(void **state)
 static void test_sniff(void **state)
 {
 	(void)state;
-	CHECK(diff_text_is_json(" \n{\"a\":1}", 9), "");
-	CHECK(diff_text_is_json("[]", 2), "");
-	CHECK(!diff_text_is_json("comm;main;read 3\n", 17), "");
-	CHECK(!diff_text_is_json("", 0), "");
+	CHECK(diff_sniff(" \n{\"a\":1}", 9) == DIFF_INPUT_JSON, "");
+	CHECK(diff_sniff("[]", 2) == DIFF_INPUT_JSON, "");
+	CHECK(diff_sniff("comm;main;read 3\n", 17) == DIFF_INPUT_FOLDED, "");
+	CHECK(diff_sniff("\nread\t3\r\n", 10) == DIFF_INPUT_FOLDED, "");
+	CHECK(diff_sniff("", 0) == DIFF_INPUT_OTHER, "");
+	CHECK(diff_sniff(" \n", 2) == DIFF_INPUT_OTHER, "");
+	CHECK(diff_sniff("hello\n", 6) == DIFF_INPUT_OTHER, "");
+	CHECK(diff_sniff("12\n", 3) == DIFF_INPUT_OTHER, "no stack");
+	CHECK(diff_sniff("\x7f"
+			 "ELF 1",
+			 6) == DIFF_INPUT_FOLDED,
+	      "what it looks like: its lines are judged when read");
 }
 
 /* ---- folded stacks --------------------------------------------------------- */
