@@ -370,9 +370,9 @@ static int unchanged_line(FILE *f, const struct diff_result *r, size_t to,
 		fputc('\n', f);
 	if (!err && unjudged && !o->verbose)
 		fprintf(f,
-			"%zu difference%s not judged: in figures seen in fewer "
-			"than %d intervals\nin both runs (-v lists them, with "
-			"?).\n",
+			"%zu difference%s not judged: their figures were "
+			"seen in fewer than %d\nintervals in both runs (-v "
+			"lists them, with ?).\n",
 			unjudged, unjudged == 1 ? "" : "s", DIFF_MIN_INTERVALS);
 	for (size_t k = 0; names && k < n; k++)
 		free(names[k]);
