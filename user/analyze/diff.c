@@ -179,12 +179,45 @@ static void borrow_noise(struct diff_est *x, double tx,
 
 /* ---- rows --------------------------------------------------------------- */
 
+/* A run's series by group: those of group g (-1: the totals) are
+ * idx[start[g + 1] .. start[g + 2]).
+ */
+struct by_group {
+	size_t *idx, *start;
+};
+
 struct builder {
 	struct diff_result *res;
 	const struct diff_run *ra, *rb;
+	struct by_group ga, gb;
 	double *xa, *xb; /* scratch */
 	size_t cap;
 };
+
+/* A counting sort of r's series by group. 0 or -ENOMEM. */
+static int group_series(const struct diff_run *r, struct by_group *bg)
+{
+	size_t *fill;
+
+	bg->idx = calloc(r->ns + 1, sizeof(*bg->idx));
+	bg->start = calloc(r->ngroups + 3, sizeof(*bg->start));
+	fill = calloc(r->ngroups + 2, sizeof(*fill));
+	if (!bg->idx || !bg->start || !fill) {
+		free(fill);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < r->ns; i++)
+		bg->start[r->s[i].group + 2]++;
+	for (size_t g = 1; g < r->ngroups + 3; g++)
+		bg->start[g] += bg->start[g - 1];
+	for (size_t i = 0; i < r->ns; i++) {
+		size_t g = (size_t)(r->s[i].group + 1);
+
+		bg->idx[bg->start[g] + fill[g]++] = i;
+	}
+	free(fill);
+	return 0;
+}
 
 static int push_row(struct builder *bd, const struct diff_series *s, int group,
 		    enum diff_fig f, double a, double b, double pct,
@@ -328,24 +361,23 @@ static int section_rows(struct builder *bd, int group, int group_a, int group_b,
 	const struct diff_run *ra = bd->ra, *rb = bd->rb;
 	int err = 0;
 
-	for (size_t i = 0; !err && group_a >= -1 && i < ra->ns; i++) {
-		const struct diff_series *sa = &ra->s[i];
-		long j;
+	/* group -2: none in that run */
+	for (size_t k = group_a >= -1 ? bd->ga.start[group_a + 1] : 0;
+	     !err && group_a >= -1 && k < bd->ga.start[group_a + 2]; k++) {
+		const struct diff_series *sa = &ra->s[bd->ga.idx[k]];
+		long j = group_b >= -1 ? diff_run_find(rb, group_b, sa->name,
+						       sa->fd_type, sa->abi) :
+					 -1;
 
-		if (sa->group != group_a)
-			continue;
-		j = group_b >= -1 ? diff_run_find(rb, group_b, sa->name,
-						  sa->fd_type, sa->abi) :
-				    -1;
 		err = series_rows(bd, sa, j >= 0 ? &rb->s[j] : NULL, group,
 				  min_pct);
 	}
-	for (size_t j = 0; !err && group_b >= -1 && j < rb->ns; j++) {
-		const struct diff_series *sb = &rb->s[j];
+	for (size_t k = group_b >= -1 ? bd->gb.start[group_b + 1] : 0;
+	     !err && group_b >= -1 && k < bd->gb.start[group_b + 2]; k++) {
+		const struct diff_series *sb = &rb->s[bd->gb.idx[k]];
 
-		if (sb->group != group_b ||
-		    (group_a >= -1 && diff_run_find(ra, group_a, sb->name,
-						    sb->fd_type, sb->abi) >= 0))
+		if (group_a >= -1 && diff_run_find(ra, group_a, sb->name,
+						   sb->fd_type, sb->abi) >= 0)
 			continue;
 		err = series_rows(bd, NULL, sb, group, min_pct);
 	}
@@ -403,7 +435,7 @@ int diff_compare(const struct diff_run *a, const struct diff_run *b,
 {
 	struct diff_result *res = calloc(1, sizeof(*res));
 	struct builder bd = { .res = res, .ra = a, .rb = b };
-	int *b_to_union = NULL, err;
+	int *b_to_union = NULL, *union_to_b = NULL, err;
 
 	*out = NULL;
 	if (!res)
@@ -419,10 +451,10 @@ int diff_compare(const struct diff_run *a, const struct diff_run *b,
 				      DIFF_NOISE_NONE;
 	bd.xa = calloc(res->a.nused + 1, sizeof(*bd.xa));
 	bd.xb = calloc(res->b.nused + 1, sizeof(*bd.xb));
-	if (!bd.xa || !bd.xb) {
-		err = -ENOMEM;
+	err = bd.xa && bd.xb ? 0 : -ENOMEM;
+	err = err ?: group_series(a, &bd.ga) ?: group_series(b, &bd.gb);
+	if (err)
 		goto out;
-	}
 	/* Groups compare when both runs have the same keys (a run whose
 	 * groups are all empty has none to disagree with).
 	 */
@@ -434,19 +466,27 @@ int diff_compare(const struct diff_run *a, const struct diff_run *b,
 	err = err ?: section_rows(&bd, -1, -1, -1, o->min_change_pct);
 	if (!err && res->grouped)
 		err = union_groups(&bd, &b_to_union);
-	for (size_t g = 0; !err && res->grouped && g < res->ngroups; g++) {
-		int gb = -2;
-
-		for (size_t j = 0; j < b->ngroups; j++)
-			if (b_to_union[j] == (int)g)
-				gb = (int)j;
-		err = section_rows(&bd, (int)g, g < a->ngroups ? (int)g : -2,
-				   gb, o->min_change_pct);
+	if (!err && res->grouped) {
+		union_to_b = malloc((res->ngroups + 1) * sizeof(*union_to_b));
+		if (!union_to_b)
+			err = -ENOMEM;
+		for (size_t g = 0; !err && g < res->ngroups; g++)
+			union_to_b[g] = -2; /* none in B */
+		for (size_t j = 0; !err && j < b->ngroups; j++)
+			union_to_b[b_to_union[j]] = (int)j;
 	}
+	for (size_t g = 0; !err && res->grouped && g < res->ngroups; g++)
+		err = section_rows(&bd, (int)g, g < a->ngroups ? (int)g : -2,
+				   union_to_b[g], o->min_change_pct);
 	if (!err && res->nrows)
 		qsort(res->rows, res->nrows, sizeof(*res->rows), row_cmp);
 out:
 	free(b_to_union);
+	free(union_to_b);
+	free(bd.ga.idx);
+	free(bd.ga.start);
+	free(bd.gb.idx);
+	free(bd.gb.start);
 	free(bd.xa);
 	free(bd.xb);
 	if (err)

@@ -138,13 +138,12 @@ enum diff_input diff_sniff(const char *text, size_t len)
 		       DIFF_INPUT_OTHER;
 }
 
-static size_t line_of(const char *text, size_t pos)
+/* The line at pos, counted on from *line at *from (both moved there). */
+static size_t line_at(const char *text, size_t pos, size_t *from, size_t *line)
 {
-	size_t line = 1;
-
-	for (size_t i = 0; i < pos; i++)
-		line += text[i] == '\n';
-	return line;
+	for (; *from < pos; (*from)++)
+		*line += text[*from] == '\n';
+	return *line;
 }
 
 /* ---- a string -> index map --------------------------------------------- */
@@ -658,7 +657,7 @@ int diff_run_parse(const char *text, size_t len, const char *name,
 	struct diff_run *r = calloc(1, sizeof(*r));
 	struct json_tokener *tok = json_tokener_new();
 	struct parse_ctx c = { .r = r, .name = name };
-	size_t pos = 0;
+	size_t pos = 0, counted = 0, line = 1;
 	int err = 0;
 
 	*out = NULL;
@@ -681,7 +680,7 @@ int diff_run_parse(const char *text, size_t len, const char *name,
 		pos = skip_blank(text, len, pos);
 		if (pos >= len)
 			break;
-		c.line = line_of(text, pos);
+		c.line = line_at(text, pos, &counted, &line);
 		json_tokener_reset(tok);
 		o = json_tokener_parse_ex(tok, text + pos, (int)(len - pos));
 		jerr = json_tokener_get_error(tok);
@@ -764,10 +763,14 @@ static int split_frames(const char *s, size_t len, struct folded_stack *st)
 	return 0;
 }
 
+/* Samples a file may hold: exact in a double, and no sum overflows. */
+#define FOLDED_MAX_COUNT (1ULL << 53)
+
 int folded_parse(const char *text, size_t len, const char *name,
 		 struct folded_file *out)
 {
 	size_t pos = 0, line = 0, cap = 0;
+	uint64_t total = 0;
 	int err = 0;
 
 	memset(out, 0, sizeof(*out));
@@ -798,6 +801,12 @@ int folded_parse(const char *text, size_t len, const char *name,
 		}
 		for (size_t i = sp; i < end; i++)
 			count = count * 10 + (uint64_t)(s[i] - '0');
+		total += count;
+		if (count > FOLDED_MAX_COUNT || total > FOLDED_MAX_COUNT) {
+			err = load_error(-EINVAL, name, line,
+					 "more than 2^53 samples");
+			break;
+		}
 		if (out->n == cap) {
 			size_t ncap = cap ? cap * 2 : 64;
 

@@ -207,6 +207,12 @@ static void color(const struct fg_paint *p, const struct fg_node *n, char *buf,
 	if (p->diff) {
 		double d = share_delta(p, n),
 		       r = p->max_delta > 0 ? fabs(d) / p->max_delta : 0;
+
+		/* the root, which max_delta leaves out, changes when A has
+		 * no sample
+		 */
+		if (r > 1)
+			r = 1;
 		unsigned int pale = (unsigned int)(235.0 * (1.0 - r) + 0.5);
 
 		if (d > 0)

@@ -649,6 +649,23 @@ static void test_not_a_report(void **state)
 			 -EINVAL);
 }
 
+static void test_error_names_the_line(void **state)
+{
+	const char *t = "{\"interval\": 1, \"duration_ns\": 1, \"syscalls\": "
+			"[]}\n{\"interval\": 2, \"duration_ns\": 1,\n"
+			"\"syscalls\": []}\n\n{\"interval\": 3, oops}\n";
+	struct diff_run *r = NULL;
+	struct fdcap cap;
+	char *msg;
+
+	(void)state;
+	fdcap_begin(&cap, 2);
+	assert_int_equal(diff_run_parse(t, strlen(t), "x.json", &r), -EINVAL);
+	msg = fdcap_end(&cap);
+	CHECK(strstr(msg, "x.json: line 5: not JSON\n"), "%s", msg);
+	free(msg);
+}
+
 static void test_sniff(void **state)
 {
 	(void)state;
@@ -767,6 +784,7 @@ int main(void)
 		cmocka_unit_test(test_groups_by_other_keys),
 		cmocka_unit_test(test_count_only_has_no_latency),
 		cmocka_unit_test(test_not_a_report),
+		cmocka_unit_test(test_error_names_the_line),
 		cmocka_unit_test(test_sniff),
 		cmocka_unit_test(test_folded_parse),
 		cmocka_unit_test(test_stack_diff),
