@@ -26,7 +26,10 @@ import sys
 SCPROF = os.environ.get("SCPROF", "./scprof")
 
 # Subcommands: `scprof NAME` (user/cmd/main.c); "profile" is plain scprof.
-COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict", "features"]
+COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict", "features",
+            "diff"]
+# What a command's arguments (after its options) complete to: "files".
+OPERANDS = {"diff": "files"}
 
 # What the value of an option completes to, by (command, long option);
 # "*" matches any command. A list: those words ("csv" after "," when the
@@ -53,6 +56,7 @@ COMPLETE = {
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],
     ("features", "format"): ["table", "json"],
+    ("diff", "format"): ["table", "json"],
     ("profile", "sort"): COLUMNS[:12] + ["nothing"],
     ("profile", "columns"): ("list,", COLUMNS),
     ("top", "sort"): ["calls", "errors", "p99", "time"],
@@ -69,7 +73,7 @@ FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "frames", "rows", "listen", "comm-series", "fold-interval",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
         "latency-period",
-        "max-series"]
+        "max-series", "min-change"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"
 
@@ -383,6 +387,9 @@ def bash():
         "        _scprof_value \"$cmd\" \"$prev\"",
         "        return",
         "    fi",
+        ] + [
+        f"    if [[ $cmd == {c} && $cur != -* ]]; then _filedir; return; fi"
+        for c, kind in OPERANDS.items() if kind == "files"] + [
         "    if [[ $cur == -* || $cmd != profile ]]; then",
         "        COMPREPLY=($(compgen -W \"$(_scprof_options $cmd)\" -- \"$cur\"))",
         "        return",
@@ -451,6 +458,8 @@ def zsh():
         if cmd == "profile":
             specs.append("'(-)1:command:_command_names -e'")
             specs.append("'*::arguments:_normal'")
+        if OPERANDS.get(cmd) == "files":
+            specs.append("'*:file:_files'")
         out.append(f"_scprof_{cmd}() {{")
         out.append("    _arguments -s -S \\\n        " +
                    " \\\n        ".join(specs))

@@ -83,3 +83,26 @@ def test_bad_stacks_by(args, msg):
     assert p.returncode == 2
     lines = p.stderr.decode().strip().splitlines()
     assert len(lines) == 1 and msg in lines[0], lines
+
+
+def test_diff_reads_time_folded_files(tmp_path):
+    """scprof diff compares two time-weighted folded files (their "#"
+    line skipped), and refuses a time one against a count one."""
+    def folded(name, by, slow):
+        f = tmp_path / name
+        p = run_scprof(["--stacks-by", by, "--folded", str(f), "-o",
+                        str(tmp_path / (name + ".txt")), "--",
+                        workload("slowmix"), "2000", str(slow), "450"],
+                       env=CLEAN_ENV)
+        assert p.returncode == 0, p.stderr
+        return str(f)
+    a, b = folded("a", "time", 10), folded("b", "time", 40)
+    p = run_scprof(["diff", a, b])
+    assert p.returncode in (0, 1), p.stderr
+    lines = p.stdout.decode().splitlines()
+    slow = [ln for ln in lines if ";slow_path;" in ln]
+    assert slow and all(re.search(r" \d+ \d+$", ln) for ln in lines), lines
+    c = folded("c", "count", 10)
+    p = run_scprof(["diff", a, c])
+    assert p.returncode == 2
+    assert "weighted by time" in p.stderr.decode()

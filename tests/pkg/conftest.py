@@ -18,7 +18,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
 SCPROF = os.environ.get("SCPROF", os.path.join(ROOT, "scprof"))
 OUTPUT = os.environ.get("OUTPUT", os.path.join(ROOT, ".output"))
 MAKE = os.environ.get("MAKE", "make")
-COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict"]
+COMMANDS = ["profile", "top", "daemon", "calibrate", "verdict", "diff"]
 TIMEOUT = 120
 
 

@@ -40,6 +40,8 @@ def test_contents(deb):
         "./usr/share/doc/scprof/copyright",
         "./usr/share/man/man8/scprof-calibrate.8.gz",
         "./usr/share/man/man8/scprof-daemon.8.gz",
+        "./usr/share/man/man8/scprof-diff.8.gz",
+        "./usr/share/man/man8/scprof-features.8.gz",
         "./usr/share/man/man8/scprof-top.8.gz",
         "./usr/share/man/man8/scprof-verdict.8.gz",
         "./usr/share/man/man8/scprof.8.gz",

@@ -194,6 +194,18 @@ def test_bash_completes_pids_after_p():
             p.kill()
 
 
+def test_bash_completes_files_for_diff():
+    """scprof diff A B: the operands are files, the options still options."""
+    with tempfile.TemporaryDirectory() as d:
+        for name in ("before.json", "before.folded", "other"):
+            open(os.path.join(d, name), "w").close()
+        files, opts = complete(["scprof", "diff", os.path.join(d, "bef")],
+                               ["scprof", "diff", "--fl"])
+    assert sorted(files) == [os.path.join(d, "before.folded"),
+                             os.path.join(d, "before.json")]
+    assert opts == ["--flamegraph"]
+
+
 def test_bash_hands_the_command_to_its_own_completion():
     """scprof -f ls --al: ls's options, not scprof's."""
     (ls_opts, after_dd) = complete(["scprof", "-f", "-d", "5", "ls", "--al"],

@@ -36,6 +36,7 @@ def test_install_into_destdir_and_uninstall():
             f"{p}/share/man/man8/scprof-calibrate.8",
             f"{p}/share/man/man8/scprof-verdict.8",
             f"{p}/share/man/man8/scprof-features.8",
+            f"{p}/share/man/man8/scprof-diff.8",
             f"{p}/share/bash-completion/completions/scprof",
             f"{p}/share/zsh/site-functions/_scprof",
             f"{p}/lib/systemd/system/scprof-daemon.service",

@@ -292,6 +292,13 @@ static int target_finish(const struct cli_cmd *cmd, struct target_spec *t,
 static int rest_args(const struct cli_cmd *cmd, int argc, char **argv,
 		     const struct cli_shared *sh)
 {
+	if (cmd->operands) {
+		if (argc - optind != cmd->operands)
+			return cli_error(cmd, "expected %s",
+					 cmd->operands_usage);
+		*sh->operands = &argv[optind];
+		return 0;
+	}
 	if (optind >= argc)
 		return 0;
 	if (cmd->takes_command) {

@@ -78,7 +78,12 @@ struct cli_cmd {
 	 * option left to the shared ones.
 	 */
 	int (*option)(void *ctx, int c, const char *arg);
-	bool takes_command;		 /* a command to run is a target */
+	bool takes_command; /* a command to run is a target */
+	/* How many arguments (files) it takes after the options; 0: none.
+	 * A different count is an error: "expected OPERANDS_USAGE".
+	 */
+	int operands;
+	const char *operands_usage;
 	enum target_kind default_target; /* when none is given */
 	const char *stray_hint;		 /* after "unexpected argument 'ARG'" */
 };
@@ -89,6 +94,7 @@ struct cli_shared {
 	struct cli_calib_opts *calib; /* --format, -o, --cache */
 	int *verbosity;		      /* -v, -q */
 	char ***command;	      /* takes_command: the command to run */
+	char ***operands;	      /* cmd->operands: the arguments */
 };
 
 /*

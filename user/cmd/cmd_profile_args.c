@@ -183,6 +183,7 @@ void cli_usage_profile(FILE *f)
 	      "  scprof calibrate      what a syscall costs on this machine\n"
 	      "  scprof verdict -p PID is it the syscalls? a verdict on a live process\n"
 	      "  scprof features      what this kernel offers the BPF programs\n"
+	      "  scprof diff A B       did the change help? two runs compared\n"
 	      "\n"
 	      "How scprof differs from strace -c:\n"
 	      "  - exit and exit_group are counted (strace -c omits calls that never return)\n"

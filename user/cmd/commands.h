@@ -11,5 +11,6 @@ int cmd_top(int argc, char **argv);
 int cmd_calibrate(int argc, char **argv);
 int cmd_verdict(int argc, char **argv);
 int cmd_features(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

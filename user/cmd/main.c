@@ -18,6 +18,7 @@ static const struct cmd cmds[] = {
 	{ "profile", cmd_profile }, { "daemon", cmd_daemon },
 	{ "top", cmd_top },	    { "calibrate", cmd_calibrate },
 	{ "verdict", cmd_verdict }, { "features", cmd_features },
+	{ "diff", cmd_diff },
 };
 
 int main(int argc, char **argv)

@@ -2,9 +2,11 @@
 /* The sampled stacks as an interactive SVG flame graph, drawn here. */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/diff.h"
 #include "model/names.h"
 #include "render/callsites.h"
 #include "render/flamegraph.h"
@@ -22,7 +24,8 @@ enum fg_kind { FGK_ROOT, FGK_COMM, FGK_FRAME, FGK_SYSCALL };
 struct fg_node {
 	char *name; /* raw */
 	enum fg_kind kind;
-	uint64_t count;
+	uint64_t count;	  /* the width (in a diff: B's samples) */
+	uint64_t count_a; /* in a diff: A's samples */
 	struct fg_node *kids;
 	size_t nkids, cap;
 };
@@ -92,6 +95,16 @@ static struct fg_node *node_kid(struct fg_node *n, const char *name,
 	return k;
 }
 
+/* Add samples to n (A's too in a diff) and go to its kid name. */
+static struct fg_node *descend(struct fg_node *n, const char *name,
+			       enum fg_kind kind, uint64_t count,
+			       uint64_t count_a)
+{
+	n->count += count;
+	n->count_a += count_a;
+	return node_kid(n, name, kind);
+}
+
 static int tree_add(struct fg_node *root, const struct sc_stack *st)
 {
 	char buf[96], nbuf[SC_NAME_LEN], comm[SC_COMM_LEN];
@@ -99,23 +112,38 @@ static int tree_add(struct fg_node *root, const struct sc_stack *st)
 
 	memcpy(comm, st->comm, sizeof(comm));
 	comm[SC_COMM_LEN - 1] = '\0';
-	root->count += st->count;
-	n = node_kid(root, comm[0] ? comm : "?", FGK_COMM);
-	for (size_t k = st->nframes; n && k-- > 0;) {
-		n->count += st->count;
-		n = node_kid(n,
-			     callsites_frame_name(&st->frames[k], buf,
-						  sizeof(buf)),
-			     FGK_FRAME);
-	}
+	n = descend(root, comm[0] ? comm : "?", FGK_COMM, st->count, 0);
+	for (size_t k = st->nframes; n && k-- > 0;)
+		n = descend(n,
+			    callsites_frame_name(&st->frames[k], buf,
+						 sizeof(buf)),
+			    FGK_FRAME, st->count, 0);
+	if (n)
+		n = descend(n,
+			    names_syscall_fmt(st->abi, st->nr, nbuf,
+					      sizeof(nbuf)),
+			    FGK_SYSCALL, st->count, 0);
 	if (!n)
 		return -ENOMEM;
 	n->count += st->count;
-	n = node_kid(n, names_syscall_fmt(st->abi, st->nr, nbuf, sizeof(nbuf)),
-		     FGK_SYSCALL);
+	return 0;
+}
+
+/* A line of a stack diff: the process name, frames, the syscall last. */
+static int tree_add_diff(struct fg_node *root, const struct stack_diff_line *l)
+{
+	struct fg_node *n = root;
+
+	for (size_t k = 0; n && k < l->nframes; k++)
+		n = descend(n, l->frames[k],
+			    !k			? FGK_COMM :
+			    k + 1 == l->nframes ? FGK_SYSCALL :
+						  FGK_FRAME,
+			    l->b, l->a);
 	if (!n)
 		return -ENOMEM;
-	n->count += st->count;
+	n->count += l->b;
+	n->count_a += l->a;
 	return 0;
 }
 
@@ -141,13 +169,62 @@ static int tree_depth(struct fg_node *n)
 	return d + 1;
 }
 
-/* A warm colour per name, as flamegraph.pl's; syscalls blue, names green. */
-static void color(const struct fg_node *n, char *buf, size_t len)
+/* How frames are coloured: by name, or by the change of their share. */
+struct fg_paint {
+	bool diff;
+	uint64_t total, total_a; /* the root's counts */
+	double max_delta;	 /* the largest change of a drawn frame */
+};
+
+/* The change of a frame's share of all samples, from A to B. */
+static double share_delta(const struct fg_paint *p, const struct fg_node *n)
+{
+	double b = p->total ? (double)n->count / (double)p->total : 0,
+	       a = p->total_a ? (double)n->count_a / (double)p->total_a : 0;
+
+	return b - a;
+}
+
+static void max_delta(struct fg_paint *p, const struct fg_node *n, int depth)
+{
+	double d = fabs(share_delta(p, n));
+
+	if (depth && n->count && d > p->max_delta)
+		p->max_delta = d;
+	for (size_t i = 0; i < n->nkids; i++)
+		max_delta(p, &n->kids[i], depth + 1);
+}
+
+/* A warm colour per name, as flamegraph.pl's; syscalls blue, names green.
+ * In a diff, difffolded's: red grew, blue shrank, white the same, paler
+ * the smaller the change.
+ */
+static void color(const struct fg_paint *p, const struct fg_node *n, char *buf,
+		  size_t len)
 {
 	uint32_t h = 2166136261U;
 
-	for (const char *p = n->name; *p; p++)
-		h = (h ^ (unsigned char)*p) * 16777619U;
+	if (p->diff) {
+		double d = share_delta(p, n),
+		       r = p->max_delta > 0 ? fabs(d) / p->max_delta : 0;
+
+		/* the root, which max_delta leaves out, changes when A has
+		 * no sample
+		 */
+		if (r > 1)
+			r = 1;
+		unsigned int pale = (unsigned int)(235.0 * (1.0 - r) + 0.5);
+
+		if (d > 0)
+			snprintf(buf, len, "rgb(255,%u,%u)", pale, pale);
+		else if (d < 0)
+			snprintf(buf, len, "rgb(%u,%u,255)", pale, pale);
+		else
+			snprintf(buf, len, "rgb(240,240,240)");
+		return;
+	}
+	for (const char *c = n->name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619U;
 	switch (n->kind) {
 	case FGK_SYSCALL:
 		snprintf(buf, len, "rgb(%u,%u,235)", 80 + h % 60,
@@ -167,37 +244,61 @@ static void color(const struct fg_node *n, char *buf, size_t len)
 	}
 }
 
-static int node_svg(FILE *f, const struct fg_node *n, uint64_t total,
+/* The hover text: "NAME (N calls, S%)"; in a diff both runs' samples,
+ * shares and the change of share in points.
+ */
+static void tooltip(FILE *f, const struct fg_paint *p, const struct fg_node *n,
+		    const char *name, double w)
+{
+	if (!p->diff) {
+		fprintf(f, "%s (%" PRIu64 " samples, %.2f%%)", name, n->count,
+			100.0 * w);
+		return;
+	}
+	fprintf(f,
+		"%s (B: %" PRIu64 " samples, %.2f%%; A: %" PRIu64
+		" samples, %.2f%%; %+.2f points)",
+		name, n->count, 100.0 * w, n->count_a,
+		p->total_a ? 100.0 * (double)n->count_a / (double)p->total_a :
+			     0.0,
+		100.0 * share_delta(p, n));
+}
+
+static int node_svg(FILE *f, const struct fg_paint *p, const struct fg_node *n,
 		    uint64_t before, int depth, int height)
 {
-	double x = (double)before / (double)total,
-	       w = (double)n->count / (double)total;
+	double x = (double)before / (double)p->total,
+	       w = (double)n->count / (double)p->total;
 	double px = FG_PAD + x * (FG_WIDTH - 2 * FG_PAD),
 	       pw = w * (FG_WIDTH - 2 * FG_PAD);
 	int y = height - FG_BOTTOM - (depth + 1) * FG_FRAME;
-	char *e = flamegraph_esc_xml(n->name), fill[32];
+	char *e, fill[32];
 	uint64_t at = before;
 	int err = 0;
 
+	/* as flamegraph.pl's --minwidth; a diff's frames only A has are
+	 * not drawn
+	 */
+	if (depth && (pw < FG_MIN_WIDTH || !n->count))
+		return 0;
+	e = flamegraph_esc_xml(n->name);
 	if (!e)
 		return -ENOMEM;
-	if (depth && pw < FG_MIN_WIDTH) { /* as flamegraph.pl's --minwidth */
-		free(e);
-		return 0;
-	}
-	color(n, fill, sizeof(fill));
+	color(p, n, fill, sizeof(fill));
 	fprintf(f,
 		"<g class=\"f\" data-x=\"%.9f\" data-w=\"%.9f\" data-d=\"%d\" "
-		"data-n=\"%s\" data-c=\"%" PRIu64 "\"><title>%s (%" PRIu64
-		" samples, %.2f%%)</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
+		"data-n=\"%s\" data-c=\"%" PRIu64 "\"><title>",
+		x, w, depth, e, n->count);
+	tooltip(f, p, n, e, w);
+	fprintf(f,
+		"</title><rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" "
 		"height=\"%d\" fill=\"%s\" rx=\"2\"/><text x=\"%.1f\" "
 		"y=\"%d\"></text></g>\n",
-		x, w, depth, e, n->count, e, n->count, 100.0 * w, px, y,
-		pw > 0.5 ? pw - 0.5 : pw, FG_FRAME - 1, fill, px + 3,
+		px, y, pw > 0.5 ? pw - 0.5 : pw, FG_FRAME - 1, fill, px + 3,
 		y + FG_FRAME - 4);
 	free(e);
 	for (size_t i = 0; !err && i < n->nkids; i++) {
-		err = node_svg(f, &n->kids[i], total, at, depth + 1, height);
+		err = node_svg(f, p, &n->kids[i], at, depth + 1, height);
 		at += n->kids[i].count;
 	}
 	return err;
@@ -260,21 +361,24 @@ static const char fg_script[] =
 	"zoom(null);})();\n"
 	"]]></script>\n";
 
-int flamegraph_svg(FILE *f, const struct sc_stacks *s, const char *title)
+/* The whole SVG of a tree; subtitle (raw, NULL: none) under the title,
+ * empty what to say when there is no sample.
+ */
+static int draw(FILE *f, struct fg_node *root, struct fg_paint *p,
+		const char *title, const char *subtitle, const char *empty)
 {
-	struct fg_node root = { .kind = FGK_ROOT };
-	char *t = flamegraph_esc_xml(title ? title : "");
-	int err = t ? 0 : -ENOMEM, depth, height;
+	char *t = flamegraph_esc_xml(title ? title : ""),
+	     *st = subtitle ? flamegraph_esc_xml(subtitle) : NULL;
+	int err = t && (st || !subtitle) ? 0 : -ENOMEM, depth, height;
 
-	root.name = strdup("all");
-	if (!root.name)
-		err = -ENOMEM;
-	for (size_t i = 0; !err && i < s->n; i++)
-		err = tree_add(&root, &s->v[i]);
 	if (err)
 		goto out;
-	depth = tree_depth(&root);
+	depth = tree_depth(root);
 	height = FG_TOP + depth * FG_FRAME + FG_BOTTOM;
+	p->total = root->count;
+	p->total_a = root->count_a;
+	if (p->diff)
+		max_delta(p, root, 0);
 	fprintf(f,
 		"<?xml version=\"1.0\" standalone=\"no\"?>\n"
 		"<svg version=\"1.1\" width=\"%d\" height=\"%d\" "
@@ -296,18 +400,66 @@ int flamegraph_svg(FILE *f, const struct sc_stacks *s, const char *title)
 		FG_WIDTH, height, FG_WIDTH, height, FG_WIDTH / 2, t, FG_PAD,
 		FG_WIDTH - FG_PAD, FG_WIDTH - FG_PAD, height - 10, FG_PAD,
 		height - 10);
-	if (root.count)
-		err = node_svg(f, &root, root.count, 0, 0, height);
-	else
+	if (st)
 		fprintf(f,
-			"<text x=\"%d\" y=\"%d\">no call was sampled</text>\n",
-			FG_PAD, FG_TOP + 20);
+			"<text id=\"subtitle\" x=\"%d\" y=\"42\" "
+			"text-anchor=\"middle\">%s</text>\n",
+			FG_WIDTH / 2, st);
+	if (root->count)
+		err = node_svg(f, p, root, 0, 0, height);
+	else
+		fprintf(f, "<text x=\"%d\" y=\"%d\">%s</text>\n", FG_PAD,
+			FG_TOP + 20, empty);
 	fputs(fg_script, f);
 	fputs("</svg>\n", f);
 	if (!err && (fflush(f) || ferror(f)))
 		err = -EIO;
 out:
-	node_free(&root);
 	free(t);
+	free(st);
+	return err;
+}
+
+int flamegraph_svg(FILE *f, const struct sc_stacks *s, const char *title)
+{
+	struct fg_node root = { .kind = FGK_ROOT };
+	struct fg_paint paint = {};
+	int err = 0;
+
+	root.name = strdup("all");
+	if (!root.name)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < s->n; i++)
+		err = tree_add(&root, &s->v[i]);
+	if (!err)
+		err = draw(f, &root, &paint, title, NULL,
+			   "no call was sampled");
+	node_free(&root);
+	return err;
+}
+
+int flamegraph_diff_svg(FILE *f, const struct stack_diff *d, const char *title)
+{
+	struct fg_node root = { .kind = FGK_ROOT };
+	struct fg_paint paint = { .diff = true };
+	char sub[256];
+	int err = 0;
+
+	root.name = strdup("all");
+	if (!root.name)
+		err = -ENOMEM;
+	for (size_t i = 0; !err && i < d->n; i++)
+		err = tree_add_diff(&root, &d->v[i]);
+	snprintf(sub, sizeof(sub),
+		 "widths: B's %" PRIu64 " samples; red grew, blue shrank "
+		 "(share of all samples, A's %" PRIu64 " to B's); not drawn: "
+		 "%" PRIu64 " of A's samples (%.1f%%), in stacks B does not "
+		 "have",
+		 d->total_b, d->total_a, d->gone_a,
+		 d->total_a ? 100.0 * (double)d->gone_a / (double)d->total_a :
+			      0.0);
+	if (!err)
+		err = draw(f, &root, &paint, title, sub, "no sample in B");
+	node_free(&root);
 	return err;
 }

@@ -137,6 +137,45 @@ char *esc_text(const char *in, size_t len)
 	return buf_done(&b);
 }
 
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+char *esc_text_decode(const char *in, size_t len)
+{
+	struct buf b = {};
+	size_t i = 0;
+
+	while (i < len) {
+		int hi = i + 3 < len ? hex_digit(in[i + 2]) : -1,
+		    lo = i + 3 < len ? hex_digit(in[i + 3]) : -1;
+		char c;
+
+		if (in[i] == '\\' && i + 1 < len && in[i + 1] == '\\') {
+			buf_put(&b, "\\", 1);
+			i += 2;
+		} else if (hi >= 0 && lo >= 0 && (hi || lo) && in[i] == '\\' &&
+			   in[i + 1] == 'x') {
+			c = (char)(hi << 4 | lo);
+			buf_put(&b, &c, 1);
+			i += 4;
+		} else if (in[i]) {
+			buf_put(&b, in + i, 1);
+			i++;
+		} else {
+			i++; /* a NUL byte cannot be in the string */
+		}
+	}
+	return buf_done(&b);
+}
+
 /* The next character of esc_utf8's output from s[*i]: its bytes in *out,
  * their count returned, *i moved past the input it stands for.
  */

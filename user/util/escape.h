@@ -19,6 +19,13 @@
  */
 char *esc_text(const char *in, size_t len);
 /*
+ * The inverse of esc_text, for text read back (a folded stack file):
+ * \\ becomes \ and \xNN the byte NN; \x00 and any other backslash stay
+ * as they are. The result may hold any byte but NUL: escape it again to
+ * print it.
+ */
+char *esc_text_decode(const char *in, size_t len);
+/*
  * Valid UTF-8: each byte of an invalid sequence, and each NUL byte (which
  * the returned string could not hold), becomes U+FFFD.
  */

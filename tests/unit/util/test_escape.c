@@ -479,6 +479,62 @@ static void test_properties_random_inputs(void **state)
 	}
 }
 
+/* esc_text_decode reads back what esc_text wrote (folded stack files). */
+static void test_text_decode(void **state)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{ "plain", "plain" },
+		{ "a\\\\b", "a\\b" },
+		{ "a\\x3bb", "a;b" },
+		{ "\\x1b[31m", "\x1b[31m" },
+		{ "\\xC3\\xa9", "\xc3\xa9" },
+		/* not an escape: kept as it is */
+		{ "\\x", "\\x" },
+		{ "\\x4", "\\x4" },
+		{ "\\xzz", "\\xzz" },
+		{ "\\n", "\\n" },
+		{ "end\\", "end\\" },
+		/* a NUL cannot be in the string */
+		{ "a\\x00b", "a\\x00b" },
+	};
+	/* an escape's pieces (or, below, any byte but NUL) */
+	static const char bits[] = "\\x3b;a\x1b\xc3\xa9";
+	uint64_t seed = 0xdec0de5ULL;
+	char in[12];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *got = esc_text_decode(cases[i].in, strlen(cases[i].in));
+
+		CHECK_STR(got, cases[i].want, cases[i].in);
+		free(got);
+	}
+	/* decode(esc_text(x)) == x for any x without a NUL byte */
+	for (int iter = 0; iter < 100000; iter++) {
+		size_t len = 1 + unit_rand(&seed) % sizeof(in);
+		char *e, *d;
+
+		for (size_t i = 0; i < len; i++) {
+			uint64_t r = unit_rand(&seed);
+
+			in[i] = r & 1 ? bits[(r >> 1) % (sizeof(bits) - 1)] :
+					(char)(1 + (r >> 8) % 255);
+		}
+		e = esc_text(in, len);
+		d = esc_text_decode(e, strlen(e));
+		if (!d || strlen(d) != len || memcmp(d, in, len)) {
+			unit_dump_n(in, len);
+			unit_dump(e);
+			unit_dump(d);
+			fail_msg("round trip of %zu bytes", len);
+		}
+		free(e);
+		free(d);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_prom_exact),
 		cmocka_unit_test(test_properties_all_short_inputs),
 		cmocka_unit_test(test_properties_random_inputs),
+		cmocka_unit_test(test_text_decode),
 	};
 
 	unit_init();
