@@ -14,10 +14,17 @@ GIT_REV := $(shell [ "$$(git -C $(CURDIR) rev-parse --show-toplevel 2>/dev/null)
 # variant of everything beside the normal one.
 OUTPUT ?= .output
 BIN ?= scprof
+# The architecture built for: this machine's, or another with a cross
+# compiler (make static-arm64: ARCH=arm64 CROSS=aarch64-linux-gnu-). It
+# picks vmlinux/$(ARCH)/vmlinux.h and the BPF programs' registers; the
+# syscall names come from CC's headers.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CROSS ?=
 CLANG ?= clang
 BPFTOOL ?= bpftool
-CC ?= cc
+ifneq ($(CROSS),)
+CC := $(CROSS)gcc
+endif
 # clang for target bpf has been seen to run away with memory: cap it (KiB).
 BPF_MEM_LIMIT ?= 4000000
 
@@ -46,7 +53,10 @@ GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 # Built-in terminfo entries, for top on a host with no terminfo database.
 GEN_TERMINFO := $(OUTPUT)/user/util/terminfo_data.c
 # strace's syscall classes, for -e trace=%CLASS (user/model/trace_set.c).
+# They number x86's calls; another architecture's are numbered by name from
+# its own table (GEN_NATIVE).
 GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
+GEN_NATIVE := $(if $(filter x86,$(ARCH)),,$(OUTPUT)/user/model/syscalls.txt)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o)
 # Everything but main: what the unit tests link against.
@@ -99,9 +109,13 @@ $(OUTPUT)/scprof_version.h: FORCE | $(OUTPUT)
 
 .PHONY: FORCE
 FORCE:
-$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPUT)/user/model
+$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt $(GEN_NATIVE) | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
-	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
+	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt $(GEN_NATIVE) > $@
+
+$(OUTPUT)/user/model/syscalls.txt: user/model/gen_names.sh | $(OUTPUT)/user/model
+	$(call msg,GEN,$@)
+	$(Q)sh user/model/gen_names.sh "$(CC)" list > $@
 
 # The skeletons are generated before any userspace object is compiled.
 $(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
@@ -408,13 +422,23 @@ $(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(BIN)-static: $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
+STATIC_BIN ?= $(BIN)-static
+$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2> $(OUTPUT)/static-link.log || \
 		{ cat $(OUTPUT)/static-link.log; exit 1; }
 
 .PHONY: static
-static: $(BIN)-static
+static: $(STATIC_BIN)
+
+# The same for arm64, cross-built here with Debian's aarch64 toolchain and
+# the :arm64 libraries (.ci/install-deps extra adds both), its objects in
+# $(OUTPUT)/arm64: ./scprof-static-arm64.
+.PHONY: static-arm64
+static-arm64:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 CROSS=aarch64-linux-gnu- \
+		OUTPUT=$(OUTPUT)/arm64 BIN=$(OUTPUT)/arm64/scprof \
+		STATIC_BIN=scprof-static-arm64 scprof-static-arm64
 
 # make deb: a Debian package of the dynamic build (pkg/debian/, pkg/mkdeb.sh).
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
@@ -443,6 +467,18 @@ test-pkg: deps-extra
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
 
 
+# vmlinux/arm64/vmlinux.h: from the BTF of Debian 13's arm64 cloud kernel,
+# cut out of its image (vmlinux/README.md).
+.PHONY: vmlinux-arm64
+vmlinux-arm64:
+	$(Q)sh tests/kernels/arm64/fetch.sh $(OUTPUT)/kernels/arm64 trixie
+	$(call msg,GEN,vmlinux/arm64/vmlinux.h)
+	$(Q)$(PYTHON) vmlinux/btf_from_image.py $(OUTPUT)/kernels/arm64/trixie/Image \
+		$(OUTPUT)/kernels/arm64/trixie/btf
+	$(Q)$(BPFTOOL) btf dump file $(OUTPUT)/kernels/arm64/trixie/btf format c \
+		> vmlinux/arm64/vmlinux.h.tmp
+	$(Q)mv vmlinux/arm64/vmlinux.h.tmp vmlinux/arm64/vmlinux.h
+
 .PHONY: vmlinux
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
@@ -453,7 +489,7 @@ vmlinux:
 .PHONY: clean
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) $(BIN) $(BIN)-static
+	$(Q)rm -rf $(OUTPUT) $(BIN) $(STATIC_BIN) scprof-static-arm64
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*/*.d \
 	$(OUTPUT)/bench/*.d)
