@@ -21,10 +21,16 @@ static __always_inline __u8 flags_of(__u32 nr, __u32 abi)
 {
 	if (nr >= SC_NR_MAX || abi >= SC_ABI_COUNT)
 		return 0;
-	/* The mask only proves the bound to the verifier, which can lose
-	 * the check above when clang merges paths.
+	/* The masks only prove the bounds to the verifier, which can lose
+	 * the check above when clang merges paths: Linux 6.1's does lose
+	 * abi's, checked in one copy and read from a stack slot that does
+	 * not know it (sc_sampled_exit failed to load there).
 	 */
 	barrier_var(nr);
+	barrier_var(abi);
+	abi &= 3;
+	if (abi >= SC_ABI_COUNT)
+		return 0;
 	return nr_flags[abi][nr & (SC_NR_MAX - 1)];
 }
 
