@@ -469,6 +469,33 @@ test-pkg: deps-extra
 
 # vmlinux/arm64/vmlinux.h: from the BTF of Debian 13's arm64 cloud kernel,
 # cut out of its image (vmlinux/README.md).
+# ---- arm64 kernels under qemu (tests/kernels/arm64) ------------------
+# make test-kernels-arm64: ./scprof-static-arm64 and static arm64 workloads
+# in an initramfs, booted with Debian 12's and 13's arm64 cloud kernels
+# (6.1, 6.12) under qemu-system-aarch64 (TCG); the cases in
+# tests/kernels/arm64/cases run inside, their reports are checked outside.
+# Downloads are kept in $(OUTPUT)/kernels.
+ARM64_CC := aarch64-linux-gnu-gcc
+ARM64_WL := $(OUTPUT)/arm64/workloads
+ARM64_WORKLOADS := $(addprefix $(ARM64_WL)/,groundtruth gocalls blocked \
+	highrate stackmix)
+
+$(ARM64_WL)/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(ARM64_CC) -static -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+$(ARM64_WL)/stackmix: WL_EXTRA := -fomit-frame-pointer
+
+.PHONY: test-kernels-arm64
+test-kernels-arm64: deps-extra
+	$(Q)$(MAKE) --no-print-directory static-arm64 $(ARM64_WORKLOADS)
+	$(Q)for s in bookworm trixie; do \
+		sh tests/kernels/arm64/fetch.sh $(OUTPUT)/kernels/arm64 $$s || exit 1; done
+	$(Q)KERNELS=$(abspath $(OUTPUT)/kernels/arm64) \
+		SCPROF=$(abspath scprof-static-arm64) \
+		WORKLOADS=$(abspath $(ARM64_WL)) \
+		$(PYTHON) -m pytest -q tests/kernels/arm64 $(PYTEST_ARGS)
+
 .PHONY: vmlinux-arm64
 vmlinux-arm64:
 	$(Q)sh tests/kernels/arm64/fetch.sh $(OUTPUT)/kernels/arm64 trixie

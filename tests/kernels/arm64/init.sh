@@ -2,7 +2,8 @@
 # /init of the arm64 test VM (boot.sh): mounts what scprof needs, runs each
 # case script in /cases (in name order), prints its output, standard error,
 # the report it left in /tmp/report (scprof -o /tmp/report) and its exit
-# status between markers on the console, and powers off.
+# status between markers on the console, and powers off. A case is killed
+# after 120 s.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sys /sys
@@ -19,7 +20,7 @@ for c in /cases/*.sh; do
 	name=${name%.sh}
 	rm -f /tmp/report
 	t0=$(cut -d' ' -f1 /proc/uptime)
-	(cd /tmp && sh "$c" > /tmp/out 2> /tmp/err)
+	(cd /tmp && timeout 120 sh "$c" > /tmp/out 2> /tmp/err)
 	rc=$?
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	echo "=== BEGIN $name"
