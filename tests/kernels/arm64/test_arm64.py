@@ -312,15 +312,18 @@ def test_calibrate(vm):
 
 
 def test_verdict(vm):
-    """highrate loops on raw getppid and clock_gettime, as many of each.
-    (Whether it is syscall-bound is a matter of timing, which TCG's
-    emulation distorts: not asserted here.)"""
+    """highrate loops on raw getppid and clock_gettime, as many of each
+    (the two rows are read one after the other while it runs: they may
+    differ by the calls made in between, up to 2%). Whether it is
+    syscall-bound is a matter of timing, which TCG's emulation distorts:
+    not asserted here."""
     c = vm.case("25-verdict")
     rep = c.report
     assert rep["pid"] == c.pid() and rep["syscall_bound"] in (True, False)
     got = {s["name"]: s["calls"] for s in rep["syscalls"]}
     assert set(got) == {"getppid", "clock_gettime"}, got
-    assert abs(got["getppid"] - got["clock_gettime"]) <= 1, got
+    assert abs(got["getppid"] - got["clock_gettime"]) <= \
+        0.02 * got["getppid"], got
     assert {f["syscall"] for f in rep["findings"]} <= set(got)
     assert rep["calibration"]["source"] == "saved"
 
