@@ -288,9 +288,10 @@ test-deploy: deps-extra
 	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
 # The heavier suites, after `make test` (.ci/run: make test && make
-# test-extra): packaging (test-pkg, below) and deployment (test-deploy).
+# test-extra): packaging (test-pkg, below), deployment (test-deploy) and
+# arm64 under qemu (test-kernels-arm64).
 .PHONY: test-extra
-test-extra: test-deploy test-pkg
+test-extra: test-deploy test-pkg test-kernels-arm64
 
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
@@ -485,6 +486,14 @@ $(ARM64_WL)/%: tests/workloads/%.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(ARM64_CC) -static -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
 $(ARM64_WL)/stackmix: WL_EXTRA := -fomit-frame-pointer
+
+# A 32-bit arm program for the compat ABI, written without an arm toolchain.
+ARM64_WORKLOADS += $(ARM64_WL)/getpid32
+$(ARM64_WL)/getpid32: tests/kernels/arm64/mkarm32.py
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) $< $@ 1000
+	$(Q)chmod 755 $@
 
 .PHONY: test-kernels-arm64
 test-kernels-arm64: deps-extra
