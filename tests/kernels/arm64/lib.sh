@@ -3,8 +3,9 @@
 # attached PID: wait until scprof (PID) has attached every BPF program it
 # loaded (as many bpf_link fds as bpf-prog fds; the link fdinfo of older
 # kernels does not name the tracepoint): from then on every syscall of its
-# targets is seen. (Not for --latency-duty, whose enter program comes and
-# goes.)
+# targets is seen. (The daemon's sampled enter program is attached only
+# during latency windows: this returns in one, when the exit program that
+# counts every call has long been attached.)
 attached() {
 	n=0
 	while [ $n -lt 6000 ]; do
