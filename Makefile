@@ -14,11 +14,19 @@ GIT_REV := $(shell [ "$$(git -C $(CURDIR) rev-parse --show-toplevel 2>/dev/null)
 # variant of everything beside the normal one.
 OUTPUT ?= .output
 BIN ?= scprof
+# The architecture built for: this machine's, or another with a cross
+# compiler (make static-arm64: ARCH=arm64 CROSS=aarch64-linux-gnu-). It
+# picks vmlinux/$(ARCH)/vmlinux.h and the BPF programs' registers; the
+# syscall names come from CC's headers.
 ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+CROSS ?=
 CLANG ?= clang
 BPFTOOL ?= bpftool
 PROTOC_C ?= protoc-c
 CC ?= cc
+ifneq ($(CROSS),)
+CC := $(CROSS)gcc
+endif
 # clang for target bpf has been seen to run away with memory: cap it (KiB).
 BPF_MEM_LIMIT ?= 4000000
 
@@ -49,12 +57,15 @@ GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
 # Built-in terminfo entries, for top on a host with no terminfo database.
 GEN_TERMINFO := $(OUTPUT)/user/util/terminfo_data.c
 # strace's syscall classes, for -e trace=%CLASS (user/model/trace_set.c).
+# They number x86's calls; another architecture's are numbered by name from
+# its own table (GEN_NATIVE).
 GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
 # pprof's profile.proto (--pprof, user/render/pprof.c), as C by protoc-c:
 # generated here, never committed. Its object is in render's folder, the
 # layer that uses it.
 GEN_PROTO := $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h
 PROTO_OBJ := $(OUTPUT)/user/render/profile.pb-c.o
+GEN_NATIVE := $(if $(filter x86,$(ARCH)),,$(OUTPUT)/user/model/syscalls.txt)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o) \
 	$(PROTO_OBJ)
@@ -108,9 +119,13 @@ $(OUTPUT)/scprof_version.h: FORCE | $(OUTPUT)
 
 .PHONY: FORCE
 FORCE:
-$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt | $(OUTPUT)/user/model
+$(GEN_CLASSES): user/model/gen_classes.sh user/model/trace_classes.txt $(GEN_NATIVE) | $(OUTPUT)/user/model
 	$(call msg,GEN,$@)
-	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt > $@
+	$(Q)sh user/model/gen_classes.sh user/model/trace_classes.txt $(GEN_NATIVE) > $@
+
+$(OUTPUT)/user/model/syscalls.txt: user/model/gen_names.sh | $(OUTPUT)/user/model
+	$(call msg,GEN,$@)
+	$(Q)sh user/model/gen_names.sh "$(CC)" list > $@
 
 $(GEN_PROTO) &: user/render/profile.proto
 	$(call msg,GEN,$(OUTPUT)/proto/profile.pb-c.[ch])
@@ -293,9 +308,10 @@ test-deploy: deps-extra
 	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
 # The heavier suites, after `make test` (.ci/run: make test && make
-# test-extra): packaging (test-pkg, below) and deployment (test-deploy).
+# test-extra): packaging (test-pkg, below), deployment (test-deploy) and
+# arm64 under qemu (test-kernels-arm64).
 .PHONY: test-extra
-test-extra: test-deploy test-pkg
+test-extra: test-deploy test-pkg test-kernels-arm64
 
 # ---- other kernels under qemu: make test-kernels, in test-extra -----------
 # Debian's stock cloud kernels (5.10, 6.1, 6.12), fetched once into
@@ -454,13 +470,23 @@ $(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
-$(BIN)-static: $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
+STATIC_BIN ?= $(BIN)-static
+$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2> $(OUTPUT)/static-link.log || \
 		{ cat $(OUTPUT)/static-link.log; exit 1; }
 
 .PHONY: static
-static: $(BIN)-static
+static: $(STATIC_BIN)
+
+# The same for arm64, cross-built here with Debian's aarch64 toolchain and
+# the :arm64 libraries (.ci/install-deps extra adds both), its objects in
+# $(OUTPUT)/arm64: ./scprof-static-arm64.
+.PHONY: static-arm64
+static-arm64:
+	$(Q)$(MAKE) --no-print-directory ARCH=arm64 CROSS=aarch64-linux-gnu- \
+		OUTPUT=$(OUTPUT)/arm64 BIN=$(OUTPUT)/arm64/scprof \
+		STATIC_BIN=scprof-static-arm64 scprof-static-arm64
 
 # make deb: a Debian package of the dynamic build (pkg/debian/, pkg/mkdeb.sh).
 DEB_ARCH := $(shell dpkg --print-architecture 2>/dev/null)
@@ -489,6 +515,53 @@ test-pkg: deps-extra
 	$(Q)$(PKG_TEST_ENV) $(PYTHON) -m pytest -q tests/pkg $(PYTEST_ARGS)
 
 
+# vmlinux/arm64/vmlinux.h: from the BTF of Debian 13's arm64 cloud kernel,
+# cut out of its image (vmlinux/README.md).
+# ---- arm64 kernels under qemu (tests/kernels/arm64) ------------------
+# make test-kernels-arm64: ./scprof-static-arm64 and static arm64 workloads
+# in an initramfs, booted with Debian 12's and 13's arm64 cloud kernels
+# (6.1, 6.12) under qemu-system-aarch64 (TCG); the cases in
+# tests/kernels/arm64/cases run inside, their reports are checked outside.
+# Downloads are kept in $(OUTPUT)/kernels.
+ARM64_CC := aarch64-linux-gnu-gcc
+ARM64_WL := $(OUTPUT)/arm64/workloads
+ARM64_WORKLOADS := $(addprefix $(ARM64_WL)/,groundtruth gocalls blocked \
+	highrate stackmix)
+
+$(ARM64_WL)/%: tests/workloads/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(ARM64_CC) -static -O2 -g $(WL_EXTRA) -Wall -Wextra -D_GNU_SOURCE $< -o $@ -lpthread
+$(ARM64_WL)/stackmix: WL_EXTRA := -fomit-frame-pointer
+
+# A 32-bit arm program for the compat ABI, written without an arm toolchain.
+ARM64_WORKLOADS += $(ARM64_WL)/getpid32
+$(ARM64_WL)/getpid32: tests/kernels/arm64/mkarm32.py
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PYTHON) $< $@ 1000
+	$(Q)chmod 755 $@
+
+.PHONY: test-kernels-arm64
+test-kernels-arm64: deps-extra
+	$(Q)$(MAKE) --no-print-directory static-arm64 $(ARM64_WORKLOADS)
+	$(Q)for s in bookworm trixie; do \
+		sh tests/kernels/arm64/fetch.sh $(OUTPUT)/kernels/arm64 $$s || exit 1; done
+	$(Q)KERNELS=$(abspath $(OUTPUT)/kernels/arm64) \
+		SCPROF=$(abspath scprof-static-arm64) \
+		WORKLOADS=$(abspath $(ARM64_WL)) \
+		$(PYTHON) -m pytest -q tests/kernels/arm64 $(PYTEST_ARGS)
+
+.PHONY: vmlinux-arm64
+vmlinux-arm64:
+	$(Q)sh tests/kernels/arm64/fetch.sh $(OUTPUT)/kernels/arm64 trixie
+	$(call msg,GEN,vmlinux/arm64/vmlinux.h)
+	$(Q)$(PYTHON) vmlinux/btf_from_image.py $(OUTPUT)/kernels/arm64/trixie/Image \
+		$(OUTPUT)/kernels/arm64/trixie/btf
+	$(Q)$(BPFTOOL) btf dump file $(OUTPUT)/kernels/arm64/trixie/btf format c \
+		> vmlinux/arm64/vmlinux.h.tmp
+	$(Q)mv vmlinux/arm64/vmlinux.h.tmp vmlinux/arm64/vmlinux.h
+
 .PHONY: vmlinux
 vmlinux:
 	$(call msg,GEN,vmlinux/$(ARCH)/vmlinux.h)
@@ -499,7 +572,7 @@ vmlinux:
 .PHONY: clean
 clean:
 	$(call msg,CLEAN)
-	$(Q)rm -rf $(OUTPUT) $(BIN) $(BIN)-static
+	$(Q)rm -rf $(OUTPUT) $(BIN) $(STATIC_BIN) scprof-static-arm64
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*/*.d \
 	$(OUTPUT)/bench/*.d)

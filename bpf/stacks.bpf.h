@@ -133,6 +133,9 @@ static __always_inline bool stack_maps_code(struct pt_regs *regs, __u32 nr,
 {
 #if defined(__TARGET_ARCH_x86)
 	return nr == 9 /* mmap */ && abi == SC_ABI_NATIVE && (regs->dx & 4);
+#elif defined(__TARGET_ARCH_arm64)
+	return nr == 222 /* mmap */ && abi == SC_ABI_NATIVE &&
+	       (regs->regs[2] & 4);
 #else
 	return false;
 #endif
@@ -197,6 +200,11 @@ static __always_inline void stack_emit(struct task_struct *task,
 	e->regs[14] = regs->r14;
 	e->regs[15] = regs->r15;
 	e->regs[16] = regs->ip;
+	e->len = stack_copy(e->data, regs->sp);
+#elif defined(__TARGET_ARCH_arm64)
+	bpf_core_read(e->regs, sizeof(regs->regs), &regs->regs);
+	e->regs[SC_STACK_REG_SP] = regs->sp;
+	e->regs[SC_STACK_REG_IP] = regs->pc;
 	e->len = stack_copy(e->data, regs->sp);
 #else
 	e->len = 0;

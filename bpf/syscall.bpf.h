@@ -16,6 +16,10 @@
 #include "task.bpf.h"
 
 #define X86_TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */
+/* A 32-bit (arm EABI) task: arch/arm64/include/asm/thread_info.h's
+ * TIF_32BIT, bit 22 since arm64 began.
+ */
+#define ARM64_TIF_32BIT (1UL << 22)
 
 static __always_inline __u8 flags_of(__u32 nr, __u32 abi)
 {
@@ -57,6 +61,10 @@ static __always_inline void nr_abi_of(struct task_struct *task, long id,
 		*abi = SC_ABI_X32;
 		*nr &= ~SC_X32_SYSCALL_BIT;
 	}
+#elif defined(__TARGET_ARCH_arm64)
+	/* compat: numbered in arm's table, which scprof has no names for */
+	if (task_ti_flags(task) & ARM64_TIF_32BIT)
+		*abi = SC_ABI_COMPAT;
 #endif
 }
 
@@ -81,6 +89,9 @@ static __always_inline bool exit_nr_abi(struct task_struct *task, long id,
 	*abi = SC_ABI_NATIVE;
 #if defined(__TARGET_ARCH_x86)
 	if (task_ti_status(task) & X86_TS_COMPAT)
+		*abi = SC_ABI_COMPAT;
+#elif defined(__TARGET_ARCH_arm64)
+	if (task_ti_flags(task) & ARM64_TIF_32BIT)
 		*abi = SC_ABI_COMPAT;
 #endif
 	*nr = *abi == SC_ABI_COMPAT ? sigreturn_nr[SC_ABI_COMPAT] :

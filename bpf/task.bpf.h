@@ -88,6 +88,11 @@ static __always_inline __u32 task_ti_status(struct task_struct *t)
 {
 	return TASK_GET(t, t->thread_info.status, thread_info.status);
 }
+#elif defined(__TARGET_ARCH_arm64)
+static __always_inline unsigned long task_ti_flags(struct task_struct *t)
+{
+	return TASK_GET(t, t->thread_info.flags, thread_info.flags);
+}
 #endif
 
 /* task_struct.state was renamed __state in 5.14. */

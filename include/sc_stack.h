@@ -24,13 +24,23 @@
 #define SC_STACK_MAX_SHIFT 7
 
 /*
- * The user registers of the call, in DWARF order for x86_64: rax, rdx,
- * rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip.
+ * The user registers of the call, in DWARF order: on x86_64 rax, rdx,
+ * rcx, rbx, rsi, rdi, rbp, rsp, r8..r15, rip; on arm64 x0..x30 (x29 the
+ * frame pointer), sp, then pc (which arm64's DWARF numbers no register).
+ * (The BPF side is built for the target, so its compiler defines no
+ * __aarch64__: -D__TARGET_ARCH_arm64 says it.)
  */
+#if defined(__aarch64__) || defined(__TARGET_ARCH_arm64)
+#define SC_STACK_NREGS 33
+#define SC_STACK_REG_BP 29
+#define SC_STACK_REG_SP 31
+#define SC_STACK_REG_IP 32
+#else
 #define SC_STACK_NREGS 17
 #define SC_STACK_REG_BP 6
 #define SC_STACK_REG_SP 7
 #define SC_STACK_REG_IP 16
+#endif
 
 /* The process's first sample, or its first since it mapped more code:
  * userspace reads its mappings (again).

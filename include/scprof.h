@@ -83,8 +83,9 @@ struct sc_inflight {
 
 /* Syscall ABIs, i.e. which number table a syscall number belongs to. */
 enum sc_abi {
-	SC_ABI_NATIVE = 0, /* x86_64: the 64-bit table */
-	SC_ABI_COMPAT = 1, /* x86_64: i386 binaries, the 32-bit table */
+	SC_ABI_NATIVE = 0, /* x86_64's 64-bit table; arm64's asm-generic one */
+	SC_ABI_COMPAT = 1, /* x86_64: i386 binaries, the 32-bit table; arm64:
+			      32-bit arm binaries (no names) */
 	SC_ABI_X32 = 2,	   /* x86_64: x32 binaries */
 	SC_ABI_COUNT,
 };

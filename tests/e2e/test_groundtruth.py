@@ -138,16 +138,21 @@ def test_nanosleep_histogram_rows():
     text = proc.stderr.decode()
     block = text.split("\nnanosleep: ", 1)[1].split("\n\n", 1)[0]
     assert block.startswith(f"{p['s']} calls"), block
-    total = 0
+    total = near = 0
     for line in block.splitlines()[2:]:
         rng, rest = line.split(":", 1)
         lo, hi = (int(x) for x in rng.split("->"))
         cnt = int(rest.split("|", 1)[0])
         if cnt:
-            # (2^20, 2^21] holds 2.00-2.097 ms, (2^21, 2^22] the oversleeps
-            assert (lo, hi) in ((1048577, 2097152), (2097153, 4194304)), line
+            # none shorter than the 2 ms asked for
+            assert lo >= 1048577, line
+        # (2^20, 2^21] holds 2.00-2.097 ms, (2^21, 2^22] the oversleeps;
+        # a loaded machine wakes a sleeper later now and then
+        if (lo, hi) in ((1048577, 2097152), (2097153, 4194304)):
+            near += cnt
         total += cnt
     assert total == p["s"]
+    assert near >= total - 1, block
 
 
 def test_getppid_latency_far_below_strace():

@@ -4,10 +4,12 @@
  *   groundtruth N_GETPPID N_BADOPEN N_READ1 N_SLEEP N_CHILD_GETPPID
  * makes N_GETPPID getppid calls, N_BADOPEN openat calls that fail with
  * ENOENT, N_READ1 one-byte reads from /dev/zero, N_SLEEP 2 ms nanosleeps,
- * and forks one child that makes N_CHILD_GETPPID getppid calls (through
- * syscall(2), so no libc caching) before it exits.
+ * and forks one child (fork, or clone where there is no fork: arm64) that
+ * makes N_CHILD_GETPPID getppid calls (through syscall(2), so no libc
+ * caching) before it exits.
  */
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -60,7 +62,12 @@ int main(int argc, char **argv)
 	for (long i = 0; i < n_sleep; i++)
 		syscall(SYS_nanosleep, &ts, NULL);
 
+#ifdef SYS_fork
 	pid = (pid_t)syscall(SYS_fork);
+#else
+	/* asm-generic (arm64) has no fork: clone(SIGCHLD) is glibc's fork */
+	pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+#endif
 	if (pid < 0)
 		return 1;
 	if (pid == 0) {

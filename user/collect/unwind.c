@@ -160,7 +160,17 @@ static bool uw_set_initial_registers(Dwfl_Thread *thread, void *thread_arg)
 
 	for (int i = 0; i < SC_STACK_NREGS; i++)
 		regs[i] = e->regs[i];
+#if defined(__aarch64__)
+	/* x0..x30 and sp are DWARF registers 0 to 31; the pc is none (libdw
+	 * would take x30, the return address column, for it)
+	 */
+	if (!dwfl_thread_state_registers(thread, 0, SC_STACK_REG_IP, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, e->regs[SC_STACK_REG_IP]);
+	return true;
+#else
 	return dwfl_thread_state_registers(thread, 0, SC_STACK_NREGS, regs);
+#endif
 }
 
 static const Dwfl_Thread_Callbacks uw_thread_cb = {

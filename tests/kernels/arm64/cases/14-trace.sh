@@ -1,0 +1,1 @@
+scprof -f -e trace=%process,getppid --format json -o /tmp/report -- /w/groundtruth 1000 10 100 3 50
