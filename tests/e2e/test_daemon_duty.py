@@ -46,6 +46,13 @@ def test_duty_1_times_every_call(daemons, gates):
     timed, counted = timed_and_counted(s)
     assert counted == 100000
     assert timed == counted
+    # What the windows cost: their programs' time and the tracepoint's
+    # dispatch of every call timed
+    dispatch = value(s, "scprof_latency_dispatch_seconds")
+    assert 1e-9 < dispatch < 1e-5, dispatch
+    cost = value(s, "scprof_latency_cost_seconds_total")
+    part = value(s, "scprof_bpf_cost_seconds_total", part="latency")
+    assert cost - part >= 0.95 * dispatch * timed, (cost, part, dispatch)
     assert value(s, "scprof_latency_duty_ratio") == 1
     assert value(s, "scprof_latency_budget_ratio") is None
     check_histograms(s)
@@ -57,6 +64,11 @@ def test_default_counts_every_call_and_times_fewer(daemons, gates):
     # pacer is done.
     d, s = run_pacer(daemons, gates, [], 20000, 150)
     timed, counted = timed_and_counted(s)
+    # the windows' cost: at least the dispatch of the calls timed
+    dispatch = value(s, "scprof_latency_dispatch_seconds")
+    cost = value(s, "scprof_latency_cost_seconds_total")
+    part = value(s, "scprof_bpf_cost_seconds_total", part="latency")
+    assert cost - part >= 0.95 * dispatch * timed, (cost, part, dispatch)
     assert counted == 3000000, "a call was lost"
     assert 0 < timed < counted, (timed, counted)
     assert check_histograms(s) >= 1

@@ -68,6 +68,9 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		self->enter_s = di.enter_s;
 		self->exit_s = di.exit_s;
 		self->latency_s = di.latency_s;
+		self->latency_cost_s = di.latency_cost_s;
+		self->dispatch_ns = di.dispatch_ns;
+		self->dispatch_known = di.dispatch_known;
 		self->count_s = di.count_s;
 		self->windows = di.windows;
 		self->windows_closed_early = di.closed_early;

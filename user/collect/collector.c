@@ -401,6 +401,11 @@ void collector__detach(struct collector *c)
 	c->attached = false;
 }
 
+bool collector__has_windows(const struct collector *c)
+{
+	return c->skel->rodata->progs == SC_PROGS_SAMPLED;
+}
+
 int collector__latency_window(struct collector *c, bool open)
 {
 	struct scprof_bpf *skel = c->skel;

@@ -110,6 +110,10 @@ int collector__attach(struct collector *c);
  * collector__attach attaches them again (calibrate's probe effect).
  */
 void collector__detach(struct collector *c);
+/* Does the sampled mode's window open and close (else the enter program
+ * is attached for good, or not at all)?
+ */
+bool collector__has_windows(const struct collector *c);
 /*
  * Sampled mode: open (attach the enter program) or close (detach it) a
  * latency window. Calls are timed only when they begin and end inside

@@ -3,9 +3,12 @@
  * Latency on a duty cycle (sampled mode): every call is counted, always;
  * the enter program that times calls is attached for a window at the
  * start of each period. With a fixed ratio the window is ratio * period;
- * otherwise the ratio is chosen from a CPU budget and the programs' own
- * measured cost (collector__cost), and a window that has spent the
- * period's budget closes early.
+ * otherwise the ratio is chosen from a CPU budget and what a window costs:
+ * its programs' own measured run time (collector__cost) and the
+ * tracepoint's dispatch of each call, which they cannot time themselves,
+ * measured with a getppid loop with and without the window at the start
+ * and every 5 minutes. A window that has spent the period's budget closes
+ * early.
  */
 #ifndef SCPROF_DUTY_H
 #define SCPROF_DUTY_H
@@ -36,6 +39,11 @@ struct duty_info {
 	double enter_s;	       /* CPU seconds of the enter program */
 	double exit_s;	       /* CPU seconds of the exit program */
 	double latency_s;      /* the latency part: enter + timing at exit */
+	double latency_cost_s; /* the same and the dispatch: what windows
+				* cost (what the budget holds)
+				*/
+	double dispatch_ns;    /* measured per call while a window is open */
+	bool dispatch_known;   /* measured (there are windows to open) */
 	double count_s;	       /* the counting part (never traded away) */
 	double latency_share;  /* latency part's CPU share (of one CPU) over
 			       * the last whole period

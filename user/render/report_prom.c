@@ -291,6 +291,19 @@ static void latency_metrics(FILE *f, const struct prom_self *s)
 	       s->count_s);
 	sample(f, "scprof_bpf_cost_seconds_total", "{part=\"latency\"}",
 	       s->latency_s);
+	family(f, "scprof_latency_cost_seconds_total", "counter",
+	       "CPU time the latency windows cost: the latency part above and "
+	       "the tracepoint's dispatch of every call while a window is "
+	       "open, which the programs cannot time (measured with a getppid "
+	       "loop with and without a window, at the start and every 5 "
+	       "minutes). --max-overhead holds this.");
+	sample(f, "scprof_latency_cost_seconds_total", "", s->latency_cost_s);
+	if (s->dispatch_known) {
+		family(f, "scprof_latency_dispatch_seconds", "gauge",
+		       "That dispatch, per call, as last measured.");
+		sample(f, "scprof_latency_dispatch_seconds", "",
+		       s->dispatch_ns / 1e9);
+	}
 	family(f, "scprof_latency_sample_ratio", "gauge",
 	       "Share of time that calls were timed, over the last period "
 	       "(latency figures come from those calls only).");

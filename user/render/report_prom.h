@@ -35,6 +35,9 @@ struct prom_self {
 	double budget;		   /* fraction of one CPU (budgeted only) */
 	double enter_s, exit_s;	   /* the syscall programs' CPU time */
 	double latency_s, count_s; /* the same, by part */
+	double latency_cost_s;	   /* latency_s and the dispatch it adds */
+	double dispatch_ns;	   /* per call, while a window is open */
+	bool dispatch_known;	   /* else no gauge */
 	uint64_t windows, windows_closed_early;
 };
 
