@@ -148,6 +148,12 @@ def summarize_budget(bcfgs, runs, bare, secs):
                 "count_s": mv('scprof_bpf_cost_seconds_total{part="count"}'),
                 "latency_s": mv(
                     'scprof_bpf_cost_seconds_total{part="latency"}'),
+                # the windows' whole cost, dispatch included: what the
+                # budget holds (#21)
+                "cost_s": mv("scprof_latency_cost_seconds_total"),
+                "dispatch_ns": med([r["gauges"].get(
+                    "scprof_latency_dispatch_seconds", 0) * 1e9
+                    for r in ms]),
                 "enter_s": mv(
                     'scprof_bpf_run_seconds_total{program="sys_enter"}'),
                 "exit_s": mv(
@@ -247,6 +253,14 @@ def report_budget(sec):
                       "" if "unseen_enter_s" not in a else
                       "; sys_enter's dispatch in the windows: %.3f s" %
                       a["unseen_enter_s"]))
+        cl = r["claimed"]
+        print("  %s: its metrics count %.3f s of window cost with the "
+              "dispatch (measured %.1f ns a call)%s" % (
+                  r["config"], cl.get("cost_s", 0), cl.get("dispatch_ns", 0),
+                  "" if "timing_real_s" not in a or not cl.get("cost_s")
+                  else ", %.2fx what timing really cost" % (
+                      cl["cost_s"] / a["timing_real_s"]
+                      if a["timing_real_s"] > 0 else float("nan"))))
     print()
 
 
