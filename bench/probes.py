@@ -353,6 +353,14 @@ def make_configs(a, other_pid):
                "bpf", parse_scprof_csv, min_progs=2, floor="pair",
                label="scprof --stacks", service=True) if scprof_has(
                    S, "--stacks") else None,
+        # #23: the time graph at its default (one sample per 200 µs in
+        # calls) must cost under 5% on nginx
+        Config("scprof --stacks-by time",
+               lambda p, o: [S, "-q", "--stacks-by", "time", "--format",
+                             "csv", "-o", o, "-p", str(p)],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
+               label="scprof --stacks-by time", service=True) if scprof_has(
+                   S, "--stacks-by") else None,
         Config("scprof -p other (non-target)",
                lambda p, o: [S, "-q", "--format", "csv", "-o", o,
                              "-p", str(other_pid)],
