@@ -260,7 +260,8 @@ test: deps-test
 # make bench BENCH_ARGS='--reps 3 --sections services'. Sections: loops,
 # services and machine by default, budget and where on demand. Results in
 # $(BENCH_OUT)/bench.json and services.svg, compared with bench/baseline.json
-# (exit status 3 when a configuration got dearer).
+# when there is one (exit status 3 when a configuration got dearer);
+# BENCH_ARGS=--readme also writes them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
 
