@@ -30,7 +30,8 @@ own report must count what the load did, so a probe that was not attached
 for the whole timed window is an error, not a result.
 
 The results go to OUT/bench.json (--out) with the services' chart in
-OUT/services.svg; --from-json reports a saved run again without
+OUT/services.svg; --readme also writes them into docs/overhead.md, between
+its bench-results markers; --from-json reports a saved run again without
 measuring. Each run is compared with --baseline (bench/baseline.json):
 a configuration dearer than it by more than 15% and more than the noise
 is named, and the exit status is then 3.
