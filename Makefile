@@ -49,7 +49,7 @@ LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcry
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
-# user/ is one folder per layer (see README, "How the code is laid out").
+# user/ is one folder per layer (see docs/HACKING.md).
 LAYERS := cmd analyze collect render model util
 USER_SRCS := $(foreach l,$(LAYERS),$(wildcard user/$(l)/*.c))
 GEN_NAMES := $(OUTPUT)/user/model/syscall_names.c \
@@ -260,7 +260,8 @@ test: deps-test
 # make bench BENCH_ARGS='--reps 3 --sections services'. Sections: loops,
 # services and machine by default, budget and where on demand. Results in
 # $(BENCH_OUT)/bench.json and services.svg, compared with bench/baseline.json
-# (exit status 3 when a configuration got dearer).
+# when there is one (exit status 3 when a configuration got dearer);
+# BENCH_ARGS=--readme also writes them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
 
@@ -461,7 +462,7 @@ uninstall:
 # One statically linked binary to copy onto a host with nothing installed.
 # GnuTLS cannot be linked statically from Debian's packages (p11-kit ships
 # no static library): pkg/no_gnutls.c stands in for it, so this binary
-# serves plain HTTP only (see README, "Install").
+# serves plain HTTP only (see docs/deploy.md).
 # libtinfo is ncurses' own dependency; liblzma and libbz2 are libdw's
 # (unused until something links libdw).
 STATIC_LDLIBS = $(filter-out -lgnutls,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz

@@ -30,7 +30,8 @@ own report must count what the load did, so a probe that was not attached
 for the whole timed window is an error, not a result.
 
 The results go to OUT/bench.json (--out) with the services' chart in
-OUT/services.svg; --from-json reports a saved run again without
+OUT/services.svg; --readme also writes them into docs/overhead.md, between
+its bench-results markers; --from-json reports a saved run again without
 measuring. Each run is compared with --baseline (bench/baseline.json):
 a configuration dearer than it by more than 15% and more than the noise
 is named, and the exit status is then 3.
@@ -55,8 +56,11 @@ from probes import (KINDS, BenchError, ensure_tracefs, host_desc, log,
 
 SECTIONS = ("loops", "services", "budget", "where", "machine")
 HERE = os.path.dirname(os.path.abspath(__file__))
-README_BEGIN = "<!-- bench-results:begin (make bench BENCH_ARGS=--readme README.md) -->"
-README_END = "<!-- bench-results:end -->"
+# --readme writes the run's results between these markers of the overhead
+# page (docs/overhead.md): the text around them is written by hand.
+OVERHEAD_DOC = os.path.join(os.path.dirname(HERE), "docs", "overhead.md")
+RESULTS_BEGIN = "<!-- bench-results:begin (make bench BENCH_ARGS=--readme) -->"
+RESULTS_END = "<!-- bench-results:end -->"
 EXIT_DEARER = 3
 
 
@@ -66,7 +70,7 @@ def parse_args():
         epilog="Examples: make bench BENCH_ARGS='--sections services "
         "--reps 3'; make bench BENCH_ARGS='--sections loops --only "
         "floor --only \"-C -a\"'; bench/bench.py --from-json "
-        ".output/bench/bench.json --readme README.md")
+        ".output/bench/bench.json --readme")
     ap.add_argument("--scprof", help="scprof binary")
     ap.add_argument("--bin", help="folder with the floor and sysloop "
                     "binaries")
@@ -158,12 +162,15 @@ def parse_args():
     g.add_argument("--floor-tolerance", type=float, default=0.25,
                    help="compare the loops only when the floors are within "
                    "this share of the baseline's (default 0.25)")
-    g.add_argument("--readme", metavar="FILE",
+    g.add_argument("--readme", metavar="FILE", nargs="?",
+                   const=OVERHEAD_DOC,
                    help="rewrite the results between the bench-results "
-                   "markers of FILE (README.md) from this run")
-    g.add_argument("--readme-chart", default="docs/bench-services.svg",
+                   "markers of FILE (default docs/overhead.md, the "
+                   "overhead page the README links to) from this run")
+    g.add_argument("--readme-chart", default="bench-services.svg",
                    help="where --readme puts the services' chart, relative "
-                   "to FILE's folder (default docs/bench-services.svg)")
+                   "to FILE's folder (default bench-services.svg: "
+                   "docs/bench-services.svg)")
     a = ap.parse_args()
     a.kinds = a.kinds.split(",")
     a.sections = a.sections.split(",")
@@ -246,14 +253,16 @@ def markdown(doc, chart_rel):
     return "\n".join(out)
 
 
-def update_readme(path, text):
+def update_results(path, text):
+    """Put text between the bench-results markers of the page at path,
+    leaving the rest of it as it is."""
     with open(path) as f:
         doc = f.read()
-    i, j = doc.find(README_BEGIN), doc.find(README_END)
+    i, j = doc.find(RESULTS_BEGIN), doc.find(RESULTS_END)
     if i < 0 or j < i:
         raise BenchError("%s has no %s ... %s markers" % (
-            path, README_BEGIN, README_END))
-    doc = doc[:i + len(README_BEGIN)] + "\n" + text + doc[j:]
+            path, RESULTS_BEGIN, RESULTS_END))
+    doc = doc[:i + len(RESULTS_BEGIN)] + "\n" + text + doc[j:]
     write_text(path, doc)
     log("bench: results written into %s" % path)
 
@@ -283,7 +292,7 @@ def report(a, doc):
             rel = a.readme_chart
             write_text(os.path.join(os.path.dirname(a.readme) or ".", rel),
                        chart.services_chart(doc["services"], h))
-        update_readme(a.readme, markdown(doc, rel))
+        update_results(a.readme, markdown(doc, rel))
     if a.save_baseline:
         write_json(a.save_baseline, compare.baseline_doc(doc, doc["git"]))
         log("bench: baseline written to %s" % a.save_baseline)

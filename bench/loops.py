@@ -568,7 +568,7 @@ FLOOR_WORDS = {"enter": "floor-enter", "exit": "floor-exit",
 
 
 def markdown(sec):
-    """The loops' results as markdown (the README's "A run on this
+    """The loops' results as markdown (docs/overhead.md's "A run on this
     machine"), from the section's record."""
     rows, foreign = sec["rows"], sec["foreign_probes"]
     out = ["The loops: %d repetitions of %g s loops interleaved with bare "

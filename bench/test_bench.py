@@ -132,3 +132,48 @@ def test_machine_ratios_read_against_their_expectation():
     assert abs(m["ratio"] - 1.6) < 1e-9 and not m["expected"]
     assert machine.expectation(0.5, 1.5) == "0.5-1.5"
     assert machine.expectation(None, 0.5) == "< 0.5"
+
+
+def test_readme_writes_the_overhead_page_by_default(monkeypatch):
+    """--readme alone names docs/overhead.md, whose markers it fills."""
+    import bench
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--from-json", "x.json",
+                                      "--readme"])
+    a = bench.parse_args()
+    assert a.readme == bench.OVERHEAD_DOC
+    assert a.readme.endswith(os.path.join("docs", "overhead.md"))
+    with open(a.readme) as f:
+        doc = f.read()
+    assert doc.count(bench.RESULTS_BEGIN) == 1, bench.RESULTS_BEGIN
+    assert doc.count(bench.RESULTS_END) == 1, bench.RESULTS_END
+    assert doc.index(bench.RESULTS_BEGIN) < doc.index(bench.RESULTS_END)
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--from-json", "x.json",
+                                      "--readme", "other.md"])
+    assert bench.parse_args().readme == "other.md"
+    monkeypatch.setattr(sys, "argv", ["bench.py", "--from-json", "x.json"])
+    assert bench.parse_args().readme is None
+
+
+def test_update_results_keeps_the_hand_written_text(tmp_path):
+    import bench
+    page = tmp_path / "overhead.md"
+    page.write_text("# Overhead\n\nBy hand.\n\n%s\nold run\n%s\n\nAfter.\n" %
+                    (bench.RESULTS_BEGIN, bench.RESULTS_END))
+    bench.update_results(str(page), "new run\n")
+    bench.update_results(str(page), "newer run\n")
+    assert page.read_text() == (
+        "# Overhead\n\nBy hand.\n\n%s\nnewer run\n%s\n\nAfter.\n" %
+        (bench.RESULTS_BEGIN, bench.RESULTS_END))
+
+
+def test_update_results_needs_the_markers(tmp_path):
+    import bench
+    page = tmp_path / "overhead.md"
+    page.write_text("# Overhead\n")
+    try:
+        bench.update_results(str(page), "run\n")
+    except probes.BenchError as e:
+        assert "markers" in str(e)
+    else:
+        raise AssertionError("no error for a page without markers")
+    assert page.read_text() == "# Overhead\n"

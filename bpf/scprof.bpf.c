@@ -24,7 +24,7 @@
  * per-process rows wanted) have their cells in arrays indexed by syscall
  * number instead of a hash map, their counters per CPU (enum sc_cells).
  * What is left is mostly the two clock reads. make bench measures each
- * step (see the README's Overhead section).
+ * step (see docs/overhead.md).
  *
  * This file holds the settings, the state and the maps, then the programs;
  * the helpers they inline come after the definitions, one header a

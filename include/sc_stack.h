@@ -13,7 +13,7 @@
 /* The stack_events ring buffer (a power of two, in bytes). */
 #define SC_STACK_RINGBUF (16U << 20)
 /* --stacks without N: one call in this many is sampled (per CPU, with a
- * random countdown of mean N). Chosen in README "Call sites".
+ * random countdown of mean N). Chosen in docs/callsites.md, "Cost".
  */
 #define SC_STACK_DEFAULT_PERIOD 1000
 /* --stacks-by time without N: one sample per this many µs in calls. */

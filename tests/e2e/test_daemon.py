@@ -477,7 +477,7 @@ def test_sigterm_detaches_everything_and_exits_0(daemons, gates, tmp_path):
     assert all(bpftool_has("link", i) for i in links)
     rc, took, err = d.stop(signal.SIGTERM)
     assert rc == 0, err
-    # Hang guard, not a timing claim (the README states the measured time).
+    # Hang guard, not a timing claim (docs/daemon.md states the measured time).
     assert took < 10, f"took {took:.1f} s to stop"
     assert err.decode().strip().splitlines()[-1] == \
         "scprof daemon: stopped: BPF programs detached"
@@ -804,7 +804,7 @@ def wakeups(pid):
 
 def test_daemon_work_does_not_follow_process_churn(daemons, gates):
     # About 100 process exits a second for ~20 s (a busy machine), the
-    # default fold interval, a scrape every 5 s (3x the 15 s the README's
+    # default fold interval, a scrape every 5 s (3x the 15 s docs/daemon.md's
     # "under 1% of a core" is for). What it costs in CPU time is the
     # machine's business (printed here; the daemon's cost is measured in
     # make bench): what the daemon guarantees is that it wakes on its own

@@ -3,7 +3,8 @@
 
 tests/workloads/setcomm sets its comm with prctl(PR_SET_NAME) to bytes
 given in hex (the kernel keeps 15), then makes a known number of getppid.
-README's rules, checked here against an independent Python model:
+The rules docs/usage.md states, checked here against an independent Python
+model:
  - tables: printable ASCII and valid UTF-8 pass; control bytes, C1
    controls, DEL, bidi controls and invalid UTF-8 become \\xNN per byte,
    and a backslash becomes \\\\;

@@ -2,8 +2,8 @@
 """The kernel matrix (make test-kernels): every selected kernel is booted
 once, at the start of the session, and each test checks one feature's
 results on each kernel. At the end a kernel x feature table is printed
-and written to .output/kernels/matrix.md (the README's table is that
-file).
+and written to .output/kernels/matrix.md (the README's "Supported kernels"
+table is that file).
 
 SCPROF_STATIC and KERNELS_WORKLOADS name the binaries that go into the
 initramfs (the Makefile passes them); see vm.py for the rest.

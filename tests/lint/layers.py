@@ -18,8 +18,8 @@ import sys
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 USER = os.path.join(ROOT, "user")
-# What each layer may include besides itself: the arrows of the README's
-# picture. cmd -> analyze -> collect -> model -> util; render -> model.
+# What each layer may include besides itself: the arrows of the picture in
+# docs/HACKING.md. cmd -> analyze -> collect -> model -> util; render -> model.
 MAY_USE = {
     "cmd": {"analyze", "collect", "render", "model", "util"},
     "analyze": {"collect", "model", "util"},

@@ -81,8 +81,9 @@ def test_lintian_finds_no_errors(deb):
             ("E:", "W:", "I:")]
     assert r.returncode == 0 and not [t for t in tags if t[:2] == "E:"], \
         r.stdout + r.stderr
-    # The warnings there are (listed in the report and README): none but
-    # the changelog's "closes no bugs", which a first package always has.
+    # The warnings there are (listed in the report and docs/deploy.md):
+    # none but the changelog's "closes no bugs", which a first package
+    # always has.
     warnings = [t for t in tags if t.startswith("W:")]
     assert all("initial-upload-closes-no-bugs" in w for w in warnings), \
         warnings

@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""--version, the man pages against --help and the option tables, and the
-bash and zsh completions, driven through bash-completion and zsh."""
+"""--version, the man pages against --help and the option tables, the
+bash and zsh completions, driven through bash-completion and zsh, and the
+README and docs/*.md pages: a short landing page, links that lead
+somewhere."""
 import os
 import re
 import shlex
@@ -347,3 +349,131 @@ def test_zsh_completion_lists_every_option():
         for name in table(cmd):
             assert re.search(rf"['{{,]{re.escape(name)}['}},\[]", body), \
                 f"zsh: {name} not offered for {cmd}"
+
+
+# ---- the README and the docs pages ----------------------------------------
+
+README = os.path.join(ROOT, "README.md")
+README_MAX_LINES = 300
+FIRST_COMMANDS = ["apt-get install make git", "make run", "make test"]
+
+
+def doc_pages():
+    d = os.path.join(ROOT, "docs")
+    return [README] + sorted(os.path.join(d, f) for f in os.listdir(d)
+                             if f.endswith(".md"))
+
+
+def prose_lines(path):
+    """The page's lines with fenced code blocks blanked (their lines kept,
+    so that numbers still match): no heading or link is taken from code."""
+    out, fence = [], None
+    with open(path) as f:
+        for line in f.read().split("\n"):
+            m = re.match(r"\s*(```|~~~)", line)
+            if fence is None and m:
+                fence = m.group(1)
+                out.append("")
+            elif fence is not None:
+                if line.strip().startswith(fence):
+                    fence = None
+                out.append("")
+            else:
+                out.append(line)
+    return out
+
+
+def anchors(path):
+    """The #anchors GitHub gives the page's headings: lower case, anything
+    but letters, digits, '-', '_' and spaces dropped, spaces to '-', and
+    -1, -2... after a repeated one."""
+    seen, out = {}, set()
+    for line in prose_lines(path):
+        m = re.match(r"#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not m:
+            continue
+        a = re.sub(r"[^\w\- ]", "", m.group(1).strip().lower())
+        a = a.replace(" ", "-")
+        n = seen.get(a, 0)
+        seen[a] = n + 1
+        out.add(a if n == 0 else "%s-%d" % (a, n))
+    return out
+
+
+def links(path):
+    """(line, target) of every inline link and image of the page."""
+    text = "\n".join(prose_lines(path))
+    link = re.compile(r"!?\[[^\]]*\]"  # [text] or ![alt], maybe over lines
+                      r"\(\s*<?([^)\s>]+)>?"  # (target
+                      r"(?:\s+\"[^\"]*\")?\)")  # "title")
+    for m in link.finditer(text):
+        yield text.count("\n", 0, m.start()) + 1, m.group(1)
+
+
+def test_github_anchors_as_github_makes_them(tmp_path):
+    """The anchor rule itself, on headings like the pages' own."""
+    page = tmp_path / "p.md"
+    page.write_text("# Using scprof\n\n"
+                    "## Who makes the calls: --by, -T, -p TID\n"
+                    "```\n# not a heading\n```\n## Notes\n## Notes\n")
+    assert anchors(str(page)) == {"using-scprof", "notes", "notes-1",
+                                  "who-makes-the-calls---by--t--p-tid"}
+
+
+def test_readme_is_a_landing_page():
+    with open(README) as f:
+        n = len(f.read().splitlines())
+    assert n <= README_MAX_LINES, (
+        f"README.md has {n} lines, more than {README_MAX_LINES}: it is the "
+        "landing page; the reference goes to docs/*.md and the man pages")
+
+
+def test_readme_first_commands_are_a_fresh_machines():
+    """The first commands a reader meets, before any other section: the
+    packages a fresh Debian lacks, then make run and make test."""
+    lines = prose_lines(README)
+    heads = [i for i, l in enumerate(lines) if l.startswith("## ")]
+    assert heads and lines[heads[0]] == "## The two commands", (
+        "the README's first section should be '## The two commands', not "
+        f"{lines[heads[0]] if heads else None!r}")
+    with open(README) as f:
+        raw = f.read().split("\n")
+    end = heads[1] if len(heads) > 1 else len(raw)
+    block = raw[heads[0]:end]
+    start = next(i for i, l in enumerate(block) if l.startswith("```"))
+    stop = next(i for i in range(start + 1, len(block))
+                if block[i].startswith("```"))
+    cmds = [l.split("#")[0].strip() for l in block[start + 1:stop]]
+    assert [c for c in cmds if c] == FIRST_COMMANDS, cmds
+
+
+def test_relative_links_lead_somewhere():
+    """Every relative link and image of README.md and docs/*.md names a
+    file that exists, and its #anchor a heading of that page."""
+    bad = []
+    for path in doc_pages():
+        here = os.path.dirname(path)
+        rel = os.path.relpath(path, ROOT)
+        for line, target in links(path):
+            if re.match(r"[a-z][a-z0-9+.-]*:", target):
+                continue  # https:, mailto:
+            file, _, anchor = target.partition("#")
+            dest = os.path.normpath(os.path.join(here, file)) if file \
+                else path
+            if not os.path.exists(dest):
+                bad.append(f"{rel}:{line}: {target}: no such file")
+            elif anchor and dest.endswith(".md") and \
+                    anchor not in anchors(dest):
+                bad.append(f"{rel}:{line}: {target}: no heading "
+                           f"#{anchor} in {os.path.relpath(dest, ROOT)}")
+    assert not bad, "\n".join(bad)
+
+
+def test_readme_links_every_docs_page():
+    """A page in docs/ that the README does not link is lost."""
+    linked = {os.path.normpath(os.path.join(ROOT, t.partition("#")[0]))
+              for _, t in links(README)}
+    missing = [os.path.relpath(p, ROOT) for p in doc_pages()[1:]
+               if p not in linked]
+    assert not missing, f"README.md links none of {missing}"
+

@@ -5,7 +5,7 @@
  * time and which of the known patterns it shows. Pure logic: no BPF, no
  * /proc, no output (verdict_report.c renders a verdict).
  *
- * Figures and rules (README "Is it the syscalls?"):
+ * Figures and rules (docs/verdict.md):
  *  - a call's round trip (user to kernel to user, probe effect removed) is
  *    floor + (its latency as scprof reports it - the floor call's latency
  *    as scprof reported it under the probe), and at least the floor;

@@ -201,7 +201,7 @@ static void test_small_io_counts_successes(void **state)
 }
 
 /*
- * The small-io rule counts the calls that moved data (README: "at least
+ * The small-io rule counts the calls that moved data (docs/verdict.md: "at least
  * 1000 successful calls"): a non-blocking reader whose reads mostly fail
  * with EAGAIN, with 400 reads of one byte, is not small I/O.
  */

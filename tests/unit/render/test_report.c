@@ -433,7 +433,7 @@ static void test_table_per_process(void **state)
 
 /*
  * -H: a bcc-style bar chart per syscall, after its errors by errno; the
- * expected text is the README's example.
+ * expected text is docs/usage.md's example.
  */
 static void test_histograms(void **state)
 {
