@@ -108,7 +108,7 @@ static void add(struct sc_model *m, uint32_t pid, uint32_t tgid,
 		const char *comm, uint64_t cgid, uint32_t nr, uint64_t calls,
 		uint64_t ns)
 {
-	struct sc_proc *p = model_proc(m, pid, pid * 1000ULL);
+	struct sc_proc *p = model_proc(m, pid, pid * 1000ULL, 0);
 	struct sc_stats st = { .calls = calls, .total_ns = ns };
 
 	assert_non_null(p);
