@@ -39,18 +39,25 @@ def move(pid, cgroup, threads=False):
 
 
 def start_like_runc(cgroup, argv):
-    """Fork; the child waits on a pipe while the parent moves it into
-    cgroup; then it execs argv. Returns its pid."""
+    """Fork; the child says it runs, then waits on a pipe while the parent
+    moves it into cgroup (as runc's init and runc do, over their sync
+    pipe); then it execs argv. Returns its pid."""
     r, w = os.pipe()
+    ready_r, ready_w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(w)
+            os.close(ready_r)
+            os.write(ready_w, b"r")
             os.read(r, 1)
             os.execv(argv[0], argv)
         finally:
             os._exit(127)
     os.close(r)
+    os.close(ready_w)
+    assert os.read(ready_r, 1) == b"r"
+    os.close(ready_r)
     move(pid, cgroup)
     os.write(w, b"x")
     os.close(w)
@@ -73,7 +80,7 @@ def by_cgroup(rep, slice_, pid=None):
     base = "/" + os.path.basename(slice_)
     got = {}
     for g in rep["groups"]:
-        if pid is not None and g["by"].get("pid") != str(pid):
+        if pid is not None and g["pid"] != pid:
             continue
         path = g["by"]["cgroup"]
         key = path[len(base) + 1:] if path.startswith(base + "/") else path
@@ -128,6 +135,23 @@ def test_start_like_runc_count_only(slice_, background):
     assert got[ID64] == 6000
 
 
+def test_born_in_the_cgroup_clone_into_cgroup(slice_, background):
+    """clone3's CLONE_INTO_CGROUP: no move is traced for the child, born
+    in the container's cgroup, which its first call finds."""
+    s = background(["-a", "--by", "pid,cgroup"])
+    out = subprocess.run([workload("cgclone"),
+                          os.path.join(slice_, CONTAINER),
+                          workload("trigger"), "-", "0", "6000"],
+                         stdout=subprocess.PIPE, check=True, timeout=60)
+    pid = int(out.stdout)
+    rc, err, rep = s.stop()
+    assert rc == 0, err
+    rows = [g for g in rep["groups"] if g["pid"] == pid]
+    assert [g["by"]["cgroup"] for g in rows] == [
+        "/" + os.path.basename(slice_) + "/" + CONTAINER]
+    assert getppid(rows[0]) == 6000
+
+
 def test_daemon_labels_start_like_runc(slice_):
     d = Daemon(["-a", "--labels", "unit,container,comm",
                 "--fold-interval", "0.2"])
@@ -150,13 +174,16 @@ def test_daemon_labels_start_like_runc(slice_):
 
 # ---- a move mid-run -------------------------------------------------------
 
+@pytest.mark.parametrize("by", ["pid,unit", "tid,unit"])
 @pytest.mark.parametrize("args", [[], ["-C"]], ids=["full", "count-only"])
-def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args):
-    """1000 calls where it started, 4000 in a.service, 6000 in b.service."""
+def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args,
+                                         by):
+    """1000 calls where it started, 4000 in a.service, 7000 in b.service
+    (per process, or per thread: its one thread)."""
     t = trigger(calls=1000)
     need = {"sys_exit", "sched_process_exit"} if args else None
     kw = {"need": need} if need else {}
-    s = background(["-a", "--by", "pid,unit"] + args, **kw)
+    s = background(["-a", "--by", by] + args, **kw)
     t.calls_and_ack()
     move(t.pid, os.path.join(slice_, "a.service"))
     for _ in range(4):
@@ -168,7 +195,7 @@ def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args):
     rc, err, rep = s.stop()
     assert rc == 0, err
     got = {g["by"]["unit"]: getppid(g) for g in rep["groups"]
-           if g["by"]["pid"] == str(t.pid) and getppid(g)}
+           if g["pid"] == t.pid and getppid(g)}
     start = {u: n for u, n in got.items()
              if u not in ("a.service", "b.service")}
     assert got["a.service"] == 4000 and got["b.service"] == 7000, got
@@ -213,11 +240,13 @@ def start_threaded(slice_, n):
     return p, tids, dom
 
 
+@pytest.mark.parametrize("by", ["pid,cgroup", "tid,cgroup"])
 @pytest.mark.parametrize("when", ["before", "after"])
-def test_threads_in_threaded_cgroups(slice_, background, when):
+def test_threads_in_threaded_cgroups(slice_, background, when, by):
     """worker-1 in t1, worker-2 in t2 (cgroup.threads), worker-3 and the
     main thread left in the domain: each thread's calls under its own
-    cgroup, moved before scprof started or while it runs."""
+    cgroup, moved before scprof started or while it runs, per process or
+    per thread."""
     p, tids, dom = start_threaded(slice_, 3)
     try:
         def split():
@@ -225,7 +254,7 @@ def test_threads_in_threaded_cgroups(slice_, background, when):
             move(tids[2], os.path.join(dom, "t2"), threads=True)
         if when == "before":
             split()
-        s = background(["-a", "--by", "pid,cgroup"])
+        s = background(["-a", "--by", by])
         if when == "after":
             split()
         p.stdin.write(b"go\n")
