@@ -31,7 +31,9 @@
  * concern: filter.bpf.h (which tasks: pid bitmap, cgroup, non-target
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
- * program's prologue), proc.bpf.h (processes: key, name, exit),
+ * program's prologue), cgtag.bpf.h (the cgroup tags that file calls under
+ * the cgroup their thread was in, moves followed), proc.bpf.h (processes:
+ * key, name, exit),
  * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit)
  * and inflight.bpf.h (the calls in flight at report time, for a task
  * iterator), beside the generic maps.bpf.h. Those headers use the

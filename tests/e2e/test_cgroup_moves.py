@@ -15,7 +15,7 @@ import subprocess
 
 import pytest
 
-from conftest import counts, run_scprof, unit_slice, workload
+from conftest import SCPROF, counts, unit_slice, wait_attached, workload
 from test_daemon import Daemon, parse, quiesce, value
 
 ID64 = "0123456789abcdef" * 4
@@ -219,6 +219,59 @@ def test_moved_back_is_one_row(slice_, background, trigger):
     assert getppid(got["a.service"]) == 2000
     assert getppid(got["b.service"]) == 1000
     assert got["a.service"]["members"] == 1
+
+
+# ---- top -g ----------------------------------------------------------------
+
+def top_frames(p):
+    """Frames of a top --batch (a Popen), as they come: {unit: calls/s}."""
+    frame = None
+    for line in p.stdout:
+        if line.startswith("scprof top - "):
+            frame = {}
+        elif line.strip() and frame is not None and \
+                not line.startswith(("UNIT ", " ")) and \
+                "processes active" not in line:
+            unit, rate = line.split()[:2]
+            frame[unit] = float(rate)
+        elif not line.strip() and frame is not None:
+            yield frame
+            frame = None
+    if frame is not None:
+        yield frame
+
+
+def test_top_per_unit_follows_a_move(slice_, trigger):
+    """top -g unit: the calls before the move in a.service's row, those
+    after in b.service's. The calls take milliseconds, a frame 0.5 s: the
+    calls made before a frame is read are in it or the next one."""
+    t = trigger(calls=20000)
+    move(t.pid, os.path.join(slice_, "a.service"))
+    p = subprocess.Popen([SCPROF, "top", "--batch", "-n", "6", "-i", "0.5",
+                          "-g", "unit", "--cgroup", slice_],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        wait_attached(p)
+        frames = top_frames(p)
+        t.calls_and_ack()
+        before = [next(frames), next(frames)]
+        move(t.pid, os.path.join(slice_, "b.service"))
+        t.calls_and_ack()
+        after = list(frames)
+        assert p.wait(timeout=60) == 0, p.stderr.read()
+    finally:
+        p.kill()
+        p.wait()
+
+    def calls(frames, unit):  # calls/s over frames of about 0.5 s
+        return sum(f.get(unit, 0) for f in frames) * 0.5
+
+    assert 0.7 * 20000 < calls(before, "a.service") < 1.3 * 20000, before
+    assert not calls(before, "b.service"), before
+    assert 0.7 * 20000 < calls(after, "b.service") < 1.3 * 20000, after
+    # in a.service after the move: at most the read it was blocked in
+    assert calls(after, "a.service") < 5, after
 
 
 # ---- threads in a threaded cgroup -----------------------------------------
