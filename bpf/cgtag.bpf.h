@@ -148,7 +148,8 @@ static __always_inline void cgtag_forget(struct task_struct *t)
 /*
  * cgroup_attach_task: task (a thread, or with threadgroup its process's
  * leader) was moved to dst. Moves in cgroup v1 hierarchies are not ours:
- * after a v2 move, dst is the task's cgroup v2.
+ * dst is in the task's cgroup v2 hierarchy (the leader's cgroup itself
+ * may not be dst: an exited leader is not moved).
  */
 static __always_inline void
 cgtag_moved(struct cgroup *dst, struct task_struct *task, bool threadgroup)
@@ -158,7 +159,8 @@ cgtag_moved(struct cgroup *dst, struct task_struct *task, bool threadgroup)
 	__u32 tag;
 	int i;
 
-	if (!read_cgid || BPF_CORE_READ(task, cgroups, dfl_cgrp) != dst)
+	if (!read_cgid || BPF_CORE_READ(task, cgroups, dfl_cgrp, root) !=
+				  BPF_CORE_READ(dst, root))
 		return;
 	tag = cgtag_of_id(BPF_CORE_READ(dst, kn, id));
 	if (!threadgroup) {
