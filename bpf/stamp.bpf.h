@@ -7,8 +7,8 @@
  * storage.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: flight_on, window_gen, flights, scratch (with its SCR_* words),
- * tstore (of struct sc_task), and count_drop().
+ * includes this file: flight_on, read_cgid, window_gen, flights, scratch
+ * (with its SCR_* words), tstore (of struct sc_task), and count_drop().
  */
 #ifndef SCPROF_STAMP_BPF_H
 #define SCPROF_STAMP_BPF_H
@@ -78,7 +78,8 @@ static __always_inline bool flight_enter(const struct pt_regs *regs,
 	f->want = (__u8)c->w;
 	f->fd_type = (__u16)c->fd_type;
 	f->gen = window_gen;
-	f->cgtag = c->cgtag;
+	if (read_cgid) /* (a setting: no store at all otherwise) */
+		f->cgtag = c->cgtag;
 	f->start_ns = bpf_ktime_get_ns();
 	return true;
 }
@@ -98,7 +99,8 @@ static __always_inline void task_enter(struct task_struct *task,
 	ts->abi = c->abi;
 	ts->fd_type = c->fd_type;
 	ts->gen = window_gen;
-	ts->cgtag = c->cgtag;
+	if (read_cgid)
+		ts->cgtag = c->cgtag;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 }
@@ -121,7 +123,8 @@ static __always_inline bool flight_exit(const struct pt_regs *regs,
 	c->w = f->want;
 	c->fd_type = f->fd_type;
 	c->gen = f->gen;
-	c->cgtag = f->cgtag;
+	if (read_cgid)
+		c->cgtag = f->cgtag;
 	f->owner = 0;
 	return true;
 }
@@ -148,7 +151,8 @@ static __always_inline bool task_exit(struct task_struct *task,
 	c->abi = ts->abi;
 	c->fd_type = ts->fd_type;
 	c->gen = ts->gen;
-	c->cgtag = ts->cgtag;
+	if (read_cgid)
+		c->cgtag = ts->cgtag;
 	c->delta_ns = now - start;
 	return true;
 }
