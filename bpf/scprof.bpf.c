@@ -109,7 +109,9 @@ const volatile __u32 key_kind = SC_KEY_PROCESS;
 const volatile bool read_cgid = false;
 const volatile __u32 only_tid = 0;
 /* read_cgid: the slots of cgtags (a power of two), and whether every
- * thread id has its own (pid_max is no larger). See cgtag.bpf.h.
+ * thread id has its own (pid_max, read at start, is no larger; raised
+ * while scprof runs, a thread beyond may lose its tag when one that
+ * shares its slot exits). See cgtag.bpf.h.
  */
 const volatile __u32 cgtag_slots = 1;
 const volatile bool cgtag_exact = false;
