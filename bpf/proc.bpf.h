@@ -51,7 +51,7 @@ static __always_inline void proc_tag_noted(const struct sc_proc_key *key)
 	__u32 tag = key->cgtag;
 	int err;
 
-	if (!tag)
+	if (!read_cgid || !tag)
 		return;
 	first.cgtag = 0;
 	err = map_update(SC_MAP_CGTAGS, &moved_procs, &first, &tag, BPF_ANY);
