@@ -264,14 +264,15 @@ def test_top_per_unit_follows_a_move(slice_, trigger):
         p.kill()
         p.wait()
 
-    def calls(frames, unit):  # calls/s over frames of about 0.5 s
-        return sum(f.get(unit, 0) for f in frames) * 0.5
+    def rate(frames, unit):  # calls/s, summed over frames
+        return sum(f.get(unit, 0) for f in frames)
 
-    assert 0.7 * 20000 < calls(before, "a.service") < 1.3 * 20000, before
-    assert not calls(before, "b.service"), before
-    assert 0.7 * 20000 < calls(after, "b.service") < 1.3 * 20000, after
+    # 20000 calls in one or two frames of 0.5 s (longer on a busy machine)
+    assert rate(before, "a.service") > 10000, before
+    assert not rate(before, "b.service"), before
+    assert rate(after, "b.service") > 10000, after
     # in a.service after the move: at most the read it was blocked in
-    assert calls(after, "a.service") < 5, after
+    assert rate(after, "a.service") < rate(after, "b.service") / 1000, after
 
 
 # ---- threads in a threaded cgroup -----------------------------------------

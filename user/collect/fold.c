@@ -17,12 +17,16 @@ struct harvest_ctx {
 	struct collector *c;
 	struct sc_model *exited;   /* exited processes, as a lookup set */
 	struct sc_model *out;	   /* the caller's copy, or NULL */
-	struct sc_model *ended;	   /* (pid, start) of the exited, tag 0 */
+	struct sc_model *ended;	   /* (pid, start) of the exited, tag 0:
+				    * their exit code, and (exited set once
+				    * decided) whether they are merged
+				    */
 	struct sc_stats_key *dead; /* stats keys to delete */
 	size_t ndead, cap;
 	int64_t marked; /* entries the BPF side marked exited */
 };
 
+/* An exited process's entry (info: its name, exit...) in h's models. */
 static int add_exited(struct harvest_ctx *h, const struct sc_proc_key *k,
 		      const struct sc_proc_info *info)
 {
@@ -51,11 +55,15 @@ static int collect_exited(void *ctx, const void *key, const void *val)
 	const struct sc_proc_key *k = key;
 	const struct sc_proc_info *info = val;
 
+	struct sc_proc *e;
+
 	if (!info->exited)
 		return 0;
 	h->marked++;
-	if (!model_proc(h->ended, k->tgid, k->start_ns, 0))
+	e = model_proc(h->ended, k->tgid, k->start_ns, 0);
+	if (!e)
 		return -ENOMEM;
+	e->exit_code = info->exit_code;
 	return add_exited(h, k, info);
 }
 
@@ -66,11 +74,14 @@ static int collect_moved_exited(void *ctx, const void *key, const void *val)
 {
 	struct harvest_ctx *h = ctx;
 	const struct sc_proc_key *k = key;
-	const struct sc_proc_info *info = val;
+	struct sc_proc_info info = *(const struct sc_proc_info *)val;
+	const struct sc_proc *e;
 
-	if (info->exited || !model_find_proc(h->ended, k->tgid, k->start_ns, 0))
+	e = model_find_proc(h->ended, k->tgid, k->start_ns, 0);
+	if (info.exited || !e)
 		return 0;
-	return add_exited(h, k, info);
+	info.exit_code = e->exit_code;
+	return add_exited(h, k, &info);
 }
 
 /* Where the cells of an exited process go: its own entry, or the one
@@ -104,7 +115,7 @@ static struct sc_proc *fold_target(struct collector *c,
  * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
  * first max_exited are kept, so memory stays bounded on long runs. A
  * process's entries under several cgroup tags go the same way, counted
- * once (the decision is kept in ended's entry, merged 1 kept, 2 merged).
+ * once (the decision is kept in its entry of ended).
  */
 static int plan_merges(struct collector *c, struct sc_model *exited,
 		       struct sc_model *ended)
@@ -120,8 +131,8 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 		struct sc_proc *e =
 			model_find_proc(ended, p->pid, p->start_ns, 0);
 
-		if (e && e->merged) {
-			p->merged = e->merged == 2;
+		if (e && e->exited) {
+			p->merged = e->merged;
 			continue;
 		}
 		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max) {
@@ -130,8 +141,10 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 		} else {
 			kept++;
 		}
-		if (e)
-			e->merged = p->merged ? 2 : 1;
+		if (e) {
+			e->exited = true;
+			e->merged = p->merged;
+		}
 	}
 	if (!merged)
 		return 0;
