@@ -55,13 +55,14 @@ static __always_inline void count_noreturn(struct task_struct *p)
 		return;
 	if (!task_syscall(p, &c.nr, &c.abi))
 		return;
+	c.cgtag = cgtag_of(p);
 	if (!(flags_of(c.nr, c.abi) & SC_NR_NORETURN) ||
 	    !trace_ok(c.nr, c.abi) || !status_ok(0))
 		return;
 	record(p, &c, 0, false);
 	if (progs == SC_PROGS_SAMPLED)
 		thread_count(p, (struct pt_regs *)task_regs_addr(p),
-			     SCR_TASK_EXIT, c.nr, c.abi, 0, 0, false);
+			     SCR_TASK_EXIT, c.nr, c.abi, c.cgtag, 0, 0, false);
 }
 
 #endif /* SCPROF_EXIT_BPF_H */

@@ -6,7 +6,7 @@
  * renames (a worker naming itself after its first calls).
  *
  * Uses the settings and maps scprof.bpf.c defines before it includes this
- * file: key_kind, procs, procs_exited.
+ * file: key_kind, procs.
  */
 #ifndef SCPROF_GROUP_BPF_H
 #define SCPROF_GROUP_BPF_H
@@ -18,22 +18,10 @@
 #include "proc.bpf.h"
 
 /* A thread other than its process's last one exits: close its entry. */
-static __always_inline int thread_exited(struct task_struct *p)
+static __always_inline void thread_exited(struct task_struct *p)
 {
-	struct sc_proc_info *info;
-	struct sc_proc_key key;
-
-	if (key_kind != SC_KEY_THREAD)
-		return 0;
-	proc_key_of(p, &key);
-	info = bpf_map_lookup_elem(&procs, &key);
-	if (!info)
-		return 0;
-	info->exit_code = p->exit_code;
-	if (!info->exited)
-		__sync_fetch_and_add(&procs_exited, 1);
-	info->exited = 1;
-	return 0;
+	if (key_kind == SC_KEY_THREAD)
+		proc_exited(p);
 }
 
 /* The thread is renamed (before the new name is set): keep the new one. */
@@ -45,7 +33,7 @@ static __always_inline void thread_renamed(struct task_struct *task,
 
 	if (key_kind != SC_KEY_THREAD)
 		return;
-	proc_key_of(task, &key);
+	proc_key_of(task, cgtag_of(task), &key);
 	info = bpf_map_lookup_elem(&procs, &key);
 	if (info)
 		bpf_probe_read_kernel_str(info->comm, SC_COMM_LEN, comm);

@@ -115,6 +115,7 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
 		if (addr && f->owner == addr) {
 			rec->nr = f->nr;
 			rec->abi = f->abi;
+			rec->cgtag = f->cgtag;
 			rec->start_ns = f->start_ns;
 			return rec->start_ns != 0;
 		}
@@ -124,6 +125,7 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
 		return false;
 	rec->nr = ts->nr;
 	rec->abi = ts->abi;
+	rec->cgtag = ts->cgtag;
 	rec->start_ns = ts->start_ns;
 	return true;
 }
@@ -145,6 +147,7 @@ static __always_inline bool inflight_unstamped(struct task_struct *task,
 		return false;
 #endif
 	nr_abi_of(task, id, &rec->nr, &rec->abi);
+	rec->cgtag = cgtag_of(task);
 	/* exit/exit_group: a thread on its way out, not a call in flight */
 	if (flags_of(rec->nr, rec->abi) & SC_NR_NORETURN)
 		return false;
@@ -173,6 +176,8 @@ static __always_inline int inflight_one(struct seq_file *seq,
 	rec.proc_start_ns = key_kind == SC_KEY_THREAD ?
 				    task_start_ns(task) :
 				    task_proc_start_ns(task);
+	if (read_cgid)
+		rec.cgid = task_cgid(task);
 	read_leader_comm(task, rec.comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));
 	return 0;

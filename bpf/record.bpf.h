@@ -84,14 +84,14 @@ static __always_inline struct sc_stats *merged_cell(__u32 nr, __u32 abi,
 	return st;
 }
 
-/* The general cell of (process, abi, nr, fd_type), created on first use;
- * when stats is full, the merged cell of (abi, nr, fd_type), so the totals
- * stay exact.
+/* The general cell of call c's (process, abi, nr, fd_type) under its
+ * cgroup tag, created on first use; when stats is full, the merged cell of
+ * (abi, nr, fd_type), so the totals stay exact.
  */
-static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
-						   __u32 nr, __u32 abi,
-						   __u32 fd_type, bool *own)
+static __always_inline struct sc_stats *
+stats_cell(struct task_struct *task, const struct ended_call *c, bool *own)
 {
+	__u32 nr = c->nr, abi = c->abi, fd_type = c->fd_type;
 	struct sc_stats_key key = {
 		.nr = nr,
 		.abi = abi,
@@ -100,7 +100,7 @@ static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
 	struct sc_stats *st;
 	int err;
 
-	proc_key_of(task, &key.proc);
+	proc_key_of(task, c->cgtag, &key.proc);
 	st = bpf_map_lookup_elem(&stats, &key);
 	if (st) {
 		*own = single_threaded(task);
@@ -124,15 +124,13 @@ static __always_inline struct sc_stats *stats_cell(struct task_struct *task,
 /* The cell of a call that the arrays do not take; *own: written by
  * this thread alone (plain adds).
  */
-static __always_inline struct sc_stats *cell_of(struct task_struct *task,
-						enum want w, __u32 nr,
-						__u32 abi, __u32 fd_type,
-						bool *own)
+static __always_inline struct sc_stats *
+cell_of(struct task_struct *task, const struct ended_call *c, bool *own)
 {
 	*own = false;
-	if (cells == SC_CELLS_AGGREGATE && w != WANT_ONE)
-		return merged_cell(nr, abi, fd_type);
-	return stats_cell(task, nr, abi, fd_type, own);
+	if (cells == SC_CELLS_AGGREGATE && c->w != WANT_ONE)
+		return merged_cell(c->nr, c->abi, c->fd_type);
+	return stats_cell(task, c, own);
 }
 
 /* The latency part of a cell: min, max and histogram. */
@@ -256,7 +254,7 @@ static __always_inline void record(struct task_struct *task,
 	}
 	if (!task)
 		task = current_task();
-	st = cell_of(task, c->w, nr, abi, c->fd_type, &own);
+	st = cell_of(task, c, &own);
 	if (!st)
 		return;
 	cell_add(&st->calls, 1, own);

@@ -31,7 +31,9 @@
  * concern: filter.bpf.h (which tasks: pid bitmap, cgroup, non-target
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
- * program's prologue), proc.bpf.h (processes: key, name, exit),
+ * program's prologue), cgtag.bpf.h (the cgroup tags that file calls under
+ * the cgroup their thread was in, moves followed), proc.bpf.h (processes:
+ * key, name, exit),
  * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit)
  * and inflight.bpf.h (the calls in flight at report time, for a task
  * iterator), beside the generic maps.bpf.h. Those headers use the
@@ -106,6 +108,13 @@ const volatile __u32 status_filter = SC_STATUS_ALL;
 const volatile __u32 key_kind = SC_KEY_PROCESS;
 const volatile bool read_cgid = false;
 const volatile __u32 only_tid = 0;
+/* read_cgid: the slots of cgtags (a power of two), and whether every
+ * thread id has its own (pid_max, read at start, is no larger; raised
+ * while scprof runs, a thread beyond may lose its tag when one that
+ * shares its slot exits). See cgtag.bpf.h.
+ */
+const volatile __u32 cgtag_slots = 1;
+const volatile bool cgtag_exact = false;
 
 /* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
 __u32 target_bits[SC_TARGET_WORDS] = {};
@@ -214,6 +223,7 @@ struct sc_task {
 	__u32 abi;
 	__u32 fd_type; /* enum sc_fd_type, read at entry */
 	__u32 gen;     /* sampled mode: window_gen at entry */
+	__u32 cgtag;   /* the thread's cgroup tag at entry */
 };
 
 struct {
@@ -322,6 +332,35 @@ struct {
 	__type(value, struct sc_counts);
 } ptotals SEC(".maps");
 
+/*
+ * Cgroup tags of threads (read_cgid, cgtag.bpf.h): the table by thread id,
+ * cgtag_slots of (tid << 32 | tag), sized by userspace (one entry when not
+ * in use); every tag by thread id; and, for a process whose calls were
+ * made under a tag, one such tag (key: the process's key with tag 0).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cgtags SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SC_CGTAG_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgtag_tids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct sc_proc_key);
+	__type(value, __u32);
+} moved_procs SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
 	__uint(max_entries, 1);
@@ -335,6 +374,7 @@ static __always_inline void count_drop(enum sc_drop why)
 }
 
 #include "task.bpf.h"
+#include "cgtag.bpf.h"
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
 #include "trace_filter.bpf.h"
@@ -363,6 +403,8 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 	cost_begin(&cp, SC_COST_ENTER);
 	nr_abi_of(task, id, &c.nr, &c.abi);
+	/* full mode files a call under its thread's cgroup at entry */
+	c.cgtag = cgtag_of(task);
 	if (stack_period && !stack_by_time)
 		stack_sample(task, regs, c.nr, c.abi);
 	if (flags_of(c.nr, c.abi) & SC_NR_NORETURN) {
@@ -375,13 +417,13 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	}
 	if (fd_types && (flags_of(c.nr, c.abi) & SC_NR_FD))
 		c.fd_type = fd_kind(task, regs, c.abi);
-	if (flight_on && flight_enter(regs, c.nr, c.abi, c.w, c.fd_type))
+	if (flight_on && flight_enter(regs, &c))
 		goto out;
 	/* Sampled: a call whose flight slot is taken goes untimed, so that
 	 * the exit program never needs task storage.
 	 */
 	if (progs == SC_PROGS_FULL || !flight_on)
-		task_enter(task, c.nr, c.abi, c.fd_type);
+		task_enter(task, &c);
 out:
 	cost_end(&cp);
 	return 0;
@@ -434,6 +476,7 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		return 0;
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &c.nr, &c.abi);
+	c.cgtag = cgtag_of(task);
 	if (trace_ok(c.nr, c.abi) && status_ok(ret))
 		record(task, &c, ret, false);
 	return 0;
@@ -474,8 +517,11 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 		goto out;
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &c.nr, &c.abi);
+	/* filed under the thread's cgroup at exit, as counted */
+	c.cgtag = cgtag_of(task);
 	record(task, &c, ret, timed);
-	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, ret, c.delta_ns, timed);
+	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, c.cgtag, ret,
+		     c.delta_ns, timed);
 out:
 	cost_end(&cp);
 	return 0;
@@ -484,19 +530,31 @@ out:
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sc_fork, struct task_struct *parent, struct task_struct *child)
 {
-	if (!follow_forks || filter_mode != SC_FILTER_TGID)
+	/* a new thread, not a new process: its cgroup tag */
+	if (child->pid != child->tgid) {
+		cgtag_thread_born(parent, child);
 		return 0;
-	if (child->pid != child->tgid) /* a new thread, not a new process */
+	}
+	if (!follow_forks || filter_mode != SC_FILTER_TGID)
 		return 0;
 	if (is_target(parent->tgid))
 		set_target(child->tgid);
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exec")
-int BPF_PROG(sc_exec, struct task_struct *p)
+/* A thread moved to another cgroup (cgtag.bpf.h). */
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(sc_cgroup_attach, struct cgroup *dst, const char *path,
+	     struct task_struct *task, bool threadgroup)
 {
-	proc_renamed(p);
+	cgtag_moved(dst, task, threadgroup);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(sc_exec, struct task_struct *p, pid_t old_pid)
+{
+	proc_exec(p, (__u32)old_pid);
 	return 0;
 }
 
@@ -524,8 +582,6 @@ int BPF_PROG(sc_thread_rename, struct task_struct *task, const char *comm)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sc_exit, struct task_struct *p)
 {
-	struct sc_proc_info *info;
-
 	/* Count first: the thread's slots are forgotten after. */
 	if (progs != SC_PROGS_FULL)
 		count_noreturn(p);
@@ -537,22 +593,18 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	}
 
 	/* Only the last thread of the group closes the process. */
-	if (BPF_CORE_READ(p, signal, live.counter) != 0)
-		return thread_exited(p);
-
-	if (filter_mode == SC_FILTER_TGID) {
-		clear_target(p->tgid);
-		if (one_tgid == p->tgid)
-			one_tgid = 0;
+	if (BPF_CORE_READ(p, signal, live.counter) != 0) {
+		thread_exited(p);
+	} else {
+		if (filter_mode == SC_FILTER_TGID) {
+			clear_target(p->tgid);
+			if (one_tgid == p->tgid)
+				one_tgid = 0;
+		}
+		proc_exited(p);
 	}
-
-	info = proc_renamed(p);
-	if (!info)
-		return 0;
-	info->exit_code = BPF_CORE_READ(p, exit_code);
-	if (!info->exited)
-		__sync_fetch_and_add(&procs_exited, 1);
-	info->exited = 1;
+	/* Last: the entries above are found by the thread's cgroup tag. */
+	cgtag_forget(p);
 	return 0;
 }
 
@@ -565,6 +617,19 @@ int sc_inflight_iter(struct bpf_iter__task *ctx)
 	if (!task)
 		return 0;
 	return inflight_one(ctx->meta->seq, task);
+}
+
+/* At attach, once: the cgroup tags of threads already apart from their
+ * process's leader (cgtag.bpf.h).
+ */
+SEC("iter/task")
+int sc_cgtag_seed(struct bpf_iter__task *ctx)
+{
+	struct task_struct *task = ctx->task;
+
+	if (task)
+		cgtag_seed(task);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

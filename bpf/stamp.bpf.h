@@ -7,8 +7,8 @@
  * storage.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: flight_on, window_gen, flights, scratch (with its SCR_* words),
- * tstore (of struct sc_task), and count_drop().
+ * includes this file: flight_on, read_cgid, window_gen, flights, scratch
+ * (with its SCR_* words), tstore (of struct sc_task), and count_drop().
  */
 #ifndef SCPROF_STAMP_BPF_H
 #define SCPROF_STAMP_BPF_H
@@ -30,6 +30,9 @@ struct ended_call {
 	enum want w;   /* set from the stamp in flights[] only */
 	__u32 fd_type; /* enum sc_fd_type, read at entry */
 	__u32 gen;     /* window_gen at entry (sampled mode) */
+	__u32 cgtag;   /* the thread's cgroup tag (cgtag.bpf.h): at entry
+			* in full mode, where a call is made, else at exit
+			*/
 };
 
 /*
@@ -54,9 +57,9 @@ static __always_inline struct sc_flight *flight_of(__u64 addr)
 	return &flights[(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1)];
 }
 
-/* Stamp the call in flights[]; false when its slot is another task's. */
-static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
-					 __u32 abi, enum want w, __u32 fd_type)
+/* Stamp the call c in flights[]; false when its slot is another task's. */
+static __always_inline bool flight_enter(const struct pt_regs *regs,
+					 const struct ended_call *c)
 {
 	__u64 addr = addr_of(regs, SCR_ENTER);
 	struct sc_flight *f = flight_of(addr);
@@ -70,18 +73,20 @@ static __always_inline bool flight_enter(const struct pt_regs *regs, __u32 nr,
 	if (owner != addr &&
 	    (owner || __sync_val_compare_and_swap(&f->owner, 0, addr) != 0))
 		return false;
-	f->nr = nr;
-	f->abi = (__u16)abi;
-	f->want = (__u16)w;
-	f->fd_type = fd_type;
+	f->nr = c->nr;
+	f->abi = (__u8)c->abi;
+	f->want = (__u8)c->w;
+	f->fd_type = (__u16)c->fd_type;
 	f->gen = window_gen;
+	if (read_cgid) /* (a setting: no store at all otherwise) */
+		f->cgtag = c->cgtag;
 	f->start_ns = bpf_ktime_get_ns();
 	return true;
 }
 
-/* Stamp the call in the task's own state (task storage, or by tid). */
-static __always_inline void task_enter(struct task_struct *task, __u32 nr,
-				       __u32 abi, __u32 fd_type)
+/* Stamp the call c in the task's own state (task storage, or by tid). */
+static __always_inline void task_enter(struct task_struct *task,
+				       const struct ended_call *c)
 {
 	struct sc_task *ts;
 
@@ -90,10 +95,12 @@ static __always_inline void task_enter(struct task_struct *task, __u32 nr,
 		count_drop(SC_DROP_UNTIMED);
 		return;
 	}
-	ts->nr = nr;
-	ts->abi = abi;
-	ts->fd_type = fd_type;
+	ts->nr = c->nr;
+	ts->abi = c->abi;
+	ts->fd_type = c->fd_type;
 	ts->gen = window_gen;
+	if (read_cgid)
+		ts->cgtag = c->cgtag;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
 }
@@ -116,6 +123,8 @@ static __always_inline bool flight_exit(const struct pt_regs *regs,
 	c->w = f->want;
 	c->fd_type = f->fd_type;
 	c->gen = f->gen;
+	if (read_cgid)
+		c->cgtag = f->cgtag;
 	f->owner = 0;
 	return true;
 }
@@ -142,6 +151,8 @@ static __always_inline bool task_exit(struct task_struct *task,
 	c->abi = ts->abi;
 	c->fd_type = ts->fd_type;
 	c->gen = ts->gen;
+	if (read_cgid)
+		c->cgtag = ts->cgtag;
 	c->delta_ns = now - start;
 	return true;
 }

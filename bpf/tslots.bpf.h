@@ -9,8 +9,8 @@
  * atomic adds. See struct sc_tslot.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: thread_totals, tslots, tslots_dead, ptotals,
- * unattributed, and addr_of() with its scratch words.
+ * includes this file: thread_totals, read_cgid, tslots, tslots_dead,
+ * ptotals, unattributed, and addr_of() with its scratch words.
  */
 #ifndef SCPROF_TSLOTS_BPF_H
 #define SCPROF_TSLOTS_BPF_H
@@ -31,13 +31,15 @@ static __always_inline struct sc_tslot *tslot_of(__u64 addr)
 	return &tslots[(addr >> SC_FLIGHT_SHIFT) & (SC_TSLOTS - 1)];
 }
 
-/* Take a free slot for the current thread (its counts are zero). */
+/* Take a free slot for the current thread (its counts are zero), for its
+ * calls under cgroup tag cgtag.
+ */
 static __always_inline bool tslot_claim(struct sc_tslot *ts, __u64 addr,
-					struct task_struct *task)
+					struct task_struct *task, __u32 cgtag)
 {
 	if (ts->owner || __sync_val_compare_and_swap(&ts->owner, 0, addr))
 		return false;
-	proc_key_of(task, &ts->proc);
+	proc_key_of(task, cgtag, &ts->proc);
 	proc_init(task, &ts->proc);
 	return true;
 }
@@ -60,13 +62,13 @@ static __always_inline void counts_of_call(struct sc_counts *c, __u32 nr,
 
 /* A thread without a slot: its process's entry in ptotals. */
 static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
-					 __u32 abi, long ret, __u64 delta_ns,
-					 bool timed)
+					 __u32 abi, __u32 cgtag, long ret,
+					 __u64 delta_ns, bool timed)
 {
 	struct sc_proc_key key;
 	struct sc_counts *c;
 
-	proc_key_of(task, &key);
+	proc_key_of(task, cgtag, &key);
 	c = bpf_map_lookup_elem(&ptotals, &key);
 	if (!c) {
 		/* the process's first call here: its entry, and its name */
@@ -90,13 +92,27 @@ static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
 		__sync_fetch_and_add(&c->total_ns, delta_ns);
 }
 
+/* The thread's slot was taken under another cgroup tag than its call's:
+ * the thread moved. It gives the slot up as if it had exited (userspace
+ * takes its counts and frees it) and counts in ptotals until then.
+ */
+static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
+					__u32 cgtag)
+{
+	if (!read_cgid || ts->proc.cgtag == cgtag)
+		return false;
+	ts->owner = addr | 1;
+	__sync_fetch_and_add(&tslots_dead, 1);
+	return true;
+}
+
 /* A call of the current thread (regs: its saved registers; scr: the
- * scratch word of the calling program kind).
+ * scratch word of the calling program kind) under cgroup tag cgtag.
  */
 static __always_inline void thread_count(struct task_struct *task,
 					 const struct pt_regs *regs, int scr,
-					 __u32 nr, __u32 abi, long ret,
-					 __u64 delta_ns, bool timed)
+					 __u32 nr, __u32 abi, __u32 cgtag,
+					 long ret, __u64 delta_ns, bool timed)
 {
 	struct sc_tslot *ts;
 	__u64 addr;
@@ -107,15 +123,16 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of ptotals.
 	 */
 	if (!KERN_TASK_REGS) {
-		ptotal_count(task, nr, abi, ret, delta_ns, timed);
+		ptotal_count(task, nr, abi, cgtag, ret, delta_ns, timed);
 		return;
 	}
 	addr = addr_of(regs, scr);
 	ts = tslot_of(addr);
-	if (addr && (ts->owner == addr || tslot_claim(ts, addr, task)))
+	if (addr && ((ts->owner == addr && !tslot_moved(ts, addr, cgtag)) ||
+		     tslot_claim(ts, addr, task, cgtag)))
 		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
 	else
-		ptotal_count(task, nr, abi, ret, delta_ns, timed);
+		ptotal_count(task, nr, abi, cgtag, ret, delta_ns, timed);
 }
 
 /* A thread exits (regs: its stack): its slot, if it has one, is dead

@@ -59,10 +59,11 @@ struct sc_flight {
 	__u64 owner;	/* saved-registers address of the caller, 0: free */
 	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
 	__u32 nr;
-	__u16 abi;
-	__u16 want;    /* the BPF side's filter verdict at entry */
-	__u32 fd_type; /* enum sc_fd_type of the call's fd at entry */
+	__u8 abi;
+	__u8 want;     /* the BPF side's filter verdict at entry */
+	__u16 fd_type; /* enum sc_fd_type of the call's fd at entry */
 	__u32 gen;     /* sampled mode: window_gen at entry */
+	__u32 cgtag;   /* the caller's cgroup tag at entry */
 };
 
 /*
@@ -76,6 +77,9 @@ struct sc_inflight {
 	__u64 start_ns;	     /* bpf_ktime_get_ns() at entry; 0: entered
 			      * before attach (no stamp)
 			      */
+	__u32 cgtag;	     /* the process key's cgtag */
+	__u32 pad;
+	__u64 cgid; /* read_cgid: the thread's cgroup v2 id */
 	__u32 nr;
 	__u32 abi;
 	char comm[SC_COMM_LEN]; /* the process's (group leader's) name */
@@ -172,6 +176,10 @@ enum sc_drop {
 			       */
 	SC_DROP_PROC_INFO,    /* a process has no name or exit (procs) */
 	SC_DROP_ERRNO_DETAIL, /* an error missing from the errno breakdown */
+	SC_DROP_CGROUP_MOVE,  /* a thread's move to another cgroup was not
+			       * followed: its calls stay under its cgroup
+			       * before the move
+			       */
 	SC_DROP_COUNT,
 };
 
@@ -191,16 +199,40 @@ enum sc_map {
 	SC_MAP_THREADS, /* per-thread state in a hash (kernels without
 			   * task storage): the call is not timed
 			   */
+	SC_MAP_CGTAGS,	/* cgroup tags (cgtag_tids, moved_procs): a
+			 * move is not followed
+			 */
 	SC_MAP_COUNT,
 };
 
 /* Errnos counted one by one; larger ones share slot 0. */
 #define SC_ERRNO_SLOTS 256
 
-/* A process, as opposed to a pid: pids are reused, start times are not. */
+/*
+ * Cgroup tags (--by cgroup, unit, container): a thread that changed cgroup
+ * v2 while scprof runs carries a tag, a number that stands for the cgroup
+ * it is in; the others carry 0, their process's cgroup at its first call
+ * (see cgtag.bpf.h). The tag is part of the process key, so the calls
+ * made after a move go to new cells.
+ *
+ * The tags live in a table by thread id (SC_CGTAG_SLOTS at most: fewer when
+ * pid_max is lower), each slot its thread id and its tag; a thread whose
+ * slot another one took finds its tag in a hash by thread id.
+ */
+#define SC_CGTAG_SLOTS 65536
+/* A slot whose thread exited, kept from reading as free (thread id 0) */
+#define SC_CGTAG_DEAD 1ULL
+/* Most threads of one process whose tags a move of the process sets */
+#define SC_CGTAG_THREADS 2048
+
+/*
+ * A process, as opposed to a pid: pids are reused, start times are not.
+ * With --by cgroup, unit and container, a process that changed cgroup has
+ * one key (its cells and entry in procs) per cgroup tag it had.
+ */
 struct sc_proc_key {
 	__u32 tgid;
-	__u32 pad;
+	__u32 cgtag;	/* the cgroup tag of the threads that made its calls */
 	__u64 start_ns; /* group leader's start_boottime, ns since boot */
 };
 
@@ -216,7 +248,7 @@ struct sc_proc_info {
 	__u32 tgid;
 	__u32 pad2;
 	__u64 cgid; /* --by cgroup/unit/container: its cgroup v2 id, read at
-		     * its first call; 0 otherwise
+		     * the first call of its key; 0 otherwise
 		     */
 };
 

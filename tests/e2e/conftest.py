@@ -315,8 +315,9 @@ def cgroup2_mount():
 
 def unit_slice(prefix, units):
     """For a fixture: a slice under the cgroup2 mount (PREFIX-PID.slice)
-    with a child cgroup per name in units; yields its path, removes it
-    after (waiting for the processes moved there to be gone)."""
+    with a child cgroup per name in units (a name may be a path under an
+    earlier one); yields its path, removes it after (waiting for the
+    processes moved there to be gone)."""
     mnt = cgroup2_mount()
     assert mnt, "no cgroup2 mount in /proc/self/mounts"
     top = os.path.join(mnt, f"{prefix}-{os.getpid()}.slice")
@@ -324,7 +325,7 @@ def unit_slice(prefix, units):
     for u in units:
         os.mkdir(os.path.join(top, u))
     yield top
-    for u in list(units) + [""]:
+    for u in list(reversed(list(units))) + [""]:
         path = os.path.join(top, u) if u else top
         for _ in range(500):
             try:

@@ -22,9 +22,11 @@
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
 #include "util/log.h"
+#include "util/procfs.h"
 
 #define DEFAULT_MAX_STATS 16384
 #define DEFAULT_MAX_PROCS 8192
+#define DEFAULT_PID_MAX 4194304 /* when /proc cannot say: PID_MAX_LIMIT */
 
 static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
 {
@@ -139,6 +141,35 @@ static void inject_map_fail(struct scprof_bpf *skel)
 		names_map((uint32_t)map), colon + 1);
 }
 
+/*
+ * Cgroup tags (read_cgid, bpf/cgtag.bpf.h): a slot per thread id up to
+ * pid_max, within SC_CGTAG_SLOTS (a thread beyond shares a slot, and finds
+ * its tag in the hash), and room for a tagged key of each process in procs.
+ * Otherwise one entry each.
+ */
+static void size_cgtags(struct scprof_bpf *skel,
+			const struct collector_opts *opts, uint32_t max_procs)
+{
+	char *line = procfs_read_line("/proc/sys/kernel/pid_max");
+	unsigned long pid_max = line ? strtoul(line, NULL, 10) : 0;
+	uint32_t slots = 1;
+
+	free(line);
+	if (!pid_max)
+		pid_max = DEFAULT_PID_MAX;
+	if (!opts->read_cgid) {
+		bpf_map__set_max_entries(skel->maps.cgtag_tids, 1);
+		bpf_map__set_max_entries(skel->maps.moved_procs, 1);
+		return;
+	}
+	while (slots < SC_CGTAG_SLOTS && slots < pid_max)
+		slots *= 2;
+	skel->rodata->cgtag_slots = slots;
+	skel->rodata->cgtag_exact = pid_max <= slots;
+	bpf_map__set_max_entries(skel->maps.cgtags, slots);
+	bpf_map__set_max_entries(skel->maps.moved_procs, max_procs);
+}
+
 /* Before load: the settings (rodata), the programs and the map sizes. */
 static int configure(struct collector *c)
 {
@@ -179,6 +210,8 @@ static int configure(struct collector *c)
 		bpf_map__set_max_entries(skel->maps.ptotals,
 					 opts->max_procs ? opts->max_procs :
 							   DEFAULT_MAX_PROCS);
+	size_cgtags(skel, opts,
+		    opts->max_procs ? opts->max_procs : DEFAULT_MAX_PROCS);
 	return collector_choose_progs(skel, opts, &c->kern);
 }
 
@@ -354,26 +387,64 @@ static bool is_windowed(struct scprof_bpf *skel, const struct bpf_program *prog)
 	       prog == skel->progs.sc_sys_enter;
 }
 
-static int attach_ordered(struct scprof_bpf *skel)
+static int attach_pass(struct scprof_bpf *skel, bool syscalls)
 {
 	const struct bpf_object_skeleton *s = skel->skeleton;
 
-	for (int pass = 0; pass < 2; pass++) {
-		for (int i = 0; i < s->prog_cnt; i++) {
-			struct bpf_program *prog = *s->progs[i].prog;
-			struct bpf_link *l;
+	for (int i = 0; i < s->prog_cnt; i++) {
+		struct bpf_program *prog = *s->progs[i].prog;
+		struct bpf_link *l;
 
-			if (!bpf_program__autoload(prog) ||
-			    is_iter_prog(prog) || is_windowed(skel, prog) ||
-			    is_syscall_prog(prog) != (pass == 1))
-				continue;
-			l = bpf_program__attach(prog);
-			if (!l)
-				return -errno;
-			*s->progs[i].link = l;
-		}
+		if (!bpf_program__autoload(prog) || is_iter_prog(prog) ||
+		    is_windowed(skel, prog) ||
+		    is_syscall_prog(prog) != syscalls)
+			continue;
+		l = bpf_program__attach(prog);
+		if (!l)
+			return -errno;
+		*s->progs[i].link = l;
 	}
 	return 0;
+}
+
+/*
+ * Cgroup tags (read_cgid): once the moves are traced, and before any call
+ * is recorded, the threads already in another cgroup than their process's
+ * leader get theirs, from a task iterator run once. 0 or -errno.
+ */
+static int seed_cgtags(struct scprof_bpf *skel)
+{
+	struct bpf_program *prog = skel->progs.sc_cgtag_seed;
+	struct bpf_link *link;
+	char buf[64];
+	int fd, err = 0;
+	ssize_t n;
+
+	if (!bpf_program__autoload(prog))
+		return 0;
+	link = bpf_program__attach_iter(prog, NULL);
+	if (!link)
+		return -errno;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+	} else {
+		while ((n = read(fd, buf, sizeof(buf))) > 0)
+			;
+		if (n < 0)
+			err = -errno;
+		close(fd);
+	}
+	bpf_link__destroy(link);
+	return err;
+}
+
+static int attach_ordered(struct scprof_bpf *skel)
+{
+	int err = attach_pass(skel, false);
+
+	err = err ?: seed_cgtags(skel);
+	return err ?: attach_pass(skel, true);
 }
 
 int collector__attach(struct collector *c)

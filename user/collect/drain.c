@@ -148,7 +148,7 @@ bool collector_one_key(const struct collector *c, struct sc_proc_key *k)
 	    !__atomic_load_n(&c->skel->bss->one_ready, __ATOMIC_ACQUIRE))
 		return false;
 	k->tgid = (__u32)c->one;
-	k->pad = 0;
+	k->cgtag = 0;
 	k->start_ns = c->skel->bss->one_start_ns;
 	return true;
 }
@@ -157,7 +157,7 @@ static int add_live_stats(void *ctx, const void *key, const void *val)
 {
 	struct sc_model *m = ctx;
 	const struct sc_stats_key *k = key;
-	struct sc_proc *p = model_proc(m, k->proc.tgid, k->proc.start_ns);
+	struct sc_proc *p = model_key_proc(m, &k->proc);
 
 	if (!p || model_proc_add_fd(p, k->abi, k->nr, k->fd_type, val))
 		return -ENOMEM;
@@ -171,7 +171,7 @@ static int add_merged(void *ctx, const void *key, const void *val)
 {
 	struct sc_model *m = ctx;
 	const struct sc_stats_key *k = key;
-	struct sc_proc *p = model_proc(m, 0, 0);
+	struct sc_proc *p = model_proc(m, 0, 0, 0);
 
 	if (!p || model_proc_add(p, k->abi, k->nr, val))
 		return -ENOMEM;
@@ -186,7 +186,7 @@ static int add_aggregate(struct collector *c, struct sc_model *m)
 
 	if (c->opts.cells != SC_CELLS_AGGREGATE)
 		return 0;
-	p = model_proc(m, 0, 0);
+	p = model_proc(m, 0, 0, 0);
 	if (!p)
 		return -ENOMEM;
 	p->exited = true;
@@ -197,7 +197,7 @@ static int add_proc_info(void *ctx, const void *key, const void *val)
 {
 	struct sc_model *m = ctx;
 	const struct sc_proc_key *k = key;
-	struct sc_proc *p = model_find_proc(m, k->tgid, k->start_ns);
+	struct sc_proc *p = model_find_key(m, k);
 
 	if (p)
 		collector_proc_set_info(p, val);
@@ -235,7 +235,7 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		struct sc_proc *p;
 
 		if (collector_one_key(c, &k)) {
-			p = model_proc(m, k.tgid, k.start_ns);
+			p = model_key_proc(m, &k);
 			err = p ? collector_arrays_add(c, p) : -ENOMEM;
 		}
 	}

@@ -264,8 +264,12 @@ static void choose_autoload(struct scprof_bpf *skel,
 		/* the calls in flight: stamps exist in full mode only */
 		{ skel->progs.sc_inflight_iter,
 		  o->in_flight && p == SC_PROGS_FULL },
-		{ skel->progs.sc_fork, o->follow },
+		/* fork: following them, and a new thread's cgroup tag */
+		{ skel->progs.sc_fork, o->follow || o->read_cgid },
 		{ skel->progs.sc_thread_rename, o->key_kind == SC_KEY_THREAD },
+		/* cgroup tags: moves, and the threads apart at attach */
+		{ skel->progs.sc_cgroup_attach, o->read_cgid },
+		{ skel->progs.sc_cgtag_seed, o->read_cgid },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)

@@ -17,30 +17,71 @@ struct harvest_ctx {
 	struct collector *c;
 	struct sc_model *exited;   /* exited processes, as a lookup set */
 	struct sc_model *out;	   /* the caller's copy, or NULL */
+	struct sc_model *ended;	   /* (pid, start) of the exited, tag 0:
+				    * their exit code, and (exited set once
+				    * decided) whether they are merged
+				    */
 	struct sc_stats_key *dead; /* stats keys to delete */
 	size_t ndead, cap;
+	int64_t marked; /* entries the BPF side marked exited */
 };
 
+/* An exited process's entry (info: its name, exit...) in h's models. */
+static int add_exited(struct harvest_ctx *h, const struct sc_proc_key *k,
+		      const struct sc_proc_info *info)
+{
+	struct sc_proc *p = model_key_proc(h->exited, k);
+
+	if (!p)
+		return -ENOMEM;
+	collector_proc_set_info(p, info);
+	p->exited = true;
+	if (h->out) {
+		p = model_key_proc(h->out, k);
+		if (!p)
+			return -ENOMEM;
+		collector_proc_set_info(p, info);
+		p->exited = true;
+	}
+	return 0;
+}
+
+/* The entries the BPF side marked exited: one per process (per thread
+ * with --by tid), under one of its cgroup tags.
+ */
 static int collect_exited(void *ctx, const void *key, const void *val)
 {
 	struct harvest_ctx *h = ctx;
 	const struct sc_proc_key *k = key;
 	const struct sc_proc_info *info = val;
-	struct sc_proc *p;
+
+	struct sc_proc *e;
 
 	if (!info->exited)
 		return 0;
-	p = model_proc(h->exited, k->tgid, k->start_ns);
-	if (!p)
+	h->marked++;
+	e = model_proc(h->ended, k->tgid, k->start_ns, 0);
+	if (!e)
 		return -ENOMEM;
-	collector_proc_set_info(p, info);
-	if (h->out) {
-		p = model_proc(h->out, k->tgid, k->start_ns);
-		if (!p)
-			return -ENOMEM;
-		collector_proc_set_info(p, info);
-	}
-	return 0;
+	e->exit_code = info->exit_code;
+	return add_exited(h, k, info);
+}
+
+/* The process's entries under its other cgroup tags (it changed cgroup)
+ * ended with it.
+ */
+static int collect_moved_exited(void *ctx, const void *key, const void *val)
+{
+	struct harvest_ctx *h = ctx;
+	const struct sc_proc_key *k = key;
+	struct sc_proc_info info = *(const struct sc_proc_info *)val;
+	const struct sc_proc *e;
+
+	e = model_find_proc(h->ended, k->tgid, k->start_ns, 0);
+	if (info.exited || !e)
+		return 0;
+	info.exit_code = e->exit_code;
+	return add_exited(h, k, &info);
 }
 
 /* Where the cells of an exited process go: its own entry, or the one
@@ -53,12 +94,12 @@ static struct sc_proc *fold_target(struct collector *c,
 	struct sc_proc *dst;
 
 	if (c->opts.fold == COLLECTOR_FOLD_TOTAL || src->merged) {
-		dst = model_proc(c->folded, 0, 0);
+		dst = model_proc(c->folded, 0, 0, 0);
 		if (dst)
 			dst->exited = true;
 		return dst;
 	}
-	dst = model_proc(c->folded, src->pid, src->start_ns);
+	dst = model_proc(c->folded, src->pid, src->start_ns, src->cgtag);
 	if (!dst)
 		return NULL;
 	memcpy(dst->comm, src->comm, sizeof(dst->comm));
@@ -72,29 +113,42 @@ static struct sc_proc *fold_target(struct collector *c,
 
 /* Decide, for each process that exited since the last harvest, whether it
  * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
- * first max_exited are kept, so memory stays bounded on long runs.
+ * first max_exited are kept, so memory stays bounded on long runs. A
+ * process's entries under several cgroup tags go the same way, counted
+ * once (the decision is kept in its entry of ended).
  */
-static int plan_merges(struct collector *c, struct sc_model *exited)
+static int plan_merges(struct collector *c, struct sc_model *exited,
+		       struct sc_model *ended)
 {
 	uint32_t max = c->opts.max_exited ? c->opts.max_exited :
 					    DEFAULT_MAX_EXITED;
-	struct sc_proc *agg = model_find_proc(c->folded, 0, 0);
+	struct sc_proc *agg = model_find_proc(c->folded, 0, 0, 0);
 	size_t kept = c->folded->nprocs - (agg ? 1 : 0);
 	uint32_t merged = 0;
 
 	for (size_t i = 0; i < exited->nprocs; i++) {
 		struct sc_proc *p = &exited->procs[i];
+		struct sc_proc *e =
+			model_find_proc(ended, p->pid, p->start_ns, 0);
 
+		if (e && e->exited) {
+			p->merged = e->merged;
+			continue;
+		}
 		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max) {
 			p->merged = 1;
 			merged++;
 		} else {
 			kept++;
 		}
+		if (e) {
+			e->exited = true;
+			e->merged = p->merged;
+		}
 	}
 	if (!merged)
 		return 0;
-	agg = model_proc(c->folded, 0, 0);
+	agg = model_proc(c->folded, 0, 0, 0);
 	if (!agg)
 		return -ENOMEM;
 	agg->exited = true;
@@ -108,14 +162,14 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	const struct sc_stats_key *k = key;
 	struct sc_proc *src, *dst;
 
-	src = model_find_proc(h->exited, k->proc.tgid, k->proc.start_ns);
+	src = model_find_key(h->exited, &k->proc);
 	if (!src)
 		return 0;
 	dst = fold_target(h->c, src);
 	if (!dst || model_proc_add_fd(dst, k->abi, k->nr, k->fd_type, val))
 		return -ENOMEM;
 	if (h->out) {
-		dst = model_find_proc(h->out, k->proc.tgid, k->proc.start_ns);
+		dst = model_find_key(h->out, &k->proc);
 		if (!dst ||
 		    model_proc_add_fd(dst, k->abi, k->nr, k->fd_type, val))
 			return -ENOMEM;
@@ -146,15 +200,13 @@ static int fold_one(struct harvest_ctx *h)
 	struct sc_proc *src, *dst;
 	int err;
 
-	src = collector_one_key(c, &k) ?
-		      model_find_proc(h->exited, k.tgid, k.start_ns) :
-		      NULL;
+	src = collector_one_key(c, &k) ? model_find_key(h->exited, &k) : NULL;
 	if (!src)
 		return 0;
 	dst = fold_target(c, src);
 	err = dst ? collector_arrays_add(c, dst) : -ENOMEM;
 	if (!err && h->out) {
-		dst = model_find_proc(h->out, k.tgid, k.start_ns);
+		dst = model_find_key(h->out, &k);
 		err = dst ? collector_arrays_add(c, dst) : -ENOMEM;
 	}
 	if (!err)
@@ -173,18 +225,15 @@ static void forget_exited(struct harvest_ctx *h, int procs_fd, int stats_fd)
 	for (size_t i = 0; i < h->ndead; i++)
 		cells += !bpf_map_delete_elem(stats_fd, &h->dead[i]);
 	for (size_t i = 0; i < h->exited->nprocs; i++) {
-		struct sc_proc_key k = {
-			.tgid = h->exited->procs[i].pid,
-			.start_ns = h->exited->procs[i].start_ns,
-		};
+		struct sc_proc_key k = model_proc_key(&h->exited->procs[i]);
 
 		procs += !bpf_map_delete_elem(procs_fd, &k);
 	}
 	/* The programs count what they create; take off what went. */
 	__atomic_fetch_sub(&bss->stats_used, cells, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&bss->procs_used, procs, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&bss->procs_exited, procs, __ATOMIC_RELAXED);
-	h->c->procs_folded += h->exited->nprocs;
+	__atomic_fetch_sub(&bss->procs_exited, h->marked, __ATOMIC_RELAXED);
+	h->c->procs_folded += h->ended->nprocs;
 }
 
 bool collector__harvest_due(const struct collector *c)
@@ -214,15 +263,22 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 	int err;
 
 	h.exited = model_new();
-	if (!h.exited)
-		return -ENOMEM;
+	h.ended = model_new();
+	if (!h.exited || !h.ended) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = collector_map_walk(procs_fd, sizeof(struct sc_proc_key),
 				 sizeof(struct sc_proc_info), collect_exited,
 				 &h);
+	if (!err && c->opts.read_cgid && h.ended->nprocs)
+		err = collector_map_walk(procs_fd, sizeof(struct sc_proc_key),
+					 sizeof(struct sc_proc_info),
+					 collect_moved_exited, &h);
 	if (!err)
 		err = collector_cgroups_name(c, h.exited);
 	if (!err)
-		err = plan_merges(c, h.exited);
+		err = plan_merges(c, h.exited, h.ended);
 	if (!err && h.exited->nprocs)
 		err = fold_one(&h);
 	if (!err && h.exited->nprocs)
@@ -235,7 +291,9 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 		forget_exited(&h, procs_fd, stats_fd);
 	if (!err && exited) /* the cgroups of their --by and --labels */
 		err = model_cgroups_copy(exited, c->folded);
+out:
 	free(h.dead);
 	model_free(h.exited);
+	model_free(h.ended);
 	return err;
 }

@@ -93,6 +93,7 @@ static int add_one(struct inflight *in, uint64_t now_ns, struct sc_model *m,
 		.pid = rec->pid,
 		.tid = rec->tid,
 		.proc_start_ns = rec->proc_start_ns,
+		.cgtag = rec->cgtag,
 		.nr = rec->nr,
 		.abi = rec->abi,
 	};
@@ -105,7 +106,7 @@ static int add_one(struct inflight *in, uint64_t now_ns, struct sc_model *m,
 	}
 	f.ns = now_ns > start ? now_ns - start : 0;
 	memcpy(f.comm, rec->comm, sizeof(f.comm));
-	p = model_proc(m, key_pid(in, &f), f.proc_start_ns);
+	p = model_proc(m, key_pid(in, &f), f.proc_start_ns, f.cgtag);
 	if (!p || model_proc_add_flight(p, f.abi, f.nr, SC_FD_NONE, f.ns, 1) ||
 	    model_flight_add(m, &f))
 		return -ENOMEM;
@@ -114,6 +115,8 @@ static int add_one(struct inflight *in, uint64_t now_ns, struct sc_model *m,
 		memcpy(p->comm, rec->comm, sizeof(p->comm));
 	if (!p->tgid)
 		p->tgid = f.pid;
+	if (!p->cgid)
+		p->cgid = rec->cgid;
 	return 0;
 }
 
@@ -121,8 +124,9 @@ static bool same_call(const struct sc_flight_call *a,
 		      const struct sc_flight_call *b)
 {
 	return a->tid == b->tid && a->pid == b->pid &&
-	       a->proc_start_ns == b->proc_start_ns && a->nr == b->nr &&
-	       a->abi == b->abi && a->before_attach == b->before_attach;
+	       a->proc_start_ns == b->proc_start_ns && a->cgtag == b->cgtag &&
+	       a->nr == b->nr && a->abi == b->abi &&
+	       a->before_attach == b->before_attach;
 }
 
 /*
@@ -175,7 +179,8 @@ static int keep_pre_attach(struct inflight *in, struct sc_model *m,
 			running = same_call(f, &m->flights[j]);
 		if (running)
 			continue;
-		p = model_proc(in->pre_gone, key_pid(in, f), f->proc_start_ns);
+		p = model_proc(in->pre_gone, key_pid(in, f), f->proc_start_ns,
+			       f->cgtag);
 		if (!p || model_proc_add_flight(
 				  p, f->abi, f->nr, SC_FD_NONE,
 				  pre_attach_length(in, f, m, now_ns), 0))
@@ -199,7 +204,8 @@ static int keep_pre_attach(struct inflight *in, struct sc_model *m,
 	in->pre_ns = now_ns;
 	for (size_t i = 0; i < in->pre_gone->nprocs; i++) {
 		const struct sc_proc *g = &in->pre_gone->procs[i];
-		struct sc_proc *p = model_proc(m, g->pid, g->start_ns);
+		struct sc_proc *p =
+			model_proc(m, g->pid, g->start_ns, g->cgtag);
 
 		if (!p || model_proc_merge(p, g))
 			return -ENOMEM;

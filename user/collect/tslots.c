@@ -31,7 +31,7 @@ static void counts_to_stats(const struct sc_counts *c, struct sc_stats *st)
 static int add_counts(struct sc_model *m, const struct sc_proc_key *k,
 		      const struct sc_counts *c)
 {
-	struct sc_proc *p = model_proc(m, k->tgid, k->start_ns);
+	struct sc_proc *p = model_key_proc(m, k);
 	struct sc_stats st;
 
 	if (!p)
@@ -91,7 +91,7 @@ static int ptotal_one(void *ctx, const void *key, const void *val)
 	struct ptotals_ctx *p = ctx;
 	const struct sc_proc_key *k = key;
 
-	if (p->want && !model_find_proc(p->want, k->tgid, k->start_ns))
+	if (p->want && !model_find_key(p->want, k))
 		return 0;
 	if (add_counts(p->out, k, val))
 		return -ENOMEM;
@@ -132,9 +132,9 @@ static struct sc_model *model_without(const struct sc_model *m,
 		const struct sc_proc *p = &m->procs[i];
 		struct sc_proc *q;
 
-		if (model_find_proc(gone, p->pid, p->start_ns))
+		if (model_find_proc(gone, p->pid, p->start_ns, p->cgtag))
 			continue;
-		q = model_proc(out, p->pid, p->start_ns);
+		q = model_proc(out, p->pid, p->start_ns, p->cgtag);
 		if (!q || model_proc_merge(q, p)) {
 			model_free(out);
 			return NULL;
@@ -164,15 +164,16 @@ int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 		const struct sc_proc *src = &c->tdone->procs[i];
 		struct sc_proc *dst;
 
-		if (!model_find_proc(exited, src->pid, src->start_ns))
+		if (!model_find_proc(exited, src->pid, src->start_ns,
+				     src->cgtag))
 			continue;
-		dst = model_proc(p.out, src->pid, src->start_ns);
+		dst = model_proc(p.out, src->pid, src->start_ns, src->cgtag);
 		err = dst ? model_proc_merge(dst, src) : -ENOMEM;
 	}
 	for (size_t i = 0; !err && out && i < p.out->nprocs; i++) {
 		const struct sc_proc *src = &p.out->procs[i];
-		struct sc_proc *dst =
-			model_find_proc(out, src->pid, src->start_ns);
+		struct sc_proc *dst = model_find_proc(
+			out, src->pid, src->start_ns, src->cgtag);
 
 		if (dst)
 			err = model_proc_merge(dst, src);
@@ -195,8 +196,7 @@ static int name_procs(struct collector *c, struct sc_model *m)
 
 	for (size_t i = 0; i < m->nprocs; i++) {
 		struct sc_proc *p = &m->procs[i];
-		struct sc_proc_key k = { .tgid = p->pid,
-					 .start_ns = p->start_ns };
+		struct sc_proc_key k = model_proc_key(p);
 		struct sc_proc_info info;
 
 		if (!bpf_map_lookup_elem(fd, &k, &info))

@@ -12,6 +12,7 @@ struct seen {
 	uint32_t pid;
 	bool used;
 	uint64_t start_ns;
+	uint32_t cgtag;
 	struct comm_counts c;
 };
 
@@ -167,35 +168,47 @@ void comm_series__free(struct comm_series *s)
 	free(s);
 }
 
-static struct seen *seen_find(const struct seen_set *set, uint32_t pid,
-			      uint64_t start_ns)
+static bool seen_is(const struct seen *e, const struct sc_proc *p)
+{
+	return e->pid == p->pid && e->start_ns == p->start_ns &&
+	       e->cgtag == p->cgtag;
+}
+
+static size_t seen_hash(const struct sc_proc *p)
+{
+	return model_proc_hash(p->pid, p->start_ns, p->cgtag);
+}
+
+static struct seen *seen_find(const struct seen_set *set,
+			      const struct sc_proc *p)
 {
 	if (!set->cap)
 		return NULL;
-	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
+	for (size_t i = seen_hash(p);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
 		if (!e->used)
 			return NULL;
-		if (e->pid == pid && e->start_ns == start_ns)
+		if (seen_is(e, p))
 			return e;
 	}
 }
 
 /* Into a set sized for it beforehand: never full. */
-static void seen_put(struct seen_set *set, uint32_t pid, uint64_t start_ns,
+static void seen_put(struct seen_set *set, const struct sc_proc *p,
 		     const struct comm_counts *c)
 {
-	for (size_t i = model_proc_hash(pid, start_ns);; i++) {
+	for (size_t i = seen_hash(p);; i++) {
 		struct seen *e = &set->slots[i & (set->cap - 1)];
 
-		if (e->used && (e->pid != pid || e->start_ns != start_ns))
+		if (e->used && !seen_is(e, p))
 			continue;
 		if (!e->used)
 			set->n++;
 		e->used = true;
-		e->pid = pid;
-		e->start_ns = start_ns;
+		e->pid = p->pid;
+		e->start_ns = p->start_ns;
+		e->cgtag = p->cgtag;
 		e->c = *c;
 		return;
 	}
@@ -321,7 +334,7 @@ static void pending_add(struct comm_series *s, const char *label,
 static void credit(struct comm_series *s, const struct sc_model *m,
 		   const struct sc_proc *p, struct comm_counts *now)
 {
-	struct seen *e = seen_find(&s->seen, p->pid, p->start_ns);
+	struct seen *e = seen_find(&s->seen, p);
 	struct comm_counts d;
 	char label[COMM_LABEL_LEN];
 
@@ -455,7 +468,7 @@ int comm_series__update(struct comm_series *s, const struct sc_model *snap,
 		if (!p->pid)
 			continue;
 		credit(s, snap, p, &now);
-		seen_put(&next, p->pid, p->start_ns, &now);
+		seen_put(&next, p, &now);
 	}
 	/* Whoever is not in the snapshot any more is forgotten. */
 	free(s->seen.slots);

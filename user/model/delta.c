@@ -97,7 +97,7 @@ static int proc_take(struct sc_model *d, const struct sc_proc *c,
 
 	if (!tmp->nrows)
 		return 0;
-	dp = model_proc(d, c->pid, c->start_ns);
+	dp = model_proc(d, c->pid, c->start_ns, c->cgtag);
 	if (!dp)
 		return -ENOMEM;
 	dp->rows = tmp->rows;
@@ -149,7 +149,9 @@ struct sc_model *model_delta(const struct sc_model *cur,
 
 		if (c == agg)
 			continue;
-		p = prev ? model_find_proc(prev, c->pid, c->start_ns) : NULL;
+		p = prev ? model_find_proc(prev, c->pid, c->start_ns,
+					   c->cgtag) :
+			   NULL;
 		if (rows_delta(&tmp, c->rows, c->nrows, p ? p->rows : NULL,
 			       p ? p->nrows : 0) ||
 		    (agg && model_proc_merge(&known, &tmp)) ||
@@ -164,7 +166,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 	 * is what no process above accounts for.
 	 */
 	if (agg) {
-		p = prev ? model_find_proc(prev, agg->pid, agg->start_ns) :
+		p = prev ? model_find_proc(prev, agg->pid, agg->start_ns,
+					   agg->cgtag) :
 			   NULL;
 		if (rows_delta(&tmp, total.rows, total.nrows, known.rows,
 			       known.nrows) ||

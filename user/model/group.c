@@ -355,19 +355,37 @@ void group_free(struct sc_group *g, size_t n)
 	free(g);
 }
 
+/* Add p to g; a process's entries come one after the other (by_identity). */
 static int add_member(struct sc_group *g, const struct sc_proc *p, bool threads)
 {
-	if (!g->members++) {
+	if (!g->members) {
 		g->has_ids = g->val[GROUP_PID] || g->val[GROUP_TID];
 		g->pid = threads && p->tgid ? p->tgid : p->pid;
 		g->tid = threads ? p->pid : 0;
 		memcpy(g->comm, p->comm, sizeof(g->comm));
 	}
+	if (!g->members || g->last_pid != p->pid ||
+	    g->last_start_ns != p->start_ns)
+		g->members++;
+	g->last_pid = p->pid;
+	g->last_start_ns = p->start_ns;
 	for (size_t i = 0; i < p->nrows; i++) {
 		g->total_ns += p->rows[i].st.total_ns;
 		g->calls += p->rows[i].st.calls;
 	}
 	return model_proc_merge(&g->sum, p);
+}
+
+static int by_identity(const void *pa, const void *pb)
+{
+	const struct sc_proc *a = *(const struct sc_proc *const *)pa;
+	const struct sc_proc *b = *(const struct sc_proc *const *)pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->cgtag < b->cgtag ? -1 : a->cgtag > b->cgtag;
 }
 
 int group_model(const struct sc_model *m, const struct group_by *by,
@@ -376,13 +394,17 @@ int group_model(const struct sc_model *m, const struct group_by *by,
 	struct sc_group *g = NULL;
 	size_t ng = 0;
 	char(*bufs)[4096] = malloc(GROUP_KEY_COUNT * sizeof(*bufs));
+	const struct sc_proc **order = calloc(m->nprocs + 1, sizeof(*order));
 
 	*out = NULL;
 	*n = 0;
-	if (!bufs)
-		return -ENOMEM;
+	if (!bufs || !order)
+		goto nomem;
+	for (size_t i = 0; i < m->nprocs; i++)
+		order[i] = &m->procs[i];
+	qsort(order, m->nprocs, sizeof(*order), by_identity);
 	for (size_t i = 0; i < m->nprocs; i++) {
-		const struct sc_proc *p = &m->procs[i];
+		const struct sc_proc *p = order[i];
 		char *vals[GROUP_KEY_COUNT] = {};
 		struct sc_group *dst;
 
@@ -417,11 +439,13 @@ int group_model(const struct sc_model *m, const struct group_by *by,
 		qsort(g, ng, sizeof(*g),
 		      m->meta.count_only ? cmp_by_calls : cmp_groups);
 	free(bufs);
+	free(order);
 	*out = g;
 	*n = ng;
 	return 0;
 nomem:
 	free(bufs);
+	free(order);
 	group_free(g, ng);
 	return -ENOMEM;
 }

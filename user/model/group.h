@@ -52,7 +52,12 @@ struct sc_group {
 	uint32_t pid, tid;
 	char comm[SC_COMM_LEN];
 	bool has_ids;
-	size_t members;	    /* processes (threads) in it */
+	size_t members; /* processes (threads) in it */
+	/* the last member added: a process that changed cgroup is an
+	 * entry per cgroup, one member
+	 */
+	uint32_t last_pid;
+	uint64_t last_start_ns;
 	struct sc_proc sum; /* rows only */
 	uint64_t total_ns, calls;
 };

@@ -145,7 +145,8 @@ struct sc_model *model_clone(const struct sc_model *m)
 	model_copy_meta(c, m);
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *src = &m->procs[i];
-		struct sc_proc *p = model_proc(c, src->pid, src->start_ns);
+		struct sc_proc *p =
+			model_proc(c, src->pid, src->start_ns, src->cgtag);
 
 		if (!p)
 			goto err;
@@ -183,9 +184,9 @@ err:
 	return NULL;
 }
 
-size_t model_proc_hash(uint32_t pid, uint64_t start_ns)
+size_t model_proc_hash(uint32_t pid, uint64_t start_ns, uint32_t cgtag)
 {
-	uint64_t h = ((uint64_t)pid << 32) ^ start_ns;
+	uint64_t h = ((uint64_t)pid << 32) ^ start_ns ^ cgtag;
 
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdULL;
@@ -203,8 +204,8 @@ static int index_grow(struct sc_model *m)
 	for (size_t i = 0; i < cap; i++)
 		idx[i] = INDEX_EMPTY;
 	for (size_t i = 0; i < m->nprocs; i++) {
-		size_t s =
-			model_proc_hash(m->procs[i].pid, m->procs[i].start_ns);
+		const struct sc_proc *p = &m->procs[i];
+		size_t s = model_proc_hash(p->pid, p->start_ns, p->cgtag);
 
 		while (idx[s & (cap - 1)] != INDEX_EMPTY)
 			s++;
@@ -217,23 +218,27 @@ static int index_grow(struct sc_model *m)
 }
 
 struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
-				uint64_t start_ns)
+				uint64_t start_ns, uint32_t cgtag)
 {
 	if (!m->index_cap)
 		return NULL;
-	for (size_t s = model_proc_hash(pid, start_ns);; s++) {
+	for (size_t s = model_proc_hash(pid, start_ns, cgtag);; s++) {
 		size_t i = m->index[s & (m->index_cap - 1)];
+		const struct sc_proc *p;
 
 		if (i == INDEX_EMPTY)
 			return NULL;
-		if (m->procs[i].pid == pid && m->procs[i].start_ns == start_ns)
+		p = &m->procs[i];
+		if (p->pid == pid && p->start_ns == start_ns &&
+		    p->cgtag == cgtag)
 			return &m->procs[i];
 	}
 }
 
-struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns)
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns,
+			   uint32_t cgtag)
 {
-	struct sc_proc *p = model_find_proc(m, pid, start_ns);
+	struct sc_proc *p = model_find_proc(m, pid, start_ns, cgtag);
 	size_t s;
 
 	if (p)
@@ -255,7 +260,8 @@ struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns)
 	memset(p, 0, sizeof(*p));
 	p->pid = pid;
 	p->start_ns = start_ns;
-	for (s = model_proc_hash(pid, start_ns);; s++) {
+	p->cgtag = cgtag;
+	for (s = model_proc_hash(pid, start_ns, cgtag);; s++) {
 		if (m->index[s & (m->index_cap - 1)] == INDEX_EMPTY) {
 			m->index[s & (m->index_cap - 1)] = m->nprocs;
 			break;

@@ -34,6 +34,11 @@ struct sc_row {
 struct sc_proc {
 	uint32_t pid;	   /* with --by tid, a thread: its tid */
 	uint64_t start_ns; /* identity beside the pid: pids are reused */
+	/* and beside them, the cgroup tag of its calls (struct
+	 * sc_proc_key): a process that changed cgroup has one entry per
+	 * cgroup (0 unless cgroups are read)
+	 */
+	uint32_t cgtag;
 	uint32_t ppid;
 	char comm[SC_COMM_LEN]; /* raw bytes from the kernel: escape to print */
 	bool exited;
@@ -61,6 +66,7 @@ struct sc_flight_call {
 	uint32_t pid;
 	uint32_t tid;
 	uint64_t proc_start_ns;
+	uint32_t cgtag; /* its process's (struct sc_proc's) */
 	uint32_t nr;
 	uint32_t abi;
 	uint64_t ns;		/* time inside it so far (since attach, if
@@ -157,13 +163,38 @@ void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
 void model_map_fail_add(struct sc_model_meta *meta, uint32_t map, uint32_t err,
 			uint64_t count);
 
-/* Hash of a process identity (pid, start_ns), for open addressing. */
-size_t model_proc_hash(uint32_t pid, uint64_t start_ns);
-/* Find or create the process (pid, start_ns). NULL on allocation failure. */
-struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns);
-/* The process (pid, start_ns) if the model has it, else NULL. */
+/* Hash of a process identity (pid, start_ns, cgtag), for open addressing. */
+size_t model_proc_hash(uint32_t pid, uint64_t start_ns, uint32_t cgtag);
+/* Find or create the process (pid, start_ns) under cgroup tag cgtag. NULL
+ * on allocation failure.
+ */
+struct sc_proc *model_proc(struct sc_model *m, uint32_t pid, uint64_t start_ns,
+			   uint32_t cgtag);
+/* The process (pid, start_ns, cgtag) if the model has it, else NULL. */
 struct sc_proc *model_find_proc(const struct sc_model *m, uint32_t pid,
-				uint64_t start_ns);
+				uint64_t start_ns, uint32_t cgtag);
+/* The same for the identity of key (a BPF map's). */
+static inline struct sc_proc *model_key_proc(struct sc_model *m,
+					     const struct sc_proc_key *k)
+{
+	return model_proc(m, k->tgid, k->start_ns, k->cgtag);
+}
+
+static inline struct sc_proc *model_find_key(const struct sc_model *m,
+					     const struct sc_proc_key *k)
+{
+	return model_find_proc(m, k->tgid, k->start_ns, k->cgtag);
+}
+
+/* The key of p's entry in the BPF maps. */
+static inline struct sc_proc_key model_proc_key(const struct sc_proc *p)
+{
+	struct sc_proc_key k = { .tgid = p->pid,
+				 .cgtag = p->cgtag,
+				 .start_ns = p->start_ns };
+
+	return k;
+}
 /* Add a stats cell to a process. 0 or -ENOMEM. */
 int model_proc_add(struct sc_proc *p, uint32_t abi, uint32_t nr,
 		   const struct sc_stats *st);

@@ -8,6 +8,9 @@
 /* E2BIG: what a BPF hash map answers when it is full. */
 #define ERR_FULL 7
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 static const struct {
 	const char *key;
 	const char *what; /* after the count */
@@ -30,6 +33,14 @@ static const struct {
 				"errors have no errno",
 				{ SC_MAP_ERRNOS, -1 },
 				"errno map full" },
+	[DROP_CGROUP_MOVE] = { "cgroup_moves",
+			       "moves of threads to another cgroup were not "
+			       "followed (their calls stay under the cgroup "
+			       "before)",
+			       { SC_MAP_CGTAGS, -1 },
+			       "cgroup tag map full, or a process of more "
+			       "than " STR(SC_CGTAG_THREADS) " threads "
+							     "moved" },
 	[DROP_UNATTRIBUTED] = { "unattributed_calls",
 				"calls are counted in the merged processes, "
 				"not in their own",

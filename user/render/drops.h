@@ -20,6 +20,7 @@ enum drop_reason_id {
 	DROP_UNTIMED,
 	DROP_PROC_INFO,
 	DROP_ERRNO_DETAIL,
+	DROP_CGROUP_MOVE,
 	DROP_UNATTRIBUTED, /* meta.unattributed */
 	DROP_REASONS,
 };

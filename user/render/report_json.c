@@ -149,8 +149,8 @@ static int add_groups(struct json_object *root, int err,
 	return err;
 }
 
-/* {calls, untimed_calls, process_info, errno_detail, unattributed_calls,
- * map_failures: [{map, errno, count}]}: unattributed calls are counted, in
+/* {calls, untimed_calls, process_info, errno_detail, cgroup_moves,
+ * unattributed_calls, map_failures: [{map, errno, count}]}: unattributed calls are counted, in
  * pid 0, but not in their own process; a failure's errno "E2BIG" is a map
  * that was full.
  */

@@ -333,7 +333,8 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	family(f, "scprof_dropped_total", "counter",
 	       "What the BPF side could not keep: calls (lost), untimed_calls "
 	       "(not timed), process_info (process names), errno_detail "
-	       "(errno breakdown), unattributed_calls (counted, not in their "
+	       "(errno breakdown), cgroup_moves (moves between cgroups not "
+	       "followed), unattributed_calls (counted, not in their "
 	       "process's series); why is in "
 	       "scprof_map_update_failures_total.");
 	for (int r = 0; r < DROP_REASONS; r++)

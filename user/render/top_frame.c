@@ -171,7 +171,7 @@ static void flights_of(struct top_proc *tp, const struct sc_model *d,
 		const struct sc_flight_call *f = &d->flights[i];
 
 		if ((threads ? f->tid : f->pid) != p->pid ||
-		    f->proc_start_ns != p->start_ns)
+		    f->proc_start_ns != p->start_ns || f->cgtag != p->cgtag)
 			continue;
 		if (!tp->in_flight++) {
 			char buf[SC_NAME_LEN];

@@ -166,7 +166,9 @@ static int proc_pid_cmp(const void *pa, const void *pb)
 	/* pid 0, the merged exited processes, comes last */
 	if (a->pid != b->pid)
 		return !a->pid ? 1 : !b->pid ? -1 : a->pid < b->pid ? -1 : 1;
-	return a->start_ns < b->start_ns ? -1 : a->start_ns > b->start_ns;
+	if (a->start_ns != b->start_ns)
+		return a->start_ns < b->start_ns ? -1 : 1;
+	return a->cgtag < b->cgtag ? -1 : a->cgtag > b->cgtag;
 }
 
 const struct sc_proc **view_procs_by_pid(const struct sc_model *m)

@@ -18,7 +18,7 @@
 static struct sc_proc *put(struct sc_model *m, uint32_t pid, const char *comm,
 			   uint64_t calls)
 {
-	struct sc_proc *p = model_proc(m, pid, 1000 + pid);
+	struct sc_proc *p = model_proc(m, pid, 1000 + pid, 0);
 	struct sc_stats st = { .calls = calls,
 			       .errors = calls / 5,
 			       .total_ns = calls * 100,

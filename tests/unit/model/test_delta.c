@@ -54,7 +54,7 @@ static void test_stats_delta(void **state)
 
 static struct sc_proc *proc(struct sc_model *m, uint32_t pid, uint64_t calls)
 {
-	struct sc_proc *p = model_proc(m, pid, 1);
+	struct sc_proc *p = model_proc(m, pid, 1, 0);
 	struct sc_stats st = {};
 
 	timed(&st, 200, calls);
@@ -80,8 +80,8 @@ static void test_folded_process_counted_once(void **state)
 	assert_non_null(d);
 	assert_int_equal(d->ntotal, 1);
 	assert_int_equal(d->total[0].st.calls, 20 + 2);
-	assert_null(model_find_proc(d, 42, 1));
-	assert_int_equal(model_find_proc(d, 43, 1)->rows[0].st.calls, 2);
+	assert_null(model_find_proc(d, 42, 1, 0));
+	assert_int_equal(model_find_proc(d, 43, 1, 0)->rows[0].st.calls, 2);
 	model_free(d);
 	/* against nothing: everything */
 	d = model_delta(cur, NULL);
@@ -119,7 +119,7 @@ static void test_merged_aggregate_gets_its_interval_share(void **state)
 	d = model_delta(cur, prev);
 	assert_non_null(d);
 	assert_int_equal(d->total[0].st.calls, 20 + 2 + 5);
-	agg = model_find_proc(d, 0, 1);
+	agg = model_find_proc(d, 0, 1, 0);
 	assert_non_null(agg);
 	assert_int_equal(agg->nrows, 1);
 	assert_int_equal(agg->rows[0].st.calls, 20);
@@ -132,7 +132,7 @@ static void test_merged_aggregate_gets_its_interval_share(void **state)
 	model_free(d);
 	/* nothing merged in an interval: no aggregate row */
 	d = model_delta(cur, cur);
-	assert_null(model_find_proc(d, 0, 1));
+	assert_null(model_find_proc(d, 0, 1, 0));
 	model_free(d);
 	model_free(prev);
 	model_free(cur);
@@ -186,7 +186,7 @@ static void test_call_in_flight_split(void **state)
 
 		s[i] = model_new();
 		assert_non_null(s[i]);
-		p = model_proc(s[i], 7, 1);
+		p = model_proc(s[i], 7, 1, 0);
 		assert_non_null(p);
 		timed(&st, 10, 1);
 		assert_int_equal(model_proc_add(p, SC_ABI_NATIVE, 110, &st), 0);

@@ -152,7 +152,7 @@ static void add(struct sc_model *m, uint32_t pid, uint32_t tgid,
 		const char *comm, uint64_t cgid, uint32_t nr, uint64_t calls,
 		uint64_t ns)
 {
-	struct sc_proc *p = model_proc(m, pid, pid * 1000ULL);
+	struct sc_proc *p = model_proc(m, pid, pid * 1000ULL, 0);
 	struct sc_stats st = { .calls = calls, .total_ns = ns };
 
 	assert_non_null(p);
@@ -221,6 +221,67 @@ static void test_group_model(void **state)
 	model_free(m);
 }
 
+/* A process that changed cgroup: an entry per cgroup tag, each with its
+ * cgroup; grouped by cgroup they split, grouped by unit or pid they add up
+ * as one member.
+ */
+static void test_moved_process_is_one_member(void **state)
+{
+	static const struct {
+		uint32_t pid, cgtag;
+		uint64_t cgid, calls;
+	} entries[] = {
+		{ 30, 0, 7, 10 }, /* before its moves */
+		{ 40, 0, 8, 1 },
+		{ 30, 5, 8, 20 },  /* moved to y.scope */
+		{ 30, 6, 9, 300 }, /* then to another cgroup of x.service */
+	};
+	struct sc_model *m = model_new();
+	struct group_by by;
+	struct sc_group *g;
+	const char *bad;
+	size_t n;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++) {
+		struct sc_proc *p =
+			model_proc(m, entries[i].pid, 1000, entries[i].cgtag);
+		struct sc_stats st = { .calls = entries[i].calls };
+
+		assert_non_null(p);
+		p->cgid = entries[i].cgid;
+		assert_int_equal(model_proc_add(p, SC_ABI_NATIVE, 39, &st), 0);
+	}
+	CHECK(model_find_proc(m, 30, 1000, 5) !=
+		      model_find_proc(m, 30, 1000, 6),
+	      "one entry per tag");
+	assert_int_equal(model_cgroup_set(m, 7, "/a.slice/x.service"), 0);
+	assert_int_equal(model_cgroup_set(m, 8, "/a.slice/y.scope"), 0);
+	assert_int_equal(model_cgroup_set(m, 9, "/a.slice/x.service/sub"), 0);
+	m->meta.count_only = true;
+
+	assert_int_equal(group_parse("pid,cgroup", &by, &bad), 0);
+	assert_int_equal(group_model(m, &by, false, &g, &n), 0);
+	CHECK(n == 4 && g[0].calls == 300 && g[0].members == 1,
+	      "a group per (pid, cgroup)");
+	group_free(g, n);
+
+	assert_int_equal(group_parse("unit", &by, &bad), 0);
+	assert_int_equal(group_model(m, &by, false, &g, &n), 0);
+	CHECK(n == 2 && !strcmp(g[0].val[GROUP_UNIT], "x.service") &&
+		      g[0].calls == 310 && g[0].members == 1 &&
+		      g[1].calls == 21 && g[1].members == 2,
+	      "x.service: 310 calls of one process; y.scope: two processes");
+	group_free(g, n);
+
+	assert_int_equal(group_parse("pid", &by, &bad), 0);
+	assert_int_equal(group_model(m, &by, false, &g, &n), 0);
+	CHECK(n == 2 && g[0].calls == 330 && g[0].members == 1,
+	      "by pid: the process whole");
+	group_free(g, n);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -229,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_pods),
 		cmocka_unit_test(test_parse),
 		cmocka_unit_test(test_group_model),
+		cmocka_unit_test(test_moved_process_is_one_member),
 	};
 
 	unit_init();

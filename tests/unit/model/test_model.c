@@ -43,17 +43,17 @@ static void test_proc_find_or_create(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	CHECK(model_find_proc(m, 1, 1) == NULL, "empty model finds nothing");
-	a = model_proc(m, 100, 5000);
+	CHECK(model_find_proc(m, 1, 1, 0) == NULL, "empty model finds nothing");
+	a = model_proc(m, 100, 5000, 0);
 	CHECK(a && a->pid == 100 && a->start_ns == 5000, "created");
 	CHECK(a->nrows == 0 && !a->exited && a->comm[0] == '\0',
 	      "a new process is blank");
-	b = model_proc(m, 100, 5000);
+	b = model_proc(m, 100, 5000, 0);
 	CHECK(a == b && m->nprocs == 1,
 	      "same (pid, start) is the same process");
-	CHECK(model_find_proc(m, 100, 5000) == a, "found");
-	CHECK(model_find_proc(m, 100, 5001) == NULL, "other start time");
-	CHECK(model_find_proc(m, 101, 5000) == NULL, "other pid");
+	CHECK(model_find_proc(m, 100, 5000, 0) == a, "found");
+	CHECK(model_find_proc(m, 100, 5001, 0) == NULL, "other start time");
+	CHECK(model_find_proc(m, 101, 5000, 0) == NULL, "other pid");
 	model_free(m);
 	model_free(NULL);
 }
@@ -66,10 +66,10 @@ static void test_proc_recycled_pid(void **state)
 	(void)state;
 	assert_non_null(m);
 	for (uint64_t start = 1; start <= 50; start++)
-		CHECK(model_proc(m, 4242, start * 1000) != NULL, "created");
+		CHECK(model_proc(m, 4242, start * 1000, 0) != NULL, "created");
 	CHECK(m->nprocs == 50, "50 lives of pid 4242, got %zu", m->nprocs);
 	for (uint64_t start = 1; start <= 50; start++) {
-		struct sc_proc *p = model_find_proc(m, 4242, start * 1000);
+		struct sc_proc *p = model_find_proc(m, 4242, start * 1000, 0);
 
 		CHECK(p && p->start_ns == start * 1000,
 		      "life %" PRIu64 " of pid 4242 found", start);
@@ -88,7 +88,7 @@ static void test_proc_index_growth(void **state)
 	for (uint32_t i = 0; i < n; i++) {
 		/* pid recycled every 1000 processes, as under pid_max churn */
 		struct sc_proc *p =
-			model_proc(m, 300 + i % 1000, 1000000ULL * i + 7);
+			model_proc(m, 300 + i % 1000, 1000000ULL * i + 7, 0);
 
 		CHECK(p != NULL, "process %u created", i);
 		p->ppid = i; /* a marker to find it by */
@@ -96,15 +96,15 @@ static void test_proc_index_growth(void **state)
 		      i + 1);
 	}
 	for (uint32_t i = 0; i < n; i++) {
-		struct sc_proc *p =
-			model_find_proc(m, 300 + i % 1000, 1000000ULL * i + 7);
+		struct sc_proc *p = model_find_proc(m, 300 + i % 1000,
+						    1000000ULL * i + 7, 0);
 
 		CHECK(p && p->ppid == i, "process %u found after growth", i);
-		CHECK(model_proc(m, 300 + i % 1000, 1000000ULL * i + 7) == p,
+		CHECK(model_proc(m, 300 + i % 1000, 1000000ULL * i + 7, 0) == p,
 		      "model_proc returns the existing process %u", i);
 	}
 	CHECK(m->nprocs == n, "no duplicates: %zu", m->nprocs);
-	CHECK(model_find_proc(m, 300, 8) == NULL, "absent after growth");
+	CHECK(model_find_proc(m, 300, 8, 0) == NULL, "absent after growth");
 	CHECK(m->index_cap >= 2 * m->nprocs, "index kept at most half full");
 	model_free(m);
 }
@@ -148,7 +148,7 @@ static void test_proc_add_and_merge(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	p = model_proc(m, 10, 1);
+	p = model_proc(m, 10, 1, 0);
 	assert_non_null(p);
 	st = *stats(5, 1, 5000, 200, 2000);
 	st.bytes = 100;
@@ -173,8 +173,8 @@ static void test_proc_add_and_merge(void **state)
 	CHECK(p->nrows == 401, "%zu rows", p->nrows);
 
 	/* Merge p into q: q gets p's rows, summed with its own. */
-	q = model_proc(m, 11, 1);
-	p = model_find_proc(m, 10, 1); /* q's creation may move p */
+	q = model_proc(m, 11, 1, 0);
+	p = model_find_proc(m, 10, 1, 0); /* q's creation may move p */
 	assert_non_null(q);
 	assert_int_equal(
 		model_proc_add(q, SC_ABI_NATIVE, 7, stats(1, 1, 3, 3, 3)), 0);
@@ -197,7 +197,7 @@ static struct sc_model *sample_model(void)
 
 	assert_non_null(m);
 	for (uint32_t pid = 1; pid <= 40; pid++) {
-		struct sc_proc *p = model_proc(m, pid, pid * 10ULL);
+		struct sc_proc *p = model_proc(m, pid, pid * 10ULL, 0);
 
 		assert_non_null(p);
 		snprintf(p->comm, sizeof(p->comm), "proc%u", pid);
@@ -334,7 +334,7 @@ static void test_clone_deep_copy(void **state)
 	for (size_t i = 0; i < m->nprocs; i++) {
 		const struct sc_proc *a = &m->procs[i];
 		const struct sc_proc *b =
-			model_find_proc(c, a->pid, a->start_ns);
+			model_find_proc(c, a->pid, a->start_ns, 0);
 
 		CHECK(b != NULL && b != a, "process %u copied", a->pid);
 		CHECK(b->ppid == a->ppid && b->exited == a->exited &&
@@ -368,10 +368,10 @@ static void test_clone_deep_copy(void **state)
 	assert_int_equal(
 		model_proc_add(&m->procs[1], 0, 999, stats(1, 0, 1, 1, 1)), 0);
 	{
-		const struct sc_proc *b = model_find_proc(c, m->procs[0].pid,
-							  m->procs[0].start_ns);
+		const struct sc_proc *b = model_find_proc(
+			c, m->procs[0].pid, m->procs[0].start_ns, 0);
 		const struct sc_proc *b1 = model_find_proc(
-			c, m->procs[1].pid, m->procs[1].start_ns);
+			c, m->procs[1].pid, m->procs[1].start_ns, 0);
 
 		CHECK(b->rows[0].st.calls + 1000 ==
 			      m->procs[0].rows[0].st.calls,
@@ -383,7 +383,8 @@ static void test_clone_deep_copy(void **state)
 		      "clone errno rows are independent");
 	}
 	/* The clone works on its own: it grows and finalizes. */
-	CHECK(model_proc(c, 999999, 1) != NULL, "clone accepts new processes");
+	CHECK(model_proc(c, 999999, 1, 0) != NULL,
+	      "clone accepts new processes");
 	assert_int_equal(model_finalize(c), 0);
 	model_free(m);
 	model_free(c);

@@ -96,8 +96,8 @@ static void test_nothing_lost_says_nothing(void **state)
 static void test_keys_and_counts(void **state)
 {
 	static const char *const keys[DROP_REASONS] = {
-		"calls", "untimed_calls", "process_info", "errno_detail",
-		"unattributed_calls"
+		"calls",	"untimed_calls", "process_info",
+		"errno_detail", "cgroup_moves",	 "unattributed_calls"
 	};
 	struct sc_model_meta m = {};
 
@@ -109,6 +109,7 @@ static void test_keys_and_counts(void **state)
 		assert_string_equal(drop_key(r), keys[r]);
 	assert_int_equal(drop_count(&m, DROP_CALLS), 10);
 	assert_int_equal(drop_count(&m, DROP_ERRNO_DETAIL), 13);
+	assert_int_equal(drop_count(&m, DROP_CGROUP_MOVE), 14);
 	assert_int_equal(drop_count(&m, DROP_UNATTRIBUTED), 99);
 	assert_string_equal(drop_map_name(SC_MAP_PROCS), "procs");
 }

@@ -50,7 +50,7 @@ static struct sc_model *model_of(const struct spec *rows, size_t n)
 
 	assert_non_null(m);
 	assert_non_null(st);
-	p = model_proc(m, 1, 1);
+	p = model_proc(m, 1, 1, 0);
 	assert_non_null(p);
 	strcpy(p->comm, "test");
 	for (size_t i = 0; i < n; i++) {
@@ -395,12 +395,12 @@ static void test_table_per_process(void **state)
 	assert_non_null(m);
 	assert_non_null(st);
 	stats_fill(st, &getppid);
-	p = model_proc(m, 42, 1);
+	p = model_proc(m, 42, 1, 0);
 	assert_non_null(p);
 	memcpy(p->comm, "\x1b[2Jevil\nname\\", 15);
 	p->exited = true;
 	assert_int_equal(model_proc_add(p, NAT, 110, st), 0);
-	p = model_proc(m, 7, 1);
+	p = model_proc(m, 7, 1, 0);
 	assert_non_null(p);
 	strcpy(p->comm, "sh");
 	assert_int_equal(model_proc_add(p, NAT, 110, st), 0);
@@ -469,7 +469,7 @@ static void test_histograms(void **state)
 	st->hist[sc_hist_bucket(600)] = 9;
 	st->hist[sc_hist_bucket(4096)] = 1; /* le: in 2049 -> 4096 */
 	st->hist[sc_hist_bucket(5000)] = 3;
-	p = model_proc(m, 1, 1);
+	p = model_proc(m, 1, 1, 0);
 	assert_non_null(p);
 	assert_int_equal(model_proc_add(p, NAT, 257, st), 0);
 	assert_int_equal(model_errno_add(m, NAT, 257, ENOENT, 10), 0);
@@ -518,7 +518,8 @@ static void test_empty_interval(void **state)
 	assert_non_null(m);
 	st.calls = 1;
 	st.total_ns = 100;
-	assert_int_equal(model_proc_add(model_proc(m, 1, 1), NAT, 39, &st), 0);
+	assert_int_equal(model_proc_add(model_proc(m, 1, 1, 0), NAT, 39, &st),
+			 0);
 	assert_int_equal(model_finalize(m), 0);
 	o.interval = true;
 	got = render(m, &o, &meta_cmd);
@@ -802,7 +803,7 @@ static struct sc_model *io_model(const char *hostile_comm)
 
 	assert_non_null(m);
 	assert_non_null(st);
-	p = model_proc(m, 200, 1);
+	p = model_proc(m, 200, 1, 0);
 	assert_non_null(p);
 	strcpy(p->comm, "worker");
 	p->ppid = 1;
@@ -811,7 +812,7 @@ static struct sc_model *io_model(const char *hostile_comm)
 		stats_fill(st, &rows[i]);
 		assert_int_equal(model_proc_add(p, NAT, rows[i].nr, st), 0);
 	}
-	p = model_proc(m, 100, 2);
+	p = model_proc(m, 100, 2, 0);
 	assert_non_null(p);
 	memcpy(p->comm, hostile_comm, strlen(hostile_comm));
 	p->ppid = 99;
@@ -984,7 +985,8 @@ static void test_json_fields(void **state)
 		for (size_t i = 0; i < 2; i++) {
 			struct json_object *s =
 				json_object_array_get_idx(ps, i);
-			const struct sc_proc *mp = model_find_proc(m, 100, 2);
+			const struct sc_proc *mp =
+				model_find_proc(m, 100, 2, 0);
 			const struct sc_row *r = row_by_name(
 				mp->rows, mp->nrows, jget_str(s, "name"));
 
@@ -1162,7 +1164,7 @@ static void test_fd_types(void **state)
 
 	(void)state;
 	assert_non_null(m);
-	p = model_proc(m, 1, 1);
+	p = model_proc(m, 1, 1, 0);
 	assert_non_null(p);
 	strcpy(p->comm, "test");
 	stats_fill(&st, &s1);

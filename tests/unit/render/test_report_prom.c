@@ -186,7 +186,7 @@ static void hist_put(struct sc_stats *st, uint64_t ns, uint64_t count)
 static struct sc_model *model_fixture(void)
 {
 	struct sc_model *m = model_new();
-	struct sc_proc *p = model_proc(m, 100, 1);
+	struct sc_proc *p = model_proc(m, 100, 1, 0);
 	struct sc_stats st = {};
 
 	/* read: known latencies around the bucket bounds */
@@ -338,7 +338,7 @@ static void test_le_bound_is_inclusive(void **state)
 	(void)state;
 	for (unsigned int k = 0; k < PROM_LE_COUNT; k++) {
 		struct sc_model *m = model_new();
-		struct sc_proc *p = model_proc(m, 100, 1);
+		struct sc_proc *p = model_proc(m, 100, 1, 0);
 		struct sc_stats st = {};
 		struct prom_input in = { .model = m };
 		uint64_t expect[PROM_LE_COUNT];
@@ -415,7 +415,7 @@ static void test_hostile_comm_labels(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < nc; i++) {
-		struct sc_proc *p = model_proc(snap, 1000 + (uint32_t)i, 5);
+		struct sc_proc *p = model_proc(snap, 1000 + (uint32_t)i, 5, 0);
 		struct sc_stats st = { .calls = 10 + i };
 
 		strncpy(p->comm, cases[i].comm, SC_COMM_LEN - 1);
@@ -463,7 +463,7 @@ static void test_comm_families_values(void **state)
 	struct comm_series *cs;
 	struct sc_model *snap = model_new(), *m = model_fixture();
 	struct prom_input in = { .model = m };
-	struct sc_proc *p = model_proc(snap, 7, 1);
+	struct sc_proc *p = model_proc(snap, 7, 1, 0);
 	struct sc_stats st = {
 		.calls = 10, .errors = 2, .total_ns = 1500000001, .bytes = 4096
 	};
@@ -517,7 +517,7 @@ static void test_no_duplicate_series(void **state)
 
 	(void)state;
 	for (size_t i = 0; i < 3; i++) {
-		struct sc_proc *p = model_proc(snap, 10 + (uint32_t)i, 1);
+		struct sc_proc *p = model_proc(snap, 10 + (uint32_t)i, 1, 0);
 		struct sc_stats st = { .calls = 5 };
 
 		strcpy(p->comm, names[i]);

@@ -9,7 +9,7 @@
 static void put(struct sc_model *m, uint32_t pid, const char *comm, uint32_t nr,
 		uint64_t calls, uint64_t errors, uint64_t ns)
 {
-	struct sc_proc *p = model_proc(m, pid, 1);
+	struct sc_proc *p = model_proc(m, pid, 1, 0);
 	struct sc_stats st = { .calls = calls,
 			       .errors = errors,
 			       .total_ns = ns * calls };
