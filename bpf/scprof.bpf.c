@@ -32,9 +32,10 @@
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
  * program's prologue), proc.bpf.h (processes: key, name, exit),
- * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit)
- * and inflight.bpf.h (the calls in flight at report time, for a task
- * iterator), beside the generic maps.bpf.h. Those headers use the
+ * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit),
+ * inflight.bpf.h (the calls in flight at report time, for a task
+ * iterator), stacks.bpf.h (--stacks) and slow.bpf.h (--slow), beside the
+ * generic maps.bpf.h. Those headers use the
  * definitions here and are included by this file only.
  */
 #include "vmlinux.h"
@@ -350,6 +351,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "cost.bpf.h"
 #include "group.bpf.h"
 #include "stacks.bpf.h"
+#include "slow.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -405,8 +407,10 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
 				  c.delta_ns);
-	if (status_ok(ret))
+	if (status_ok(ret)) {
+		slow_check(task, regs, &c, ret);
 		record(task, &c, ret, true);
+	}
 	return 0;
 }
 
@@ -475,6 +479,8 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	if (fl & SC_NR_EXEC)
 		exec_as_called(task, &c.nr, &c.abi);
 	record(task, &c, ret, timed);
+	if (timed)
+		slow_check(task, regs, &c, ret);
 	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, ret, c.delta_ns, timed);
 out:
 	cost_end(&cp);

@@ -3,6 +3,10 @@
  * --stacks: one sampled call's user stack, as the BPF side sends it to
  * userspace through the stack_events ring buffer (bpf/stacks.bpf.h), and
  * unwound there with the binaries' CFI (user/collect/unwind.c).
+ *
+ * --slow: a call that took longer than the threshold comes the same way
+ * (bpf/slow.bpf.h), flagged SC_STACK_F_SLOW, with what it returned and
+ * what its fd was at its return.
  */
 #ifndef SC_STACK_H
 #define SC_STACK_H
@@ -36,6 +40,10 @@
  * userspace reads its mappings (again).
  */
 #define SC_STACK_F_NEW_MAPS 1U
+/* --slow: a slow call, not a sample (weight 0). len 0 and no ip: its
+ * stack was not copied (another ABI than the native one, or an exec).
+ */
+#define SC_STACK_F_SLOW 2U
 
 struct sc_stack_event {
 	__u32 pid; /* tgid */
@@ -52,6 +60,22 @@ struct sc_stack_event {
 	 * or 2^k while the ring buffer was filling (bpf/stacks.bpf.h).
 	 */
 	__u32 weight;
+	/* --slow (SC_STACK_F_SLOW) only; not written in samples. */
+	__u64 end_ns;	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at return */
+	__u64 delta_ns; /* the call's time */
+	__s64 ret;	/* its return value (-errno on failure) */
+	__u64 ino;	/* the fd's inode number at return; 0: none */
+	__s32 fd;	/* the first argument of a call on an fd; -1: none */
+	__u32 fd_type;	/* enum sc_fd_type (at entry with --fd-types, else
+			 * at return)
+			 */
+	/* a socket's: AF_INET or AF_INET6 (else the family, no address),
+	 * IPPROTO_*, ports in host order, addresses in network order
+	 */
+	__u16 family;
+	__u16 protocol;
+	__u16 lport, rport;
+	__u8 laddr[16], raddr[16];
 	__u8 data[SC_STACK_BYTES];
 };
 
