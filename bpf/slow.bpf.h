@@ -38,8 +38,89 @@ const volatile __u64 slow_ns = 0;
 /* Slow calls the ring buffer had no room for. */
 __u64 slow_lost = 0;
 
+#define SC_AF_UNIX 1
 #define SC_AF_INET 2
 #define SC_AF_INET6 10
+
+/*
+ * A file's path, walked up from its dentry as d_path does: at the root of
+ * a mount, on from the dentry it is mounted on in the parent mount; the
+ * root mount's root ends it. One part per step, an empty one where the
+ * step crossed a mount (one counter: the verifier sees few states).
+ * Without locks: a rename on the way may give a mixed path (userspace
+ * prefers /proc's when this one is not whole).
+ */
+static __always_inline void slow_path(struct file *file,
+				      struct sc_stack_event *e)
+{
+	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
+	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct dentry *parent;
+	struct mount *mnt, *up;
+	__u32 i;
+
+	if (!vfs || !d)
+		return;
+	mnt = (void *)vfs - bpf_core_field_offset(struct mount, mnt);
+	for (i = 0; i < SC_SLOW_PARTS; i++) {
+		char *part = &e->name[i * SC_SLOW_PART_LEN];
+
+		parent = BPF_CORE_READ(d, d_parent);
+		if (d != BPF_CORE_READ(mnt, mnt.mnt_root) && d != parent) {
+			bpf_probe_read_kernel_str(part, SC_SLOW_PART_LEN,
+						  BPF_CORE_READ(d,
+								d_name.name));
+			d = parent;
+			continue;
+		}
+		up = BPF_CORE_READ(mnt, mnt_parent);
+		if (up == mnt || !up)
+			break;
+		part[0] = '\0'; /* a mount crossed */
+		d = BPF_CORE_READ(mnt, mnt_mountpoint);
+		mnt = up;
+	}
+	if (i == 0) {
+		/* at the top at once: a file with no directory (a pipe, an
+		 * anonymous inode) has its name there
+		 */
+		bpf_probe_read_kernel_str(e->name, SC_SLOW_PART_LEN,
+					  BPF_CORE_READ(d, d_name.name));
+		e->name_flags = SC_SLOW_PSEUDO;
+		e->name_parts = 1;
+		return;
+	}
+	e->name_flags = i < SC_SLOW_PARTS ? SC_SLOW_ROOT : 0;
+	e->name_parts = i;
+}
+
+/* A unix socket's path (sun_path, len bytes; abstract: a NUL first) into
+ * e->name at off.
+ */
+static __always_inline __u16 slow_unix_addr(struct sock *sk,
+					    struct sc_stack_event *e, __u32 off)
+{
+	struct unix_address *a;
+	int len;
+
+	if (!sk)
+		return 0;
+	a = BPF_CORE_READ((struct unix_sock *)sk, addr);
+	if (!a)
+		return 0;
+	len = BPF_CORE_READ(a, len) - 2; /* less sun_family */
+	if (len <= 0)
+		return 0;
+	if (len > SC_SLOW_UNIX_LEN)
+		len = SC_SLOW_UNIX_LEN;
+	if (bpf_probe_read_kernel(
+		    &e->name[off & SC_SLOW_UNIX_PEER], SC_SLOW_UNIX_LEN,
+		    (void *)a +
+			    bpf_core_field_offset(struct unix_address, name) +
+			    2))
+		return 0;
+	return (__u16)len;
+}
 
 /* A socket's protocol and addresses (AF_INET, AF_INET6). */
 static __always_inline void slow_sock(struct file *file,
@@ -54,6 +135,13 @@ static __always_inline void slow_sock(struct file *file,
 		return;
 	e->family = BPF_CORE_READ(sk, __sk_common.skc_family);
 	e->protocol = BPF_CORE_READ(sk, sk_protocol);
+	if (e->family == SC_AF_UNIX) {
+		e->name_len[0] = slow_unix_addr(sk, e, 0);
+		e->name_len[1] = slow_unix_addr(
+			BPF_CORE_READ((struct unix_sock *)sk, peer), e,
+			SC_SLOW_UNIX_PEER);
+		return;
+	}
 	if (e->family != SC_AF_INET && e->family != SC_AF_INET6)
 		return;
 	e->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
@@ -82,6 +170,8 @@ static __always_inline void slow_fd(struct task_struct *task,
 	e->fd_type = SC_FD_NONE;
 	e->ino = 0;
 	e->family = e->protocol = e->lport = e->rport = 0;
+	e->name_len[0] = e->name_len[1] = 0;
+	e->name_flags = e->name_parts = 0;
 	__builtin_memset(e->laddr, 0, sizeof(e->laddr));
 	__builtin_memset(e->raddr, 0, sizeof(e->raddr));
 	if (!(flags_of(c->nr, c->abi) & SC_NR_FD))
@@ -95,6 +185,8 @@ static __always_inline void slow_fd(struct task_struct *task,
 	e->ino = BPF_CORE_READ(inode, i_ino);
 	if ((BPF_CORE_READ(inode, i_mode) & SC_S_IFMT) == SC_S_IFSOCK)
 		slow_sock(file, e);
+	else
+		slow_path(file, e);
 }
 
 /* Send a call that took c->delta_ns >= slow_ns. */

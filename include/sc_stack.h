@@ -45,6 +45,25 @@
  */
 #define SC_STACK_F_SLOW 2U
 
+/*
+ * --slow: the name of a slow call's fd as the kernel has it at the call's
+ * return (bpf/slow.bpf.h), in sc_stack_event.name. A file: its path's
+ * components from the file up, SC_SLOW_PART_LEN bytes each, NUL-ended (a
+ * name of SC_SLOW_PART_LEN - 1 bytes may have been cut), name_parts of
+ * them, an empty one where the walk crossed a mount; SC_SLOW_ROOT when
+ * they reach the root (else the path goes on above). A pseudo file
+ * (pipe, anonymous inode: no directory) has its dentry's name in part 0
+ * and SC_SLOW_PSEUDO. A unix socket: its own sun_path at 0, its peer's at
+ * SC_SLOW_UNIX_PEER, name_len bytes each (0: unbound).
+ */
+#define SC_SLOW_PARTS 16
+#define SC_SLOW_PART_LEN 32
+#define SC_SLOW_NAME_BYTES (SC_SLOW_PARTS * SC_SLOW_PART_LEN)
+#define SC_SLOW_UNIX_PEER 256
+#define SC_SLOW_UNIX_LEN 108 /* sizeof(sun_path) */
+#define SC_SLOW_ROOT 1U
+#define SC_SLOW_PSEUDO 2U
+
 struct sc_stack_event {
 	__u32 pid; /* tgid */
 	__u32 tid;
@@ -76,6 +95,10 @@ struct sc_stack_event {
 	__u16 protocol;
 	__u16 lport, rport;
 	__u8 laddr[16], raddr[16];
+	__u16 name_len[2]; /* unix socket: its own and its peer's path */
+	__u8 name_flags;   /* SC_SLOW_ROOT, SC_SLOW_PSEUDO */
+	__u8 name_parts;
+	char name[SC_SLOW_NAME_BYTES];
 	__u8 data[SC_STACK_BYTES];
 };
 

@@ -119,8 +119,8 @@ __attribute__((noinline)) static void fast_calls(long n)
 	close(self);
 }
 
-__attribute__((noinline)) static ssize_t wait_pipe(int fd, char *buf,
-						   size_t len)
+__attribute__((noinline, noipa)) static ssize_t wait_pipe(int fd, char *buf,
+							  size_t len)
 {
 	ssize_t n = read(fd, buf, len);
 
@@ -155,7 +155,7 @@ static void pipe_case(void)
 	reap(pid);
 }
 
-__attribute__((noinline)) static int wait_lock(int fd)
+__attribute__((noinline, noipa)) static int wait_lock(int fd)
 {
 	struct flock l = { .l_type = F_WRLCK, .l_whence = SEEK_SET };
 	int r = fcntl(fd, F_SETLKW, &l);
@@ -199,8 +199,8 @@ static void lock_case(void)
 	unlink(path);
 }
 
-__attribute__((noinline)) static ssize_t wait_socket(int fd, char *buf,
-						     size_t len)
+__attribute__((noinline, noipa)) static ssize_t wait_socket(int fd, char *buf,
+							    size_t len)
 {
 	ssize_t n = recv(fd, buf, len, 0);
 

@@ -141,35 +141,99 @@ static const char *proto_name(uint16_t proto)
 	}
 }
 
-/* What the slow call's fd is: the kernel side's socket addresses, else
- * /proc, now. 0 or -ENOMEM.
+/* A unix socket's path from its sun_path of len bytes: "/run/x.sock",
+ * "@name" (abstract: a NUL first). NULL: unbound, or out of memory.
  */
-static int slow_fd(struct sc_slow_call *c, const struct sc_stack_event *e)
+static char *unix_name(const char *p, uint16_t len)
 {
-	char buf[4096];
+	char *s;
+
+	if (!len || len > SC_SLOW_UNIX_LEN)
+		return NULL;
+	if (p[0]) /* a path: up to its NUL */
+		return strndup(p, len);
+	s = malloc(len + 1u);
+	if (!s)
+		return NULL;
+	for (uint16_t i = 0; i < len; i++)
+		s[i] = p[i] ? p[i] : '@';
+	s[len] = '\0';
+	return s;
+}
+
+/* The path the kernel side walked, "/tmp/x" (".../x" when the walk did
+ * not reach the root); *complete: it did, and no name was cut. NULL: no
+ * path (or out of memory).
+ */
+static char *kernel_path(const struct sc_stack_event *e, bool *complete)
+{
+	size_t n = e->name_parts, len = 8;
+	char *s;
+
+	*complete = false;
+	if (!n || n > SC_SLOW_PARTS || (e->name_flags & SC_SLOW_PSEUDO))
+		return NULL;
+	*complete = e->name_flags & SC_SLOW_ROOT;
+	for (size_t i = 0; i < n; i++) {
+		size_t l = strnlen(&e->name[i * SC_SLOW_PART_LEN],
+				   SC_SLOW_PART_LEN);
+
+		if (l >= SC_SLOW_PART_LEN - 1)
+			*complete = false;
+		len += l + 1;
+	}
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	if (!(e->name_flags & SC_SLOW_ROOT))
+		strcat(s, "...");
+	for (size_t i = n; i-- > 0;) {
+		if (!e->name[i * SC_SLOW_PART_LEN])
+			continue; /* a mount crossed */
+		strcat(s, "/");
+		strncat(s, &e->name[i * SC_SLOW_PART_LEN], SC_SLOW_PART_LEN);
+	}
+	if (!*s)
+		strcat(s, "/");
+	return s;
+}
+
+/* A file with no directory: "pipe:[INO]", "anon_inode:[eventfd]", as
+ * /proc/PID/fd shows them. NULL: out of memory.
+ */
+static char *pseudo_name(const struct sc_stack_event *e)
+{
+	char name[SC_SLOW_PART_LEN + 1] = "", *s;
+	int n;
+
+	memcpy(name, e->name, SC_SLOW_PART_LEN);
+	if (e->fd_type == SC_FD_PIPE)
+		n = asprintf(&s, "pipe:[%llu]", (unsigned long long)e->ino);
+	else if (name[0] == '/')
+		n = asprintf(&s, "%s", name);
+	else
+		n = asprintf(&s, "anon_inode:%s", name);
+	return n < 0 ? NULL : s;
+}
+
+/* What a file's fd is: the kernel side's path when whole, else /proc's
+ * (if it still is the same file), else what the kernel side has of it.
+ */
+static int file_fd(struct sc_slow_call *c, const struct sc_stack_event *e)
+{
+	bool complete;
+	char *kpath = kernel_path(e, &complete), buf[4096];
 	int err;
 
-	if (e->fd < 0) {
-		c->what = SC_SLOW_FD_NONE;
-		return 0;
-	}
-	if (e->fd_type == SC_FD_SOCKET &&
-	    (e->family == AF_INET || e->family == AF_INET6)) {
-		c->what = SC_SLOW_FD_INET;
-		c->proto = proto_name(e->protocol);
-		c->local = inet_str(e->family, e->laddr, e->lport);
-		c->peer = inet_str(e->family, e->raddr, e->rport);
-		return c->local && c->peer ? 0 : -ENOMEM;
-	}
-	if (!e->ino) { /* no open file at its return */
-		c->what = SC_SLOW_FD_CLOSED;
-		return 0;
-	}
-	if (e->fd_type == SC_FD_SOCKET && e->family == AF_UNIX &&
-	    !fdinfo_unix_path((pid_t)e->pid, e->ino, buf, sizeof(buf))) {
-		c->what = SC_SLOW_FD_UNIX;
-		c->desc = strdup(buf);
+	if (e->name_flags & SC_SLOW_PSEUDO) {
+		c->what = SC_SLOW_FD_PATH;
+		c->desc = pseudo_name(e);
 		return c->desc ? 0 : -ENOMEM;
+	}
+	if (complete) {
+		c->what = SC_SLOW_FD_PATH;
+		c->desc = kpath;
+		return 0;
 	}
 	/* the thread's own table (a thread may have unshared it), else the
 	 * process's once the thread is gone
@@ -178,19 +242,62 @@ static int slow_fd(struct sc_slow_call *c, const struct sc_stack_event *e)
 	if (err == -ESRCH)
 		err = fdinfo_target((pid_t)e->pid, e->fd, e->ino, buf,
 				    sizeof(buf));
-	if (err == -ENOENT) {
-		c->what = SC_SLOW_FD_CLOSED;
-	} else if (err == -ESTALE) {
-		c->what = SC_SLOW_FD_REUSED;
-	} else if (err) {
-		c->what = SC_SLOW_FD_UNKNOWN;
-	} else {
-		c->what = e->fd_type == SC_FD_SOCKET ? SC_SLOW_FD_SOCKET :
-						       SC_SLOW_FD_PATH;
+	if (!err) {
+		free(kpath);
+		c->what = SC_SLOW_FD_PATH;
 		c->desc = strdup(buf);
 		return c->desc ? 0 : -ENOMEM;
 	}
+	if (kpath) {
+		c->what = SC_SLOW_FD_PATH;
+		c->desc = kpath;
+		return 0;
+	}
+	c->what = err == -ENOENT ? SC_SLOW_FD_CLOSED :
+		  err == -ESTALE ? SC_SLOW_FD_REUSED :
+				   SC_SLOW_FD_UNKNOWN;
 	return 0;
+}
+
+/* What the slow call's fd is, from what the kernel side read at its
+ * return (and /proc, for a path it could not read whole). 0 or -ENOMEM.
+ */
+static int slow_fd(struct sc_slow_call *c, const struct sc_stack_event *e)
+{
+	int n;
+
+	if (e->fd < 0) {
+		c->what = SC_SLOW_FD_NONE;
+		return 0;
+	}
+	if (!e->ino) { /* no open file at its return */
+		c->what = SC_SLOW_FD_CLOSED;
+		return 0;
+	}
+	if (e->fd_type != SC_FD_SOCKET)
+		return file_fd(c, e);
+	if (e->family == AF_INET || e->family == AF_INET6) {
+		c->what = SC_SLOW_FD_INET;
+		c->proto = proto_name(e->protocol);
+		c->local = inet_str(e->family, e->laddr, e->lport);
+		c->peer = inet_str(e->family, e->raddr, e->rport);
+		return c->local && c->peer ? 0 : -ENOMEM;
+	}
+	if (e->family == AF_UNIX) {
+		c->what = SC_SLOW_FD_UNIX;
+		c->local = unix_name(e->name, e->name_len[0]);
+		c->peer =
+			unix_name(&e->name[SC_SLOW_UNIX_PEER], e->name_len[1]);
+		if ((e->name_len[0] && !c->local) ||
+		    (e->name_len[1] && !c->peer))
+			return -ENOMEM;
+	} else {
+		c->what = SC_SLOW_FD_SOCKET;
+	}
+	n = asprintf(&c->desc, "socket:[%llu]", (unsigned long long)e->ino);
+	if (n < 0)
+		c->desc = NULL;
+	return n < 0 ? -ENOMEM : 0;
 }
 
 /* A slow call as it comes: all but its stack. NULL: out of memory. */

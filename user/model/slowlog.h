@@ -19,11 +19,16 @@
 /* What the call's fd was, as far as it could be told. */
 enum sc_slow_fd {
 	SC_SLOW_FD_NONE = 0, /* not a call on an fd */
-	SC_SLOW_FD_PATH,     /* desc: what /proc/PID/fd/N links to (a path,
-			      * "pipe:[INO]", "anon_inode:[eventfd]")
+	SC_SLOW_FD_PATH,     /* desc: what /proc/PID/fd/N would link to (a
+			      * path, "pipe:[INO]", "anon_inode:[eventfd]");
+			      * a path the kernel side could not read whole
+			      * starts with "..."
 			      */
-	SC_SLOW_FD_INET,     /* an IPv4 or IPv6 socket: local, peer */
-	SC_SLOW_FD_UNIX,     /* a unix socket: desc its path, if bound */
+	SC_SLOW_FD_INET,     /* an IPv4 or IPv6 socket: proto, local, peer */
+	SC_SLOW_FD_UNIX,     /* a unix socket: local, peer its paths (NULL:
+			      * unbound; "@name" abstract), desc
+			      * "socket:[INO]"
+			      */
 	SC_SLOW_FD_SOCKET,   /* another socket: desc "socket:[INO]" */
 	SC_SLOW_FD_CLOSED,   /* closed before it could be looked up (or
 			      * closed by the call)

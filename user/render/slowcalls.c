@@ -74,7 +74,7 @@ static const char *fd_state(const struct sc_slow_call *c)
  */
 static char *fd_text(const struct sc_slow_call *c)
 {
-	char *s = NULL, *e = NULL;
+	char *s = NULL, *e = NULL, *p = NULL;
 	int n;
 
 	switch (c->what) {
@@ -85,10 +85,21 @@ static char *fd_text(const struct sc_slow_call *c)
 		n = asprintf(&s, "%s:[%s->%s]", c->proto, c->local, c->peer);
 		break;
 	case SC_SLOW_FD_UNIX:
-		e = esc_text(c->desc, strlen(c->desc));
-		if (!e)
-			return NULL;
-		n = *e ? asprintf(&s, "UNIX:[%s]", e) : asprintf(&s, "UNIX");
+		/* "UNIX:[/a->/b]", "UNIX:[->/run/x.sock]"; unbound both:
+		 * "UNIX:[INO]" as socket:[INO]
+		 */
+		if (!c->local && !c->peer) {
+			n = asprintf(&s, "UNIX:%s",
+				     c->desc + strcspn(c->desc, "["));
+			break;
+		}
+		e = esc_text(c->local ? c->local : "",
+			     c->local ? strlen(c->local) : 0);
+		p = esc_text(c->peer ? c->peer : "",
+			     c->peer ? strlen(c->peer) : 0);
+		n = e && p ? asprintf(&s, "UNIX:[%s%s%s]", e,
+				      c->peer ? "->" : "", p) :
+			     -1;
 		break;
 	case SC_SLOW_FD_CLOSED:
 		n = asprintf(&s, "(closed)");
@@ -101,6 +112,7 @@ static char *fd_text(const struct sc_slow_call *c)
 		break;
 	}
 	free(e);
+	free(p);
 	return n < 0 ? NULL : s;
 }
 
@@ -203,6 +215,11 @@ static int add_call_fields(struct json_object *o, const struct sc_slow_call *c)
 		err = err ?: jw_add_str(o, "fd_path", c->desc);
 		break;
 	case SC_SLOW_FD_UNIX:
+		err = err ?: jw_add_str(o, "protocol", "UNIX");
+		if (c->local)
+			err = err ?: jw_add_str(o, "local", c->local);
+		if (c->peer)
+			err = err ?: jw_add_str(o, "peer", c->peer);
 		err = err ?: jw_add_str(o, "fd_path", c->desc);
 		break;
 	case SC_SLOW_FD_INET:
