@@ -105,6 +105,12 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 	/* per-name series: per-thread totals, no per-process cells */
 	co->thread_totals = o->comm_series != 0;
 	co->read_cgid = o->comm_series && group_needs_cgroups(&o->labels);
+	/* --slow: the calls timed (every one, at --latency-duty 1); the
+	 * thread that unwinds their stacks keeps few capabilities, as the
+	 * daemon keeps few itself
+	 */
+	co->slow_ns = o->slow_ns;
+	co->drain_few_caps = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);
 }

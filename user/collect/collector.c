@@ -298,7 +298,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
 				      opts->stack_by_time,
 				      c->skel->rodata->slow_ns != 0,
-				      !opts->raw_symbols);
+				      !opts->raw_symbols, opts->drain_few_caps);
 	if (err)
 		goto err;
 	*out = c;

@@ -73,6 +73,12 @@ struct collector_opts {
 	 * the calls timed in latency windows).
 	 */
 	uint64_t slow_ns;
+	/* The thread that unwinds stacks (--stacks, --slow) keeps only the
+	 * capabilities reading other processes' mappings and binaries needs
+	 * (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH), from its start: for a
+	 * command that drops its own (the daemon).
+	 */
+	bool drain_few_caps;
 	/* Sizes, and what becomes of exited processes. */
 	uint32_t max_stats; /* stats map entries, 0: default */
 	uint32_t max_procs; /* procs map entries, 0: default */

@@ -138,11 +138,12 @@ void inflight_free(struct inflight *f);
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
 			   bool by_time, uint64_t slow_ns);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
- * the thread that drains them (period 0 and no slow: *out NULL). 0 or
- * -errno, reported.
+ * the thread that drains them (period 0 and no slow: *out NULL), with
+ * few_caps keeping only the capabilities it needs. 0 or -errno, reported.
  */
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool by_time, bool slow, bool demangle);
+		    uint32_t period, bool by_time, bool slow, bool demangle,
+		    bool few_caps);
 /* Has the draining thread failed? 0 or its first error (not reported). */
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */

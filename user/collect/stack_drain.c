@@ -29,6 +29,7 @@
 #include "collect/unwind.h"
 #include "model/slowlog.h"
 #include "model/stacks.h"
+#include "util/caps.h"
 #include "util/clock.h"
 #include "util/fdinfo.h"
 #include "util/log.h"
@@ -51,6 +52,7 @@ struct stack_drain {
 	pthread_t thread;   /* drains rb */
 	pthread_mutex_t lock; /* rb, unwinder, stacks */
 	bool running, stop;
+	bool few_caps;	      /* the thread drops all but what it needs */
 	struct queued *queue; /* copied out, to unwind */
 	size_t nqueued, queue_cap;
 };
@@ -401,10 +403,21 @@ static int drain(struct stack_drain *d)
 
 #define STACKS_POLL_MS 5
 
+/* What the drain thread needs to read other processes' mappings, fds and
+ * binaries.
+ */
+#define DRAIN_CAPS ((1ULL << CAP_SYS_PTRACE) | (1ULL << CAP_DAC_READ_SEARCH))
+
 static void *drain_thread(void *arg)
 {
 	struct stack_drain *d = arg;
 	int efd = ring_buffer__epoll_fd(d->rb);
+	int err;
+
+	/* capabilities are each thread's own: this one drops its own */
+	if (d->few_caps && (err = caps_drop_to(DRAIN_CAPS)))
+		pr_warn("the stack drain cannot drop capabilities: %s",
+			strerror(-err));
 
 	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
 		struct epoll_event ev;
@@ -430,7 +443,8 @@ void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
 }
 
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool by_time, bool slow, bool demangle)
+		    uint32_t period, bool by_time, bool slow, bool demangle,
+		    bool few_caps)
 {
 	struct stack_drain *d;
 	sigset_t all, old;
@@ -444,6 +458,7 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 		return -ENOMEM;
 	*out = d;
 	d->skel = skel;
+	d->few_caps = few_caps;
 	slowlog_init(&d->slow, SC_SLOW_MAX_PENDING);
 	if (period) {
 		d->stacks = stacks_new(period);

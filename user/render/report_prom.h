@@ -36,6 +36,9 @@ struct prom_self {
 	double enter_s, exit_s;	   /* the syscall programs' CPU time */
 	double latency_s, count_s; /* the same, by part */
 	uint64_t windows, windows_closed_early;
+	/* --slow (not shown when !slow): calls logged, and lost */
+	bool slow;
+	uint64_t slow_calls, slow_lost;
 };
 
 struct prom_input {
