@@ -157,6 +157,8 @@ static int slow_poll(struct run *r)
 		return 0;
 	slowlog_init(&got, SIZE_MAX);
 	err = collector__slow_take(r->col, &got, &r->slow_lost);
+	if (err)
+		pr_err("cannot read the slow calls: %s", strerror(-err));
 	for (size_t i = 0; !err && i < got.n; i++) {
 		err = slowcall_print(r->slow_f, &got.v[i],
 				     r->report.format == REPORT_JSON);
@@ -166,8 +168,12 @@ static int slow_poll(struct run *r)
 		else
 			r->slow_printed++;
 	}
-	if (!err && r->o->trace_out)
+	if (!err && r->o->trace_out) {
 		err = slowlog_move(&r->trace, &got);
+		if (err)
+			pr_err("cannot keep the slow calls for the trace: %s",
+			       strerror(-err));
+	}
 	slowlog_clear(&got);
 	return err;
 }
@@ -220,12 +226,18 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	meta.target = target;
 	err = collector__snapshot_at(r->col, now, &cur);
 	if (last) {
-		/* the slow calls up to the end, before the ring goes */
-		int e = slow_poll(r);
+		/* the slow calls up to the end, before the ring goes (it
+		 * says why not)
+		 */
+		int e = err ? 0 : slow_poll(r);
 
-		err = err ?: e;
 		collector__destroy(r->col);
 		r->col = NULL;
+		if (!err && e) {
+			model_free(cur);
+			free(target);
+			return e;
+		}
 	}
 	if (err) {
 		pr_err("cannot read the collected data: %s", strerror(-err));
@@ -426,7 +438,7 @@ static int write_report(struct run *r)
 	struct report_opts ro = r->report;
 	struct sc_model *m = NULL;
 	char *target = describe(r->o, &r->found);
-	int err;
+	int err, slow_err;
 
 	if (!target)
 		return -ENOMEM;
@@ -437,16 +449,19 @@ static int write_report(struct run *r)
 	err = collector__harvest(r->col);
 	if (!err) /* calls in flight timed to the end of the run */
 		err = collector__snapshot_at(r->col, r->t1, &m);
-	/* the slow calls up to the end, before the ring goes */
-	if (!err)
-		err = slow_poll(r);
+	/* the slow calls up to the end, before the ring goes (it says why
+	 * not)
+	 */
+	slow_err = err ? 0 : slow_poll(r);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;
-	if (err) {
+	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
+	if (err || slow_err) {
+		model_free(m);
 		free(target);
-		return err;
+		return err ?: slow_err;
 	}
 	m->meta.duration_ns = meta.duration_ns;
 	slow_meta(r, m);

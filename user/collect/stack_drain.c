@@ -7,9 +7,10 @@
  * STACKS_POLL_MS. The lock keeps snapshots away from a drain.
  *
  * --slow: slow calls come on the same ring, each one waking the thread up.
- * What its fd is gets read from /proc at once, while the process likely
- * still has it open; its stack is unwound like a sample's, and the call
- * waits in a bounded list until the command takes it.
+ * What its fd is comes from the kernel side (a path it could not read
+ * whole is read from /proc at once, while the process likely still has
+ * the fd); its stack is unwound like a sample's, not counted as one, and
+ * the call waits in a bounded list until the command takes it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -113,9 +114,9 @@ static char *inet_str(uint16_t family, const uint8_t *addr, uint16_t port)
 {
 	char a[INET6_ADDRSTRLEN], *s;
 
-	if (!inet_ntop(family == 2 ? AF_INET : AF_INET6, addr, a, sizeof(a)))
+	if (!inet_ntop(family, addr, a, sizeof(a)))
 		snprintf(a, sizeof(a), "?");
-	if (asprintf(&s, family == 2 ? "%s:%u" : "[%s]:%u", a, port) < 0)
+	if (asprintf(&s, family == AF_INET ? "%s:%u" : "[%s]:%u", a, port) < 0)
 		return NULL;
 	return s;
 }
