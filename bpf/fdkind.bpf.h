@@ -87,26 +87,33 @@ static __always_inline __u32 anon_kind(struct file *file)
 	return SC_FD_ANON;
 }
 
-/* The kind of the fd the call gets as its first argument. */
-static __always_inline __u32 fd_kind(struct task_struct *task,
-				     const struct pt_regs *regs, __u32 abi)
+/* The open file of fd in the task's fd table, or NULL. */
+static __always_inline struct file *fd_file(struct task_struct *task, __u32 fd)
 {
-	__u32 fd = fd_arg(regs, abi);
 	struct fdtable *fdt;
 	struct file **fds;
-	struct inode *inode;
 	struct file *file = NULL;
 	__u32 max_fds;
-	__u16 mode;
 
 	fdt = BPF_CORE_READ(task, files, fdt);
 	if (!fdt)
-		return SC_FD_BAD;
+		return NULL;
 	max_fds = BPF_CORE_READ(fdt, max_fds);
 	if (fd >= max_fds)
-		return SC_FD_BAD;
+		return NULL;
 	fds = BPF_CORE_READ(fdt, fd);
-	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]))
+		return NULL;
+	return file;
+}
+
+/* What kind of file it is (NULL: SC_FD_BAD). */
+static __always_inline __u32 file_kind(struct file *file)
+{
+	struct inode *inode;
+	__u16 mode;
+
+	if (!file)
 		return SC_FD_BAD;
 	inode = BPF_CORE_READ(file, f_inode);
 	if (!inode)
@@ -134,6 +141,13 @@ static __always_inline __u32 fd_kind(struct task_struct *task,
 	if (BPF_CORE_READ(inode, i_sb, s_magic) == SC_PID_FS_MAGIC)
 		return SC_FD_PIDFD;
 	return anon_kind(file);
+}
+
+/* The kind of the fd the call gets as its first argument. */
+static __always_inline __u32 fd_kind(struct task_struct *task,
+				     const struct pt_regs *regs, __u32 abi)
+{
+	return file_kind(fd_file(task, fd_arg(regs, abi)));
 }
 
 #endif /* SCPROF_FDKIND_BPF_H */

@@ -33,10 +33,10 @@
  * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
  * program's prologue), cgtag.bpf.h (the cgroup tags that file calls under
  * the cgroup their thread was in, moves followed), proc.bpf.h (processes:
- * key, name, exit),
- * record.bpf.h (the cell update of a call), exit.bpf.h (a thread's exit)
- * and inflight.bpf.h (the calls in flight at report time, for a task
- * iterator), beside the generic maps.bpf.h. Those headers use the
+ * key, name, exit), record.bpf.h (the cell update of a call), exit.bpf.h
+ * (a thread's exit), inflight.bpf.h (the calls in flight at report time,
+ * for a task iterator), stacks.bpf.h (--stacks) and slow.bpf.h (--slow),
+ * beside the generic maps.bpf.h. Those headers use the
  * definitions here and are included by this file only.
  */
 #include "vmlinux.h"
@@ -390,6 +390,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "cost.bpf.h"
 #include "group.bpf.h"
 #include "stacks.bpf.h"
+#include "slow.bpf.h"
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
@@ -447,8 +448,10 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
 				  c.delta_ns);
-	if (status_ok(ret))
+	if (status_ok(ret)) {
+		slow_check(task, regs, &c, ret);
 		record(task, &c, ret, true);
+	}
 	return 0;
 }
 
@@ -520,6 +523,8 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	/* filed under the thread's cgroup at exit, as counted */
 	c.cgtag = cgtag_of(task);
 	record(task, &c, ret, timed);
+	if (timed)
+		slow_check(task, regs, &c, ret);
 	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, c.cgtag, ret,
 		     c.delta_ns, timed);
 out:

@@ -153,6 +153,62 @@ static __always_inline __u32 stack_shift(void)
 	return used > 3 ? (__u32)(used - 3) & SC_STACK_MAX_SHIFT : 0;
 }
 
+/* What a sample and a slow call both carry: who made the call, its
+ * registers and the top of its stack (when copy), the process's image.
+ */
+static __always_inline void stack_fill(struct sc_stack_event *e,
+				       struct task_struct *task,
+				       struct pt_regs *regs, bool copy)
+{
+	e->pid = task_tgid(task);
+	e->tid = task_tid(task);
+	e->start_ns = task_proc_start_ns(task);
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->len = 0;
+	if (!copy)
+		__builtin_memset(e->regs, 0, sizeof(e->regs));
+#if defined(__TARGET_ARCH_x86)
+	if (copy) {
+		e->regs[0] = regs->ax;
+		e->regs[1] = regs->dx;
+		e->regs[2] = regs->cx;
+		e->regs[3] = regs->bx;
+		e->regs[4] = regs->si;
+		e->regs[5] = regs->di;
+		e->regs[6] = regs->bp;
+		e->regs[7] = regs->sp;
+		e->regs[8] = regs->r8;
+		e->regs[9] = regs->r9;
+		e->regs[10] = regs->r10;
+		e->regs[11] = regs->r11;
+		e->regs[12] = regs->r12;
+		e->regs[13] = regs->r13;
+		e->regs[14] = regs->r14;
+		e->regs[15] = regs->r15;
+		e->regs[16] = regs->ip;
+		e->len = stack_copy(e->data, regs->sp);
+	}
+#elif defined(__TARGET_ARCH_arm64)
+	if (copy) {
+		bpf_core_read(e->regs, sizeof(regs->regs), &regs->regs);
+		e->regs[SC_STACK_REG_SP] = regs->sp;
+		e->regs[SC_STACK_REG_IP] = regs->pc;
+		e->len = stack_copy(e->data, regs->sp);
+	}
+#endif
+	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
+	e->exec_id = task_exec_id(task);
+}
+
+/* Only native stacks are unwound; an exec's stack belongs to the program
+ * it replaces, whose mappings are gone when userspace reads them.
+ */
+static __always_inline bool stack_unwindable(__u32 nr, __u32 abi)
+{
+	return abi == SC_ABI_NATIVE && nr < SC_NR_MAX &&
+	       !(flags_of(nr, abi) & SC_NR_EXEC);
+}
+
 /* Send the call's user stack, standing for weight shares of calls (or of
  * time); one the ring has no room for is counted lost.
  */
@@ -162,12 +218,7 @@ static __always_inline void stack_emit(struct task_struct *task,
 {
 	struct sc_stack_event *e;
 
-	/* Only native stacks are unwound; an exec's stack belongs to the
-	 * program it replaces, whose mappings are gone when userspace reads
-	 * them.
-	 */
-	if (abi != SC_ABI_NATIVE || nr >= SC_NR_MAX ||
-	    (flags_of(nr, abi) & SC_NR_EXEC))
+	if (!stack_unwindable(nr, abi))
 		return;
 	barrier_var(nr);
 	nr &= SC_NR_MAX - 1;
@@ -176,41 +227,9 @@ static __always_inline void stack_emit(struct task_struct *task,
 		__sync_fetch_and_add(&stack_lost[nr], weight);
 		return;
 	}
-	e->pid = task_tgid(task);
-	e->tid = task_tid(task);
+	stack_fill(e, task, regs, true);
 	e->nr = nr;
 	e->abi = abi;
-	e->start_ns = task_proc_start_ns(task);
-	bpf_get_current_comm(e->comm, sizeof(e->comm));
-#if defined(__TARGET_ARCH_x86)
-	e->regs[0] = regs->ax;
-	e->regs[1] = regs->dx;
-	e->regs[2] = regs->cx;
-	e->regs[3] = regs->bx;
-	e->regs[4] = regs->si;
-	e->regs[5] = regs->di;
-	e->regs[6] = regs->bp;
-	e->regs[7] = regs->sp;
-	e->regs[8] = regs->r8;
-	e->regs[9] = regs->r9;
-	e->regs[10] = regs->r10;
-	e->regs[11] = regs->r11;
-	e->regs[12] = regs->r12;
-	e->regs[13] = regs->r13;
-	e->regs[14] = regs->r14;
-	e->regs[15] = regs->r15;
-	e->regs[16] = regs->ip;
-	e->len = stack_copy(e->data, regs->sp);
-#elif defined(__TARGET_ARCH_arm64)
-	bpf_core_read(e->regs, sizeof(regs->regs), &regs->regs);
-	e->regs[SC_STACK_REG_SP] = regs->sp;
-	e->regs[SC_STACK_REG_IP] = regs->pc;
-	e->len = stack_copy(e->data, regs->sp);
-#else
-	e->len = 0;
-#endif
-	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
-	e->exec_id = task_exec_id(task);
 	e->weight = weight;
 	bpf_ringbuf_submit(e, stack_wakeup(e));
 }

@@ -51,6 +51,8 @@ COMPLETE = {
     ("*", "folded"): "files",
     ("*", "flamegraph"): "files",
     ("*", "pprof"): "files",
+    ("*", "slow-out"): "files",
+    ("*", "trace-out"): "files",
     ("profile", "format"): ["table", "json", "csv"],
     ("profile", "stacks-by"): ["count", "time"],
     ("calibrate", "format"): ["table", "json"],
@@ -73,7 +75,7 @@ FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "frames", "rows", "listen", "comm-series", "fold-interval",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
         "latency-period",
-        "max-series", "min-change"]
+        "max-series", "min-change", "slow"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"
 

@@ -3,6 +3,10 @@
  * --stacks: one sampled call's user stack, as the BPF side sends it to
  * userspace through the stack_events ring buffer (bpf/stacks.bpf.h), and
  * unwound there with the binaries' CFI (user/collect/unwind.c).
+ *
+ * --slow: a call that took longer than the threshold comes the same way
+ * (bpf/slow.bpf.h), flagged SC_STACK_F_SLOW, with what it returned and
+ * what its fd was at its return.
  */
 #ifndef SC_STACK_H
 #define SC_STACK_H
@@ -46,6 +50,29 @@
  * userspace reads its mappings (again).
  */
 #define SC_STACK_F_NEW_MAPS 1U
+/* --slow: a slow call, not a sample (weight 0). len 0 and no ip: its
+ * stack was not copied (another ABI than the native one, or an exec).
+ */
+#define SC_STACK_F_SLOW 2U
+
+/*
+ * --slow: the name of a slow call's fd as the kernel has it at the call's
+ * return (bpf/slow.bpf.h), in sc_stack_event.name. A file: its path's
+ * components from the file up, SC_SLOW_PART_LEN bytes each, NUL-ended (a
+ * name of SC_SLOW_PART_LEN - 1 bytes may have been cut), name_parts of
+ * them, an empty one where the walk crossed a mount; SC_SLOW_ROOT when
+ * they reach the root (else the path goes on above). A pseudo file
+ * (pipe, anonymous inode: no directory) has its dentry's name in part 0
+ * and SC_SLOW_PSEUDO. A unix socket: its own sun_path at 0, its peer's at
+ * SC_SLOW_UNIX_PEER, name_len bytes each (0: unbound).
+ */
+#define SC_SLOW_PARTS 16
+#define SC_SLOW_PART_LEN 32
+#define SC_SLOW_NAME_BYTES (SC_SLOW_PARTS * SC_SLOW_PART_LEN)
+#define SC_SLOW_UNIX_PEER 256
+#define SC_SLOW_UNIX_LEN 108 /* sizeof(sun_path) */
+#define SC_SLOW_ROOT 1U
+#define SC_SLOW_PSEUDO 2U
 
 struct sc_stack_event {
 	__u32 pid; /* tgid */
@@ -62,6 +89,26 @@ struct sc_stack_event {
 	 * or 2^k while the ring buffer was filling (bpf/stacks.bpf.h).
 	 */
 	__u32 weight;
+	/* --slow (SC_STACK_F_SLOW) only; not written in samples. */
+	__u64 end_ns;	/* bpf_ktime_get_ns() (CLOCK_MONOTONIC) at return */
+	__u64 delta_ns; /* the call's time */
+	__s64 ret;	/* its return value (-errno on failure) */
+	__u64 ino;	/* the fd's inode number at return; 0: none */
+	__s32 fd;	/* the first argument of a call on an fd; -1: none */
+	__u32 fd_type;	/* enum sc_fd_type (at entry with --fd-types, else
+			 * at return)
+			 */
+	/* a socket's: AF_INET or AF_INET6 (else the family, no address),
+	 * IPPROTO_*, ports in host order, addresses in network order
+	 */
+	__u16 family;
+	__u16 protocol;
+	__u16 lport, rport;
+	__u8 laddr[16], raddr[16];
+	__u16 name_len[2]; /* unix socket: its own and its peer's path */
+	__u8 name_flags;   /* SC_SLOW_ROOT, SC_SLOW_PSEUDO */
+	__u8 name_parts;
+	char name[SC_SLOW_NAME_BYTES];
 	__u8 data[SC_STACK_BYTES];
 };
 

@@ -64,6 +64,40 @@ int cli_parse_number(const char *s, double min, double max, double *out)
 	return 0;
 }
 
+int cli_parse_duration_ns(const char *s, uint64_t *out)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {
+		{ "ns", 1 },   { "us", 1e3 }, { "\u00b5s", 1e3 },
+		{ "ms", 1e6 }, { "s", 1e9 },  { "m", 60e9 },
+	};
+	size_t digits;
+	char num[64];
+	double v;
+
+	if (!s)
+		return -EINVAL;
+	digits = strspn(s, "0123456789.");
+	if (!digits || digits >= sizeof(num))
+		return -EINVAL;
+	memcpy(num, s, digits);
+	num[digits] = '\0';
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(s + digits, units[i].unit))
+			continue;
+		if (cli_parse_number(num, 0, 1e12, &v))
+			return -EINVAL;
+		v *= units[i].ns;
+		if (v < 1 || v > 1e18)
+			return -ERANGE;
+		*out = (uint64_t)v;
+		return 0;
+	}
+	return -EINVAL;
+}
+
 int cli_parse_pids(const char *s, pid_t **pids, size_t *n, const char **bad)
 {
 	const char *pos = s, *item;

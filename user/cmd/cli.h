@@ -137,6 +137,10 @@ void cli_target_free(struct target_spec *t);
 int cli_parse_u64(const char *s, uint64_t min, uint64_t max, uint64_t *out);
 /* Parse seconds: a positive finite decimal ("2", "0.5"). 0 or -EINVAL. */
 int cli_parse_seconds(const char *s, double *out);
+/* Parse a duration with its unit: "10ms", "1.5s", "200us" (or "200µs"),
+ * "500ns", "2m"; from 1 ns. 0, -EINVAL (no unit, not a number) or -ERANGE.
+ */
+int cli_parse_duration_ns(const char *s, uint64_t *out);
 /* Parse a decimal number in [min, max] ("0", "0.25", "1e-3"). 0 or
  * -EINVAL.
  */

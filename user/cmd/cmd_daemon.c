@@ -25,6 +25,7 @@
 #include "collect/target.h"
 #include "model/comm_series.h"
 #include "render/report_prom.h"
+#include "render/slowcalls.h"
 #include "util/caps.h"
 #include "util/clock.h"
 #include "util/escape.h"
@@ -94,6 +95,14 @@ static void usage(FILE *f)
 	      "                        (never) to 1 (every call, always); overrides\n"
 	      "                        --max-overhead\n"
 	      "      --latency-period SECS  the length of a period (default 10)\n"
+	      "      --slow DURATION   log each call that takes DURATION or longer (10ms,\n"
+	      "                        1.5s, 200us) as it returns, one line each: time,\n"
+	      "                        comm[pid/tid], syscall, its fd and what it is, result,\n"
+	      "                        duration, call site; counted in\n"
+	      "                        scprof_slow_calls_total, those lost (ring buffer\n"
+	      "                        full) in scprof_slow_calls_lost_total. Calls are\n"
+	      "                        seen when timed: --slow implies --latency-duty 1\n"
+	      "                        (every call timed) unless --latency-duty is given\n"
 	      "Only calls that begin and end in one window are timed: the histograms,\n"
 	      "_sum and _count hold those calls, scprof_syscalls_total every call.\n"
 	      "scprof_latency_sample_ratio says the share of time timed;\n"
@@ -164,6 +173,7 @@ enum {
 	OPT_LATENCY_PERIOD,
 	OPT_LABELS,
 	OPT_MAX_SERIES,
+	OPT_SLOW,
 };
 
 static const struct option long_opts[] = {
@@ -179,6 +189,7 @@ static const struct option long_opts[] = {
 	{ "latency-duty", required_argument, NULL, OPT_LATENCY_DUTY },
 	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
 	{ "latency-period", required_argument, NULL, OPT_LATENCY_PERIOD },
+	{ "slow", required_argument, NULL, OPT_SLOW },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -300,6 +311,15 @@ static int daemon_option(void *ctx, int c, const char *arg)
 					 "one CPU)",
 					 arg);
 		o->max_overhead /= 100;
+		o->budget_given = true;
+		return 0;
+	case OPT_SLOW:
+		if (cli_parse_duration_ns(arg, &o->slow_ns))
+			return cli_error(cmd,
+					 "invalid --slow '%s': expected a "
+					 "duration with its unit, e.g. 10ms, "
+					 "1.5s or 200us",
+					 arg);
 		return 0;
 	case OPT_LATENCY_PERIOD:
 		if (cli_parse_seconds(arg, &o->latency_period_s) ||
@@ -336,6 +356,14 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 		return err;
 	if (!o->addrlen)
 		daemon_parse_listen(o->listen, &o->addr, &o->addrlen);
+	/* a slow call is seen when it is timed: every one, unless asked */
+	if (o->slow_ns && o->latency_duty < 0 && o->budget_given)
+		return cli_error(&daemon_cmd,
+				 "--slow times every call (--latency-duty 1): "
+				 "to time a share, give --latency-duty instead "
+				 "of --max-overhead");
+	if (o->slow_ns && o->latency_duty < 0)
+		o->latency_duty = 1;
 	return 0;
 }
 
@@ -405,6 +433,33 @@ static int fold_exited(struct daemon *d)
 	return err;
 }
 
+/* --slow: log the slow calls seen since the last look, one line each. */
+static int slow_log(struct daemon *d)
+{
+	struct sc_slowlog got;
+	int err;
+
+	if (!d->o->slow_ns)
+		return 0;
+	slowlog_init(&got, SIZE_MAX);
+	err = collector__slow_take(d->col, &got, &d->slow_lost);
+	for (size_t i = 0; !err && i < got.n; i++) {
+		char *line = slowcall_text(&got.v[i]);
+
+		if (!line) {
+			err = -ENOMEM;
+			break;
+		}
+		pr_warn("slow call: %s", line);
+		free(line);
+		d->slow_logged++;
+	}
+	slowlog_clear(&got);
+	if (err)
+		pr_err("cannot log the slow calls: %s", strerror(-err));
+	return err;
+}
+
 /* How often the loop wakes up at least, to fold early when a map is half
  * full (a read of BPF globals).
  */
@@ -431,6 +486,7 @@ static int run(struct daemon *d, int sigfd)
 		int timeout_ms, err;
 
 		err = duty__tick(d->duty, now, &next_duty);
+		err = err ?: slow_log(d);
 		if (err)
 			return err;
 		if (now >= next_fold || collector__harvest_due(d->col)) {
@@ -504,6 +560,10 @@ static int attach(struct daemon *d)
 	err = target_attach(&d->found, &copts, &d->col);
 	if (err)
 		return err;
+	if (d->o->slow_ns && d->o->latency_duty < 1)
+		pr_warn("--slow with --latency-duty %g: only the calls timed in "
+			"latency windows are seen",
+			d->o->latency_duty);
 	/* The first latency window opens now, before capabilities go. */
 	err = duty__new(&d->duty, d->col, &dopts, clock_mono_ns());
 	if (err)

@@ -24,6 +24,7 @@
 #include "render/output.h"
 #include "render/pprof.h"
 #include "render/report.h"
+#include "render/slowcalls.h"
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/log.h"
@@ -113,6 +114,15 @@ struct run {
 	uint64_t t_prev;
 	unsigned int reports;
 	bool incomplete; /* a report was missing something */
+	/* --slow: where the calls are printed (stderr, or --slow-out's
+	 * file, ours to close), how many were and how many were lost; the
+	 * calls kept for --trace-out
+	 */
+	FILE *slow_f;
+	bool slow_f_own;
+	uint64_t slow_printed, slow_lost;
+	struct sc_slowlog trace;
+	struct output trace_out;
 };
 
 /* What a JSON or CSV report does not say in words (a table says it in
@@ -133,6 +143,47 @@ static void warn_drops(const struct report_opts *ro, const struct sc_model *m)
 	if (!fclose(f))
 		pr_warn("the counts are incomplete: %s", text);
 	free(text);
+}
+
+/* --slow: print the slow calls seen since the last poll, one a line (a
+ * JSON object with --format json), and keep them for --trace-out.
+ */
+static int slow_poll(struct run *r)
+{
+	struct sc_slowlog got;
+	int err;
+
+	if (!r->o->slow_ns || !r->col)
+		return 0;
+	slowlog_init(&got, SIZE_MAX);
+	err = collector__slow_take(r->col, &got, &r->slow_lost);
+	if (err)
+		pr_err("cannot read the slow calls: %s", strerror(-err));
+	for (size_t i = 0; !err && i < got.n; i++) {
+		err = slowcall_print(r->slow_f, &got.v[i],
+				     r->report.format == REPORT_JSON);
+		if (err)
+			pr_err("cannot write the slow calls: %s",
+			       strerror(-err));
+		else
+			r->slow_printed++;
+	}
+	if (!err && r->o->trace_out) {
+		err = slowlog_move(&r->trace, &got);
+		if (err)
+			pr_err("cannot keep the slow calls for the trace: %s",
+			       strerror(-err));
+	}
+	slowlog_clear(&got);
+	return err;
+}
+
+/* The report's figures of the slow calls (the last report's). */
+static void slow_meta(const struct run *r, struct sc_model *m)
+{
+	m->meta.slow_ns = r->o->slow_ns;
+	m->meta.slow_reported = r->slow_printed;
+	m->meta.slow_lost = r->slow_lost;
 }
 
 /* "2025-11-22T14:03:05.120+0100": the wall-clock end of an interval. */
@@ -175,8 +226,18 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	meta.target = target;
 	err = collector__snapshot_at(r->col, now, &cur);
 	if (last) {
+		/* the slow calls up to the end, before the ring goes (it
+		 * says why not)
+		 */
+		int e = err ? 0 : slow_poll(r);
+
 		collector__destroy(r->col);
 		r->col = NULL;
+		if (!err && e) {
+			model_free(cur);
+			free(target);
+			return e;
+		}
 	}
 	if (err) {
 		pr_err("cannot read the collected data: %s", strerror(-err));
@@ -192,6 +253,8 @@ static int write_interval(struct run *r, uint64_t now, bool last)
 	}
 	d->meta.duration_ns = now - r->t_prev;
 	meta.duration_ns = d->meta.duration_ns;
+	if (last)
+		slow_meta(r, d);
 	if (!last || d->ntotal || !r->reports) {
 		timestamp(stamp, sizeof(stamp));
 		ro.rate_ns = d->meta.duration_ns;
@@ -261,6 +324,7 @@ static int run_loop(struct run *r, const sigset_t *mask)
 				kill(r->child.pid, sig);
 		}
 		err = collector__stacks_poll(r->col);
+		err = err ?: slow_poll(r);
 		if (err)
 			return err;
 		now = clock_mono_ns();
@@ -374,7 +438,7 @@ static int write_report(struct run *r)
 	struct report_opts ro = r->report;
 	struct sc_model *m = NULL;
 	char *target = describe(r->o, &r->found);
-	int err;
+	int err, slow_err;
 
 	if (!target)
 		return -ENOMEM;
@@ -385,15 +449,22 @@ static int write_report(struct run *r)
 	err = collector__harvest(r->col);
 	if (!err) /* calls in flight timed to the end of the run */
 		err = collector__snapshot_at(r->col, r->t1, &m);
+	/* the slow calls up to the end, before the ring goes (it says why
+	 * not)
+	 */
+	slow_err = err ? 0 : slow_poll(r);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;
-	if (err) {
+	if (err)
 		pr_err("cannot read the collected data: %s", strerror(-err));
+	if (err || slow_err) {
+		model_free(m);
 		free(target);
-		return err;
+		return err ?: slow_err;
 	}
 	m->meta.duration_ns = meta.duration_ns;
+	slow_meta(r, m);
 	warn_drops(&r->report, m);
 	err = write_stack_files(r, m, target);
 	if (err) {
@@ -466,6 +537,29 @@ static int go(struct run *r)
 	return 0;
 }
 
+/* --slow: where the calls go, line-buffered: --slow-out's file (written
+ * as they come, so it can be followed), else stderr. 0 or -errno.
+ */
+static int slow_open(struct run *r)
+{
+	slowlog_init(&r->trace, SC_SLOW_MAX_TRACE);
+	r->slow_f = stderr;
+	if (!r->o->slow_out)
+		return 0;
+	r->slow_f = fopen(r->o->slow_out, "we");
+	if (!r->slow_f) {
+		int err = -errno;
+		char *e = esc_text(r->o->slow_out, strlen(r->o->slow_out));
+
+		pr_err("cannot open '%s': %s", e ? e : "", strerror(-err));
+		free(e);
+		return err;
+	}
+	r->slow_f_own = true;
+	setvbuf(r->slow_f, NULL, _IOLBF, 0);
+	return 0;
+}
+
 /* The targets, the output, the command (stopped before its exec), the
  * programs attached; then the command runs.
  */
@@ -494,6 +588,10 @@ static int profile_start(void *ctx, struct cmd_env *env)
 	if (o->flamegraph && output_open(&r->flame, o->flamegraph, NULL))
 		return EXIT_FAIL;
 	if (o->pprof && output_open(&r->pprof, o->pprof, NULL))
+		return EXIT_FAIL;
+	if (o->trace_out && output_open(&r->trace_out, o->trace_out, NULL))
+		return EXIT_FAIL;
+	if (o->slow_ns && slow_open(r))
 		return EXIT_FAIL;
 	if (o->target.kind == TARGET_CMD) {
 		err = launch_start(&r->child, o->argv, &env->oldmask);
@@ -525,6 +623,28 @@ static int profile_loop(void *ctx, struct cmd_env *env)
 	return 0;
 }
 
+/* --trace-out: the slow calls kept, as a Chrome trace. 0 or -errno. */
+static int write_trace(struct run *r)
+{
+	char *target = describe(r->o, &r->found);
+	struct slowtrace_opts to = {
+		.target = target,
+		.slow_ns = r->o->slow_ns,
+		.left_out = r->trace.dropped,
+		.lost = r->slow_lost,
+	};
+	int err = target ? 0 : -ENOMEM;
+
+	if (r->trace.dropped)
+		pr_warn("--trace-out holds the first %zu slow calls of %llu",
+			r->trace.n, (unsigned long long)r->slow_printed);
+	err = err ?: slowcalls_trace(r->trace_out.f, &r->trace, &to);
+	if (err)
+		pr_err("cannot write the trace: %s", strerror(-err));
+	free(target);
+	return err ?: output_commit(&r->trace_out);
+}
+
 /* The report, then the command's end: its exit status is scprof's,
  * except that an incomplete profile of a command that exited 0 (or
  * without a command) exits with EXIT_INCOMPLETE.
@@ -539,6 +659,8 @@ static int profile_report(void *ctx, struct cmd_env *env)
 	else
 		err = write_report(r);
 	if (err || output_commit(&r->out))
+		return EXIT_FAIL;
+	if (r->o->trace_out && write_trace(r))
 		return EXIT_FAIL;
 	if (r->launched && !r->child.reaped)
 		wait_command(r, &env->mask);
@@ -560,6 +682,10 @@ static void profile_teardown(void *ctx, int status)
 	output_abort(&r->folded);
 	output_abort(&r->flame);
 	output_abort(&r->pprof);
+	output_abort(&r->trace_out);
+	if (r->slow_f_own && fclose(r->slow_f))
+		pr_err("cannot write the slow calls: %s", strerror(errno));
+	slowlog_clear(&r->trace);
 	target_found_free(&r->found);
 	cli_free_profile(r->parsed);
 }

@@ -100,6 +100,20 @@ static void usage_collect(FILE *f)
 	      "                        cgroup)\n"
 	      "      --no-demangle     show C++ and Rust symbols as mangled in the binary\n"
 	      "                        (demangled by default, without parameter lists)\n"
+	      "      --slow DURATION   report each call that takes DURATION or longer\n"
+	      "                        (10ms, 1.5s, 200us) as it returns, one line each:\n"
+	      "                        time, comm[pid/tid], syscall, its fd and what the\n"
+	      "                        fd is (a file's path, a socket's addresses, a\n"
+	      "                        pipe), result or errno, duration and the call\n"
+	      "                        site (its first frames); with --format json, one\n"
+	      "                        JSON object a line. On stderr while the run goes\n"
+	      "                        on; the report says how many there were and how\n"
+	      "                        many were lost (ring buffer full). A faster call\n"
+	      "                        costs one compare more. Not with --count-only\n"
+	      "      --slow-out FILE   write the slow calls to FILE instead of stderr\n"
+	      "      --trace-out FILE  write the slow calls at the end as a Chrome trace\n"
+	      "                        (Trace Event Format JSON, one \"X\" event a call:\n"
+	      "                        Perfetto, chrome://tracing)\n"
 	      "\n"
 	      "Filters (strace's):\n"
 	      "  -e, --trace SET       -e [trace=]SET: count only the calls in SET, comma-\n"
@@ -213,6 +227,9 @@ enum {
 	OPT_PPROF,
 	OPT_NO_DEMANGLE,
 	OPT_STACKS_BY,
+	OPT_SLOW,
+	OPT_SLOW_OUT,
+	OPT_TRACE_OUT,
 };
 
 static const struct option long_opts[] = {
@@ -237,6 +254,9 @@ static const struct option long_opts[] = {
 	{ "no-demangle", no_argument, NULL, OPT_NO_DEMANGLE },
 	{ "flamegraph", required_argument, NULL, OPT_FLAMEGRAPH },
 	{ "pprof", required_argument, NULL, OPT_PPROF },
+	{ "slow", required_argument, NULL, OPT_SLOW },
+	{ "slow-out", required_argument, NULL, OPT_SLOW_OUT },
+	{ "trace-out", required_argument, NULL, OPT_TRACE_OUT },
 	{ "version", no_argument, NULL, 'V' },
 	CLI_COMMON_OPTIONS,
 	{},
@@ -412,6 +432,18 @@ static int profile_option(void *ctx, int c, const char *arg)
 	case OPT_NO_DEMANGLE:
 		o->raw_symbols = true;
 		return 0;
+	case OPT_SLOW:
+		if (cli_parse_duration_ns(arg, &o->slow_ns))
+			return cli_error(cmd,
+					 "invalid --slow '%s': expected a "
+					 "duration with its unit, e.g. 10ms, "
+					 "1.5s or 200us",
+					 arg);
+		return 0;
+	case OPT_SLOW_OUT:
+		return cli_file_option(cmd, arg, "slow calls", &o->slow_out);
+	case OPT_TRACE_OUT:
+		return cli_file_option(cmd, arg, "trace", &o->trace_out);
 	case OPT_MAX_EXITED:
 		if (cli_parse_u64(arg, 1, 1U << 24, &v))
 			return cli_error(cmd,
@@ -459,6 +491,15 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		o->stack_period = SC_STACK_DEFAULT_PERIOD;
 	if (o->stack_by_time && !o->stack_period_given)
 		o->stack_period = SC_STACK_DEFAULT_TIME_US;
+	if (o->slow_ns && o->count_only)
+		return cli_error(&profile_cmd,
+				 "--slow needs each call's time: --count-only "
+				 "does not time calls");
+	if ((o->slow_out || o->trace_out) && !o->slow_ns)
+		return cli_error(&profile_cmd,
+				 "--%s writes the slow calls: give --slow "
+				 "DURATION",
+				 o->slow_out ? "slow-out" : "trace-out");
 	if (o->stack_by_time && o->count_only)
 		return cli_error(&profile_cmd,
 				 "--stacks-by time weighs calls by their time: "

@@ -40,6 +40,10 @@ struct profile_opts {
 	const char *flamegraph;
 	const char *pprof;
 	bool raw_symbols; /* --no-demangle */
+	/* --slow DURATION (0: off), --slow-out FILE, --trace-out FILE */
+	uint64_t slow_ns;
+	const char *slow_out;
+	const char *trace_out;
 };
 
 /*

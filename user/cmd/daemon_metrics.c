@@ -75,6 +75,9 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		self->windows = di.windows;
 		self->windows_closed_early = di.closed_early;
 	}
+	self->slow = d->o->slow_ns != 0;
+	self->slow_calls = d->slow_logged;
+	self->slow_lost = d->slow_lost;
 	in->model = *m;
 	in->self = self;
 	return 0;

@@ -28,6 +28,7 @@ struct daemon {
 	int pidfile_fd; /* >= 0: locked and written, removed on exit */
 	uint64_t scrapes;
 	bool targets_gone;
+	uint64_t slow_logged, slow_lost; /* --slow */
 };
 
 #endif

@@ -64,6 +64,7 @@ void profile_plan(const struct profile_opts *o,
 	co->stack_period = o->stack_period;
 	co->stack_by_time = o->stack_by_time;
 	co->raw_symbols = o->raw_symbols;
+	co->slow_ns = o->count_only ? 0 : o->slow_ns;
 	co->max_exited = o->max_exited;
 	co->fold = rows ? COLLECTOR_FOLD_PROCS : COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, rows, co);
@@ -104,6 +105,12 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 	/* per-name series: per-thread totals, no per-process cells */
 	co->thread_totals = o->comm_series != 0;
 	co->read_cgid = o->comm_series && group_needs_cgroups(&o->labels);
+	/* --slow: the calls timed (every one, at --latency-duty 1); the
+	 * thread that unwinds their stacks keeps few capabilities, as the
+	 * daemon keeps few itself
+	 */
+	co->slow_ns = o->slow_ns;
+	co->drain_few_caps = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);
 }

@@ -190,10 +190,13 @@ static int configure(struct collector *c)
 		if (!fstat(c->cgroup_fd, &st))
 			skel->rodata->target_cgid = (__u64)st.st_ino;
 	}
-	set_nr_flags(skel, skel->rodata->fd_types);
+	/* --slow says what a slow call's fd is: fd calls are known */
+	set_nr_flags(skel, opts->fd_types || opts->slow_ns);
 	set_trace_filter(skel, opts);
 	inject_map_fail(skel);
-	stack_drain_configure(skel, opts->stack_period, opts->stack_by_time);
+	stack_drain_configure(
+		skel, opts->stack_period, opts->stack_by_time,
+		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -326,7 +329,9 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
-				      opts->stack_by_time, !opts->raw_symbols);
+				      opts->stack_by_time,
+				      c->skel->rodata->slow_ns != 0,
+				      !opts->raw_symbols, opts->drain_few_caps);
 	if (err)
 		goto err;
 	*out = c;
@@ -543,6 +548,13 @@ int collector__stacks_poll(struct collector *c)
 	if (err)
 		pr_err("cannot unwind the sampled stacks: %s", strerror(-err));
 	return err;
+}
+
+int collector__slow_take(struct collector *c, struct sc_slowlog *out,
+			 uint64_t *lost)
+{
+	*lost = 0;
+	return c->stacks ? stack_drain_slow_take(c->stacks, out, lost) : 0;
 }
 
 void collector__unwind_stats(struct collector *c, uint64_t *samples,

@@ -14,6 +14,7 @@
 
 #include "model/facility.h"
 #include "model/model.h"
+#include "model/slowlog.h"
 #include "model/trace_set.h"
 
 /* What happens to the figures of a process once it has exited. */
@@ -67,6 +68,17 @@ struct collector_opts {
 	 */
 	bool stack_by_time;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
+	/* --slow: calls that take this long or longer are reported, one by
+	 * one (collector__slow_take); 0: off. Full and sampled modes (there,
+	 * the calls timed in latency windows).
+	 */
+	uint64_t slow_ns;
+	/* The thread that unwinds stacks (--stacks, --slow) keeps only the
+	 * capabilities reading other processes' mappings and binaries needs
+	 * (CAP_SYS_PTRACE, CAP_DAC_READ_SEARCH), from its start: for a
+	 * command that drops its own (the daemon).
+	 */
+	bool drain_few_caps;
 	/* Sizes, and what becomes of exited processes. */
 	uint32_t max_stats; /* stats map entries, 0: default */
 	uint32_t max_procs; /* procs map entries, 0: default */
@@ -161,6 +173,13 @@ int collector__maps_need_no_caps(struct collector *c);
 long collector__live_targets(const struct collector *c);
 /* --stacks: has the unwinding thread failed? 0 or -errno, reported. */
 int collector__stacks_poll(struct collector *c);
+/* --slow: the slow calls seen since the last take, added to the end of
+ * out (which keeps at most its max; the rest it counts dropped); *lost:
+ * the slow calls so far the collector could not keep (ring buffer full,
+ * its own list full, out of memory). 0 or -errno.
+ */
+int collector__slow_take(struct collector *c, struct sc_slowlog *out,
+			 uint64_t *lost);
 /* Samples unwound so far and their frames (for -v and the bench). */
 void collector__unwind_stats(struct collector *c, uint64_t *samples,
 			     uint64_t *frames);

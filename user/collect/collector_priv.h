@@ -32,6 +32,7 @@ struct kernel_facilities {
 };
 
 struct inflight;
+struct sc_slowlog;
 struct stack_drain;
 
 struct collector {
@@ -132,20 +133,27 @@ void inflight_free(struct inflight *f);
 /* stack_drain.c (--stacks) */
 
 /* Before load: the sampling period (rodata; µs of time in calls when
- * by_time) and the ring buffer's size.
+ * by_time), the --slow threshold (0: off) and the ring buffer's size.
  */
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
-			   bool by_time);
+			   bool by_time, uint64_t slow_ns);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
- * the thread that drains them (period 0: *out NULL). 0 or -errno,
- * reported.
+ * the thread that drains them (period 0 and no slow: *out NULL), with
+ * few_caps keeping only the capabilities it needs. 0 or -errno, reported.
  */
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool by_time, bool demangle);
+		    uint32_t period, bool by_time, bool slow, bool demangle,
+		    bool few_caps);
 /* Has the draining thread failed? 0 or its first error (not reported). */
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */
 int stack_drain_add(struct stack_drain *d, struct sc_model *m);
+/* --slow: drain the ring buffer and move the slow calls not taken yet to
+ * the end of out; *lost: the slow calls so far that could not be kept
+ * (ring buffer or list full, out of memory). 0 or -errno.
+ */
+int stack_drain_slow_take(struct stack_drain *d, struct sc_slowlog *out,
+			  uint64_t *lost);
 /* Samples unwound so far and their frames. */
 void stack_drain_stats(struct stack_drain *d, uint64_t *samples,
 		       uint64_t *frames);

@@ -926,53 +926,93 @@ static bool defer(struct unwinder *u, const struct sc_stack_event *e,
 	return true;
 }
 
-int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
-		 struct sc_stacks *out)
+/* Unwind e and name its frames into frames[*n]; those with no name yet
+ * in JIT code (perf map, jitdump) make *jit_miss true. The names belong
+ * to the process's cache: used before retired_free(*pp). 0 or -ENOMEM.
+ */
+static int unwind_named(struct unwinder *u, const struct sc_stack_event *e,
+			struct uw_proc **pp, struct uw_walk *w,
+			struct sc_frame *frames, bool *jit_miss)
 {
-	struct sc_frame frames[UNWIND_MAX_FRAMES];
-	struct uw_walk w = { .n = 0 };
-	char comm[SC_COMM_LEN];
 	bool created = false, usable;
-	int err;
 	struct uw_proc *p = proc_get(u, e, &created);
 
+	*pp = p;
+	*jit_miss = false;
 	if (!p)
 		return -ENOMEM;
-	(void)created;
 	p->ev = e;
 	usable = proc_refresh(u, p, e->regs[SC_STACK_REG_IP]);
 	if (usable) {
 		/* Ends with an error where the CFI or the copy runs out:
 		 * the frames so far are what there is.
 		 */
-		dwfl_getthread_frames(p->dwfl, (pid_t)e->tid, uw_frame, &w);
+		dwfl_getthread_frames(p->dwfl, (pid_t)e->tid, uw_frame, w);
 	} else {
 		u->st.no_maps++;
 	}
-	if (!w.n)
-		w.pcs[w.n++] = e->regs[SC_STACK_REG_IP];
+	if (!w->n)
+		w->pcs[w->n++] = e->regs[SC_STACK_REG_IP];
 	u->st.samples++;
-	u->st.frames += w.n;
+	u->st.frames += w->n;
+	for (size_t i = 0; i < w->n; i++) {
+		if (!usable) /* only the address is known */
+			frames[i] = (struct sc_frame){ .offset = w->pcs[i] };
+		else if (name_pc(p, w->pcs[i], &frames[i]))
+			return -ENOMEM;
+		if (usable && !frames[i].func && p->perf_size)
+			*jit_miss = true;
+	}
+	return 0;
+}
+
+int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
+		 struct sc_stacks *out)
+{
+	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	struct uw_walk w = { .n = 0 };
+	char comm[SC_COMM_LEN];
+	struct uw_proc *p;
+	bool jit_miss;
+	int err;
+
+	err = unwind_named(u, e, &p, &w, frames, &jit_miss);
 	memcpy(comm, e->comm, sizeof(comm));
 	comm[SC_COMM_LEN - 1] = '\0';
-	for (size_t i = 0; i < w.n; i++) {
-		if (!usable) /* only the address is known */
-			frames[i] = (struct sc_frame){ .offset = w.pcs[i] };
-		else if (name_pc(p, w.pcs[i], &frames[i])) {
-			retired_free(p);
-			return -ENOMEM;
-		}
-		if (usable && !frames[i].func && p->perf_size &&
-		    defer(u, e, comm, &w)) {
-			retired_free(p);
-			return 0;
-		}
+	if (!err && jit_miss && defer(u, e, comm, &w)) {
+		retired_free(p);
+		return 0;
 	}
 	/* a sample stands for weight shares of calls (the rate adapts) */
-	err = stacks_add(out, e->nr, e->abi, comm, frames, w.n,
-			 e->weight ? e->weight : 1);
-	if (e->weight > out->max_weight)
+	if (!err)
+		err = stacks_add(out, e->nr, e->abi, comm, frames, w.n,
+				 e->weight ? e->weight : 1);
+	if (!err && e->weight > out->max_weight)
 		out->max_weight = e->weight;
+	retired_free(p);
+	return err;
+}
+
+int unwinder_stack(struct unwinder *u, const struct sc_stack_event *e,
+		   struct sc_stack *out)
+{
+	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	struct uw_walk w = { .n = 0 };
+	struct uw_proc *p;
+	bool jit_miss;
+	int err;
+
+	memset(out, 0, sizeof(*out));
+	out->nr = e->nr;
+	out->abi = e->abi;
+	memcpy(out->comm, e->comm, sizeof(out->comm));
+	out->comm[SC_COMM_LEN - 1] = '\0';
+	err = unwind_named(u, e, &p, &w, frames, &jit_miss);
+	if (!err) {
+		out->frames = stack_frames_dup(frames, w.n);
+		out->nframes = out->frames ? w.n : 0;
+		err = out->frames ? 0 : -ENOMEM;
+	}
 	retired_free(p);
 	return err;
 }

@@ -46,6 +46,13 @@ void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
 /* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out);
+/* Unwind and name one stack (a slow call's) into out: its frames are new
+ * copies (free them with stack_frames_free), innermost first, out->count
+ * 0. JIT frames are named as far as the perf map and jitdump say now.
+ * 0 or -ENOMEM.
+ */
+int unwinder_stack(struct unwinder *u, const struct sc_stack_event *e,
+		   struct sc_stack *out);
 /*
  * Samples with a frame in JIT code that the process's perf map did not
  * name when they were unwound (a JIT writes its map buffered, or at

@@ -116,6 +116,13 @@ struct sc_model_meta {
 	/* Why: the failed map updates, by map and errno. */
 	struct sc_map_fail fails[SC_MAP_FAILS_MAX];
 	uint32_t nfails;
+	/* --slow: the threshold (0: off), the slow calls reported one by one
+	 * over the run, and those that could not be (ring buffer or list
+	 * full). Set by the command that printed them.
+	 */
+	uint64_t slow_ns;
+	uint64_t slow_reported;
+	uint64_t slow_lost;
 };
 
 struct sc_model {

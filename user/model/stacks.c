@@ -17,7 +17,7 @@ struct sc_stacks *stacks_new(uint32_t period)
 	return s;
 }
 
-static void frames_free(struct sc_frame *f, size_t n)
+void stack_frames_free(struct sc_frame *f, size_t n)
 {
 	for (size_t i = 0; i < n; i++) {
 		free(f[i].func);
@@ -32,7 +32,7 @@ void stacks_free(struct sc_stacks *s)
 	if (!s)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		frames_free(s->v[i].frames, s->v[i].nframes);
+		stack_frames_free(s->v[i].frames, s->v[i].nframes);
 	free(s->v);
 	free(s->index);
 	free(s);
@@ -47,7 +47,7 @@ static int dup_str(char **dst, const char *src)
 	return *dst ? 0 : -ENOMEM;
 }
 
-static struct sc_frame *frames_dup(const struct sc_frame *f, size_t n)
+struct sc_frame *stack_frames_dup(const struct sc_frame *f, size_t n)
 {
 	struct sc_frame *d = calloc(n ? n : 1, sizeof(*d));
 
@@ -60,7 +60,7 @@ static struct sc_frame *frames_dup(const struct sc_frame *f, size_t n)
 		if (dup_str(&d[i].func, f[i].func) ||
 		    dup_str(&d[i].module, f[i].module) ||
 		    dup_str(&d[i].file, f[i].file)) {
-			frames_free(d, i + 1);
+			stack_frames_free(d, i + 1);
 			return NULL;
 		}
 	}
@@ -173,7 +173,7 @@ int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
 	}
 	st = &s->v[s->n];
 	memset(st, 0, sizeof(*st));
-	st->frames = frames_dup(frames, nframes);
+	st->frames = stack_frames_dup(frames, nframes);
 	if (!st->frames)
 		return -ENOMEM;
 	st->nr = nr;
@@ -343,34 +343,19 @@ static char *stack_site(const struct sc_stack *st)
 	return s;
 }
 
-char *stack_label(const struct sc_stack *st)
+size_t stack_label_frames(const struct sc_stack *st,
+			  const struct sc_frame **out, size_t max, bool *more)
 {
-	size_t i0 = first_shown(st), len = 64, n = 0;
-	const struct sc_frame *lead;
-	char buf[96], *s;
+	size_t i0 = first_shown(st), n = 0, i;
+	char buf[96];
 
-	size_t i;
-
-	for (i = i0; i < st->nframes; i++)
-		if (label_frame(st, i0, i))
-			len += strlen(stack_frame_name(&st->frames[i], buf,
-						       sizeof(buf))) +
-			       4;
-	lead = st->nframes ? &st->frames[i0] : NULL;
-	if (lead && lead->file)
-		len += strlen(lead->file) + 16;
-	s = calloc(1, len);
-	if (!s)
-		return NULL;
-	for (i = i0; i < st->nframes && n < STACK_LABEL_FRAMES; i++) {
+	for (i = i0; i < st->nframes && n < max; i++) {
 		const char *name;
 
 		if (!label_frame(st, i0, i))
 			continue;
+		out[n++] = &st->frames[i];
 		name = stack_frame_name(&st->frames[i], buf, sizeof(buf));
-		if (n++)
-			strcat(s, " <- ");
-		strcat(s, name);
 		/* what calls main is the C library or the Go runtime */
 		if (!strcmp(name, "main") || !strcmp(name, "main.main")) {
 			i = st->nframes;
@@ -379,7 +364,38 @@ char *stack_label(const struct sc_stack *st)
 	}
 	while (i < st->nframes && !label_frame(st, i0, i))
 		i++;
-	if (i < st->nframes)
+	if (more)
+		*more = i < st->nframes;
+	return n;
+}
+
+const struct sc_frame *stack_lead(const struct sc_stack *st)
+{
+	return st->nframes ? &st->frames[first_shown(st)] : NULL;
+}
+
+char *stack_label(const struct sc_stack *st)
+{
+	const struct sc_frame *shown[STACK_LABEL_FRAMES];
+	const struct sc_frame *lead = stack_lead(st);
+	size_t n, len = 64;
+	char buf[96], *s;
+	bool more;
+
+	n = stack_label_frames(st, shown, STACK_LABEL_FRAMES, &more);
+	for (size_t i = 0; i < n; i++)
+		len += strlen(stack_frame_name(shown[i], buf, sizeof(buf))) + 4;
+	if (lead && lead->file)
+		len += strlen(lead->file) + 16;
+	s = calloc(1, len);
+	if (!s)
+		return NULL;
+	for (size_t i = 0; i < n; i++) {
+		if (i)
+			strcat(s, " <- ");
+		strcat(s, stack_frame_name(shown[i], buf, sizeof(buf)));
+	}
+	if (more)
 		strcat(s, " <- ...");
 	if (lead && lead->file) {
 		const char *b = strrchr(lead->file, '/');

@@ -106,6 +106,17 @@ bool stack_has_func(const struct sc_stack *st, const char *name);
  * "module+0xOFF", else "0xADDR" (into buf).
  */
 const char *stack_frame_name(const struct sc_frame *f, char *buf, size_t len);
+/* The frames a call site label names, into out (at most max), innermost
+ * first; *more (when not NULL): the stack goes on beyond them (not at
+ * main). Returns how many.
+ */
+size_t stack_label_frames(const struct sc_stack *st,
+			  const struct sc_frame **out, size_t max, bool *more);
+/* The label's first frame, whose file:line it gives; NULL: no frames. */
+const struct sc_frame *stack_lead(const struct sc_stack *st);
+/* n frames, deep copies; NULL when out of memory. */
+struct sc_frame *stack_frames_dup(const struct sc_frame *f, size_t n);
+void stack_frames_free(struct sc_frame *f, size_t n);
 /* "log_line <- run_logger <- main (app.c:41)", raw: the innermost frames
  * from the first one outside the C library (else from the innermost), up
  * to main, and that first frame's file:line. A new string, NULL when out

@@ -68,16 +68,23 @@ int jw_add_num(struct json_object *obj, const char *key, double v, int decimals)
 	return jw_add(obj, key, jw_num(v, decimals));
 }
 
-int jw_add_str(struct json_object *obj, const char *key, const char *s)
+struct json_object *jw_str(const char *s)
 {
 	char *u = esc_utf8(s, strlen(s));
 	struct json_object *v;
 
 	if (!u)
-		return -ENOMEM;
+		return NULL;
 	v = json_object_new_string(u);
 	free(u);
-	return jw_add(obj, key, v);
+	return v;
+}
+
+int jw_add_str(struct json_object *obj, const char *key, const char *s)
+{
+	struct json_object *v = jw_str(s);
+
+	return v ? jw_add(obj, key, v) : -ENOMEM;
 }
 
 int jw_push(struct json_object *arr, struct json_object *val)

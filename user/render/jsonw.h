@@ -35,6 +35,8 @@ int jw_add_int(struct json_object *obj, const char *key, int64_t v);
 /* A new empty array under key, into *arr (owned by obj). */
 int jw_add_array(struct json_object *obj, const char *key,
 		 struct json_object **arr);
+/* A string value of raw bytes, made valid UTF-8; NULL: no memory. */
+struct json_object *jw_str(const char *s);
 /* A string of raw bytes, made valid UTF-8 first. */
 int jw_add_str(struct json_object *obj, const char *key, const char *s);
 int jw_push(struct json_object *arr, struct json_object *val);

@@ -72,14 +72,14 @@ int output_open(struct output *o, const char *path, FILE *stream)
 		err = -ENOMEM;
 		goto err;
 	}
-	fd = mkstemp(o->tmp);
+	fd = mkostemp(o->tmp, O_CLOEXEC);
 	if (fd < 0) {
 		err = cannot_write(path, -errno);
 		free(o->tmp);
 		o->tmp = NULL;
 		goto err;
 	}
-	/* mkstemp makes 0600; give the file the mode open(2) would. */
+	/* mkostemp makes 0600; give the file the mode open(2) would. */
 	mask = umask(0);
 	umask(mask);
 	if (fchmod(fd, 0666 & ~mask)) {

@@ -183,6 +183,18 @@ static struct json_object *dropped_obj(const struct sc_model *m)
 	return jw_done(o, err);
 }
 
+/* --slow: {threshold_ns, reported, lost}. */
+static struct json_object *slow_obj(const struct sc_model_meta *meta)
+{
+	struct json_object *o = json_object_new_object();
+	int err = o ? 0 : -ENOMEM;
+
+	err = err ?: jw_add_u64(o, "threshold_ns", meta->slow_ns);
+	err = err ?: jw_add_u64(o, "reported", meta->slow_reported);
+	err = err ?: jw_add_u64(o, "lost", meta->slow_lost);
+	return jw_done(o, err);
+}
+
 struct json_object *report_json_flights(const struct sc_flight_call *fls,
 					size_t n)
 {
@@ -262,6 +274,8 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 				      m->meta.flights_known);
 	if (m->stacks)
 		err = err ?: callsites_json_add(root, m->stacks);
+	if (m->meta.slow_ns)
+		err = err ?: jw_add(root, "slow_calls", slow_obj(&m->meta));
 	free(by_pid);
 	if (meta->interval_end) {
 		err = err ?: jw_print_line(f, root);

@@ -382,6 +382,16 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	}
 	if (s->sampled)
 		latency_metrics(f, s);
+	if (s->slow) {
+		single(f, "scprof_slow_calls_total", "counter",
+		       "Calls that took --slow's threshold or longer, logged "
+		       "one by one.",
+		       s->slow_calls);
+		single(f, "scprof_slow_calls_lost_total", "counter",
+		       "Slow calls that could not be logged (the ring buffer "
+		       "or the list of calls to log was full).",
+		       s->slow_lost);
+	}
 	single(f, "scprof_scrapes_total", "counter",
 	       "Scrapes of /metrics served.", s->scrapes);
 	family(f, "scprof_scrape_duration_seconds", "gauge",

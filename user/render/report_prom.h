@@ -39,6 +39,9 @@ struct prom_self {
 	double dispatch_ns;	   /* per call, while a window is open */
 	bool dispatch_known;	   /* else no gauge */
 	uint64_t windows, windows_closed_early;
+	/* --slow (not shown when !slow): calls logged, and lost */
+	bool slow;
+	uint64_t slow_calls, slow_lost;
 };
 
 struct prom_input {

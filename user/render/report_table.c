@@ -449,6 +449,15 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		fputs("(--count-only: calls, errors and bytes; no times were "
 		      "measured)\n",
 		      f);
+	if (m->meta.slow_ns)
+		fprintf(f,
+			"slow calls (%.3f ms or longer): %" PRIu64
+			" reported, %" PRIu64 " lost%s\n",
+			(double)m->meta.slow_ns / 1e6, m->meta.slow_reported,
+			m->meta.slow_lost,
+			m->meta.slow_lost ? " (the ring buffer or the list of "
+					    "calls to print was full)" :
+					    "");
 	err = callsites_table(f, m);
 	if (err)
 		return err;

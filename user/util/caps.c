@@ -39,11 +39,15 @@ int caps_clear(void)
 
 int caps_drop(bool keep_bpf)
 {
+	return caps_drop_to(
+		keep_bpf ? (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON) : 0);
+}
+
+int caps_drop_to(uint64_t keep)
+{
 	struct __user_cap_header_struct hdr;
 	struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
-	uint64_t keep = keep_bpf ? (1ULL << CAP_BPF) | (1ULL << CAP_PERFMON) :
-				   0,
-		 have;
+	uint64_t have;
 	int err = caps_get(&hdr, data);
 
 	if (err)

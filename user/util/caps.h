@@ -28,5 +28,9 @@ int caps_clear(void);
  * no_new_privs, so nothing exec'd later could get more back. 0 or -errno.
  */
 int caps_drop(bool keep_bpf);
+/* The same with the capabilities of mask keep (bit N: capability N). The
+ * sets are the calling thread's: each thread drops its own.
+ */
+int caps_drop_to(uint64_t keep);
 
 #endif

@@ -131,6 +131,43 @@ static void test_number(void **state)
 	CHECK(cli_parse_number(NULL, 0, 1, &v) == -EINVAL, "NULL");
 }
 
+/* ---- cli_parse_duration_ns (--slow) -------------------------------------- */
+
+static void test_duration_ns(void **state)
+{
+	static const char *const bad[] = {
+		"10",	 "ms",	 "10 ms", " 10ms",    "10ms ", "-10ms", "+10ms",
+		"10sec", "10MS", "1e3ms", "0x10ms",   "nan",   "inf",	"10ms5",
+		"",	 "0ms",	 "0s",	  "0.0001ns", ".ms",   "10h",	"1..2s",
+	};
+	static const struct {
+		const char *s;
+		uint64_t ns;
+	} good[] = {
+		{ "10ms", 10000000ULL },   { "1.5s", 1500000000ULL },
+		{ "200us", 200000ULL },	   { "200\u00b5s", 200000ULL },
+		{ "500ns", 500ULL },	   { "1ns", 1ULL },
+		{ "2m", 120000000000ULL }, { "0.25ms", 250000ULL },
+		{ "3s", 3000000000ULL },   { ".5s", 500000000ULL },
+	};
+	uint64_t v;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		v = 42;
+		CHECK(cli_parse_duration_ns(bad[i], &v) < 0,
+		      "'%s' is rejected (parsed as %" PRIu64 ")", bad[i], v);
+		CHECK(v == 42, "'%s': output untouched", bad[i]);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		CHECK(cli_parse_duration_ns(good[i].s, &v) == 0,
+		      "'%s' accepted", good[i].s);
+		CHECK(v == good[i].ns, "'%s' is %" PRIu64 " ns, want %" PRIu64,
+		      good[i].s, v, good[i].ns);
+	}
+	CHECK(cli_parse_duration_ns(NULL, &v) == -EINVAL, "NULL");
+}
+
 /* ---- cli_parse_pids ------------------------------------------------------ */
 
 static void test_pids_lists(void **state)
@@ -488,6 +525,38 @@ static void test_profile_usage_errors(void **state)
 	check_usage_error(ARGS("-a", "-d"), "'-d' needs a value");
 	check_usage_error(ARGS("-a", "--format"), "'--format' needs a value");
 	check_usage_error(ARGS("-a", "--cgroup"), "'--cgroup' needs a value");
+	/* --slow: a duration with its unit; times, so not with -C; its
+	 * outputs need it
+	 */
+	check_usage_error(ARGS("--slow", "10", "-a"), "invalid --slow '10'");
+	check_usage_error(ARGS("--slow", "fast", "-a"), "'fast'");
+	check_usage_error(ARGS("--slow", "10ms", "-C", "-a"), "--count-only");
+	check_usage_error(ARGS("-C", "--slow", "1s", "true"), "--count-only");
+	check_usage_error(ARGS("--slow-out", "x", "-a"), "give --slow");
+	check_usage_error(ARGS("--trace-out", "x", "-a"), "give --slow");
+	check_usage_error(ARGS("--slow", "1s", "--trace-out", "", "-a"),
+			  "empty trace file name");
+	check_usage_error(ARGS("--slow", "1s", "--slow-out", "", "-a"),
+			  "empty slow calls file name");
+}
+
+static void test_profile_slow(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse_ok(&p, ARGS("--slow", "10ms", "--slow-out", "s.log",
+			  "--trace-out", "t.json", "-a"));
+	CHECK(p.o.slow_ns == 10000000ULL, "--slow 10ms: %" PRIu64 " ns",
+	      p.o.slow_ns);
+	CHECK(!strcmp(p.o.slow_out, "s.log") &&
+		      !strcmp(p.o.trace_out, "t.json"),
+	      "--slow-out, --trace-out");
+	CHECK(!p.o.stack_period, "--slow samples no stacks");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("-a"));
+	CHECK(!p.o.slow_ns && !p.o.slow_out && !p.o.trace_out, "off");
+	parsed_free(&p);
 }
 
 /*
@@ -597,6 +666,7 @@ int main(void)
 		cmocka_unit_test(test_u64),
 		cmocka_unit_test(test_seconds),
 		cmocka_unit_test(test_number),
+		cmocka_unit_test(test_duration_ns),
 		cmocka_unit_test(test_pids_lists),
 		cmocka_unit_test(test_pids_bad),
 		cmocka_unit_test(test_profile_command),
@@ -605,6 +675,7 @@ int main(void)
 		cmocka_unit_test(test_profile_help_version),
 		cmocka_unit_test(test_profile_list_options),
 		cmocka_unit_test(test_profile_usage_errors),
+		cmocka_unit_test(test_profile_slow),
 		cmocka_unit_test(test_profile_parse_twice),
 		cmocka_unit_test(test_calib_options),
 	};

@@ -221,6 +221,17 @@ static void test_profile_report(void **state)
 	plan_of(ARGV("--", "true"), 0, &o, &co, &ro);
 	check_cols(&ro, strace, __LINE__);
 	CHECK(ro.sort == COL_TIME_TOTAL && !ro.interval, "defaults");
+	CHECK(!co.slow_ns && !co.fd_types, "no --slow");
+	cli_free_profile(&o);
+
+	/* --slow: full mode, no stacks sampled, no split by fd kind (the
+	 * kind is read at a slow call's return only)
+	 */
+	plan_of(ARGV("--slow", "15ms", "--", "true"), 0, &o, &co, &ro);
+	CHECK(co.slow_ns == 15000000ULL && co.progs == SC_PROGS_FULL &&
+		      !co.stack_period && !co.fd_types && !ro.fd_types &&
+		      !co.drain_few_caps,
+	      "--slow 15ms");
 	cli_free_profile(&o);
 
 	plan_of(ARGV("-i", "1", "--", "true"), 0, &o, &co, &ro);
@@ -322,6 +333,24 @@ static void test_daemon(void **state)
 	daemon_plan(&o, &one, &co);
 	CHECK(co.cells == SC_CELLS_ONE_TARGET && !co.thread_totals,
 	      "daemon -p PID without series");
+	CHECK(!co.slow_ns && o.latency_duty < 0, "no --slow: budgeted duty");
+	daemon_free_opts(&o);
+
+	/* --slow: every call timed, unless a duty is given */
+	char *s[] = { "daemon", "--slow", "20ms", NULL };
+	assert_int_equal(daemon_parse_args(ARGC(s), s, &o), 0);
+	daemon_plan(&o, &none, &co);
+	CHECK(co.slow_ns == 20000000ULL && co.progs == SC_PROGS_SAMPLED &&
+		      co.drain_few_caps,
+	      "daemon --slow 20ms");
+	CHECK(o.latency_duty == 1, "--slow times every call");
+	daemon_free_opts(&o);
+	char *sd[] = { "daemon", "--slow", "1s", "--latency-duty", "0.5", NULL };
+	assert_int_equal(daemon_parse_args(ARGC(sd), sd, &o), 0);
+	CHECK(o.latency_duty == 0.5, "--slow with --latency-duty 0.5");
+	daemon_free_opts(&o);
+	char *sb[] = { "daemon", "--slow", "1s", "--max-overhead", "2", NULL };
+	assert_int_equal(daemon_parse_args(ARGC(sb), sb, &o), EXIT_USAGE);
 	daemon_free_opts(&o);
 }
 
