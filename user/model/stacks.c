@@ -304,8 +304,13 @@ static size_t first_shown(const struct sc_stack *st)
  */
 static bool label_frame(const struct sc_stack *st, size_t i0, size_t i)
 {
-	return i >= i0 && (!own_frame(&st->frames[i0]) ||
-			   st->frames[i].runtime == SC_RT_NONE);
+	const struct sc_frame *f = &st->frames[i];
+
+	/* address 0 in nothing: where an unwinder lost its way, not code */
+	if (!f->func && !f->module && !f->offset)
+		return false;
+	return i >= i0 &&
+	       (!own_frame(&st->frames[i0]) || f->runtime == SC_RT_NONE);
 }
 
 const char *stack_via(const struct sc_stack *st, char *buf, size_t len)

@@ -156,6 +156,18 @@ static void test_via(void **state)
 	CHECK_STR(l, "JS:*hotWriterJs", "label from the JIT frame");
 	free(l);
 	CHECK_STR(stack_via(&s->v[1], via, sizeof(via)), "", "own call");
+	{
+		/* a 0 return address (a lost unwind) is not in the label */
+		static const struct sc_frame lost[] = {
+			{ .func = "handler", .module = "app" },
+			{ .offset = 0 },
+		};
+
+		assert_int_equal(stacks_add(s, READ, 0, "app", lost, 2, 1), 0);
+		l = callsites_label(&s->v[3]);
+		CHECK_STR(l, "handler", "label without the 0 frame");
+		free(l);
+	}
 	CHECK_STR(stack_via(&s->v[2], via, sizeof(via)), "", "runtime only");
 	l = callsites_label(&s->v[2]);
 	CHECK_STR(l, "runtime.futex <- runtime.mstart", "runtime's own call");
