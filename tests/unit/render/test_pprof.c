@@ -71,7 +71,7 @@ static const struct sc_frame evil[] = {
 static struct sc_model *model_with_stacks(void)
 {
 	struct sc_model *m = model_new();
-	struct sc_proc *p = model_proc(m, 10, 1);
+	struct sc_proc *p = model_proc(m, 10, 1, 0);
 	struct sc_stats st = { .calls = 100, .total_ns = 1000 };
 	struct sc_stats rd = { .calls = 10, .total_ns = 40 };
 	struct sc_frame other[6];
