@@ -296,15 +296,7 @@ void diff_run_free(struct diff_run *r)
 		free(r->s[i].cells);
 	}
 	free(r->s);
-	for (size_t i = 0; i < r->ngroups; i++) {
-		for (size_t k = 0; k < r->groups[i].n; k++) {
-			free(r->groups[i].keys[k]);
-			free(r->groups[i].vals[k]);
-		}
-		free(r->groups[i].keys);
-		free(r->groups[i].vals);
-	}
-	free(r->groups);
+	diff_groups_free(r->groups, r->ngroups);
 	if (r->index) {
 		map_free(&r->index->series);
 		map_free(&r->index->groups);

@@ -270,6 +270,17 @@ int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 	return 0;
 }
 
+int cli_slow_option(const struct cli_cmd *cmd, const char *arg,
+		    uint64_t *out_ns)
+{
+	if (cli_parse_duration_ns(arg, out_ns))
+		return cli_error(cmd,
+				 "invalid --slow '%s': expected a duration "
+				 "with its unit, e.g. 10ms, 1.5s or 200us",
+				 arg);
+	return 0;
+}
+
 int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 		     struct cli_calib_opts *o)
 {

@@ -122,6 +122,11 @@ int cli_format_option(const struct cli_cmd *cmd, const char *arg, bool csv_ok,
 /* -o FILE, --cache FILE: a name ("what" file), not "". 0 or EXIT_USAGE. */
 int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 		    const char *what, const char **out);
+/* --slow DURATION (profile and daemon): 0, or EXIT_USAGE after a one-line
+ * error.
+ */
+int cli_slow_option(const struct cli_cmd *cmd, const char *arg,
+		    uint64_t *out_ns);
 /* -d SECS: 0, or EXIT_USAGE after a one-line error. */
 int cli_duration(const struct cli_cmd *cmd, const char *arg, double *out);
 /* A ratio from 0 to 1 for option opt ("--latency-duty"): 0, or EXIT_USAGE

@@ -314,13 +314,7 @@ static int daemon_option(void *ctx, int c, const char *arg)
 		o->budget_given = true;
 		return 0;
 	case OPT_SLOW:
-		if (cli_parse_duration_ns(arg, &o->slow_ns))
-			return cli_error(cmd,
-					 "invalid --slow '%s': expected a "
-					 "duration with its unit, e.g. 10ms, "
-					 "1.5s or 200us",
-					 arg);
-		return 0;
+		return cli_slow_option(cmd, arg, &o->slow_ns);
 	case OPT_LATENCY_PERIOD:
 		if (cli_parse_seconds(arg, &o->latency_period_s) ||
 		    o->latency_period_s < 0.1 || o->latency_period_s > 3600)

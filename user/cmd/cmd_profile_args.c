@@ -433,13 +433,7 @@ static int profile_option(void *ctx, int c, const char *arg)
 		o->raw_symbols = true;
 		return 0;
 	case OPT_SLOW:
-		if (cli_parse_duration_ns(arg, &o->slow_ns))
-			return cli_error(cmd,
-					 "invalid --slow '%s': expected a "
-					 "duration with its unit, e.g. 10ms, "
-					 "1.5s or 200us",
-					 arg);
-		return 0;
+		return cli_slow_option(cmd, arg, &o->slow_ns);
 	case OPT_SLOW_OUT:
 		return cli_file_option(cmd, arg, "slow calls", &o->slow_out);
 	case OPT_TRACE_OUT:

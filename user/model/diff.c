@@ -35,6 +35,19 @@ static void side_free(struct diff_side *s)
 	free(s->path);
 }
 
+void diff_groups_free(struct diff_group *g, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		for (size_t k = 0; k < g[i].n; k++) {
+			free(g[i].keys[k]);
+			free(g[i].vals[k]);
+		}
+		free(g[i].keys);
+		free(g[i].vals);
+	}
+	free(g);
+}
+
 void diff_result_free(struct diff_result *r)
 {
 	if (!r)
@@ -43,15 +56,7 @@ void diff_result_free(struct diff_result *r)
 	side_free(&r->b);
 	free(r->by_a);
 	free(r->by_b);
-	for (size_t i = 0; i < r->ngroups; i++) {
-		for (size_t k = 0; k < r->groups[i].n; k++) {
-			free(r->groups[i].keys[k]);
-			free(r->groups[i].vals[k]);
-		}
-		free(r->groups[i].keys);
-		free(r->groups[i].vals);
-	}
-	free(r->groups);
+	diff_groups_free(r->groups, r->ngroups);
 	for (size_t i = 0; i < r->nrows; i++) {
 		free(r->rows[i].syscall);
 		free(r->rows[i].fd_type);

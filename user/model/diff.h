@@ -108,6 +108,8 @@ struct diff_result {
 };
 
 void diff_result_free(struct diff_result *r);
+/* Free n groups' keys and values, and the array. */
+void diff_groups_free(struct diff_group *g, size_t n);
 /* The figure's name in tables ("calls/s") and its JSON key. */
 const char *diff_fig_name(enum diff_fig f);
 const char *diff_fig_key(enum diff_fig f);
