@@ -46,7 +46,9 @@ __u64 slow_lost = 0;
  * A file's path, walked up from its dentry as d_path does: at the root of
  * a mount, on from the dentry it is mounted on in the parent mount; the
  * root mount's root ends it. One part per step, an empty one where the
- * step crossed a mount (one counter: the verifier sees few states).
+ * step crossed a mount (one counter: the verifier sees few states). The
+ * process's own root ends it too, so that a chrooted or containerised
+ * process's paths read as it sees them (and as /proc shows them).
  * Without locks: a rename on the way may give a mixed path (userspace
  * prefers /proc's when this one is not whole).
  */
@@ -55,6 +57,9 @@ static __always_inline void slow_path(struct file *file,
 {
 	struct vfsmount *vfs = BPF_CORE_READ(file, f_path.mnt);
 	struct dentry *d = BPF_CORE_READ(file, f_path.dentry);
+	struct task_struct *task = (void *)bpf_get_current_task();
+	struct dentry *root = BPF_CORE_READ(task, fs, root.dentry);
+	struct vfsmount *root_mnt = BPF_CORE_READ(task, fs, root.mnt);
 	struct dentry *parent;
 	struct mount *mnt, *up;
 	__u32 i;
@@ -65,6 +70,10 @@ static __always_inline void slow_path(struct file *file,
 	for (i = 0; i < SC_SLOW_PARTS; i++) {
 		char *part = &e->name[i * SC_SLOW_PART_LEN];
 
+		if (d == root &&
+		    (void *)mnt + bpf_core_field_offset(struct mount, mnt) ==
+			    (void *)root_mnt)
+			break;
 		parent = BPF_CORE_READ(d, d_parent);
 		if (d != BPF_CORE_READ(mnt, mnt.mnt_root) && d != parent) {
 			bpf_probe_read_kernel_str(part, SC_SLOW_PART_LEN,

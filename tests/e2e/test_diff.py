@@ -172,10 +172,10 @@ def test_intervals_against_one_shot(runs, tmp_path):
         "totals only." in err, err
 
 
-def stackmix(path, ratio):
+def stackmix(path, ratio, rounds=20000):
     """stackmix's two write sites in a known ratio, --folded into path."""
     p = run_scprof(["--stacks=10", "--folded", str(path), "-o", "/dev/null",
-                    "--", workload("stackmix"), "20000", str(ratio)],
+                    "--", workload("stackmix"), str(rounds), str(ratio)],
                    env=CLEAN_ENV)
     # 3: samples were lost (a full ring buffer): the rest are still a
     # sample
@@ -184,8 +184,9 @@ def stackmix(path, ratio):
 
 
 def test_folded_pair_and_differential_flamegraph(tmp_path):
+    # the same 80000 writes: 20000 from raw_write, then 40000
     a = stackmix(tmp_path / "a.folded", 3)
-    b = stackmix(tmp_path / "b.folded", 1)
+    b = stackmix(tmp_path / "b.folded", 1, 40000)
     svg = tmp_path / "d.svg"
     p = diff("--flamegraph", svg, a, b)
     assert p.returncode == 1, p.stderr
@@ -198,7 +199,7 @@ def test_folded_pair_and_differential_flamegraph(tmp_path):
             raw = (int(ca), int(cb))
         if ";run_logger;log_line;" in stack and stack.endswith(";write"):
             logger = (int(ca), int(cb))
-    # 1 write in 4 from raw_write, then 1 in 2
+    # 1 write in 4 from raw_write, then 1 in 2, of as many
     assert raw and logger, lines
     assert raw[0] < raw[1] and logger[0] > logger[1], (raw, logger)
     root = ET.parse(svg).getroot()  # valid XML

@@ -341,8 +341,9 @@ def test_pid_duration_ends_run(trigger, background):
     # it sat in its read for the whole run: in flight, with that time
     assert [(f["pid"], f["syscall"], f["before_attach"])
             for f in rep["in_flight"]] == [(t.pid, "read", True)]
-    # (timed from the attach, a few microseconds before the run's start)
-    assert rep["in_flight"][0]["seconds"] * 1e9 <= rep["duration_ns"] + 1e6
+    # (timed from the attach, a little before the run's start: a few
+    # microseconds, more on a loaded machine)
+    assert rep["in_flight"][0]["seconds"] * 1e9 <= rep["duration_ns"] + 1e8
     assert t.proc.poll() is None, "the target keeps running"
 
 

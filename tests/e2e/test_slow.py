@@ -352,3 +352,26 @@ def test_daemon_slow_refused_with_a_budget_alone():
     err = proc.stderr.decode()
     assert proc.returncode == 2 and len(err.splitlines()) == 1, err
     assert "--latency-duty" in err
+
+
+def test_paths_as_a_chrooted_process_sees_them(tmp_path):
+    """A process whose root is elsewhere (chroot, a container): its file's
+    path is read from its own root, as /proc and the process show it."""
+    root = tmp_path / "root"
+    root.mkdir()
+    report = tmp_path / "report.json"
+    # / bound on root in a mount namespace of its own, then chroot there:
+    # the workload's /tmp file is root/tmp/... on the host
+    proc = run_scprof(
+        ["--slow", "10ms", "--format", "json", "-o", str(report), "--",
+         "unshare", "-m", "sh", "-c",
+         'mount --rbind / "$0" && exec chroot "$0" "$1" 2000',
+         str(root), workload("slowcalls")], env=CLEAN_ENV)
+    assert proc.returncode == 0, proc.stderr.decode(errors="replace")
+    truth = ground_truth(proc.stdout)
+    calls = [json.loads(ln) for ln in proc.stderr.decode().splitlines()
+             if ln.startswith("{")]
+    lock = [c for c in calls if c["syscall"] == "fcntl"]
+    assert len(lock) == 1, calls
+    assert lock[0]["fd_path"] == truth["file"][1], (lock, truth)
+    assert not lock[0]["fd_path"].startswith(str(root)), lock

@@ -330,6 +330,9 @@ static struct sc_slow_call *slow_new(const struct sc_stack_event *e)
 	return c;
 }
 
+/* Samples copied out of the ring and not unwound yet, at most. */
+#define QUEUE_MAX 256
+
 /*
  * Two passes: the ring's samples are copied out first, and a process that
  * has new mappings (its first sample, or code mapped since) has them read
@@ -372,7 +375,10 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 		goto nomem;
 	memcpy(copy, e, n);
 	d->queue[d->nqueued++] = (struct queued){ .e = copy, .slow = slow };
-	return 0;
+	/* Enough to unwind for now: the rest waits in the ring, whose fill
+	 * is what lowers the sampling rate (bpf/stacks.bpf.h).
+	 */
+	return d->nqueued >= QUEUE_MAX ? -EAGAIN : 0;
 nomem:
 	if (slow) {
 		slow_call_free(slow);
@@ -388,16 +394,26 @@ nomem:
  */
 #define UNWIND_BATCH 32
 
-/* With the lock held. */
+/* Rounds of a drain, at most: a target that makes samples faster than
+ * they are unwound must not keep a drain (and the lock) forever.
+ */
+#define DRAIN_ROUNDS 64
+
+/* With the lock held. Copy out (at most QUEUE_MAX waiting) and unwind, in
+ * rounds of UNWIND_BATCH, until the ring and the queue are empty or
+ * DRAIN_ROUNDS have passed; what is left waits for the next drain.
+ */
 static int drain(struct stack_drain *d)
 {
 	uint64_t t0 = clock_mono_ns();
-	int n;
+	int n, rounds = 0;
 
 	do {
 		n = ring_buffer__consume(d->rb);
+		if (n == -EAGAIN) /* the queue is full: unwind first */
+			n = 1;
 		unwind_queued(d, 0, 0, UNWIND_BATCH);
-	} while (n >= 0 && d->nqueued);
+	} while (n >= 0 && (n > 0 || d->nqueued) && ++rounds < DRAIN_ROUNDS);
 	d->unwind_ns += clock_mono_ns() - t0;
 	return n < 0 ? n : 0;
 }
@@ -512,6 +528,7 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 		return 0;
 	pthread_mutex_lock(&d->lock);
 	err = drain(d);
+	unwind_queued(d, 0, 0, SIZE_MAX); /* (at most QUEUE_MAX) */
 	err = err ?: d->err;
 	err = err ?: unwinder_flush(d->unwinder, d->stacks);
 	m->stacks = err ? NULL : stacks_clone(d->stacks);
