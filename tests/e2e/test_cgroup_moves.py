@@ -18,9 +18,14 @@ import pytest
 from conftest import SCPROF, counts, unit_slice, wait_attached, workload
 from test_daemon import Daemon, parse, quiesce, value
 
-ID64 = "0123456789abcdef" * 4
+# Names of this run's own: another test suite running beside this one (as
+# CI-like loaded runs do) makes units and containers with the same names
+# in its own slice, and -a sees them too.
+ID64 = f"{os.getpid():016x}" * 4
 CONTAINER = f"docker-{ID64}.scope"
-UNITS = ("a.service", "b.service", CONTAINER, "target.scope",
+A_SERVICE = f"a-{os.getpid()}.service"
+B_SERVICE = f"b-{os.getpid()}.service"
+UNITS = (A_SERVICE, B_SERVICE, CONTAINER, "target.scope",
          "target.scope/x.scope", "target.scope/y.scope", "outside.scope",
          "threaded", "threaded/t1", "threaded/t2")
 
@@ -185,10 +190,10 @@ def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args,
     kw = {"need": need} if need else {}
     s = background(["-a", "--by", by] + args, **kw)
     t.calls_and_ack()
-    move(t.pid, os.path.join(slice_, "a.service"))
+    move(t.pid, os.path.join(slice_, A_SERVICE))
     for _ in range(4):
         t.calls_and_ack()
-    move(t.pid, os.path.join(slice_, "b.service"))
+    move(t.pid, os.path.join(slice_, B_SERVICE))
     for _ in range(6):
         t.calls_and_ack()
     t.calls_and_exit()  # 1000 more in b.service
@@ -197,8 +202,8 @@ def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args,
     got = {g["by"]["unit"]: getppid(g) for g in rep["groups"]
            if g["pid"] == t.pid and getppid(g)}
     start = {u: n for u, n in got.items()
-             if u not in ("a.service", "b.service")}
-    assert got["a.service"] == 4000 and got["b.service"] == 7000, got
+             if u not in (A_SERVICE, B_SERVICE)}
+    assert got[A_SERVICE] == 4000 and got[B_SERVICE] == 7000, got
     assert list(start.values()) == [1000], got
 
 
@@ -206,19 +211,19 @@ def test_moved_back_is_one_row(slice_, background, trigger):
     """Moved away and back: its calls in a.service are one row, one
     member."""
     t = trigger(calls=1000)
-    move(t.pid, os.path.join(slice_, "a.service"))
+    move(t.pid, os.path.join(slice_, A_SERVICE))
     s = background(["-a", "--by", "unit"])
     t.calls_and_ack()
-    move(t.pid, os.path.join(slice_, "b.service"))
+    move(t.pid, os.path.join(slice_, B_SERVICE))
     t.calls_and_ack()
-    move(t.pid, os.path.join(slice_, "a.service"))
+    move(t.pid, os.path.join(slice_, A_SERVICE))
     t.calls_and_ack()
     rc, err, rep = s.stop()
     assert rc == 0, err
     got = {g["by"]["unit"]: g for g in rep["groups"]}
-    assert getppid(got["a.service"]) == 2000
-    assert getppid(got["b.service"]) == 1000
-    assert got["a.service"]["members"] == 1
+    assert getppid(got[A_SERVICE]) == 2000
+    assert getppid(got[B_SERVICE]) == 1000
+    assert got[A_SERVICE]["members"] == 1
 
 
 # ---- top -g ----------------------------------------------------------------
@@ -246,7 +251,7 @@ def test_top_per_unit_follows_a_move(slice_, trigger):
     after in b.service's. The calls take milliseconds, a frame 0.5 s: the
     calls made before a frame is read are in it or the next one."""
     t = trigger(calls=20000)
-    move(t.pid, os.path.join(slice_, "a.service"))
+    move(t.pid, os.path.join(slice_, A_SERVICE))
     p = subprocess.Popen([SCPROF, "top", "--batch", "-n", "6", "-i", "0.5",
                           "-g", "unit", "--cgroup", slice_],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -256,7 +261,7 @@ def test_top_per_unit_follows_a_move(slice_, trigger):
         frames = top_frames(p)
         t.calls_and_ack()
         before = [next(frames), next(frames)]
-        move(t.pid, os.path.join(slice_, "b.service"))
+        move(t.pid, os.path.join(slice_, B_SERVICE))
         t.calls_and_ack()
         after = list(frames)
         assert p.wait(timeout=60) == 0, p.stderr.read()
@@ -268,11 +273,11 @@ def test_top_per_unit_follows_a_move(slice_, trigger):
         return sum(f.get(unit, 0) for f in frames)
 
     # 20000 calls in one or two frames of 0.5 s (longer on a busy machine)
-    assert rate(before, "a.service") > 10000, before
-    assert not rate(before, "b.service"), before
-    assert rate(after, "b.service") > 10000, after
+    assert rate(before, A_SERVICE) > 10000, before
+    assert not rate(before, B_SERVICE), before
+    assert rate(after, B_SERVICE) > 10000, after
     # in a.service after the move: at most the read it was blocked in
-    assert rate(after, "a.service") < rate(after, "b.service") / 1000, after
+    assert rate(after, A_SERVICE) < rate(after, B_SERVICE) / 1000, after
 
 
 # ---- threads in a threaded cgroup -----------------------------------------
@@ -330,12 +335,12 @@ def test_daemon_service_restarted_into_its_unit(slice_):
     systemd does: fork, move, exec) while the daemon runs: its label
     set has both runs' calls."""
     d = Daemon(["-a", "--labels", "unit,comm", "--fold-interval", "0.2"])
-    unit = os.path.join(slice_, "a.service")
+    unit = os.path.join(slice_, A_SERVICE)
     wl = workload("trigger")
     try:
         run_like_runc(unit, [wl, "-", "0", "3000"])
         run_like_runc(unit, [wl, "-", "0", "5000"])
-        key = dict(unit="a.service", comm="trigger")
+        key = dict(unit=A_SERVICE, comm="trigger")
 
         def both(samples):
             v = value(samples, "scprof_comm_syscalls_total", **key)

@@ -101,7 +101,10 @@ def test_halved_calls_are_a_significant_change(runs):
     assert re.fullmatch(r"-(4[89]|5[01])\.\d%",
                         table_row(text, "getppid", "calls/s")), text
     assert table_row(text, "openat", "calls/s") is None, text
-    assert "openat" in unchanged(text), text
+    # (openat is in the "no change" list unless its latency changed, which
+    # a loaded machine can do between two runs)
+    assert "openat" in unchanged(text) or \
+        table_row(text, "openat", "mean") is not None, text
     assert "By group:" in text and "comm=pacer getppid" in text, text
 
 
