@@ -142,7 +142,9 @@ def test_all_counts_at_least_the_loop(background):
 def test_all_json_counts_the_loop_exactly(background):
     """-a with per-process rows: the loop's children (other processes may
     run true too) made exactly N execve, each its own, none dropped."""
-    s = background(["-a", "--max-exited", "100000"])
+    # (-a sees every process: room for another test suite's beside it)
+    s = background(["-a", "--max-exited", "100000", "--max-entries",
+                    "262144"])
     p = subprocess.Popen(SHELL_LOOP, env=CLEAN_ENV)
     assert p.wait(timeout=TIMEOUT) == 0
     rc, err, rep = s.stop()

@@ -202,9 +202,12 @@ def test_folded_pair_and_differential_flamegraph(tmp_path):
             raw = (int(ca), int(cb))
         if ";run_logger;log_line;" in stack and stack.endswith(";write"):
             logger = (int(ca), int(cb))
-    # 1 write in 4 from raw_write, then 1 in 2, of as many
+    # 1 write in 4 from raw_write, then 1 in 2 (shares: a loaded machine
+    # may lose more samples in one run than in the other)
     assert raw and logger, lines
-    assert raw[0] < raw[1] and logger[0] > logger[1], (raw, logger)
+    share_a = raw[0] / (raw[0] + logger[0])
+    share_b = raw[1] / (raw[1] + logger[1])
+    assert share_a < 0.4 < share_b, (raw, logger)
     root = ET.parse(svg).getroot()  # valid XML
     fills = {}
     for g in root.iter(SVG + "g"):
