@@ -16,7 +16,7 @@
  *
  * Uses the settings and helpers scprof.bpf.c includes before this file:
  * flags_of (syscall.bpf.h), fd_file, file_kind, fd_arg (fdkind.bpf.h),
- * stack_fill, stack_unwindable, stack_events (stacks.bpf.h).
+ * stack_fill, stack_new_maps, stack_unwindable, stack_events (stacks.bpf.h).
  */
 #ifndef SCPROF_SLOW_BPF_H
 #define SCPROF_SLOW_BPF_H
@@ -203,6 +203,8 @@ static __always_inline void slow_emit(struct task_struct *task,
 				      struct pt_regs *regs,
 				      const struct ended_call *c, long ret)
 {
+	bool copy = stack_unwindable(c->nr, c->abi);
+	bool new_maps = copy && stack_new_maps(task);
 	struct sc_stack_event *e;
 
 	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
@@ -210,7 +212,7 @@ static __always_inline void slow_emit(struct task_struct *task,
 		__sync_fetch_and_add(&slow_lost, 1);
 		return;
 	}
-	stack_fill(e, task, regs, stack_unwindable(c->nr, c->abi));
+	stack_fill(e, task, regs, copy, new_maps);
 	e->flags |= SC_STACK_F_SLOW;
 	e->nr = c->nr;
 	e->abi = c->abi;

@@ -75,6 +75,13 @@ struct {
 	__uint(max_entries, SC_STACK_RINGBUF); /* userspace may resize */
 } stack_events SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SC_MAPS_RINGBUF); /* userspace may resize */
+} maps_events SEC(".maps");
+
+__u64 maps_lost = 0;
+
 /* Copy the stack page by page from the page of sp up; stop at the first
  * page that cannot be read (the end of the stack's mapping).
  */
@@ -92,32 +99,42 @@ static __always_inline __u32 stack_copy(__u8 *data, __u64 sp)
 	return len;
 }
 
+/* A process's program image: an exec makes a new key, so that its first
+ * sample has new mappings.
+ */
 static __always_inline __u64 stack_proc_key(struct task_struct *task)
 {
-	return ((__u64)task_tgid(task) << 32) ^ task_proc_start_ns(task);
+	return (((__u64)task_tgid(task) << 32) ^ task_proc_start_ns(task)) +
+	       (__u64)task_exec_id(task) * 0x9e3779b97f4a7c15ULL;
 }
 
 /*
  * A process's first sample, or its first since it mapped code (the
- * dynamic loader, dlopen): userspace must read its mappings now, while it
- * runs, so it is woken up (and is otherwise on a timer, or woken up when
- * the ring is a quarter full).
+ * dynamic loader, dlopen) or exec'd: userspace must read its mappings
+ * now, while it runs, so a notice wakes it up (it is otherwise on a
+ * timer, or woken up when the stack ring is a quarter full). Before the
+ * sample's own room is asked for, so a full stack ring does not keep it.
  */
 static __always_inline bool stack_new_maps(struct task_struct *task)
 {
 	__u64 key = stack_proc_key(task);
+	struct sc_maps_event n;
 	__u8 one = 1;
 
 	if (bpf_map_lookup_elem(&stack_seen, &key))
 		return false;
 	bpf_map_update_elem(&stack_seen, &key, &one, BPF_ANY);
+	n.pid = task_tgid(task);
+	n.exec_id = task_exec_id(task);
+	n.start_ns = task_proc_start_ns(task);
+	if (bpf_ringbuf_output(&maps_events, &n, sizeof(n),
+			       BPF_RB_FORCE_WAKEUP))
+		__sync_fetch_and_add(&maps_lost, 1);
 	return true;
 }
 
-static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
+static __always_inline __u64 stack_wakeup(void)
 {
-	if (e->flags & SC_STACK_F_NEW_MAPS)
-		return BPF_RB_FORCE_WAKEUP;
 	if (bpf_ringbuf_query(&stack_events, BPF_RB_AVAIL_DATA) >
 	    bpf_ringbuf_query(&stack_events, BPF_RB_RING_SIZE) / 4)
 		return BPF_RB_FORCE_WAKEUP;
@@ -125,8 +142,8 @@ static __always_inline __u64 stack_wakeup(const struct sc_stack_event *e)
 }
 
 /* mmap(..., PROT_EXEC, ...): the process's next sample (of a later call:
- * this one has not mapped anything yet) has new mappings. (An exec is
- * seen in userspace: the samples' exec_id changes.)
+ * this one has not mapped anything yet) has new mappings. (An exec has a
+ * new stack_proc_key.)
  */
 static __always_inline bool stack_maps_code(struct pt_regs *regs, __u32 nr,
 					    __u32 abi)
@@ -154,11 +171,13 @@ static __always_inline __u32 stack_shift(void)
 }
 
 /* What a sample and a slow call both carry: who made the call, its
- * registers and the top of its stack (when copy), the process's image.
+ * registers and the top of its stack (when copy), the process's image,
+ * whether it is new (stack_new_maps, asked before the event's room).
  */
 static __always_inline void stack_fill(struct sc_stack_event *e,
 				       struct task_struct *task,
-				       struct pt_regs *regs, bool copy)
+				       struct pt_regs *regs, bool copy,
+				       bool new_maps)
 {
 	e->pid = task_tgid(task);
 	e->tid = task_tid(task);
@@ -196,7 +215,7 @@ static __always_inline void stack_fill(struct sc_stack_event *e,
 		e->len = stack_copy(e->data, regs->sp);
 	}
 #endif
-	e->flags = stack_new_maps(task) ? SC_STACK_F_NEW_MAPS : 0;
+	e->flags = new_maps ? SC_STACK_F_NEW_MAPS : 0;
 	e->exec_id = task_exec_id(task);
 }
 
@@ -217,21 +236,23 @@ static __always_inline void stack_emit(struct task_struct *task,
 				       __u32 abi, __u32 weight)
 {
 	struct sc_stack_event *e;
+	bool new_maps;
 
 	if (!stack_unwindable(nr, abi))
 		return;
 	barrier_var(nr);
 	nr &= SC_NR_MAX - 1;
+	new_maps = stack_new_maps(task);
 	e = bpf_ringbuf_reserve(&stack_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&stack_lost[nr], weight);
 		return;
 	}
-	stack_fill(e, task, regs, true);
+	stack_fill(e, task, regs, true, new_maps);
 	e->nr = nr;
 	e->abi = abi;
 	e->weight = weight;
-	bpf_ringbuf_submit(e, stack_wakeup(e));
+	bpf_ringbuf_submit(e, stack_wakeup());
 }
 
 /* The new mappings of an mmap of code are read at the next sample. */

@@ -16,6 +16,8 @@
 #define SC_STACK_PAGE 4096
 /* The stack_events ring buffer (a power of two, in bytes). */
 #define SC_STACK_RINGBUF (16U << 20)
+/* The maps_events ring buffer (a power of two, in bytes): ~10000 notices. */
+#define SC_MAPS_RINGBUF (256U << 10)
 /* --stacks without N: one call in this many is sampled (per CPU, with a
  * random countdown of mean N). Chosen in docs/callsites.md, "Cost".
  */
@@ -46,8 +48,9 @@
 #define SC_STACK_REG_IP 16
 #endif
 
-/* The process's first sample, or its first since it mapped more code:
- * userspace reads its mappings (again).
+/* The process's first sample, or its first since it mapped more code or
+ * exec'd: userspace reads its mappings (again), and a copy of them taken
+ * as the sample came (struct sc_maps_event) stands in once it has gone.
  */
 #define SC_STACK_F_NEW_MAPS 1U
 /* --slow: a slow call, not a sample (weight 0). len 0 and no ip: its
@@ -110,6 +113,19 @@ struct sc_stack_event {
 	__u8 name_parts;
 	char name[SC_SLOW_NAME_BYTES];
 	__u8 data[SC_STACK_BYTES];
+};
+
+/*
+ * A process has new mappings (SC_STACK_F_NEW_MAPS), sent on a ring of its
+ * own (maps_events) before the sample, whether or not the sample finds
+ * room: userspace copies /proc/PID/maps at once, while the process runs,
+ * however far behind the unwinding of samples is. One the ring has no
+ * room for is counted in maps_lost.
+ */
+struct sc_maps_event {
+	__u32 pid; /* tgid */
+	__u32 exec_id;
+	__u64 start_ns;
 };
 
 #endif

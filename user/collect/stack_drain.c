@@ -1,10 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * --stacks: the stack_events ring buffer, drained by a thread of its own,
- * each sample unwound as it comes (unwind.c) while its process's mappings
- * can still be read: the BPF side wakes the thread up at the first sample
- * of a process and when the ring fills up; otherwise it drains every
- * STACKS_POLL_MS. The lock keeps snapshots away from a drain.
+ * --stacks: the stack_events ring buffer, drained by two threads of its
+ * own. The reader copies samples out as they come (woken up when the ring
+ * is a quarter full, else every STACKS_POLL_MS), into a bounded queue:
+ * when it is full, the rest waits in the ring, whose fill lowers the
+ * sampling rate. The unwinder names the copies (unwind.c), from the
+ * process's mappings while it runs.
+ *
+ * Unwinding is slow (a binary's debug info read for the first time) and
+ * may be far behind: a short-lived process would exit before its samples
+ * are unwound. So a process's new mappings (its first sample, code
+ * mapped, an exec) come as a notice on a ring of their own (maps_events),
+ * which wakes the reader up and which it drains even when the queue is
+ * full: it copies /proc/PID/maps at once, and the unwinder reads that
+ * copy once the process has gone.
+ *
+ * The lock keeps snapshots away from the unwinder; qlock guards the stack
+ * ring and the queue between the threads, mlock the copies.
  *
  * --slow: slow calls come on the same ring, each one waking the thread up.
  * What its fd is comes from the kernel side (a path it could not read
@@ -14,6 +26,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -22,6 +35,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <string.h>
+#include <time.h>
 #include <sys/epoll.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -41,20 +55,42 @@ struct queued {
 	struct sc_slow_call *slow;
 };
 
+/* Copies of mappings not handed to the unwinder yet, at most. */
+#define MAPS_MAX 512
+
+/* A copy of a process's /proc/PID/maps, for one program image. */
+struct maps_copy {
+	uint32_t pid, exec_id;
+	uint64_t start_ns;
+	uint64_t seq; /* the newest is the highest */
+	char *text;   /* NULL: a free slot */
+};
+
 struct stack_drain {
 	struct scprof_bpf *skel; /* stack_lost, slow_lost */
-	struct ring_buffer *rb;
+	struct ring_buffer *rb;	 /* stack_events */
+	struct ring_buffer *mrb; /* maps_events */
+	int efd;		 /* both rings */
 	struct unwinder *unwinder;
 	struct sc_stacks *stacks; /* NULL: no sampling (--slow only) */
 	struct sc_slowlog slow;	  /* slow calls not taken yet */
-	uint64_t slow_failed;	  /* slow calls not kept: out of memory */
-	int err;	    /* the first error of the ring buffer's callback */
-	uint64_t unwind_ns; /* time spent draining (unwinding) */
-	pthread_t thread;   /* drains rb */
-	pthread_mutex_t lock; /* rb, unwinder, stacks */
+	uint64_t slow_failed; /* slow calls not kept: out of memory (atomic) */
+	int err;	      /* the first error of unwinding (lock) */
+	int qerr;	    /* the first error of the ring's callback (qlock) */
+	uint64_t unwind_ns; /* time spent unwinding */
+	pthread_t reader;   /* copies out of rb into the queue */
+	pthread_t thread;   /* unwinds the queue */
+	pthread_mutex_t lock;  /* unwinder, stacks, slow; taken before qlock */
+	pthread_mutex_t qlock; /* rb, queue */
+	pthread_mutex_t mlock; /* maps */
+	struct maps_copy maps[MAPS_MAX];
+	uint64_t maps_seq;
+	uint64_t maps_unread; /* processes gone before their copy was taken */
+	pthread_cond_t queued_cv, room_cv; /* (qlock) has events, has room */
 	bool running, stop;
-	bool few_caps;	      /* the thread drops all but what it needs */
-	struct queued *queue; /* copied out, to unwind */
+	bool few_caps;	       /* the threads drop all but what they need */
+	unsigned int delay_ms; /* tests: the unwinder thread's lag */
+	struct queued *queue;  /* copied out, to unwind, oldest first */
 	size_t nqueued, queue_cap;
 };
 
@@ -73,40 +109,51 @@ static int slow_done(struct stack_drain *d, const struct sc_stack_event *e,
 	}
 	if (err) {
 		slow_call_free(c);
-		d->slow_failed++;
+		__atomic_fetch_add(&d->slow_failed, 1, __ATOMIC_RELAXED);
 		return err;
 	}
 	return slowlog_push(&d->slow, c);
 }
 
-/* Unwind the queued events of one process (all with pid 0), at most max
- * of them, oldest first.
- */
-static void unwind_queued(struct stack_drain *d, uint32_t pid, uint64_t start,
-			  size_t max)
-{
-	size_t k = 0;
+/* Samples copied out of the ring and not unwound yet, at most. */
+#define QUEUE_MAX 256
 
-	for (size_t i = 0; i < d->nqueued; i++) {
-		struct queued *q = &d->queue[i];
+/* With the lock held: unwind the oldest queued events, at most max of
+ * them. The number unwound.
+ */
+static size_t unwind_queued(struct stack_drain *d, size_t max)
+{
+	uint64_t t0 = clock_mono_ns();
+	size_t done = 0;
+
+	for (; done < max; done++) {
+		struct queued q;
 		int err;
 
-		if ((pid && (q->e->pid != pid || q->e->start_ns != start)) ||
-		    !max) {
-			d->queue[k++] = *q;
-			continue;
+		pthread_mutex_lock(&d->qlock);
+		if (!d->nqueued) {
+			pthread_mutex_unlock(&d->qlock);
+			break;
 		}
-		max--;
-		if (q->slow)
-			err = slow_done(d, q->e, q->slow);
+		q = d->queue[0];
+		memmove(d->queue, d->queue + 1,
+			--d->nqueued * sizeof(*d->queue));
+		if (d->nqueued == QUEUE_MAX - 1)
+			pthread_cond_signal(&d->room_cv);
+		pthread_mutex_unlock(&d->qlock);
+		if (q.e->flags & SC_STACK_F_NEW_MAPS)
+			unwinder_note_maps(d->unwinder, q.e);
+		if (q.slow)
+			err = slow_done(d, q.e, q.slow);
 		else
-			err = unwinder_add(d->unwinder, q->e, d->stacks);
+			err = unwinder_add(d->unwinder, q.e, d->stacks);
 		if (err && !d->err)
 			d->err = err;
-		free(q->slow);
-		free(q->e);
+		free(q.slow);
+		free(q.e);
 	}
-	d->nqueued = k;
+	d->unwind_ns += clock_mono_ns() - t0;
+	return done;
 }
 
 /* "127.0.0.1:80", "[::1]:80". */
@@ -330,14 +377,106 @@ static struct sc_slow_call *slow_new(const struct sc_stack_event *e)
 	return c;
 }
 
-/* Samples copied out of the ring and not unwound yet, at most. */
-#define QUEUE_MAX 256
+/* A copy of /proc/PID/maps; NULL: the process has gone (or no memory). */
+static char *maps_read(uint32_t pid)
+{
+	char path[32], *buf = NULL, *nbuf;
+	size_t len = 0, cap = 0;
+	ssize_t n;
+	int fd;
 
-/*
- * Two passes: the ring's samples are copied out first, and a process that
- * has new mappings (its first sample, or code mapped since) has them read
- * at once, before it can exit; then the copies are unwound.
+	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	do {
+		if (cap - len < 4096) {
+			cap = cap ? cap * 2 : 16384;
+			nbuf = realloc(buf, cap);
+			if (!nbuf) {
+				n = -1;
+				break;
+			}
+			buf = nbuf;
+		}
+		n = read(fd, buf + len, cap - len - 1);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0);
+	close(fd);
+	if (n < 0 || !len) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* A notice of new mappings (reader thread): copy them now. The copy of
+ * the same image replaces an older one; with no room, the oldest goes.
  */
+static int on_maps_event(void *ctx, void *data, size_t size)
+{
+	const struct sc_maps_event *n = data;
+	struct stack_drain *d = ctx;
+	struct maps_copy *slot = NULL;
+	char *text;
+
+	if (size < sizeof(*n))
+		return 0;
+	text = maps_read(n->pid);
+	pthread_mutex_lock(&d->mlock);
+	if (!text) {
+		d->maps_unread++;
+		pthread_mutex_unlock(&d->mlock);
+		return 0;
+	}
+	for (size_t i = 0; i < MAPS_MAX; i++) {
+		struct maps_copy *m = &d->maps[i];
+
+		if (m->text && m->pid == n->pid && m->start_ns == n->start_ns &&
+		    m->exec_id == n->exec_id) {
+			slot = m;
+			break;
+		}
+		if (!slot || (slot->text && (!m->text || m->seq < slot->seq)))
+			slot = m;
+	}
+	free(slot->text);
+	*slot = (struct maps_copy){ .pid = n->pid,
+				    .exec_id = n->exec_id,
+				    .start_ns = n->start_ns,
+				    .seq = ++d->maps_seq,
+				    .text = text };
+	pthread_mutex_unlock(&d->mlock);
+	return 0;
+}
+
+/* unwinder_maps_fn: hand the unwinder a process's copy (with the lock
+ * held: lock, then mlock).
+ */
+static char *maps_take(void *ctx, uint32_t pid, uint64_t start_ns,
+		       uint32_t exec_id)
+{
+	struct stack_drain *d = ctx;
+	char *text = NULL;
+
+	pthread_mutex_lock(&d->mlock);
+	for (size_t i = 0; i < MAPS_MAX; i++) {
+		struct maps_copy *m = &d->maps[i];
+
+		if (m->text && m->pid == pid && m->start_ns == start_ns &&
+		    m->exec_id == exec_id) {
+			text = m->text;
+			m->text = NULL;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&d->mlock);
+	return text;
+}
+
+/* With qlock held: copy a sample out of the ring, for the unwinder. */
 static int on_stack_event(void *ctx, void *data, size_t size)
 {
 	const struct sc_stack_event *e = data;
@@ -350,16 +489,11 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
 	if ((e->flags & SC_STACK_F_SLOW) && !(slow = slow_new(e))) {
-		d->slow_failed++;
+		__atomic_fetch_add(&d->slow_failed, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
 	if (!(e->flags & SC_STACK_F_SLOW) && !d->stacks)
 		return 0;
-	if (unwinder_new_maps(d->unwinder, e)) {
-		/* the process's queued samples belong to its old mappings */
-		unwind_queued(d, e->pid, e->start_ns, SIZE_MAX);
-		unwinder_note_maps(d->unwinder, e);
-	}
 	n = offsetof(struct sc_stack_event, data) + e->len;
 	if (d->nqueued == d->queue_cap) {
 		size_t cap = d->queue_cap ? d->queue_cap * 2 : 64;
@@ -383,14 +517,34 @@ nomem:
 	if (slow) {
 		slow_call_free(slow);
 		free(slow);
-		d->slow_failed++;
+		__atomic_fetch_add(&d->slow_failed, 1, __ATOMIC_RELAXED);
 	}
-	d->err = -ENOMEM;
+	if (!d->qerr)
+		d->qerr = -ENOMEM;
 	return 0;
 }
 
-/* Samples unwound between two looks at the ring: unwinding is slow, and
- * a process whose new mappings wait in the ring may exit meanwhile.
+/* With qlock held: copy the notices' mappings, and copy out what the
+ * stack ring has, up to a full queue. >= 0, or a negative errno of the
+ * ring.
+ */
+static int consume(struct stack_drain *d)
+{
+	int n;
+
+	ring_buffer__consume(d->mrb); /* notices first, always */
+	if (d->nqueued >= QUEUE_MAX)
+		return 1;
+	n = ring_buffer__consume(d->rb);
+	if (n == -EAGAIN) /* the queue is full */
+		n = 1;
+	if (d->nqueued)
+		pthread_cond_signal(&d->queued_cv);
+	return n;
+}
+
+/* Samples unwound at a time with the lock held: a snapshot waits for
+ * no more.
  */
 #define UNWIND_BATCH 32
 
@@ -399,23 +553,42 @@ nomem:
  */
 #define DRAIN_ROUNDS 64
 
-/* With the lock held. Copy out (at most QUEUE_MAX waiting) and unwind, in
- * rounds of UNWIND_BATCH, until the ring and the queue are empty or
- * DRAIN_ROUNDS have passed; what is left waits for the next drain.
+/* With the lock held, for a snapshot: copy out and unwind, in rounds of
+ * UNWIND_BATCH, until the ring and the queue are empty or DRAIN_ROUNDS
+ * have passed; what is left waits for the threads.
  */
 static int drain(struct stack_drain *d)
 {
-	uint64_t t0 = clock_mono_ns();
 	int n, rounds = 0;
+	size_t left;
 
 	do {
-		n = ring_buffer__consume(d->rb);
-		if (n == -EAGAIN) /* the queue is full: unwind first */
-			n = 1;
-		unwind_queued(d, 0, 0, UNWIND_BATCH);
-	} while (n >= 0 && (n > 0 || d->nqueued) && ++rounds < DRAIN_ROUNDS);
-	d->unwind_ns += clock_mono_ns() - t0;
+		pthread_mutex_lock(&d->qlock);
+		n = consume(d);
+		pthread_mutex_unlock(&d->qlock);
+		unwind_queued(d, UNWIND_BATCH);
+		pthread_mutex_lock(&d->qlock);
+		left = d->nqueued;
+		pthread_mutex_unlock(&d->qlock);
+	} while (n >= 0 && (n > 0 || left) && ++rounds < DRAIN_ROUNDS);
 	return n < 0 ? n : 0;
+}
+
+/* An absolute time ms from now, for pthread_cond_timedwait. */
+static struct timespec deadline_ms(long ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += ms * 1000000L;
+	ts.tv_sec += ts.tv_nsec / 1000000000L;
+	ts.tv_nsec %= 1000000000L;
+	return ts;
+}
+
+static bool stopping(struct stack_drain *d)
+{
+	return __atomic_load_n(&d->stop, __ATOMIC_RELAXED);
 }
 
 #define STACKS_POLL_MS 5
@@ -425,23 +598,67 @@ static int drain(struct stack_drain *d)
  */
 #define DRAIN_CAPS ((1ULL << CAP_SYS_PTRACE) | (1ULL << CAP_DAC_READ_SEARCH))
 
-static void *drain_thread(void *arg)
+static void sync_free(struct stack_drain *d)
 {
-	struct stack_drain *d = arg;
-	int efd = ring_buffer__epoll_fd(d->rb);
+	pthread_cond_destroy(&d->room_cv);
+	pthread_cond_destroy(&d->queued_cv);
+	pthread_mutex_destroy(&d->qlock);
+	pthread_mutex_destroy(&d->mlock);
+	pthread_mutex_destroy(&d->lock);
+}
+
+static void drop_caps(struct stack_drain *d)
+{
 	int err;
 
 	/* capabilities are each thread's own: this one drops its own */
 	if (d->few_caps && (err = caps_drop_to(DRAIN_CAPS)))
 		pr_warn("the stack drain cannot drop capabilities: %s",
 			strerror(-err));
+}
 
-	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
+/* Copies samples out as they come (the BPF side wakes it up). */
+static void *reader_thread(void *arg)
+{
+	struct stack_drain *d = arg;
+	int mefd = ring_buffer__epoll_fd(d->mrb);
+
+	drop_caps(d);
+	while (!stopping(d)) {
 		struct epoll_event ev;
+		bool full;
 
-		epoll_wait(efd, &ev, 1, STACKS_POLL_MS);
+		pthread_mutex_lock(&d->qlock);
+		full = d->nqueued >= QUEUE_MAX;
+		pthread_mutex_unlock(&d->qlock);
+		/* full: only notices, and a look at the queue every ms */
+		epoll_wait(full ? mefd : d->efd, &ev, 1,
+			   full ? 1 : STACKS_POLL_MS);
+		pthread_mutex_lock(&d->qlock);
+		consume(d);
+		pthread_mutex_unlock(&d->qlock);
+	}
+	return NULL;
+}
+
+/* Unwinds what the reader copied out. */
+static void *drain_thread(void *arg)
+{
+	struct stack_drain *d = arg;
+
+	drop_caps(d);
+	while (!stopping(d)) {
+		struct timespec ts = deadline_ms(STACKS_POLL_MS);
+
+		if (d->delay_ms)
+			usleep(d->delay_ms * 1000U);
+
+		pthread_mutex_lock(&d->qlock);
+		if (!d->nqueued)
+			pthread_cond_timedwait(&d->queued_cv, &d->qlock, &ts);
+		pthread_mutex_unlock(&d->qlock);
 		pthread_mutex_lock(&d->lock);
-		drain(d);
+		unwind_queued(d, UNWIND_BATCH);
 		pthread_mutex_unlock(&d->lock);
 	}
 	return NULL;
@@ -454,9 +671,36 @@ void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
 	skel->rodata->stack_by_time = by_time && period;
 	skel->rodata->stack_budget_ns = by_time ? period * 1000ULL : 0;
 	skel->rodata->slow_ns = slow_ns;
-	if (!period && !slow_ns) /* the smallest ring buffer: a page */
+	if (!period && !slow_ns) { /* the smallest ring buffers: a page */
 		bpf_map__set_max_entries(skel->maps.stack_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
+		bpf_map__set_max_entries(skel->maps.maps_events,
+					 (__u32)sysconf(_SC_PAGESIZE));
+	}
+}
+
+/*
+ * Tests only: SCPROF_TEST_UNWIND_DELAY_MS=N has the unwinder thread wait N
+ * ms (at most 10 s) before each batch, as a slow unwinder on a busy
+ * machine does, so that processes are gone before their samples are
+ * unwound.
+ */
+static unsigned int test_delay_ms(void)
+{
+	const char *v = getenv("SCPROF_TEST_UNWIND_DELAY_MS");
+	unsigned long ms = v ? strtoul(v, NULL, 10) : 0;
+
+	if (ms)
+		pr_info("testing: the unwinder waits %lu ms before each batch",
+			ms > 10000 ? 10000 : ms);
+	return ms > 10000 ? 10000 : (unsigned int)ms;
+}
+
+static int epoll_add(int efd, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN };
+
+	return epoll_ctl(efd, EPOLL_CTL_ADD, fd, &ev);
 }
 
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
@@ -474,8 +718,10 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 	if (!d)
 		return -ENOMEM;
 	*out = d;
+	d->efd = -1;
 	d->skel = skel;
 	d->few_caps = few_caps;
+	d->delay_ms = test_delay_ms();
 	slowlog_init(&d->slow, SC_SLOW_MAX_PENDING);
 	if (period) {
 		d->stacks = stacks_new(period);
@@ -486,22 +732,46 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 	d->unwinder = unwinder_new(demangle);
 	if (!d->unwinder)
 		return -ENOMEM;
+	unwinder_set_maps_source(d->unwinder, maps_take, d);
 	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.stack_events),
 				 on_stack_event, d, NULL);
-	if (!d->rb) {
+	d->mrb = d->rb ? ring_buffer__new(bpf_map__fd(skel->maps.maps_events),
+					  on_maps_event, d, NULL) :
+			 NULL;
+	if (!d->rb || !d->mrb) {
 		err = -errno;
-		pr_err("cannot open the stack ring buffer: %s", strerror(-err));
+		pr_err("cannot open the stack ring buffers: %s",
+		       strerror(-err));
+		return err;
+	}
+	d->efd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->efd < 0 || epoll_add(d->efd, ring_buffer__epoll_fd(d->rb)) ||
+	    epoll_add(d->efd, ring_buffer__epoll_fd(d->mrb))) {
+		err = -errno;
+		pr_err("cannot wait for the stack ring buffers: %s",
+		       strerror(-err));
 		return err;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	pthread_mutex_init(&d->qlock, NULL);
+	pthread_mutex_init(&d->mlock, NULL);
+	pthread_cond_init(&d->queued_cv, NULL);
+	pthread_cond_init(&d->room_cv, NULL);
 	/* Signals are the main thread's (sigtimedwait): none comes here. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&d->thread, NULL, drain_thread, d);
+	if (!err) {
+		err = -pthread_create(&d->reader, NULL, reader_thread, d);
+		if (err) {
+			__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+			pthread_join(d->thread, NULL);
+		}
+	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr_err("cannot start the stack drain: %s", strerror(-err));
-		pthread_mutex_destroy(&d->lock);
+		sync_free(d);
 		return err;
 	}
 	d->running = true;
@@ -515,7 +785,9 @@ int stack_drain_error(struct stack_drain *d)
 	if (!d->running)
 		return 0;
 	pthread_mutex_lock(&d->lock);
-	err = d->err;
+	pthread_mutex_lock(&d->qlock);
+	err = d->err ?: d->qerr;
+	pthread_mutex_unlock(&d->qlock);
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
@@ -528,8 +800,10 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 		return 0;
 	pthread_mutex_lock(&d->lock);
 	err = drain(d);
-	unwind_queued(d, 0, 0, SIZE_MAX); /* (at most QUEUE_MAX) */
-	err = err ?: d->err;
+	unwind_queued(d, SIZE_MAX); /* (at most QUEUE_MAX) */
+	pthread_mutex_lock(&d->qlock);
+	err = err ?: d->err ?: d->qerr;
+	pthread_mutex_unlock(&d->qlock);
 	err = err ?: unwinder_flush(d->unwinder, d->stacks);
 	m->stacks = err ? NULL : stacks_clone(d->stacks);
 	pthread_mutex_unlock(&d->lock);
@@ -559,7 +833,8 @@ int stack_drain_slow_take(struct stack_drain *d, struct sc_slowlog *out,
 	pthread_mutex_lock(&d->lock);
 	err = drain(d);
 	err = err ?: slowlog_move(out, &d->slow);
-	*lost += d->slow.dropped + d->slow_failed;
+	*lost += d->slow.dropped +
+		 __atomic_load_n(&d->slow_failed, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&d->lock);
 	return err;
 }
@@ -572,24 +847,38 @@ void stack_drain_free(struct stack_drain *d)
 		return;
 	if (d->running) {
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
+		pthread_mutex_lock(&d->qlock);
+		pthread_cond_broadcast(&d->room_cv);
+		pthread_cond_broadcast(&d->queued_cv);
+		pthread_mutex_unlock(&d->qlock);
+		pthread_join(d->reader, NULL);
 		pthread_join(d->thread, NULL);
-		pthread_mutex_destroy(&d->lock);
+		sync_free(d);
 		d->running = false;
 	}
 	if (d->unwinder) {
 		unwinder_stats(d->unwinder, &st);
-		pr_info("stacks: %llu samples unwound (%llu frames, %llu of "
-			"processes gone before their first sample) in %.3f s "
-			"of CPU: %.0f samples/s",
+		pr_info("stacks: %llu samples unwound (%llu frames; %llu of "
+			"processes gone with no copy of their mappings: "
+			"%llu notices lost, %llu processes gone before the "
+			"copy) in %.3f s of CPU: %.0f samples/s",
 			(unsigned long long)st.samples,
 			(unsigned long long)st.frames,
 			(unsigned long long)st.no_maps,
+			(unsigned long long)__atomic_load_n(
+				&d->skel->bss->maps_lost, __ATOMIC_RELAXED),
+			(unsigned long long)d->maps_unread,
 			(double)d->unwind_ns / 1e9,
 			d->unwind_ns ? (double)st.samples * 1e9 /
 					       (double)d->unwind_ns :
 				       0.0);
 	}
 	ring_buffer__free(d->rb);
+	ring_buffer__free(d->mrb);
+	if (d->efd >= 0)
+		close(d->efd);
+	for (size_t i = 0; i < MAPS_MAX; i++)
+		free(d->maps[i].text);
 	for (size_t i = 0; i < d->nqueued; i++) {
 		if (d->queue[i].slow)
 			slow_call_free(d->queue[i].slow);

@@ -68,6 +68,12 @@ struct uw_proc {
 	char *jit_guess;   /* else where a JIT writes it, its working folder */
 	uint64_t jit_look; /* when the mappings were last searched for it */
 	bool demangle;	   /* the unwinder's setting */
+	/* A copy of its mappings, taken when a sample said they were new
+	 * (stack_drain.c): what they are once the process has gone. NULL:
+	 * none; maps_exec_id is the image they belong to.
+	 */
+	char *maps;
+	uint32_t maps_exec_id;
 	struct uw_cached *cache; /* UW_CACHE_SLOTS */
 	/* Names a cache slot let go of while a stack is being named: its
 	 * earlier frames may still point at them (two pcs in one slot, or a
@@ -108,6 +114,8 @@ struct unwinder {
 	bool demangle;
 	struct uw_deferred *deferred; /* UW_MAX_DEFERRED */
 	size_t ndeferred;
+	unwinder_maps_fn maps_fn; /* copies of mappings; NULL none */
+	void *maps_ctx;
 };
 
 static const char *base_name(const char *path)
@@ -241,6 +249,7 @@ static void proc_free(struct uw_proc *p)
 	perf_map_free(p);
 	free(p->jitdump);
 	free(p->jit_guess);
+	free(p->maps);
 	cache_clear(p);
 	retired_free(p);
 	free(p->retired);
@@ -263,21 +272,34 @@ static bool pc_mapped(Dwfl *d, struct uw_proc *p, uint64_t pc)
 	return (m && pc >= start && pc < end) || perf_find(p, pc);
 }
 
-/* The process's mappings, from /proc/PID/maps, as a new Dwfl. */
 static void jitdump_find(struct uw_proc *p);
 
-static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
+/* The mappings as a new Dwfl: the process's own (/proc/PID/maps) when
+ * maps is NULL, else that copy of them (without the vDSO: its image is
+ * read from the live process). NULL: unreadable, or not the sample's
+ * program image.
+ */
+static Dwfl *dwfl_from(struct unwinder *u, struct uw_proc *p, const char *maps)
 {
 	Dwfl *d = dwfl_begin(&u->cb);
+	FILE *f = NULL;
+	int err;
 
 	if (!d)
 		return NULL;
-	if (dwfl_linux_proc_report(d, (pid_t)p->pid) ||
-	    dwfl_report_end(d, NULL, NULL) ||
+	if (maps) {
+		f = *maps ? fmemopen((void *)maps, strlen(maps), "r") : NULL;
+		err = !f || dwfl_linux_proc_maps_report(d, f);
+		if (f)
+			fclose(f);
+	} else {
+		err = dwfl_linux_proc_report(d, (pid_t)p->pid);
+	}
+	if (err || dwfl_report_end(d, NULL, NULL) ||
 	    !dwfl_attach_state(d, u->self_elf, (pid_t)p->pid, &uw_thread_cb,
 			       p)) {
-		pr_debug("stacks: cannot read the mappings of pid %u: %s",
-			 p->pid, dwfl_errmsg(-1));
+		pr_debug("stacks: cannot read the mappings of pid %u%s: %s",
+			 p->pid, maps ? " (copy)" : "", dwfl_errmsg(-1));
 		dwfl_end(d);
 		return NULL;
 	}
@@ -288,6 +310,31 @@ static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
 		dwfl_end(d);
 		return NULL;
 	}
+	return d;
+}
+
+/* The process's mappings as a new Dwfl: as they are now, else (it has
+ * gone, or exec'd) the latest copy of those of the sample's program
+ * image.
+ */
+static Dwfl *proc_dwfl(struct unwinder *u, struct uw_proc *p)
+{
+	char *copy = u->maps_fn ? u->maps_fn(u->maps_ctx, p->pid, p->start_ns,
+					     p->ev->exec_id) :
+				  NULL;
+	Dwfl *d;
+
+	if (copy) { /* newer than the one kept */
+		free(p->maps);
+		p->maps = copy;
+		p->maps_exec_id = p->ev->exec_id;
+	}
+	d = dwfl_from(u, p, NULL);
+
+	if (!d && p->maps && p->maps_exec_id == p->ev->exec_id)
+		d = dwfl_from(u, p, p->maps);
+	if (!d)
+		return NULL;
 	/* its jitdump too, while it runs (libdwfl leaves out what is not
 	 * ELF)
 	 */
@@ -459,6 +506,8 @@ static void jitdump_find(struct uw_proc *p)
 	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
 	snprintf(want, sizeof(want), "/jit-%u.dump", p->pid);
 	f = fopen(path, "re");
+	if (!f && p->maps && *p->maps) /* gone: the copy */
+		f = fmemopen(p->maps, strlen(p->maps), "r");
 	while (f && !p->jitdump && fgets(line, sizeof(line), f)) {
 		char *file = strchr(line, '/');
 		size_t n;
@@ -879,17 +928,11 @@ static int uw_frame(Dwfl_Frame *frame, void *arg)
 	return w->n < UNWIND_MAX_FRAMES ? DWARF_CB_OK : DWARF_CB_ABORT;
 }
 
-bool unwinder_new_maps(const struct unwinder *u, const struct sc_stack_event *e)
+void unwinder_set_maps_source(struct unwinder *u, unwinder_maps_fn fn,
+			      void *ctx)
 {
-	if (e->flags & SC_STACK_F_NEW_MAPS)
-		return true;
-	for (size_t i = 0; i < u->nprocs; i++) {
-		const struct uw_proc *p = u->procs[i];
-
-		if (p->pid == e->pid && p->start_ns == e->start_ns)
-			return e->exec_id > p->exec_id; /* it exec'd */
-	}
-	return false;
+	u->maps_fn = fn;
+	u->maps_ctx = ctx;
 }
 
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)

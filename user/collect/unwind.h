@@ -9,7 +9,9 @@
  *
  * A process's mappings are read from /proc when its first sample comes in
  * and kept (with their ELF files open), so that processes that exit
- * before the report are still named.
+ * before the report are still named; a copy taken as the notice of them
+ * came (unwinder_set_maps_source) stands in for them when the process has
+ * gone before its samples are unwound.
  */
 #ifndef SCPROF_UNWIND_H
 #define SCPROF_UNWIND_H
@@ -27,8 +29,8 @@ struct unwinder;
 
 struct unwinder_stats {
 	uint64_t samples; /* events unwound */
-	uint64_t no_maps; /* the process had gone before its first
-			       * sample was read: only its pc is known
+	uint64_t no_maps; /* the process had gone, with no copy of its
+			       * mappings: only its pc is known
 			       */
 	uint64_t frames;  /* frames over all samples */
 };
@@ -36,12 +38,20 @@ struct unwinder_stats {
 /* demangle: C++ and Rust symbols as people read them (util/demangle.h). */
 struct unwinder *unwinder_new(bool demangle);
 void unwinder_free(struct unwinder *u);
-/* Has e's process new mappings (its first sample, code mapped, an exec
- * since the last read)?
+/*
+ * Where the mappings of processes that may have gone come from: fn
+ * returns the latest copy of /proc/PID/maps of that process's program
+ * image (exec_id) not handed out yet, taken as the notice of them came
+ * (struct sc_maps_event), NULL none; the unwinder frees it. Asked each
+ * time a process's mappings are read.
  */
-bool unwinder_new_maps(const struct unwinder *u,
-		       const struct sc_stack_event *e);
-/* unwinder_new_maps(e): read its process's mappings now. */
+typedef char *(*unwinder_maps_fn)(void *ctx, uint32_t pid, uint64_t start_ns,
+				  uint32_t exec_id);
+void unwinder_set_maps_source(struct unwinder *u, unwinder_maps_fn fn,
+			      void *ctx);
+/* e's process has new mappings (its first sample, code mapped, an exec):
+ * read them now.
+ */
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
 /* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
