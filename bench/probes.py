@@ -353,7 +353,7 @@ def make_configs(a, other_pid):
                "bpf", parse_scprof_csv, min_progs=2, floor="pair",
                label="scprof --stacks", service=True) if scprof_has(
                    S, "--stacks") else None,
-        # #23: the time graph at its default (one sample per 200 µs in
+        # #23: the time graph at its default (one sample per 1000 µs in
         # calls) must cost under 5% on nginx
         Config("scprof --stacks-by time",
                lambda p, o: [S, "-q", "--stacks-by", "time", "--format",
@@ -361,6 +361,14 @@ def make_configs(a, other_pid):
                "bpf", parse_scprof_csv, min_progs=2, floor="pair",
                label="scprof --stacks-by time", service=True) if scprof_has(
                    S, "--stacks-by") else None,
+        # #23: the slow-call log at the threshold, likewise
+        Config("scprof --slow 10ms",
+               lambda p, o: [S, "-q", "--slow", "10ms", "--slow-out",
+                             "/dev/null", "--format", "csv", "-o", o,
+                             "-p", str(p)],
+               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
+               label="scprof --slow 10ms", service=True) if scprof_has(
+                   S, "--slow") else None,
         Config("scprof -p other (non-target)",
                lambda p, o: [S, "-q", "--format", "csv", "-o", o,
                              "-p", str(other_pid)],

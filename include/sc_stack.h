@@ -22,8 +22,11 @@
  * random countdown of mean N). Chosen in docs/callsites.md, "Cost".
  */
 #define SC_STACK_DEFAULT_PERIOD 1000
-/* --stacks-by time without N: one sample per this many µs in calls. */
-#define SC_STACK_DEFAULT_TIME_US 200
+/* --stacks-by time without N: one sample per this many µs in calls, so at
+ * most 1000 samples/s from a CPU busy in calls. Chosen on nginx in
+ * docs/callsites.md, "Cost": 200 cost 13 points of its requests/s.
+ */
+#define SC_STACK_DEFAULT_TIME_US 1000
 /* Under pressure a CPU samples at most 2^SC_STACK_MAX_SHIFT times less
  * often (bpf/stacks.bpf.h); a mask too, for the verifier.
  */

@@ -55,8 +55,9 @@ def test_count_weighting_finds_the_many_calls():
 
 def test_outputs_say_the_weighting(tmp_path):
     folded, svg = tmp_path / "t.folded", tmp_path / "t.svg"
-    p = run_scprof(["--stacks-by", "time", "--folded", str(folded),
-                    "--flamegraph", str(svg), "--", workload("slowmix"),
+    p = run_scprof(["--stacks-by", "time", "--stacks=200", "--folded",
+                    str(folded), "--flamegraph", str(svg), "--",
+                    workload("slowmix"),
                     "2000", "20", "450"], env=CLEAN_ENV)
     assert p.returncode == 0, p.stderr
     text = p.stderr.decode()
@@ -72,6 +73,15 @@ def test_outputs_say_the_weighting(tmp_path):
                   if ";slow_path;" in ln)
     assert slow_us >= 0.7 * 20 * 450, (slow_us, us)
     assert "(by time in calls)</text>" in svg.read_text()
+
+
+def test_default_budget():
+    """Without N, one sample per 1000 µs in calls (chosen on nginx:
+    docs/callsites.md, "Cost")."""
+    rep = run_slowmix(["--stacks-by", "time"])
+    st = rep["stack_sampling"]
+    assert (st["weighting"], st["period"]) == ("time", 1000), st
+    assert st["samples"] > 0, st
 
 
 @pytest.mark.parametrize("args,msg", [

@@ -79,7 +79,7 @@ static void usage_collect(FILE *f)
 	      "                        samples it had no room for are counted and shown\n"
 	      "      --stacks-by WHAT  count (default): weight call sites by calls, one\n"
 	      "                        in N sampled at entry; time: by time in the calls,\n"
-	      "                        one sample per N µs of it (default 200) at exit,\n"
+	      "                        one sample per N µs of it (default 1000) at exit,\n"
 	      "                        where a 200 ms read weighs as much as 200000 1 µs\n"
 	      "                        getppid calls. The call sites, JSON, the flame\n"
 	      "                        graph and --folded (counts in µs, a first line\n"

@@ -95,7 +95,7 @@ static void usage(FILE *f)
 	      "                        " CALIB_CACHE_PATH ")\n"
 	      "      --recalibrate     run the quick calibration even if one is saved\n"
 	      "      --stacks[=N]      sample the user stack by time in calls, one sample\n"
-	      "                        per N µs of it (default 200, on by default): each\n"
+	      "                        per N µs of it (default 1000, on by default): each\n"
 	      "                        finding names the call site where the most time\n"
 	      "                        in calls goes (\"called from: 98% parse_header <-\n"
 	      "                        load_config (conf.c:41)\"; JSON call_site and\n"
