@@ -33,8 +33,17 @@
  * again, at most this many times.
  */
 #define UW_MAX_REBUILDS 8
-/* Named pcs remembered per process. */
+/* Named pcs remembered per process, in an open-addressed table: a pc is
+ * in one of UW_CACHE_PROBE slots from its hash's, else (all taken) it
+ * replaces the first.
+ */
 #define UW_CACHE_SLOTS 4096
+#define UW_CACHE_PROBE 8
+/* A cached unnamed pc has the JIT maps' sizes looked at again at most
+ * this often (ns): a stat each, and a service's stacks have many such
+ * frames (a stripped binary's static functions).
+ */
+#define UW_PERF_LOOK_NS 50000000ULL
 
 struct perf_sym {
 	uint64_t start, end;
@@ -67,7 +76,10 @@ struct uw_proc {
 	char *jitdump;	   /* its jit-PID.dump, from its mappings; NULL none */
 	char *jit_guess;   /* else where a JIT writes it, its working folder */
 	uint64_t jit_look; /* when the mappings were last searched for it */
-	bool demangle;	   /* the unwinder's setting */
+	uint64_t perf_look; /* when a cached unnamed pc last had the JIT maps
+			     * looked at (UW_PERF_LOOK_NS)
+			     */
+	bool demangle;	    /* the unwinder's setting */
 	/* A copy of its mappings, taken when a sample said they were new
 	 * (stack_drain.c): what they are once the process has gone. NULL:
 	 * none; maps_exec_id is the image they belong to.
@@ -117,6 +129,14 @@ struct unwinder {
 	unwinder_maps_fn maps_fn; /* copies of mappings; NULL none */
 	void *maps_ctx;
 };
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static const char *base_name(const char *path)
 {
@@ -494,12 +514,9 @@ static void jitdump_parse(struct uw_proc *p, FILE *f)
 static void jitdump_find(struct uw_proc *p)
 {
 	char path[64], line[4096], want[32];
-	struct timespec ts;
-	uint64_t now;
+	uint64_t now = now_ns();
 	FILE *f;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 	if (p->jitdump || now - p->jit_look < 100000000ULL)
 		return;
 	p->jit_look = now;
@@ -823,17 +840,37 @@ static void demangled(char **name)
 /* Name pc (a return address less one, except the innermost) into f,
  * with strings owned by the process's cache.
  */
+/* pc's cache slot: its own, else the empty one it goes in, else (the
+ * probed slots all hold other pcs) the one it replaces.
+ */
+static struct uw_cached *cache_slot(struct uw_proc *p, uint64_t pc)
+{
+	size_t j = (size_t)((pc * 0x9E3779B97F4A7C15ULL) >> 52);
+
+	for (size_t k = 0; k < UW_CACHE_PROBE; k++) {
+		struct uw_cached *c = &p->cache[(j + k) & (UW_CACHE_SLOTS - 1)];
+
+		if (c->pc == pc || !c->pc)
+			return c;
+	}
+	return &p->cache[j & (UW_CACHE_SLOTS - 1)];
+}
+
 static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 {
-	size_t j = (size_t)((pc * 0x9E3779B97F4A7C15ULL) >> 52) &
-		   (UW_CACHE_SLOTS - 1);
-	struct uw_cached *c = &p->cache[j];
+	struct uw_cached *c = cache_slot(p, pc);
 	struct sc_frame f = { .offset = pc };
 	const struct perf_sym *ps;
 	Dwfl_Module *mod;
 
-	if (c->pc == pc && c->jit_miss)
-		perf_map_read(p); /* again if the JIT wrote more */
+	if (c->pc == pc && c->jit_miss) {
+		uint64_t now = now_ns();
+
+		if (now - p->perf_look >= UW_PERF_LOOK_NS) {
+			p->perf_look = now;
+			perf_map_read(p); /* again if the JIT wrote more */
+		}
+	}
 	if (c->pc == pc && (!c->jit_miss || c->perf_size == p->perf_size)) {
 		*out = c->f;
 		return 0;
@@ -1069,6 +1106,8 @@ int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
 		const struct uw_deferred *d = &u->deferred[i];
 		struct uw_proc *p = proc_find(u, d->pid, d->start_ns);
 
+		if (p) /* the JIT maps as they are now */
+			p->perf_look = 0;
 		for (size_t j = 0; j < d->n && !err; j++) {
 			if (!p) /* gone from the unwinder: addresses only */
 				frames[j] =
