@@ -267,6 +267,16 @@ def make_workloads(a, workdir):
 
 # ---- one run, and the matrix ---------------------------------------------
 
+def cpu_seconds(pid):
+    """A process's CPU time so far (user + system), or None."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def run_once(a, w, cfg, tmpdir):
     """One timed load, bare (cfg None) or under a probe."""
     secs = a.long_seconds if cfg is not None and cfg.long_run else \
@@ -285,8 +295,15 @@ def run_once(a, w, cfg, tmpdir):
     try:
         wait_attached(cfg, tracer, w.pid, a.attach_timeout)
         foreign = foreign_probes({tracer.pid})
+        c0, t0 = cpu_seconds(tracer.pid), time.monotonic()
         r = w.load(secs)
+        c1, t1 = cpu_seconds(tracer.pid), time.monotonic()
         r["foreign_probes"] = foreign
+        # The tracer's own CPU during the load, a share of one CPU: what
+        # it takes from the machine beside what it adds to each call
+        # (with 2 CPUs, from the server or its client).
+        if c0 is not None and c1 is not None and t1 > t0:
+            r["tracer_cpu"] = (c1 - c0) / (t1 - t0)
         if cfg.attach == "perf":
             time.sleep(1)  # perf reads its ring buffers behind
         if tracer.poll() is not None:
@@ -362,7 +379,9 @@ def summarize(cfgs, ratios, res):
         rs = ratios[c.name]
         seen = [r["seen"] / r["requests"] for r in res[c.name]
                 if r.get("seen_target") and r["requests"]]
+        cpu = [r["tracer_cpu"] for r in res[c.name] if "tracer_cpu" in r]
         rows.append({"config": c.name, "label": c.label,
+                     "tracer_cpu": med(cpu) if cpu else None,
                      "ratio": med(rs), "ratio_min": min(rs),
                      "ratio_max": max(rs), "ratios": rs,
                      "rps": med([r["rps"] for r in res[c.name]]),
@@ -424,16 +443,19 @@ def report(sec):
                   name, wl["desc"], wl["bare_rps"], wl["bare_rps_min"],
                   wl["bare_rps_max"], 100 * (wl["noise"] or 0),
                   100 * (wl["noise_max"] or 0)))
-        print("  %-32s %6s %15s %12s %9s" % (
-            "config", "ratio", "(min..max)", "requests/s", "calls/req"))
+        print("  %-32s %6s %15s %12s %9s %10s" % (
+            "config", "ratio", "(min..max)", "requests/s", "calls/req",
+            "tracer CPU"))
         # calls/req: the server's calls per request, as the probe counted
         # them (probes of one process only).
         for r in wl["rows"]:
-            print("  %-32s %6.2f %15s %12.0f %9s" % (
+            cpu = r.get("tracer_cpu")
+            print("  %-32s %6.2f %15s %12.0f %9s %10s" % (
                 r["config"], r["ratio"], "(%.2f..%.2f)" % (
                     r["ratio_min"], r["ratio_max"]), r["rps"],
                 "" if r["calls_per_request"] is None else
-                "%.1f" % r["calls_per_request"]))
+                "%.1f" % r["calls_per_request"],
+                "" if cpu is None else "%.1f%%" % (100 * cpu)))
         if wl["foreign_probes"]:
             print("  warning: up to %d BPF tracing programs of other "
                   "processes were loaded during runs: bare is not bare" %
