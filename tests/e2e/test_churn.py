@@ -7,8 +7,10 @@ workload forks children that make exactly K getppid each, several thousand
 processes a second. Every output (table, -P, JSON, CSV), every target kind
 (a command with -f, -a, --cgroup) and the daemon must count them exactly,
 drop nothing and say nothing about unrecorded calls. Only a map too small
-for what is alive at once may lose anything: then the report's first line
-says the counts are incomplete and the profile exits with status 3.
+for what is alive at once (or for what exits before userspace folds it out:
+the per-process outputs get a larger stats map, see there) may lose
+anything: then the report's first line says the counts are incomplete and
+the profile exits with status 3.
 """
 import json
 import re
@@ -69,6 +71,14 @@ def test_per_process_outputs_count_every_execve(args):
     if "--format" in args:
         fmt = args[args.index("--format") + 1]
         args = args[:args.index("--format")]
+    # The cells of exited processes are folded out from a quarter full;
+    # a shell loop fills the other three quarters in about half a second,
+    # which a busy machine's userspace (and ASan's, 2-3x slower) can miss
+    # (seen beside another suite and beside a noisy neighbour: a full map,
+    # 762 to 4505 calls merged, exit 3 as documented). So room for a
+    # couple of seconds of this loop: what is tested here is that every
+    # process is counted and output, not how fast folding is.
+    args = args + ["--max-entries", "65536"]
     proc, text = scprof_report(args, SHELL_LOOP, fmt=fmt, env=CLEAN_ENV)
     assert proc.returncode == 0, proc.stderr
     assert_nothing_lost(proc, text)

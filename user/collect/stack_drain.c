@@ -538,6 +538,11 @@ static int consume(struct stack_drain *d)
 	n = ring_buffer__consume(d->rb);
 	if (n == -EAGAIN) /* the queue is full */
 		n = 1;
+	/* and those sent just before the samples now queued (a notice goes
+	 * out before its sample), while their processes most likely run
+	 */
+	if (n > 0)
+		ring_buffer__consume(d->mrb);
 	if (d->nqueued)
 		pthread_cond_signal(&d->queued_cv);
 	return n;
