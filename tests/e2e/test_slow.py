@@ -84,6 +84,14 @@ def run_slow(args, fmt="table", n_fast=20000, tmp_path=None):
         ground_truth(proc.stdout)
 
 
+def assert_fast_rare(fast):
+    """Of the workload's 20000 fast calls, at most one may be reported: a
+    fast call preempted for the threshold's length is a slow call (seen
+    once beside two loaded suites: a 10.091 ms one). A threshold that does
+    not hold reports thousands."""
+    assert len(fast) <= 1, f"fast calls reported: {fast}"
+
+
 def table_calls(lines):
     calls = []
     for line in lines:
@@ -115,7 +123,7 @@ def test_table_lines_report_exactly_the_slow_calls(tmp_path):
     assert len(pid) == 1, f"one process: {lines}"
     fast = [c for c in calls if c["syscall"] in FAST or
             "fast_calls" in (c["site"] or "")]
-    assert not fast, f"fast calls reported: {fast}"
+    assert_fast_rare(fast)
     # the F_GETLK spin is fcntl too: only the F_SETLKW is slow
     found = {}
     for kind, (syscall, _, frame, _, _) in KNOWN.items():
@@ -153,7 +161,7 @@ def test_json_lines(tmp_path):
             assert key in o, f"{key} missing in {o}"
         assert ("ret" in o) != ("errno" in o), o
         assert o["duration_ns"] >= 10 * MS
-        assert o["syscall"] not in FAST
+    assert_fast_rare([o for o in objs if o["syscall"] in FAST])
     by = {}
     for kind, (syscall, fd_kind, _, _, _) in KNOWN.items():
         mine = [o for o in objs if o["syscall"] == syscall]
@@ -344,7 +352,7 @@ def test_daemon_logs_slow_calls_and_counts_them():
         c = mine[0]
         check_known(kind, c, truth, c["what"], dur_ns(c), int(c["ret"]),
                     c["site"].split(" <- ")[0].split(" (")[0], int(c["fd"]))
-    assert not [c for c in calls if c["syscall"] in FAST]
+    assert_fast_rare([c for c in calls if c["syscall"] in FAST])
 
 
 def test_daemon_slow_refused_with_a_budget_alone():
