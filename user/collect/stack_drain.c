@@ -86,7 +86,7 @@ struct stack_drain {
 	struct maps_copy maps[MAPS_MAX];
 	uint64_t maps_seq;
 	uint64_t maps_unread; /* processes gone before their copy was taken */
-	pthread_cond_t queued_cv, room_cv; /* (qlock) has events, has room */
+	pthread_cond_t queued_cv; /* (qlock) the queue has events */
 	bool running, stop;
 	bool few_caps;	       /* the threads drop all but what they need */
 	unsigned int delay_ms; /* tests: the unwinder thread's lag */
@@ -138,8 +138,6 @@ static size_t unwind_queued(struct stack_drain *d, size_t max)
 		q = d->queue[0];
 		memmove(d->queue, d->queue + 1,
 			--d->nqueued * sizeof(*d->queue));
-		if (d->nqueued == QUEUE_MAX - 1)
-			pthread_cond_signal(&d->room_cv);
 		pthread_mutex_unlock(&d->qlock);
 		if (q.e->flags & SC_STACK_F_NEW_MAPS)
 			unwinder_note_maps(d->unwinder, q.e);
@@ -412,6 +410,20 @@ static char *maps_read(uint32_t pid)
 	return buf;
 }
 
+/* With mlock held: the copy of a process's program image, or NULL. */
+static struct maps_copy *maps_find(struct stack_drain *d, uint32_t pid,
+				   uint64_t start_ns, uint32_t exec_id)
+{
+	for (size_t i = 0; i < MAPS_MAX; i++) {
+		struct maps_copy *m = &d->maps[i];
+
+		if (m->text && m->pid == pid && m->start_ns == start_ns &&
+		    m->exec_id == exec_id)
+			return m;
+	}
+	return NULL;
+}
+
 /* A notice of new mappings (reader thread): copy them now. The copy of
  * the same image replaces an older one; with no room, the oldest goes.
  */
@@ -431,16 +443,12 @@ static int on_maps_event(void *ctx, void *data, size_t size)
 		pthread_mutex_unlock(&d->mlock);
 		return 0;
 	}
-	for (size_t i = 0; i < MAPS_MAX; i++) {
-		struct maps_copy *m = &d->maps[i];
-
-		if (m->text && m->pid == n->pid && m->start_ns == n->start_ns &&
-		    m->exec_id == n->exec_id) {
-			slot = m;
-			break;
-		}
-		if (!slot || (slot->text && (!m->text || m->seq < slot->seq)))
-			slot = m;
+	slot = maps_find(d, n->pid, n->start_ns, n->exec_id);
+	if (!slot) { /* a free slot, else the oldest copy's */
+		slot = &d->maps[0];
+		for (size_t i = 1; i < MAPS_MAX && slot->text; i++)
+			if (!d->maps[i].text || d->maps[i].seq < slot->seq)
+				slot = &d->maps[i];
 	}
 	free(slot->text);
 	*slot = (struct maps_copy){ .pid = n->pid,
@@ -459,18 +467,14 @@ static char *maps_take(void *ctx, uint32_t pid, uint64_t start_ns,
 		       uint32_t exec_id)
 {
 	struct stack_drain *d = ctx;
+	struct maps_copy *m;
 	char *text = NULL;
 
 	pthread_mutex_lock(&d->mlock);
-	for (size_t i = 0; i < MAPS_MAX; i++) {
-		struct maps_copy *m = &d->maps[i];
-
-		if (m->text && m->pid == pid && m->start_ns == start_ns &&
-		    m->exec_id == exec_id) {
-			text = m->text;
-			m->text = NULL;
-			break;
-		}
+	m = maps_find(d, pid, start_ns, exec_id);
+	if (m) {
+		text = m->text;
+		m->text = NULL;
 	}
 	pthread_mutex_unlock(&d->mlock);
 	return text;
@@ -605,7 +609,6 @@ static bool stopping(struct stack_drain *d)
 
 static void sync_free(struct stack_drain *d)
 {
-	pthread_cond_destroy(&d->room_cv);
 	pthread_cond_destroy(&d->queued_cv);
 	pthread_mutex_destroy(&d->qlock);
 	pthread_mutex_destroy(&d->mlock);
@@ -761,7 +764,6 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 	pthread_mutex_init(&d->qlock, NULL);
 	pthread_mutex_init(&d->mlock, NULL);
 	pthread_cond_init(&d->queued_cv, NULL);
-	pthread_cond_init(&d->room_cv, NULL);
 	/* Signals are the main thread's (sigtimedwait): none comes here. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -853,7 +855,6 @@ void stack_drain_free(struct stack_drain *d)
 	if (d->running) {
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		pthread_mutex_lock(&d->qlock);
-		pthread_cond_broadcast(&d->room_cv);
 		pthread_cond_broadcast(&d->queued_cv);
 		pthread_mutex_unlock(&d->qlock);
 		pthread_join(d->reader, NULL);

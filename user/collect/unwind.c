@@ -22,6 +22,7 @@
 #include <libelf.h>
 
 #include "collect/unwind.h"
+#include "util/clock.h"
 #include "util/demangle.h"
 #include "util/log.h"
 
@@ -80,7 +81,7 @@ struct uw_proc {
 			     * looked at (UW_PERF_LOOK_NS)
 			     */
 	bool demangle;	    /* the unwinder's setting */
-	/* A copy of its mappings, taken when a sample said they were new
+	/* A copy of its mappings, taken as the notice of new ones came
 	 * (stack_drain.c): what they are once the process has gone. NULL:
 	 * none; maps_exec_id is the image they belong to.
 	 */
@@ -129,14 +130,6 @@ struct unwinder {
 	unwinder_maps_fn maps_fn; /* copies of mappings; NULL none */
 	void *maps_ctx;
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static const char *base_name(const char *path)
 {
@@ -514,7 +507,7 @@ static void jitdump_parse(struct uw_proc *p, FILE *f)
 static void jitdump_find(struct uw_proc *p)
 {
 	char path[64], line[4096], want[32];
-	uint64_t now = now_ns();
+	uint64_t now = clock_mono_ns();
 	FILE *f;
 
 	if (p->jitdump || now - p->jit_look < 100000000ULL)
@@ -837,9 +830,6 @@ static void demangled(char **name)
 	}
 }
 
-/* Name pc (a return address less one, except the innermost) into f,
- * with strings owned by the process's cache.
- */
 /* pc's cache slot: its own, else the empty one it goes in, else (the
  * probed slots all hold other pcs) the one it replaces.
  */
@@ -856,6 +846,9 @@ static struct uw_cached *cache_slot(struct uw_proc *p, uint64_t pc)
 	return &p->cache[j & (UW_CACHE_SLOTS - 1)];
 }
 
+/* Name pc (a return address less one, except the innermost) into f,
+ * with strings owned by the process's cache.
+ */
 static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 {
 	struct uw_cached *c = cache_slot(p, pc);
@@ -864,7 +857,7 @@ static int name_pc(struct uw_proc *p, uint64_t pc, struct sc_frame *out)
 	Dwfl_Module *mod;
 
 	if (c->pc == pc && c->jit_miss) {
-		uint64_t now = now_ns();
+		uint64_t now = clock_mono_ns();
 
 		if (now - p->perf_look >= UW_PERF_LOOK_NS) {
 			p->perf_look = now;
