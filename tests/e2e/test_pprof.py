@@ -120,17 +120,21 @@ def test_go_pprof_reads_the_profile(tmp_path):
         for i in s["locs"][1:]:
             assert locs[i]["mapping"] is not None, (s, locs[i])
         assert s["labels"] == {"comm": "stackmix"}, s["labels"]
-    # calls: the JSON stacks' samples times N, per syscall, exactly; ns:
-    # those calls times the syscall's mean latency (to the JSON's
-    # rounding of the mean, 1 ns a call)
+    # calls: a sampled syscall's samples add up to its calls in the
+    # report (to a rounding of half a call a sample), not to its samples
+    # times N (the sleep before exit, when sampled, is one call); ns:
+    # those calls times the syscall's mean latency (to the JSON's rounding
+    # of the mean, 1 ns a call)
     for name, sc in syscalls.items():
         sampled = sum(st["count"] for st in rep["stacks"]
                       if st["syscall"] == name)
         mine = [s for s in samples if locs[s["locs"][0]]["func"] == name]
         calls = sum(s["values"][0] for s in mine)
         ns = sum(s["values"][1] for s in mine)
-        assert calls == sampled * PERIOD, (name, calls, sampled)
-        assert abs(ns - calls * sc["avg_ns"]) <= calls, \
+        want = sc["calls"] if sampled else 0
+        assert abs(calls - want) <= len(mine) / 2, \
+            (name, calls, want, sampled)
+        assert abs(ns - calls * sc["avg_ns"]) <= calls + len(mine), \
             (name, ns, calls, sc["avg_ns"])
     # write's user frames: libc's wrapper, then the program's, which
     # is the first mapping (pprof's main binary)

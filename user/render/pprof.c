@@ -205,6 +205,13 @@ struct sample {
 	uint64_t *loc_ids;
 };
 
+/* What a sample of one syscall stands for, worked out once per syscall. */
+struct sc_weight {
+	uint32_t abi, nr;
+	double calls; /* calls per sample */
+	double mean;  /* ns per call; 0 without time */
+};
+
 struct builder {
 	struct strtab str;
 	struct idtab func_ids, loc_ids, map_ids;
@@ -218,6 +225,8 @@ struct builder {
 	size_t nsamples;
 	int64_t comm_key;
 	bool by_time; /* --stacks-by time */
+	struct sc_weight *weights; /* one per syscall sampled */
+	size_t nweights, weights_cap;
 };
 
 /* Room for one more of an array of n elements of size sz. */
@@ -354,17 +363,22 @@ static uint64_t syscall_location(struct builder *b, uint32_t abi, uint32_t nr)
 	return func ? location_id(b, 0, 0, func, 0) : 0;
 }
 
-/* The syscall's mean latency over the run (ns), from the model's rows of
- * it (every fd kind): the time of the calls that returned over them. 0
- * without time (--count-only) or calls.
+/* A syscall's weight. Its exact count of calls (the model's rows of it,
+ * every fd kind) is shared among its samples, so that they add up to it:
+ * a 1-in-N sample is N calls only on average, and one sampled call of a
+ * syscall made once (a 300 ms sleep before exit) would otherwise stand
+ * for N of them, N times its time. N calls a sample when the model has
+ * fewer calls than samples (its rows were not kept). The mean: the
+ * returned calls' time over their number.
  */
-static double mean_ns(const struct sc_model *m, uint32_t abi, uint32_t nr)
+static struct sc_weight syscall_weight(const struct sc_model *m,
+				       const struct sc_stacks *s, uint32_t abi,
+				       uint32_t nr)
 {
-	uint64_t calls = 0;
+	struct sc_weight w = { .abi = abi, .nr = nr, .calls = s->period };
+	uint64_t calls = 0, samples = stacks_syscall_samples(s, abi, nr);
 	double ns = 0;
 
-	if (m->meta.count_only)
-		return 0;
 	for (size_t i = 0; i < m->ntotal; i++) {
 		const struct sc_row *r = &m->total[i];
 
@@ -373,7 +387,28 @@ static double mean_ns(const struct sc_model *m, uint32_t abi, uint32_t nr)
 		calls += r->st.calls;
 		ns += (double)row_returned_ns(r);
 	}
-	return calls ? ns / (double)calls : 0;
+	if (!s->by_time && samples && calls >= samples)
+		w.calls = (double)calls / (double)samples;
+	if (!m->meta.count_only && calls)
+		w.mean = ns / (double)calls;
+	return w;
+}
+
+/* The weight of a syscall, from the builder's list (added on first use);
+ * NULL when out of memory.
+ */
+static const struct sc_weight *weight_of(struct builder *b,
+					 const struct sc_model *m,
+					 uint32_t abi, uint32_t nr)
+{
+	for (size_t i = 0; i < b->nweights; i++)
+		if (b->weights[i].abi == abi && b->weights[i].nr == nr)
+			return &b->weights[i];
+	if (grow(&b->weights, &b->weights_cap, b->nweights,
+		 sizeof(*b->weights)))
+		return NULL;
+	b->weights[b->nweights] = syscall_weight(m, m->stacks, abi, nr);
+	return &b->weights[b->nweights++];
 }
 
 static int64_t clamp_i64(double v)
@@ -387,12 +422,16 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 		      const struct sc_stack *st, uint32_t period)
 {
 	struct sample *sa = &b->samples[b->nsamples];
+	const struct sc_weight *w = weight_of(b, m, st->abi, st->nr);
 	char comm[SC_COMM_LEN];
-	double calls = (double)st->count * (double)period,
-	       mean = mean_ns(m, st->abi, st->nr);
 	size_t n = st->nframes + 1;
+	double calls, mean;
 	int64_t c;
 
+	if (!w)
+		return -ENOMEM;
+	calls = (double)st->count * w->calls;
+	mean = w->mean;
 	sa->loc_ids = calloc(n, sizeof(*sa->loc_ids));
 	if (!sa->loc_ids)
 		return -ENOMEM;
@@ -465,6 +504,7 @@ static void builder_free(struct builder *b)
 	free(b->funcs);
 	free(b->locs);
 	free(b->maps);
+	free(b->weights);
 	id_free(&b->func_ids);
 	id_free(&b->loc_ids);
 	id_free(&b->map_ids);
@@ -514,9 +554,9 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 		out[(*n)++] =
 			comment(b,
 				"calls: the user stack of 1 call in %" PRIu32
-				" was sampled; each sample counts as "
-				"%" PRIu32 " calls",
-				s->period, s->period);
+				" was sampled; a syscall's samples share its "
+				"exact count of calls",
+				s->period);
 	if (s->by_time) /* said above */
 		;
 	else if (m->meta.count_only)

@@ -3,6 +3,7 @@
  * unpack (the generated decoder of the same .proto), and its gzip framing.
  */
 #include <errno.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -210,9 +211,15 @@ static void test_samples_are_the_stacks(void **state)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 		const Perftools__Profiles__Sample *sa = p->sample[i];
-		int64_t calls = (int64_t)st->count * PERIOD;
+		/* a syscall's samples share its exact count: write's 100
+		 * calls over its 100 samples, read's 10 over 3 (not
+		 * PERIOD calls a sample)
+		 */
+		double each = st->nr == WRITE ? 1.0 : 10.0 / 3;
+		int64_t calls = llround((double)st->count * each);
 		/* write's mean is 10 ns (the call in flight left out) */
-		int64_t mean = st->nr == WRITE ? 10 : 4;
+		double mean = st->nr == WRITE ? 10 : 4;
+		int64_t ns = llround((double)st->count * each * mean);
 
 		snprintf(nbuf, sizeof(nbuf), "%s",
 			 st->nr == WRITE ? "write" : "read");
@@ -254,9 +261,9 @@ static void test_samples_are_the_stacks(void **state)
 		CHECK(sa->n_value == 2, "%zu values", sa->n_value);
 		CHECK(sa->value[0] == calls, "sample %zu: %" PRId64 " calls", i,
 		      sa->value[0]);
-		CHECK(sa->value[1] == calls * mean,
+		CHECK(sa->value[1] == ns,
 		      "sample %zu: %" PRId64 " ns, want %" PRId64, i,
-		      sa->value[1], calls * mean);
+		      sa->value[1], ns);
 		CHECK(sa->n_label == 1, "%zu labels", sa->n_label);
 		CHECK_STR(str(p, sa->label[0]->key), "comm", "label key");
 		CHECK_STR(str(p, sa->label[0]->str),
@@ -310,6 +317,56 @@ static void test_ids_and_dedupe(void **state)
 	CHECK_STR(mapping_file(p, 2), "libc.so.6", "mapping 2");
 	CHECK(p->mapping[1]->has_functions, "libc's frames are all named");
 	perftools__profiles__profile__free_unpacked(p, NULL);
+	model_free(m);
+}
+
+/* A syscall made once, whose call was sampled (1 in PERIOD on average:
+ * it happens), is one call and its own time, not PERIOD calls of it: a
+ * 300 ms sleep before exit beside 10000 writes of 1 µs (100 samples) is
+ * 3% of the time, not 86%. A syscall the model has fewer calls of than
+ * samples (its rows were not kept) falls back to PERIOD calls a sample.
+ */
+static void test_weights_add_up_to_the_calls(void **state)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 10, 1, 0);
+	struct sc_stats wr = { .calls = 10000, .total_ns = 10000000 };
+	struct sc_stats sl = { .calls = 1, .total_ns = 300000000 };
+	int64_t calls[3] = {}, ns[3] = {};
+	pb_profile *pb;
+
+	(void)state;
+	assert_non_null(p);
+	assert_int_equal(model_proc_add(p, 0, WRITE, &wr), 0);
+	assert_int_equal(model_proc_add(p, 0, 230, &sl), 0);
+	assert_int_equal(model_finalize(m), 0);
+	m->stacks = stacks_new(PERIOD);
+	assert_non_null(m->stacks);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", logger, 6, 60),
+			 0);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", rawf, 3, 40),
+			 0);
+	assert_int_equal(stacks_add(m->stacks, 230, 0, "app", rawf, 3, 1), 0);
+	/* read: sampled, never counted */
+	assert_int_equal(stacks_add(m->stacks, READ, 0, "app", rawf, 3, 2), 0);
+	pb = decode(m, 0);
+	CHECK(pb->n_sample == 4, "%zu samples", pb->n_sample);
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		const char *leaf = loc_name(pb, pb->sample[i]->location_id[0]);
+		int k = !strcmp(leaf, "write") ? 0 :
+			!strcmp(leaf, "read")  ? 1 :
+						 2;
+
+		calls[k] += pb->sample[i]->value[0];
+		ns[k] += pb->sample[i]->value[1];
+	}
+	CHECK(calls[0] == 10000 && ns[0] == 10000000,
+	      "write: %" PRId64 " calls, %" PRId64 " ns", calls[0], ns[0]);
+	CHECK(calls[2] == 1 && ns[2] == 300000000,
+	      "the sleep: %" PRId64 " calls, %" PRId64 " ns", calls[2], ns[2]);
+	CHECK(calls[1] == 2 * PERIOD && ns[1] == 0,
+	      "read: %" PRId64 " calls, %" PRId64 " ns", calls[1], ns[1]);
+	perftools__profiles__profile__free_unpacked(pb, NULL);
 	model_free(m);
 }
 
@@ -445,6 +502,7 @@ int main(void)
 		cmocka_unit_test(test_types_period_and_comments),
 		cmocka_unit_test(test_samples_are_the_stacks),
 		cmocka_unit_test(test_ids_and_dedupe),
+		cmocka_unit_test(test_weights_add_up_to_the_calls),
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_count_only),
 		cmocka_unit_test(test_gzip),
