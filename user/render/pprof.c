@@ -224,7 +224,7 @@ struct builder {
 	struct sample *samples;
 	size_t nsamples;
 	int64_t comm_key;
-	bool by_time; /* --stacks-by time */
+	bool by_time;		   /* --stacks-by time */
 	struct sc_weight *weights; /* one per syscall sampled */
 	size_t nweights, weights_cap;
 };
@@ -398,8 +398,8 @@ static struct sc_weight syscall_weight(const struct sc_model *m,
  * NULL when out of memory.
  */
 static const struct sc_weight *weight_of(struct builder *b,
-					 const struct sc_model *m,
-					 uint32_t abi, uint32_t nr)
+					 const struct sc_model *m, uint32_t abi,
+					 uint32_t nr)
 {
 	for (size_t i = 0; i < b->nweights; i++)
 		if (b->weights[i].abi == abi && b->weights[i].nr == nr)
