@@ -20,14 +20,14 @@
 
 /*
  * The verdict on the call with number id, from the cheapest test up: the
- * thread (-p TID) and -e's set; the non-target cache, whose hit needs no
+ * thread (-p TID) and -e's set; the verdict cache, whose hit needs no
  * helper call; at full mode's exit (ended not NULL), the call's stamp in
- * flights[], which carries its entry's verdict and is taken into *ended;
- * then the task filter. A task found not to be a target is remembered in
- * the cache.
+ * flights[], which carries its entry's verdict and is taken into *ended
+ * (so there a cached target goes on to it); then the task filter, whose
+ * verdict is remembered in the cache.
  *
- * *task is the current task once fetched, NULL when the stamp decided (the
- * caller fetches it only if it needs it).
+ * *task is the current task once fetched, NULL when it was not (the cache
+ * or the stamp decided first: the caller fetches it only if it needs it).
  */
 static __always_inline enum want admit(struct pt_regs *regs, long id,
 				       bool at_exit, struct ended_call *ended,
@@ -39,13 +39,16 @@ static __always_inline enum want admit(struct pt_regs *regs, long id,
 	*task = NULL;
 	if (!KERN_TASK_REGS && !regs_offset)
 		regs_learn(regs, addr_of(regs, at_exit ? SCR_EXIT : SCR_ENTER));
-	if (!thread_ok() || !trace_wanted(id, at_exit))
+	if (!thread_ok() || !trace_wanted(regs, id, at_exit, task))
 		return WANT_NO;
-	if (nt_known(regs, &slot))
-		return WANT_NO;
-	if (ended && flight_on && flight_exit(regs, ended))
+	if (want_cached(regs, &slot, &w) && (w == WANT_NO || !ended))
+		return w;
+	if (ended && flight_on && flight_exit(regs, ended)) {
+		*task = NULL; /* (-e's test may have fetched it) */
 		return ended->w;
-	*task = current_task();
+	}
+	if (!*task)
+		*task = current_task();
 	/* At full mode's exit only the pid filter is cheap enough to
 	 * repeat: otherwise a call is recorded at exit when its entry was,
 	 * which its stamp in task storage says.
@@ -53,8 +56,7 @@ static __always_inline enum want admit(struct pt_regs *regs, long id,
 	if (ended && filter_mode != SC_FILTER_TGID)
 		return WANT_YES;
 	w = wanted(*task);
-	if (w == WANT_NO)
-		nt_remember(regs, slot);
+	want_remember(regs, slot, w);
 	return w;
 }
 

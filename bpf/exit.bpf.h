@@ -5,7 +5,7 @@
  * it leaves through, which never reaches sys_exit, is counted.
  *
  * Uses the settings scprof.bpf.c defines before it includes this file:
- * nt_cache_on, flight_on.
+ * want_cache_on, flight_on.
  */
 #ifndef SCPROF_EXIT_BPF_H
 #define SCPROF_EXIT_BPF_H
@@ -28,10 +28,10 @@ static __always_inline void stack_forget(struct task_struct *p)
 {
 	struct pt_regs *regs;
 
-	if (!nt_cache_on && !flight_on && !thread_totals)
+	if (!want_cache_on && !flight_on && !thread_totals)
 		return;
 	regs = (struct pt_regs *)task_regs_addr(p);
-	nt_forget(regs);
+	want_forget(regs);
 	flight_forget(regs);
 	tslot_forget(regs);
 }

@@ -77,11 +77,12 @@ const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
  * number -1 (syscall.bpf.h).
  */
 const volatile __u32 sigreturn_nr[SC_ABI_COUNT] = {};
-/* Non-target cache on (SC_FILTER_TGID, kernel has bpf_task_pt_regs), and
- * how many of its slots are in use (one per CPU, at most SC_NT_SLOTS).
+/* Verdict cache on (the pid filter or the whole system, kernel has
+ * bpf_task_pt_regs), and how many of its slots are in use (one per CPU, at
+ * most SC_WANT_SLOTS).
  */
-const volatile bool nt_cache_on = false;
-const volatile __u32 nt_slots = SC_NT_SLOTS;
+const volatile bool want_cache_on = false;
+const volatile __u32 want_slots = SC_WANT_SLOTS;
 /* Full mode stamps calls in flights[] (kernel has bpf_task_pt_regs). */
 const volatile bool flight_on = false;
 /* --fd-types: cells of calls on an fd are split by its kind (full mode). */
@@ -160,15 +161,14 @@ __u32 one_ready = 0;
 __u64 one_start_ns = 0;
 
 /*
- * Non-target cache, one slot per CPU (its own cache line): the saved
- * registers address of the last task on that CPU found not to be a target.
- * That address is the top of the task's kernel stack, unique to the task
- * while it lives, and comes with the tracepoint: a hit rejects the call
- * without a helper call. Only the pid filter uses it (a process's
- * membership changes at fork and exit only, unlike a cgroup's); every task
- * exit removes its address, before its stack can be reused.
+ * Verdict cache, one slot per CPU (its own cache line): the saved
+ * registers addresses of the last task on that CPU found not to be a
+ * target and of the last one found to be one (filter.bpf.h). That address
+ * is the top of the task's kernel stack, unique to the task while it lives,
+ * and comes with the tracepoint: a hit decides without a helper call.
+ * Every task exit removes its address, before its stack can be reused.
  */
-struct sc_nt_slot nt_cache[SC_NT_SLOTS] = {};
+struct sc_want_slot want_cache[SC_WANT_SLOTS] = {};
 
 /* Full mode's calls in flight, by the caller's stack (see stamp.bpf.h). */
 struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
@@ -403,10 +403,15 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	if (c.w == WANT_NO || id < 0)
 		return 0;
 	cost_begin(&cp, SC_COST_ENTER);
-	nr_abi_of(task, id, &c.nr, &c.abi);
+	/* A cached verdict leaves the task unfetched: most calls need it
+	 * only when these are on, or their flight slot is taken.
+	 */
+	if (!task && (read_cgid || stack_period || fd_types))
+		task = current_task();
+	call_nr_abi(regs, &task, id, &c.nr, &c.abi);
 	/* full mode files a call under its thread's cgroup at entry */
-	c.cgtag = cgtag_of(task);
-	if (stack_period && !stack_by_time)
+	c.cgtag = task ? cgtag_of(task) : 0;
+	if (stack_period && !stack_by_time && task)
 		stack_sample(task, regs, c.nr, c.abi);
 	if (flags_of(c.nr, c.abi) & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. Sampled
@@ -416,7 +421,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 			record(task, &c, 0, false);
 		goto out;
 	}
-	if (fd_types && (flags_of(c.nr, c.abi) & SC_NR_FD))
+	if (fd_types && task && (flags_of(c.nr, c.abi) & SC_NR_FD))
 		c.fd_type = fd_kind(task, regs, c.abi);
 	if (flight_on && flight_enter(regs, &c))
 		goto out;
@@ -424,7 +429,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	 * the exit program never needs task storage.
 	 */
 	if (progs == SC_PROGS_FULL || !flight_on)
-		task_enter(task, &c);
+		task_enter(task ?: current_task(), &c);
 out:
 	cost_end(&cp);
 	return 0;
@@ -467,9 +472,12 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	c.w = admit(regs, id, true, NULL, &task);
 	if (c.w == WANT_NO)
 		return 0;
-	if (!exit_nr_abi(task, id, &c.nr, &c.abi))
+	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
+	if (!task && (read_cgid || stack_period))
+		task = current_task();
+	if (!call_exit_nr_abi(regs, &task, id, &c.nr, &c.abi))
 		return 0;
-	if (stack_period && !stack_by_time && id >= 0)
+	if (stack_period && !stack_by_time && id >= 0 && task)
 		stack_sample(task, regs, c.nr, c.abi);
 	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return, from the fork or clone that made it,
@@ -477,9 +485,12 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	 */
 	if (ret == 0 && (fl & SC_NR_FORK))
 		return 0;
-	if (fl & SC_NR_EXEC)
+	if (fl & SC_NR_EXEC) {
+		if (!task)
+			task = current_task();
 		exec_as_called(task, &c.nr, &c.abi);
-	c.cgtag = cgtag_of(task);
+	}
+	c.cgtag = task ? cgtag_of(task) : 0;
 	if (trace_ok(c.nr, c.abi) && status_ok(ret))
 		record(task, &c, ret, false);
 	return 0;
@@ -504,6 +515,9 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	if (w == WANT_NO)
 		return 0;
 	cost_begin(&cp, SC_COST_EXIT);
+	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
+	if (!task && (read_cgid || !flight_on))
+		task = current_task();
 	timed = window_stamp(task, regs, &c);
 	if (timed)
 		cost_stamped(&cp);
@@ -512,16 +526,19 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	 */
 	c.w = w;
 	c.fd_type = SC_FD_NONE;
-	if (!exit_nr_abi(task, id, &c.nr, &c.abi))
+	if (!call_exit_nr_abi(regs, &task, id, &c.nr, &c.abi))
 		goto out;
 	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return: not a call it made (no stamp either). */
 	if (ret == 0 && (fl & SC_NR_FORK))
 		goto out;
-	if (fl & SC_NR_EXEC)
+	if (fl & SC_NR_EXEC) {
+		if (!task)
+			task = current_task();
 		exec_as_called(task, &c.nr, &c.abi);
+	}
 	/* filed under the thread's cgroup at exit, as counted */
-	c.cgtag = cgtag_of(task);
+	c.cgtag = task ? cgtag_of(task) : 0;
 	record(task, &c, ret, timed);
 	if (timed)
 		slow_check(task, regs, &c, ret);

@@ -20,6 +20,11 @@
  * TIF_32BIT, bit 22 since arm64 began.
  */
 #define ARM64_TIF_32BIT (1UL << 22)
+/* x86's __USER_CS (arch/x86/include/asm/segment.h), arm64's PSR_MODE32_BIT
+ * (arch/arm64/include/uapi/asm/ptrace.h): ABI, they never change.
+ */
+#define X86_USER_CS 0x33
+#define ARM64_PSR_MODE32 0x10
 
 static __always_inline __u8 flags_of(__u32 nr, __u32 abi)
 {
@@ -97,6 +102,66 @@ static __always_inline bool exit_nr_abi(struct task_struct *task, long id,
 	*nr = *abi == SC_ABI_COMPAT ? sigreturn_nr[SC_ABI_COMPAT] :
 				      sigreturn_nr[SC_ABI_NATIVE];
 	return *nr < SC_NR_MAX;
+}
+
+/*
+ * The registers say a call is native without the task, for the common
+ * case: on x86, a call made by the 64-bit syscall instruction, which
+ * leaves the 64-bit code segment and its return address and flags in rcx
+ * and r11 (32-bit tasks have their own segment; an int 0x80 from 64-bit
+ * code, the one compat call with the 64-bit segment, has the caller's rcx
+ * and r11, and so does a call that rewrote the registers, such as execve:
+ * those ask the task; a program that sets ecx to its int 0x80's return
+ * address and r11 to its flags has that call filed as a 64-bit one); on
+ * arm64, a task in AArch64 state. False: ask the task.
+ */
+static __always_inline bool regs_native(const struct pt_regs *regs)
+{
+#if defined(__TARGET_ARCH_x86)
+	return regs->cs == X86_USER_CS && regs->cx == regs->ip &&
+	       regs->r11 == regs->flags;
+#elif defined(__TARGET_ARCH_arm64)
+	return !(regs->pstate & ARM64_PSR_MODE32);
+#else
+	return false;
+#endif
+}
+
+/* nr_abi_of() from the registers when they tell, else from the task,
+ * which is fetched into *task if it was not yet.
+ */
+static __always_inline void call_nr_abi(const struct pt_regs *regs,
+					struct task_struct **task, long id,
+					__u32 *nr, __u32 *abi)
+{
+	if (!regs_native(regs)) {
+		if (!*task)
+			*task = current_task();
+		nr_abi_of(*task, id, nr, abi);
+		return;
+	}
+	*nr = (__u32)id;
+	*abi = SC_ABI_NATIVE;
+#if defined(__TARGET_ARCH_x86)
+	if (*nr & SC_X32_SYSCALL_BIT) {
+		*abi = SC_ABI_X32;
+		*nr &= ~SC_X32_SYSCALL_BIT;
+	}
+#endif
+}
+
+/* exit_nr_abi() the same way. */
+static __always_inline bool call_exit_nr_abi(const struct pt_regs *regs,
+					     struct task_struct **task, long id,
+					     __u32 *nr, __u32 *abi)
+{
+	if (id >= 0) {
+		call_nr_abi(regs, task, id, nr, abi);
+		return true;
+	}
+	if (!*task)
+		*task = current_task();
+	return exit_nr_abi(*task, id, nr, abi);
 }
 
 /* The syscall number a task is in, from its saved registers. */

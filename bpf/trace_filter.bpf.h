@@ -2,7 +2,8 @@
 /*
  * strace's -e trace=SET and -z/-Z: which calls are counted at all. The set
  * is a bitmap by ABI and syscall number in rodata, tested before anything
- * else, so a call left out costs a task pointer and a load; the return
+ * else, so a call left out costs a load (and the task, for a call the
+ * registers do not say the ABI of: call_nr_abi()); the return
  * status filter is one comparison before a call is recorded. Without -e,
  * -z or -Z the settings are false and every test folds to nothing.
  *
@@ -39,10 +40,14 @@ static __always_inline bool trace_bit(bool at_exit, __u32 nr, __u32 abi)
 	return trace_bits[abi][w] & (1U << (nr % 32));
 }
 
-/* Is the call numbered id, made by the current task, in the set? */
-static __always_inline bool trace_wanted(long id, bool at_exit)
+/* Is the call numbered id, made by the current task (whose saved
+ * registers are regs), in the set? *task: the current task if it had to be
+ * fetched (call_nr_abi()), else left as it was.
+ */
+static __always_inline bool trace_wanted(const struct pt_regs *regs, long id,
+					 bool at_exit,
+					 struct task_struct **task)
 {
-	struct task_struct *task;
 	__u32 nr, abi;
 
 	if (!trace_on)
@@ -52,8 +57,7 @@ static __always_inline bool trace_wanted(long id, bool at_exit)
 	 */
 	if (id < 0)
 		return at_exit;
-	task = current_task();
-	nr_abi_of(task, id, &nr, &abi);
+	call_nr_abi(regs, task, id, &nr, &abi);
 	return trace_bit(at_exit, nr, abi);
 }
 
@@ -61,21 +65,6 @@ static __always_inline bool trace_wanted(long id, bool at_exit)
 static __always_inline bool thread_ok(void)
 {
 	return !only_tid || (__u32)bpf_get_current_pid_tgid() == only_tid;
-}
-
-/* sys_enter: the call is in the set (and made by the thread of -p TID). */
-static __always_inline bool trace_enter_ok(long id)
-{
-	return thread_ok() && trace_wanted(id, false);
-}
-
-/* sys_exit: the call may be in the set. A superset (an exec can return
- * into another ABI, where its number means something else): the stamp,
- * or trace_ok() in count-only mode, decides.
- */
-static __always_inline bool trace_exit_ok(struct pt_regs *regs)
-{
-	return thread_ok() && trace_wanted(syscall_nr(regs), true);
 }
 
 /* A call known by number and ABI is in the set. */

@@ -107,7 +107,9 @@ static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 }
 
 /* A call of the current thread (regs: its saved registers; scr: the
- * scratch word of the calling program kind) under cgroup tag cgtag.
+ * scratch word of the calling program kind) under cgroup tag cgtag. task:
+ * the current task, or NULL when not fetched yet (a thread with its slot
+ * needs none).
  */
 static __always_inline void thread_count(struct task_struct *task,
 					 const struct pt_regs *regs, int scr,
@@ -123,13 +125,19 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of ptotals.
 	 */
 	if (!KERN_TASK_REGS) {
-		ptotal_count(task, nr, abi, cgtag, ret, delta_ns, timed);
+		ptotal_count(task ?: current_task(), nr, abi, cgtag, ret,
+			     delta_ns, timed);
 		return;
 	}
 	addr = addr_of(regs, scr);
 	ts = tslot_of(addr);
-	if (addr && ((ts->owner == addr && !tslot_moved(ts, addr, cgtag)) ||
-		     tslot_claim(ts, addr, task, cgtag)))
+	if (addr && ts->owner == addr && !tslot_moved(ts, addr, cgtag)) {
+		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
+		return;
+	}
+	if (!task)
+		task = current_task();
+	if (addr && tslot_claim(ts, addr, task, cgtag))
 		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
 	else
 		ptotal_count(task, nr, abi, cgtag, ret, delta_ns, timed);

@@ -37,13 +37,19 @@ enum sc_key_kind {
 #define SC_PID_LIMIT (1U << 22)
 #define SC_TARGET_WORDS (SC_PID_LIMIT / 32)
 
-/* Slots of the BPF side's non-target cache: one per CPU, CPUs beyond share. */
-#define SC_NT_SLOTS 256
+/* Slots of the BPF side's verdict cache: one per CPU, CPUs beyond share. */
+#define SC_WANT_SLOTS 256
 
-/* One slot: a cache line of its own, written only by its CPU. */
-struct sc_nt_slot {
-	__u64 regs; /* saved registers address of a non-target task, 0: none */
-	__u64 pad[7];
+/* One slot: a cache line of its own, written only by its CPU. The saved
+ * registers addresses of the last task found not to be a target on that
+ * CPU and of the last one found to be one, with its verdict (enum want).
+ */
+struct sc_want_slot {
+	__u64 no;  /* 0: none */
+	__u64 yes; /* 0: none */
+	__u32 yes_want;
+	__u32 pad32;
+	__u64 pad[5];
 };
 
 /*

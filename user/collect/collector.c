@@ -359,11 +359,11 @@ int collector__add_target(struct collector *c, pid_t tgid)
 			c->skel->bss->one_tgid = (__u32)tgid;
 		}
 		/* Targets belong before attach; after it, at least forget
-		 * tasks already found not to be targets.
+		 * the verdicts already cached.
 		 */
 		if (c->attached)
-			memset(c->skel->bss->nt_cache, 0,
-			       sizeof(c->skel->bss->nt_cache));
+			memset(c->skel->bss->want_cache, 0,
+			       sizeof(c->skel->bss->want_cache));
 	}
 	return 0;
 }
@@ -459,7 +459,7 @@ int collector__attach(struct collector *c)
 	/* What the programs remember about tasks by their stack address
 	 * is stale after a detach: tasks exited unseen, stacks were reused.
 	 */
-	memset(c->skel->bss->nt_cache, 0, sizeof(c->skel->bss->nt_cache));
+	memset(c->skel->bss->want_cache, 0, sizeof(c->skel->bss->want_cache));
 	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
 	err = attach_ordered(c->skel);
 	c->attached = !err;

@@ -307,10 +307,12 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	 * the per-thread slots) find a task's slots from its saved
 	 * registers' address and claim them with compare-and-swap.
 	 */
-	skel->rodata->nt_cache_on = o->mode == SC_FILTER_TGID && fast;
+	skel->rodata->want_cache_on =
+		(o->mode == SC_FILTER_TGID || o->mode == SC_FILTER_ALL) && fast;
 	skel->rodata->flight_on = o->progs != SC_PROGS_COUNT_ONLY && fast;
-	skel->rodata->nt_slots =
-		ncpus > 0 && ncpus < SC_NT_SLOTS ? (__u32)ncpus : SC_NT_SLOTS;
+	skel->rodata->want_slots = ncpus > 0 && ncpus < SC_WANT_SLOTS ?
+					   (__u32)ncpus :
+					   SC_WANT_SLOTS;
 	choose_autoload(skel, o);
 	if (!k.cmpxchg) {
 		struct bpf_program *prog;
