@@ -122,7 +122,12 @@ static __always_inline void want_remember(const struct pt_regs *regs,
 		s->no = (__u64)regs;
 		return;
 	}
-	/* the verdict first: a reader on this CPU is this program only */
+	/* The verdict first. A program preempted here (tracing programs
+	 * run with migration, not preemption, disabled) lets another task
+	 * on this CPU read it beside its own cached address: harmless, as
+	 * every target of a run has the same verdict (WANT_ONE with one
+	 * target's arrays, WANT_YES otherwise).
+	 */
 	s->yes_want = w;
 	s->yes = (__u64)regs;
 }
