@@ -35,13 +35,19 @@ from probes import FLOORS, BenchError, BpfStats, Config, log, med, \
 METRICS = ("scprof_bpf_run_seconds_total", "scprof_bpf_cost_seconds_total",
            "scprof_latency_sample_ratio", "scprof_latency_duty_ratio",
            "scprof_latency_budget_ratio", "scprof_latency_windows_total",
-           "scprof_latency_windows_closed_early_total")
+           "scprof_latency_windows_closed_early_total",
+           "scprof_latency_cost_seconds_total",
+           "scprof_latency_dispatch_seconds")
 
 
 def scrape(url):
     """The daemon's own cost metrics: {name{labels}: value}."""
     with urllib.request.urlopen(url, timeout=5) as resp:
-        text = resp.read().decode(errors="replace")
+        return cost_metrics(resp.read().decode(errors="replace"))
+
+
+def cost_metrics(text):
+    """The cost metrics (METRICS) of an exposition text."""
     out = {}
     for line in text.splitlines():
         if line.startswith(METRICS):

@@ -177,3 +177,23 @@ def test_update_results_needs_the_markers(tmp_path):
     else:
         raise AssertionError("no error for a page without markers")
     assert page.read_text() == "# Overhead\n"
+
+
+def test_cost_metrics_keep_what_the_budget_summary_reads():
+    """The budget section reads the window cost with the dispatch and the
+    dispatch measured; the scrape kept neither once (both read as 0)."""
+    import cost
+    text = "\n".join([
+        "# HELP scprof_latency_cost_seconds_total ...",
+        'scprof_bpf_cost_seconds_total{part="count"} 0.0053',
+        'scprof_bpf_cost_seconds_total{part="latency"} 0.00027',
+        "scprof_latency_cost_seconds_total 0.000285",
+        "scprof_latency_dispatch_seconds 8.06804e-08",
+        "scprof_latency_duty_ratio 0.2",
+        "scprof_syscalls_total 12",
+    ])
+    m = cost.cost_metrics(text)
+    assert m["scprof_latency_cost_seconds_total"] == 0.000285
+    assert m["scprof_latency_dispatch_seconds"] == 8.06804e-08
+    assert m['scprof_bpf_cost_seconds_total{part="latency"}'] == 0.00027
+    assert "scprof_syscalls_total" not in m
