@@ -779,3 +779,30 @@ def test_execveat_is_not_counted_as_execve(mode):
     assert strace_abi_calls(st, "execveat") == {"64": 1}, st
     assert abi_calls(rep, "execve") == strace_abi_calls(st, "execve"), \
         (rep["syscalls"], st)
+
+
+# ---- -a never records scprof itself ------------------------------------------
+
+@pytest.mark.parametrize("mode", [[], ["-C"]], ids=["full", "count-only"])
+def test_whole_system_leaves_scprof_out(mode, tmp_path):
+    """-a records every process but scprof: its own calls (reading maps,
+    sleeping, writing the report) are never a row, also now that the BPF
+    side caches targets by their stack (filter.bpf.h's verdict cache), and
+    a busy process beside it is."""
+    busy = subprocess.Popen([workload("stackmix"), "300000", "1"],
+                            stdout=subprocess.DEVNULL)
+    out = tmp_path / "r.json"
+    try:
+        proc = subprocess.Popen([SCPROF, "-a", "-d", "1.5", "--format", "json",
+                                 "-o", str(out)] + mode,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        _, err = proc.communicate(timeout=TIMEOUT)
+    finally:
+        busy.kill()
+        busy.wait()
+    assert proc.returncode == 0, err
+    rep = json.loads(out.read_text())
+    pids = {p["pid"]: p for p in rep["processes"]}
+    assert proc.pid not in pids, pids[proc.pid]
+    assert busy.pid in pids, sorted(pids)
+    assert sum(s["calls"] for s in pids[busy.pid]["syscalls"]) > 1000
