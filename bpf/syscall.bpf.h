@@ -54,17 +54,27 @@ static __always_inline bool is_interrupted(long ret)
 }
 
 /* The syscall number and ABI of the call the task is in. */
-static __always_inline void nr_abi_of(struct task_struct *task, long id,
-				      __u32 *nr, __u32 *abi)
+/* A call not made in compat mode: native, or x32 by its number's bit. */
+static __always_inline void nr_abi_64(long id, __u32 *nr, __u32 *abi)
 {
 	*nr = (__u32)id;
 	*abi = SC_ABI_NATIVE;
 #if defined(__TARGET_ARCH_x86)
-	if (task_ti_status(task) & X86_TS_COMPAT) {
-		*abi = SC_ABI_COMPAT;
-	} else if (*nr & SC_X32_SYSCALL_BIT) {
+	if (*nr & SC_X32_SYSCALL_BIT) {
 		*abi = SC_ABI_X32;
 		*nr &= ~SC_X32_SYSCALL_BIT;
+	}
+#endif
+}
+
+static __always_inline void nr_abi_of(struct task_struct *task, long id,
+				      __u32 *nr, __u32 *abi)
+{
+	nr_abi_64(id, nr, abi);
+#if defined(__TARGET_ARCH_x86)
+	if (task_ti_status(task) & X86_TS_COMPAT) {
+		*nr = (__u32)id;
+		*abi = SC_ABI_COMPAT;
 	}
 #elif defined(__TARGET_ARCH_arm64)
 	/* compat: numbered in arm's table, which scprof has no names for */
@@ -134,20 +144,13 @@ static __always_inline void call_nr_abi(const struct pt_regs *regs,
 					struct task_struct **task, long id,
 					__u32 *nr, __u32 *abi)
 {
-	if (!regs_native(regs)) {
-		if (!*task)
-			*task = current_task();
-		nr_abi_of(*task, id, nr, abi);
+	if (regs_native(regs)) {
+		nr_abi_64(id, nr, abi);
 		return;
 	}
-	*nr = (__u32)id;
-	*abi = SC_ABI_NATIVE;
-#if defined(__TARGET_ARCH_x86)
-	if (*nr & SC_X32_SYSCALL_BIT) {
-		*abi = SC_ABI_X32;
-		*nr &= ~SC_X32_SYSCALL_BIT;
-	}
-#endif
+	if (!*task)
+		*task = current_task();
+	nr_abi_of(*task, id, nr, abi);
 }
 
 /* exit_nr_abi() the same way. */
