@@ -454,8 +454,8 @@ static int slow_log(struct daemon *d)
 	return err;
 }
 
-/* How often the loop wakes up at least, to fold early when a map is half
- * full (a read of BPF globals).
+/* How often the loop wakes up at least, to fold early when a map is a
+ * quarter full and to free dead threads' slots (reads of BPF globals).
  */
 #define FULL_POLL_MS 50
 
@@ -483,6 +483,13 @@ static int run(struct daemon *d, int sigfd)
 		err = err ?: slow_log(d);
 		if (err)
 			return err;
+		/* dead threads' slots, for the new threads on their stacks */
+		err = collector__tslots_free(d->col);
+		if (err) {
+			pr_err("cannot free the slots of exited threads: %s",
+			       strerror(-err));
+			return err;
+		}
 		if (now >= next_fold || collector__harvest_due(d->col)) {
 			err = fold_exited(d);
 			if (err) {

@@ -160,6 +160,14 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
  * in it until they are folded. Caller frees. 0 or -errno.
  */
 int collector__proc_totals(struct collector *c, struct sc_model **out);
+/* opts.thread_totals: free the slots of threads that exited, if any (one
+ * read of a BPF global when none did). A new thread often runs on a dead
+ * one's kernel stack and so maps to its slot, which it takes only once
+ * freed: until then it counts by process, a hash update a call. Call it
+ * often (the daemon: every wake-up), from the thread that folds.
+ * 0 or -errno.
+ */
+int collector__tslots_free(struct collector *c);
 /* Fill in the collector's own figures (walks map keys, not values). */
 int collector__info(struct collector *c, struct collector_info *out);
 /*

@@ -75,6 +75,14 @@ int collector_tslots_reap(struct collector *c)
 	return 0;
 }
 
+int collector__tslots_free(struct collector *c)
+{
+	if (!c->opts.thread_totals ||
+	    __atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED) <= 0)
+		return 0;
+	return collector_tslots_reap(c);
+}
+
 /* Add to out, for each process in want (NULL: all), its ptotals entry;
  * with del, delete those entries.
  */
