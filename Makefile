@@ -343,7 +343,7 @@ test-kernels: deps-extra
 
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
-	tests/unit/*/*.c tests/unit/*.h tests/workloads/*.c \
+	tests/unit/*/*.c tests/unit/*/*.h tests/unit/*.h tests/workloads/*.c \
 	tests/workloads/m32/*.c tests/fuzz/*.c \
 	bench/*.c pkg/*.c)
 

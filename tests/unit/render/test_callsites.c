@@ -13,46 +13,12 @@
 #include "model/stacks.h"
 #include "render/callsites.h"
 #include "render/flamegraph.h"
+#include "frames.h"
 #include "unit.h"
 
 #define WRITE 1
 #define READ 0
 
-static const struct sc_frame logger[] = {
-	{ .func = "__write",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x10 },
-	{ .func = "_IO_fflush",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x11 },
-	{
-		.func = "log_line",
-		.module = "app",
-		.offset = 0x20,
-		.file = "/src/app.c",
-		.line = 41,
-	},
-	{
-		.func = "run_logger",
-		.module = "app",
-		.offset = 0x28,
-	},
-	{ .func = "main", .module = "app", .offset = 0x30 },
-	{ .func = "__libc_start_call_main",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x40 },
-};
-static const struct sc_frame rawf[] = {
-	{ .func = "__write",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x10 },
-	{ .module = "app", .offset = 0x1353 },
-	{ .offset = 0x7fff1234 },
-};
 /* hostile names: ; newline < & " */
 static const struct sc_frame evil[] = {
 	{ .func = "a;b\nc<&>\"'",

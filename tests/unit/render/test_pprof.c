@@ -17,6 +17,7 @@
 #include "model/model.h"
 #include "model/stacks.h"
 #include "render/pprof.h"
+#include "frames.h"
 #include "unit.h"
 
 #define WRITE 1
@@ -25,36 +26,6 @@
 
 typedef Perftools__Profiles__Profile pb_profile;
 
-static const struct sc_frame logger[] = {
-	{ .func = "__write",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x10 },
-	{ .func = "_IO_fflush",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x11 },
-	{ .func = "log_line",
-	  .module = "app",
-	  .offset = 0x20,
-	  .file = "/src/app.c",
-	  .line = 41 },
-	{ .func = "run_logger", .module = "app", .offset = 0x28 },
-	{ .func = "main", .module = "app", .offset = 0x30 },
-	{ .func = "__libc_start_call_main",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x40 },
-};
-/* unnamed frames: one in a module, one in none */
-static const struct sc_frame rawf[] = {
-	{ .func = "__write",
-	  .module = "libc.so.6",
-	  .runtime = SC_RT_LIBC,
-	  .offset = 0x10 },
-	{ .module = "app", .offset = 0x1353 },
-	{ .offset = 0x7fff1234 },
-};
 /* control bytes in every string */
 static const struct sc_frame evil[] = {
 	{ .func = "a;b\nc",
