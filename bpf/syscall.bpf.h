@@ -53,7 +53,6 @@ static __always_inline bool is_interrupted(long ret)
 	return ret <= -512 && ret >= -516; /* ERESTART* */
 }
 
-/* The syscall number and ABI of the call the task is in. */
 /* A call not made in compat mode: native, or x32 by its number's bit. */
 static __always_inline void nr_abi_64(long id, __u32 *nr, __u32 *abi)
 {
@@ -67,6 +66,7 @@ static __always_inline void nr_abi_64(long id, __u32 *nr, __u32 *abi)
 #endif
 }
 
+/* The syscall number and ABI of the call the task is in. */
 static __always_inline void nr_abi_of(struct task_struct *task, long id,
 				      __u32 *nr, __u32 *abi)
 {
