@@ -196,8 +196,9 @@ def test_interval_splits_a_long_call():
         by = rows(tables)
         t = float(by["clock_nanosleep"]["seconds"]) \
             if "clock_nanosleep" in by else 0.0
-        # the length is printed to the millisecond
-        assert t <= secs + 0.0005, (t, secs)
+        # the length is printed to the millisecond, rounded (and read
+        # with another clock than the calls' times)
+        assert t <= secs + 0.001, (t, secs)
         slept += t
     # the sleep lasts at least 1.2 s, and not much longer on a busy machine
     assert 1.2 <= slept <= 1.3, slept
@@ -227,8 +228,10 @@ def test_interval_call_running_at_attach_ends(blocked):
     for _, secs, tables in ivs:
         t = float(rows(tables)["read"]["seconds"])
         # one thread, in a read all the time: at most the interval, and
-        # not lost when the first read ends (0.8: scprof's own wake-up)
-        assert 0.8 * secs <= t <= secs + 0.0005, (t, secs, tables)
+        # not lost when the first read ends (0.8: scprof's own wake-up;
+        # the header gives the interval to the ms, rounded: a wake-up late
+        # by half a ms under load printed 0.300 over 0.300502 s of read)
+        assert 0.8 * secs <= t <= secs + 0.001, (t, secs, tables)
 
 
 def test_top_shows_blocked_threads(blocked):
