@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* What this kernel and these privileges allow, and the program variants. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,18 +130,79 @@ static bool without(const char *name)
 	return false;
 }
 
+static bool task_btf_ok(void)
+{
+	return helper_ok(BPF_FUNC_get_current_task_btf);
+}
+
+static bool task_storage_ok(void)
+{
+	return libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE, NULL) ==
+		       1 &&
+	       helper_ok(BPF_FUNC_task_storage_get);
+}
+
+static bool task_regs_ok(void)
+{
+	return helper_ok(BPF_FUNC_task_pt_regs);
+}
+
+/* Each facility once: its probe, where it goes in struct
+ * kernel_facilities, and what `scprof features` says of it.
+ */
+static const struct facility_def {
+	bool (*ok)(void);
+	size_t at; /* offsetof(struct kernel_facilities, ...) */
+	struct sc_facility row;
+} facility_defs[] = {
+	{ task_btf_ok,
+	  offsetof(struct kernel_facilities, task_btf),
+	  { .name = "task_btf",
+	    .what = "bpf_get_current_task_btf()",
+	    .since = "5.11",
+	    .probe = "libbpf_probe_bpf_helper(kprobe, get_current_task_btf)",
+	    .without = "the current task's fields are read with "
+		       "bpf_probe_read_kernel" } },
+	{ task_storage_ok,
+	  offsetof(struct kernel_facilities, task_storage),
+	  { .name = "task_storage",
+	    .what = "task local storage in tracing programs",
+	    .since = "5.11",
+	    .probe = "libbpf_probe_bpf_map_type(task_storage) and "
+		     "libbpf_probe_bpf_helper(kprobe, task_storage_get)",
+	    .without = "per-thread state in hashes keyed by thread id, "
+		       "deleted when the thread exits" } },
+	{ cmpxchg_ok,
+	  offsetof(struct kernel_facilities, cmpxchg),
+	  { .name = "cmpxchg",
+	    .what = "BPF compare-and-swap",
+	    .since = "5.12",
+	    .probe = "a socket filter with BPF_ATOMIC | BPF_CMPXCHG",
+	    .without = "no fast paths (the calls-in-flight table, the "
+		       "non-target cache, the per-thread slots): stamps in "
+		       "per-thread state" } },
+	{ task_regs_ok,
+	  offsetof(struct kernel_facilities, task_regs),
+	  { .name = "task_regs",
+	    .what = "bpf_task_pt_regs()",
+	    .since = "5.15",
+	    .probe = "libbpf_probe_bpf_helper(kprobe, task_pt_regs)",
+	    .without = "a task's registers found at their offset from its "
+		       "kernel stack, learned at the first syscall; no fast "
+		       "paths" } },
+};
+
+#define N_FACILITIES (sizeof(facility_defs) / sizeof(facility_defs[0]))
+
 void kernel_facilities_probe(struct kernel_facilities *k)
 {
-	k->cmpxchg = !without("cmpxchg") && cmpxchg_ok();
-	k->task_btf = !without("task_btf") &&
-		      helper_ok(BPF_FUNC_get_current_task_btf);
-	/* its helpers take the current task's BTF pointer */
-	k->task_storage = k->task_btf && !without("task_storage") &&
-			  libbpf_probe_bpf_map_type(BPF_MAP_TYPE_TASK_STORAGE,
-						    NULL) == 1 &&
-			  helper_ok(BPF_FUNC_task_storage_get);
-	k->task_regs = !without("task_regs") &&
-		       helper_ok(BPF_FUNC_task_pt_regs);
+	for (size_t i = 0; i < N_FACILITIES; i++) {
+		const struct facility_def *f = &facility_defs[i];
+
+		*(bool *)((char *)k + f->at) = !without(f->row.name) && f->ok();
+	}
+	/* task storage's helpers take the current task's BTF pointer */
+	k->task_storage = k->task_storage && k->task_btf;
 }
 
 int collector__facilities(struct sc_facilities *out)
@@ -148,48 +210,19 @@ int collector__facilities(struct sc_facilities *out)
 	struct kernel_facilities k;
 	struct utsname u;
 
+	_Static_assert(N_FACILITIES <= sizeof(out->rows) / sizeof(out->rows[0]),
+		       "struct sc_facilities has a row for each facility");
 	kernel_facilities_probe(&k);
-	const struct sc_facility rows[] = {
-		{ .name = "task_btf",
-		  .what = "bpf_get_current_task_btf()",
-		  .since = "5.11",
-		  .probe = "libbpf_probe_bpf_helper(kprobe, "
-			   "get_current_task_btf)",
-		  .without = "the current task's fields are read with "
-			     "bpf_probe_read_kernel",
-		  .present = k.task_btf },
-		{ .name = "task_storage",
-		  .what = "task local storage in tracing programs",
-		  .since = "5.11",
-		  .probe = "libbpf_probe_bpf_map_type(task_storage) and "
-			   "libbpf_probe_bpf_helper(kprobe, task_storage_get)",
-		  .without = "per-thread state in hashes keyed by thread id, "
-			     "deleted when the thread exits",
-		  .present = k.task_storage },
-		{ .name = "cmpxchg",
-		  .what = "BPF compare-and-swap",
-		  .since = "5.12",
-		  .probe = "a socket filter with BPF_ATOMIC | BPF_CMPXCHG",
-		  .without = "no fast paths (the calls-in-flight table, the "
-			     "non-target cache, the per-thread slots): "
-			     "stamps in per-thread state",
-		  .present = k.cmpxchg },
-		{ .name = "task_regs",
-		  .what = "bpf_task_pt_regs()",
-		  .since = "5.15",
-		  .probe = "libbpf_probe_bpf_helper(kprobe, task_pt_regs)",
-		  .without = "a task's registers found at their offset from "
-			     "its kernel stack, learned at the first syscall; "
-			     "no fast paths",
-		  .present = k.task_regs },
-	};
-
 	memset(out, 0, sizeof(*out));
-	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		out->rows[i] = rows[i];
-		out->rows[i].forced_off = without(rows[i].name);
+	for (size_t i = 0; i < N_FACILITIES; i++) {
+		const struct facility_def *f = &facility_defs[i];
+
+		out->rows[i] = f->row;
+		out->rows[i].present =
+			*(const bool *)((const char *)&k + f->at);
+		out->rows[i].forced_off = without(f->row.name);
 	}
-	out->n = sizeof(rows) / sizeof(rows[0]);
+	out->n = N_FACILITIES;
 	out->legacy = !kernel_facilities_all(&k);
 	if (!uname(&u))
 		snprintf(out->kernel, sizeof(out->kernel), "%s", u.release);
