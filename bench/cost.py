@@ -20,14 +20,13 @@ where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
 """
 import os
 import re
-import subprocess
 import time
 import urllib.request
 
 import loops
 import services
-from probes import FLOORS, BenchError, BpfStats, Config, log, med, \
-    parse_scprof_csv, settle, stop, tracing_progs, wait_attached, prog_ids_of
+from probes import FLOORS, BenchError, BpfStats, Config, Running, log, med, \
+    parse_scprof_csv, tracing_progs
 
 
 # ---- the daemon's budget ---------------------------------------------------
@@ -318,37 +317,18 @@ def where_loop(a, c, tmp):
 def where_service(a, w, c, tmp):
     """bpf_stats over a service's load; the target's calls are what the
     probe counted for it, when it counts one process."""
-    out = os.path.join(tmp, "out.txt")
-    if os.path.exists(out):
-        os.unlink(out)
-    tout = open(os.path.join(tmp, "tracer.out"), "w+")
-    tracer = subprocess.Popen(c.argv(w.pid, out), stdin=subprocess.DEVNULL,
-                              stdout=tout, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    try:
-        wait_attached(c, tracer, w.pid, a.attach_timeout)
+    with Running(a, c, w.pid, tmp) as t:
         with BpfStats():
-            p0, t0 = tracing_progs(tracer.pid), time.monotonic()
+            p0, t0 = tracing_progs(t.proc.pid), time.monotonic()
             load = w.load(a.where_seconds)
-            p1, t1 = tracing_progs(tracer.pid), time.monotonic()
-        progs = prog_ids_of(tracer.pid)
-        stop(tracer)
-        settle(progs)
-        text = ""
-        if os.path.exists(out):
-            with open(out, errors="replace") as f:
-                text = f.read()
-        res = {"progs": prog_delta(p0, p1), "requests": load["requests"],
-               "rps": load["rps"], "seconds": t1 - t0}
-        if c.parse is parse_scprof_csv:
-            res["target_calls_seen"] = sum(c.parse(text, w.pid).values())
-            res["mix"] = c.parse(text, w.pid)
-        return res
-    finally:
-        if tracer.poll() is None:
-            tracer.kill()
-            tracer.wait()
-        tout.close()
+            p1, t1 = tracing_progs(t.proc.pid), time.monotonic()
+        text = t.finish()
+    res = {"progs": prog_delta(p0, p1), "requests": load["requests"],
+           "rps": load["rps"], "seconds": t1 - t0}
+    if c.parse is parse_scprof_csv:
+        res["mix"] = c.parse(text, w.pid)
+        res["target_calls_seen"] = sum(res["mix"].values())
+    return res
 
 
 SYSCALL_PROGS = ("sc_sys_enter", "sc_sys_exit", "sc_count_exit",

@@ -13,8 +13,8 @@ import tempfile
 import time
 import urllib.request
 
-from probes import (FLOORS, BenchError, BpfStats, foreign_probes, log, med,
-                    prog_ids_of, settle, stop, tracing_progs, wait_attached)
+from probes import (FLOORS, BenchError, BpfStats, Running, foreign_probes,
+                    log, med, stop, tracing_progs, wait_attached)
 
 
 def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
@@ -30,69 +30,58 @@ def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
                              ",".join(kinds)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             text=True)
-    tracer, out, results = None, os.path.join(tmpdir, "out.txt"), {}
-    tout = None
     try:
         if loop.stdout.readline().strip() != "ready":
             raise BenchError("sysloop did not start")
-        if cfg is not None:
-            if os.path.exists(out):
-                os.unlink(out)
-            # Files, not pipes: a probe printing more than a pipe holds
-            # (bpftrace's maps) would block and never stop.
-            tout = open(os.path.join(tmpdir, "tracer.out"), "w+")
-            tracer = subprocess.Popen(cfg.argv(loop.pid, out),
-                                      stdin=subprocess.DEVNULL,
-                                      stdout=tout, stderr=subprocess.STDOUT,
-                                      start_new_session=True)
-            wait_attached(cfg, tracer, loop.pid, a.attach_timeout)
-        foreign = foreign_probes({tracer.pid} if tracer else set())
-        if hook and tracer is not None:
-            hook("start", tracer, tout)
-        loop.stdin.write("go\n")
-        loop.stdin.flush()
-        for _ in kinds:
-            tok = loop.stdout.readline().split()
-            if len(tok) != 5:
-                raise BenchError("sysloop: bad result line %r" % tok)
-            results[tok[0]] = {"mean_ns": float(tok[1]),
-                               "batch_median_ns": float(tok[2]),
-                               "timed": int(tok[3]), "total": int(tok[4])}
-            results[tok[0]]["ns"] = results[tok[0]][stat]
-        if hook and tracer is not None:
-            hook("end", tracer, tout)
-        if tracer is not None:
-            if cfg.attach == "perf":
-                time.sleep(1)  # perf reads its ring buffers behind
-            progs = prog_ids_of(tracer.pid)
-            stop(tracer)
-            settle(progs)
-            tout.seek(0)
-            text = tout.read()
-            if os.path.exists(out):
-                with open(out, errors="replace") as f:
-                    text += f.read()
-            if cfg.parse is not None:
-                seen = cfg.parse(text, loop.pid)
-                for k, r in results.items():
-                    if seen.get(k, 0) < r["total"] * cfg.min_seen:
-                        raise BenchError(
-                            "%s saw %d %s calls of the loop's %d: it was "
-                            "not attached for the whole run\n%s" %
-                            (cfg.name, seen.get(k, 0), k, r["total"],
-                             text[-2000:]))
-                    r["seen"] = seen.get(k, 0)
+        if cfg is None:
+            results = timed_loop(loop, kinds, stat)
+            foreign = foreign_probes(set())
+        else:
+            with Running(a, cfg, loop.pid, tmpdir) as t:
+                foreign = foreign_probes({t.proc.pid})
+                if hook:
+                    hook("start", t.proc, t.tout)
+                results = timed_loop(loop, kinds, stat)
+                if hook:
+                    hook("end", t.proc, t.tout)
+                text = t.finish()
+            check_seen(cfg, text, loop.pid, results)
         for r in results.values():
             r["foreign_probes"] = foreign
         return results
     finally:
-        if tracer is not None and tracer.poll() is None:
-            tracer.kill()
-            tracer.wait()
-        if tout is not None:
-            tout.close()
         loop.stdin.close()
         loop.wait()
+
+
+def timed_loop(loop, kinds, stat):
+    """Let a ready sysloop go; its result line for each kind."""
+    results = {}
+    loop.stdin.write("go\n")
+    loop.stdin.flush()
+    for _ in kinds:
+        tok = loop.stdout.readline().split()
+        if len(tok) != 5:
+            raise BenchError("sysloop: bad result line %r" % tok)
+        results[tok[0]] = {"mean_ns": float(tok[1]),
+                           "batch_median_ns": float(tok[2]),
+                           "timed": int(tok[3]), "total": int(tok[4])}
+        results[tok[0]]["ns"] = results[tok[0]][stat]
+    return results
+
+
+def check_seen(cfg, text, pid, results):
+    """The probe must have counted (nearly) every call of each kind."""
+    if cfg.parse is None:
+        return
+    seen = cfg.parse(text, pid)
+    for k, r in results.items():
+        if seen.get(k, 0) < r["total"] * cfg.min_seen:
+            raise BenchError(
+                "%s saw %d %s calls of the loop's %d: it was not attached "
+                "for the whole run\n%s" % (cfg.name, seen.get(k, 0), k,
+                                           r["total"], text[-2000:]))
+        r["seen"] = seen.get(k, 0)
 
 
 def run_matrix(a, cfgs, tmpdir):

@@ -3,9 +3,10 @@
 
 Each probe is a Config: how to start it on a target pid, how to tell it
 is attached (its BPF programs have run, strace's TracerPid, perf's ring
-buffers), how to read what it counted. Both sections use them: the loops
-(loops.py) and the real services (services.py). Also here: bpf_stats,
-the BPF programs a process holds, and the host's description.
+buffers), how to read what it counted; Running runs one on a target,
+for every section: the loops (loops.py), the real services (services.py)
+and the cost sections (cost.py). Also here: bpf_stats, the BPF programs
+a process holds, and the host's description.
 """
 import ctypes
 import json
@@ -504,6 +505,59 @@ def stop(proc, timeout=20):
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
         raise BenchError("pid %d did not stop on SIGINT" % proc.pid)
+
+
+class Running:
+    """A probe started on pid, its output in files under tmpdir (files,
+    not pipes: a probe printing more than a pipe holds, such as
+    bpftrace's maps, would block and never stop). As a context manager:
+    attached on entering (or BenchError), killed on leaving if it still
+    runs. The loops, the services and the cost sections all run a probe
+    this way."""
+
+    def __init__(self, a, cfg, pid, tmpdir):
+        self.a, self.cfg, self.pid = a, cfg, pid
+        self.out = os.path.join(tmpdir, "out.txt")
+        if os.path.exists(self.out):
+            os.unlink(self.out)
+        self.tout = open(os.path.join(tmpdir, "tracer.out"), "w+")
+        self.proc = None
+
+    def __enter__(self):
+        try:
+            self.proc = subprocess.Popen(
+                self.cfg.argv(self.pid, self.out),
+                stdin=subprocess.DEVNULL, stdout=self.tout,
+                stderr=subprocess.STDOUT, start_new_session=True)
+            wait_attached(self.cfg, self.proc, self.pid,
+                          self.a.attach_timeout)
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        self.tout.close()
+
+    def finish(self):
+        """Stop the probe (it must still be running), wait until its
+        programs are freed, and return what it printed and wrote."""
+        if self.cfg.attach == "perf":
+            time.sleep(1)  # perf reads its ring buffers behind
+        if self.proc.poll() is not None:
+            raise BenchError("%s exited during the run" % self.cfg.name)
+        progs = prog_ids_of(self.proc.pid)
+        stop(self.proc)
+        settle(progs)
+        self.tout.seek(0)
+        text = self.tout.read()
+        if os.path.exists(self.out):
+            with open(self.out, errors="replace") as f:
+                text += f.read()
+        return text
 
 
 def med(xs):

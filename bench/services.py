@@ -28,8 +28,8 @@ import socket
 import subprocess
 import time
 
-from probes import BenchError, foreign_probes, log, med, parse_scprof_csv, \
-    prog_ids_of, settle, stop, wait_attached
+from probes import BenchError, Running, foreign_probes, log, med, \
+    parse_scprof_csv
 
 WORKLOADS = ("nginx", "redis", "redis-P16")
 
@@ -285,55 +285,31 @@ def run_once(a, w, cfg, tmpdir):
         r = w.load(secs)
         r["foreign_probes"] = foreign_probes(set())
         return r
-    out = os.path.join(tmpdir, "out.txt")
-    if os.path.exists(out):
-        os.unlink(out)
-    tout = open(os.path.join(tmpdir, "tracer.out"), "w+")
-    tracer = subprocess.Popen(cfg.argv(w.pid, out), stdin=subprocess.DEVNULL,
-                              stdout=tout, stderr=subprocess.STDOUT,
-                              start_new_session=True)
-    try:
-        wait_attached(cfg, tracer, w.pid, a.attach_timeout)
-        foreign = foreign_probes({tracer.pid})
-        c0, t0 = cpu_seconds(tracer.pid), time.monotonic()
+    with Running(a, cfg, w.pid, tmpdir) as t:
+        foreign = foreign_probes({t.proc.pid})
+        c0, t0 = cpu_seconds(t.proc.pid), time.monotonic()
         r = w.load(secs)
-        c1, t1 = cpu_seconds(tracer.pid), time.monotonic()
+        c1, t1 = cpu_seconds(t.proc.pid), time.monotonic()
         r["foreign_probes"] = foreign
         # The tracer's own CPU during the load, a share of one CPU: what
         # it takes from the machine beside what it adds to each call
         # (with 2 CPUs, from the server or its client).
         if c0 is not None and c1 is not None and t1 > t0:
             r["tracer_cpu"] = (c1 - c0) / (t1 - t0)
-        if cfg.attach == "perf":
-            time.sleep(1)  # perf reads its ring buffers behind
-        if tracer.poll() is not None:
-            raise BenchError("%s exited during the run" % cfg.name)
-        progs = prog_ids_of(tracer.pid)
-        stop(tracer)
-        settle(progs)
-        tout.seek(0)
-        text = tout.read()
-        if os.path.exists(out):
-            with open(out, errors="replace") as f:
-                text += f.read()
-        if cfg.parse is not None:
-            seen = sum(cfg.parse(text, w.pid).values())
-            # The server's calls alone, or every process's (-a, bpftrace).
-            r["seen_target"] = cfg.parse is parse_scprof_csv or \
-                str(w.pid) in cfg.argv(w.pid, out)
-            need = r["requests"] / r["per_call"] * cfg.min_seen
-            if seen < need:
-                raise BenchError(
-                    "%s saw %d calls for %d requests: it was not attached "
-                    "for the whole run\n%s" % (cfg.name, seen,
-                                               r["requests"], text[-2000:]))
-            r["seen"] = seen
-        return r
-    finally:
-        if tracer.poll() is None:
-            tracer.kill()
-            tracer.wait()
-        tout.close()
+        text = t.finish()
+    if cfg.parse is not None:
+        seen = sum(cfg.parse(text, w.pid).values())
+        # The server's calls alone, or every process's (-a, bpftrace).
+        r["seen_target"] = cfg.parse is parse_scprof_csv or \
+            str(w.pid) in cfg.argv(w.pid, t.out)
+        need = r["requests"] / r["per_call"] * cfg.min_seen
+        if seen < need:
+            raise BenchError(
+                "%s saw %d calls for %d requests: it was not attached "
+                "for the whole run\n%s" % (cfg.name, seen, r["requests"],
+                                           text[-2000:]))
+        r["seen"] = seen
+    return r
 
 
 def run_workload(a, w, cfgs, tmpdir):
