@@ -319,7 +319,8 @@ test-extra: test-deploy test-pkg test-kernels-arm64
 # $(OUTPUT)/kernels, each booted under qemu (TCG) into an initramfs with
 # busybox, the static scprof and static builds of these workloads; a core
 # subset of the end-to-end tests runs inside and is checked on the host
-# (tests/kernels). KERNELS=5.10,6.1 runs some only.
+# (tests/kernels, less tests/kernels/arm64: make test-kernels-arm64's).
+# KERNELS=5.10,6.1 runs some only.
 KERNEL_WORKLOADS := groundtruth trigger threads blocked fdkinds stackmix \
 	pacer highrate
 KWL := $(OUTPUT)/workloads-static
@@ -339,7 +340,7 @@ test-kernels: deps-extra
 	$(Q)$(MAKE) --no-print-directory $(BIN)-static $(KERNEL_WORKLOAD_BINS)
 	$(Q)SCPROF_STATIC=$(abspath $(BIN)-static) KERNELS_WORKLOADS=$(abspath $(KWL)) \
 		OUTPUT=$(abspath $(OUTPUT)) $(PYTHON) -m pytest -q -p no:cacheprovider \
-		tests/kernels $(PYTEST_ARGS)
+		--ignore=tests/kernels/arm64 tests/kernels $(PYTEST_ARGS)
 
 # ---- style ----------------------------------------------------------------
 LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
