@@ -46,10 +46,30 @@ static __always_inline void cost_begin(struct cost_probe *cp, __u32 kind)
 		cp->t0 = bpf_ktime_get_ns();
 }
 
-/* The exit program timed its call: its run is of the dearer kind. */
+/* A run that does nothing: counted only. */
+static __always_inline void cost_tick(__u32 kind)
+{
+	struct sc_selfcost *s;
+	__u32 zero = 0;
+
+	if (progs != SC_PROGS_SAMPLED)
+		return;
+	s = bpf_map_lookup_elem(&selfcost, &zero);
+	barrier_var(kind);
+	if (s && kind < SC_COST_COUNT)
+		s->ticks[kind]++;
+}
+
+/* The exit program timed its call: its run is of the dearer kind (the
+ * only run counted apart from its tick: the others' count is their
+ * kind's ticks).
+ */
 static __always_inline void cost_stamped(struct cost_probe *cp)
 {
+	if (!cp->sc)
+		return;
 	cp->kind = SC_COST_EXIT_TIMED;
+	cp->sc->runs[SC_COST_EXIT_TIMED]++;
 }
 
 static __always_inline void cost_end(struct cost_probe *cp)
@@ -57,21 +77,17 @@ static __always_inline void cost_end(struct cost_probe *cp)
 	struct sc_selfcost *s = cp->sc;
 	__u32 k = cp->kind;
 
-	if (!s)
-		return;
-	barrier_var(k);
-	if (k >= SC_COST_COUNT)
-		return;
-	s->runs[k]++;
-	if (cp->t0) {
-		__u64 ns = bpf_ktime_get_ns() - cp->t0;
+	__u64 ns;
 
-		/* A run this long was interrupted: not a measure of it. */
-		if (ns > SC_COST_MAX_NS)
-			return;
-		s->timed_ns[k] += ns;
-		s->timed_runs[k]++;
-	}
+	if (!s || !cp->t0)
+		return;
+	ns = bpf_ktime_get_ns() - cp->t0;
+	barrier_var(k);
+	/* A run this long was interrupted: not a measure of it. */
+	if (k >= SC_COST_COUNT || ns > SC_COST_MAX_NS)
+		return;
+	s->timed_ns[k] += ns;
+	s->timed_runs[k]++;
 }
 
 #endif /* SCPROF_COST_BPF_H */

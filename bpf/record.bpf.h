@@ -238,7 +238,10 @@ static __always_inline void record(struct task_struct *task,
 			one_init(task);
 		}
 		cnt = bpf_map_lookup_elem(&nr_counts, &idx);
-		if (progs == SC_PROGS_COUNT_ONLY) {
+		/* (an untimed call touches no latency cell: sampled mode's
+		 * calls outside windows are counted as count-only's are)
+		 */
+		if (progs == SC_PROGS_COUNT_ONLY || !timed) {
 			if (!cnt)
 				return;
 			cnt->calls++;

@@ -400,8 +400,11 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	struct cost_probe cp = {};
 
 	c.w = admit(regs, id, false, NULL, &task);
-	if (c.w == WANT_NO || id < 0)
+	if (c.w == WANT_NO || id < 0) {
+		/* (a window's cost: its dispatch, paid by every call) */
+		cost_tick(SC_COST_ENTER_OTHER);
 		return 0;
+	}
 	cost_begin(&cp, SC_COST_ENTER);
 	/* A cached verdict leaves the task unfetched: most calls need it
 	 * only when these are on, or their flight slot is taken.

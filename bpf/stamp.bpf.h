@@ -162,8 +162,10 @@ static __always_inline bool task_exit(struct task_struct *task,
  * still open? Windows have odd numbers (userspace adds one before it
  * attaches the enter program and one after it detaches it), so a stamp
  * taken under the same odd number began and ends in one window; a call
- * that straddles an attach or a detach is not timed. A stamp found is
- * used up either way.
+ * that straddles an attach or a detach is not timed. A stamp found in a
+ * window is used up either way. Outside windows (most calls) the exit
+ * does not look: a stamp left over is stale for the next window, and the
+ * thread's next windowed call takes its flight slot over again.
  */
 static __always_inline bool window_stamp(struct task_struct *task,
 					 const struct pt_regs *regs,
@@ -171,6 +173,8 @@ static __always_inline bool window_stamp(struct task_struct *task,
 {
 	__u32 gen = window_gen;
 
+	if (!(gen & 1))
+		return false;
 	if (flight_on) {
 		if (!flight_exit(regs, c))
 			return false;

@@ -294,13 +294,21 @@ enum sc_cost_kind {
 	SC_COST_ENTER,	    /* the enter program (attached in windows) */
 	SC_COST_EXIT,	    /* the exit program, on a call not timed */
 	SC_COST_EXIT_TIMED, /* the exit program, on a call it timed */
+	/* the enter program, on a call it lets go at once (another
+	 * process's, scprof's own): counted, not timed; what it costs is
+	 * the dispatch the daemon measures with its own such calls
+	 */
+	SC_COST_ENTER_OTHER,
 	SC_COST_COUNT,
 };
 #define SC_COST_EVERY 64     /* a power of two */
 #define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
 
 struct sc_selfcost {
-	__u64 ticks[SC_COST_COUNT]; /* by the kind a run begins as */
+	__u64 ticks[SC_COST_COUNT]; /* runs, by the kind a run begins as */
+	/* runs that end as another kind: [SC_COST_EXIT_TIMED] only (its
+	 * runs began as SC_COST_EXIT)
+	 */
 	__u64 runs[SC_COST_COUNT];
 	__u64 timed_runs[SC_COST_COUNT];
 	__u64 timed_ns[SC_COST_COUNT];

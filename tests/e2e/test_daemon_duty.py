@@ -61,6 +61,24 @@ def test_duty_1_times_every_call(daemons, gates):
     check_histograms(s)
 
 
+def test_windows_pay_for_the_calls_of_processes_not_watched(daemons, gates):
+    # A window's sys_enter runs on every call of the machine: the calls of
+    # processes the daemon does not watch pay its dispatch too, and the
+    # budget counts them (#21). The watched process makes none here.
+    g = gates(["true"])
+    d = daemons(["-p", str(g.pid), "--latency-duty", "1"])
+    s0, _ = parse(d.metrics())
+    calls = 100000
+    subprocess.run([workload("pacer"), "2000", "0", "10", "50"], check=True,
+                   timeout=TIMEOUT)
+    s, _ = parse(d.metrics())
+    dispatch = value(s, "scprof_latency_dispatch_seconds")
+    cost = value(s, "scprof_latency_cost_seconds_total") - \
+        value(s0, "scprof_latency_cost_seconds_total")
+    assert cost >= 0.95 * dispatch * calls, (cost, dispatch)
+    assert (value(s, "scprof_syscalls_total", **GETPPID) or 0) == 0
+
+
 def test_default_counts_every_call_and_times_fewer(daemons, gates):
     # 1.5 s of calls from the daemon's start: the first period's window
     # (10 s periods, budgeted, starting at one tenth) closes before the

@@ -531,11 +531,20 @@ int collector__cost(struct collector *c, struct collector_cost *out)
 	}
 	for (int i = 0; i < ncpus; i++) {
 		for (int k = 0; k < SC_COST_COUNT; k++) {
-			out->runs[k] += v[i].runs[k];
+			out->runs[k] += v[i].ticks[k];
 			out->timed_runs[k] += v[i].timed_runs[k];
 			out->timed_ns[k] += v[i].timed_ns[k];
 		}
+		out->runs[SC_COST_EXIT_TIMED] += v[i].runs[SC_COST_EXIT_TIMED];
 	}
+	/* A timed exit began as an untimed one (its tick). (A copy taken
+	 * while a run is between the two counts can see one more timed
+	 * run than ticks.)
+	 */
+	out->runs[SC_COST_EXIT] -=
+		out->runs[SC_COST_EXIT] > out->runs[SC_COST_EXIT_TIMED] ?
+			out->runs[SC_COST_EXIT_TIMED] :
+			out->runs[SC_COST_EXIT];
 out:
 	free(v);
 	return err;

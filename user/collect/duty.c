@@ -76,14 +76,17 @@ static double latency_ns(const struct collector_cost *now,
 }
 
 /* What a window cost between two readings: its programs' run time and
- * the dispatch of each call that ran the enter program.
+ * the dispatch of each call that ran the enter program, the calls it let
+ * go at once included (other processes', when the daemon watches some).
  */
 static double window_ns(const struct duty *d, const struct collector_cost *now,
 			const struct collector_cost *then)
 {
-	return latency_ns(now, then) +
-	       d->dispatch_ns * (double)(now->runs[SC_COST_ENTER] -
-					 then->runs[SC_COST_ENTER]);
+	uint64_t calls = now->runs[SC_COST_ENTER] - then->runs[SC_COST_ENTER] +
+			 now->runs[SC_COST_ENTER_OTHER] -
+			 then->runs[SC_COST_ENTER_OTHER];
+
+	return latency_ns(now, then) + d->dispatch_ns * (double)calls;
 }
 
 /* ns per call of a loop of getppid calls (scprof's own: its programs
