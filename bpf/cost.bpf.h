@@ -18,43 +18,37 @@
 
 #include "scprof.h"
 
-struct cost_probe {
-	struct sc_selfcost *sc; /* NULL: not sampled mode */
-	__u64 t0;		/* 0: this run is not timed */
-	__u32 kind;		/* enum sc_cost_kind */
-};
-
-static __always_inline void cost_begin(struct cost_probe *cp, __u32 kind)
+static __always_inline struct sc_selfcost *selfcost_here(void)
 {
 	__u32 zero = 0;
 
-	if (progs != SC_PROGS_SAMPLED)
-		return;
-	cp->sc = bpf_map_lookup_elem(&selfcost, &zero);
-	if (!cp->sc)
-		return;
-	/* One count a program: enter and exit alternate on a CPU, and a
-	 * shared count would time one of them only.
-	 */
+	return progs == SC_PROGS_SAMPLED ?
+		       bpf_map_lookup_elem(&selfcost, &zero) :
+		       NULL;
+}
+
+/* A run of the given kind begins: it is counted, and one in
+ * SC_COST_EVERY is timed. Returns the clock at its start, or 0 (not
+ * timed): what cost_end() needs, the only state a probe keeps across the
+ * run (a program's hot path keeps nothing else live for it).
+ */
+static __always_inline __u64 cost_begin(__u32 kind)
+{
+	struct sc_selfcost *s = selfcost_here();
+
 	barrier_var(kind);
-	if (kind >= SC_COST_COUNT) {
-		cp->sc = NULL;
-		return;
-	}
-	cp->kind = kind;
-	if (!(cp->sc->ticks[kind]++ & (SC_COST_EVERY - 1)))
-		cp->t0 = bpf_ktime_get_ns();
+	if (!s || kind >= SC_COST_COUNT)
+		return 0;
+	if (s->ticks[kind]++ & (SC_COST_EVERY - 1))
+		return 0;
+	return bpf_ktime_get_ns();
 }
 
 /* A run that does nothing: counted only. */
 static __always_inline void cost_tick(__u32 kind)
 {
-	struct sc_selfcost *s;
-	__u32 zero = 0;
+	struct sc_selfcost *s = selfcost_here();
 
-	if (progs != SC_PROGS_SAMPLED)
-		return;
-	s = bpf_map_lookup_elem(&selfcost, &zero);
 	barrier_var(kind);
 	if (s && kind < SC_COST_COUNT)
 		s->ticks[kind]++;
@@ -64,30 +58,30 @@ static __always_inline void cost_tick(__u32 kind)
  * only run counted apart from its tick: the others' count is their
  * kind's ticks).
  */
-static __always_inline void cost_stamped(struct cost_probe *cp)
+static __always_inline void cost_stamped(void)
 {
-	if (!cp->sc)
-		return;
-	cp->kind = SC_COST_EXIT_TIMED;
-	cp->sc->runs[SC_COST_EXIT_TIMED]++;
+	struct sc_selfcost *s = selfcost_here();
+
+	if (s)
+		s->runs[SC_COST_EXIT_TIMED]++;
 }
 
-static __always_inline void cost_end(struct cost_probe *cp)
+/* The run that began at t0 (cost_begin) ends, as a run of kind. */
+static __always_inline void cost_end(__u32 kind, __u64 t0)
 {
-	struct sc_selfcost *s = cp->sc;
-	__u32 k = cp->kind;
-
+	struct sc_selfcost *s;
 	__u64 ns;
 
-	if (!s || !cp->t0)
+	if (!t0)
 		return;
-	ns = bpf_ktime_get_ns() - cp->t0;
-	barrier_var(k);
+	ns = bpf_ktime_get_ns() - t0;
+	s = selfcost_here();
+	barrier_var(kind);
 	/* A run this long was interrupted: not a measure of it. */
-	if (k >= SC_COST_COUNT || ns > SC_COST_MAX_NS)
+	if (!s || kind >= SC_COST_COUNT || ns > SC_COST_MAX_NS)
 		return;
-	s->timed_ns[k] += ns;
-	s->timed_runs[k]++;
+	s->timed_ns[kind] += ns;
+	s->timed_runs[kind]++;
 }
 
 #endif /* SCPROF_COST_BPF_H */

@@ -397,7 +397,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
 	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct task_struct *task;
-	struct cost_probe cp = {};
+	__u64 t0;
 
 	c.w = admit(regs, id, false, NULL, &task);
 	if (c.w == WANT_NO || id < 0) {
@@ -405,7 +405,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 		cost_tick(SC_COST_ENTER_OTHER);
 		return 0;
 	}
-	cost_begin(&cp, SC_COST_ENTER);
+	t0 = cost_begin(SC_COST_ENTER);
 	/* A cached verdict leaves the task unfetched: most calls need it
 	 * only when these are on, or their flight slot is taken.
 	 */
@@ -434,7 +434,7 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	if (progs == SC_PROGS_FULL || !flight_on)
 		task_enter(task ?: current_task(), &c);
 out:
-	cost_end(&cp);
+	cost_end(SC_COST_ENTER, t0);
 	return 0;
 }
 
@@ -507,23 +507,23 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 {
 	struct ended_call c = { .delta_ns = 0 };
-	struct cost_probe cp = {};
 	struct task_struct *task;
 	long id = syscall_nr(regs);
 	enum want w;
 	bool timed;
+	__u64 t0;
 	__u8 fl;
 
 	w = admit(regs, id, true, NULL, &task);
 	if (w == WANT_NO)
 		return 0;
-	cost_begin(&cp, SC_COST_EXIT);
+	t0 = cost_begin(SC_COST_EXIT);
 	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
 	if (!task && (read_cgid || !flight_on))
 		task = current_task();
 	timed = window_stamp(task, regs, &c);
 	if (timed)
-		cost_stamped(&cp);
+		cost_stamped();
 	/* The call as it exits: the stamp's verdict and kind are not kept
 	 * (sampled mode splits nothing by fd kind).
 	 */
@@ -548,7 +548,7 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, c.cgtag, ret,
 		     c.delta_ns, timed);
 out:
-	cost_end(&cp);
+	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
 	return 0;
 }
 

@@ -301,7 +301,7 @@ enum sc_cost_kind {
 	SC_COST_ENTER_OTHER,
 	SC_COST_COUNT,
 };
-#define SC_COST_EVERY 64     /* a power of two */
+#define SC_COST_EVERY 256    /* a power of two */
 #define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
 
 struct sc_selfcost {

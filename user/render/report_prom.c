@@ -278,7 +278,7 @@ static void latency_metrics(FILE *f, const struct prom_self *s)
 {
 	family(f, "scprof_bpf_run_seconds_total", "counter",
 	       "CPU time of scprof's syscall programs, as they measure it "
-	       "themselves (one run in 64 timed on each CPU, without the "
+	       "themselves (one run in 256 timed on each CPU, without the "
 	       "tracepoint's own dispatch).");
 	sample(f, "scprof_bpf_run_seconds_total", "{program=\"sys_enter\"}",
 	       s->enter_s);
