@@ -87,6 +87,31 @@ def budget_configs(a, cfgs):
     return out
 
 
+# The daemon's default --latency-period, and sysloop's warm-up (a tenth of
+# its seconds) before its timed part.
+PERIOD_S = 10.0
+WARMUP = 0.1
+
+
+def wait_for_phase(url, secs):
+    """Hold a budgeted daemon's loop until the timed part will hold whole
+    periods: wait for a window to open (a period begins), then until its
+    period's end less the warm-up, so that the timed part begins just
+    before a period does and the scrapes at its ends fall between
+    windows. Without it, a 20 s loop's scrapes could take in a third
+    window (the first one, at the daemon's start, ran into the loop's
+    warm-up): 3 windows of cost against 2 periods of budget."""
+    key = "scprof_latency_windows_total"
+    first = scrape(url).get(key, 0)
+    deadline = time.monotonic() + PERIOD_S + 5
+    while scrape(url).get(key, 0) == first:
+        if time.monotonic() > deadline:
+            raise BenchError("the daemon opened no latency window in %g s" %
+                             (PERIOD_S + 5))
+        time.sleep(0.02)
+    time.sleep(max(0, PERIOD_S - WARMUP * secs - 0.5))
+
+
 def run_budget(a, cfgs, tmp):
     bcfgs = budget_configs(a, cfgs)
     secs = a.budget_seconds
@@ -109,6 +134,8 @@ def run_budget(a, cfgs, tmp):
                     return
                 if "url" not in seen:
                     seen["url"] = daemon_url(tout)
+                if when == "start" and budgeted(c):
+                    wait_for_phase(seen["url"], secs)
                 seen[when] = (time.monotonic(), scrape(seen["url"]))
 
             r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook)
@@ -132,6 +159,11 @@ def run_budget(a, cfgs, tmp):
             bare.append(after["getppid"])
             before = after
     return summarize_budget(bcfgs, runs, bare, secs)
+
+
+def budgeted(c):
+    """A daemon configuration with windows on a budget (one a period)."""
+    return "defaults" in c.name or "max-overhead" in c.name
 
 
 def summarize_budget(bcfgs, runs, bare, secs):
@@ -202,9 +234,18 @@ def summarize_budget(bcfgs, runs, bare, secs):
             a["timing_real_s"] = (r["added_ns"] - d0["added_ns"]) * \
                 r["calls"] / 1e9
             a["timing_real_ns"] = r["added_ns"] - d0["added_ns"]
-        a["budget_s"] = cl["over_s"] * 0.01 if "defaults" in r["config"] \
-            else cl["over_s"] * 0.05 if "max-overhead 5" in r["config"] \
-            else None
+        # The budget of the periods the scrapes took in: the loop is put
+        # in phase with them (wait_for_phase), one window each.
+        share = 0.01 if "defaults" in r["config"] else \
+            0.05 if "max-overhead 5" in r["config"] else None
+        a["budget_s"] = None if share is None else \
+            share * PERIOD_S * cl["windows"]
+        if share is not None and cl["windows"] > 0 and "timing_real_s" in a:
+            # The timed part holds secs / PERIOD_S whole periods.
+            periods = max(1.0, round(secs / PERIOD_S))
+            a["window_real_s"] = a["timing_real_s"] / periods
+            a["window_claimed_s"] = cl["cost_s"] / cl["windows"]
+            a["window_budget_s"] = share * PERIOD_S
         if "enter_attach_ns" in out:
             # Calls made while sys_enter was attached pay its dispatch,
             # which no program run time includes.
@@ -258,6 +299,14 @@ def report_budget(sec):
                       "" if "unseen_enter_s" not in a else
                       "; sys_enter's dispatch in the windows: %.3f s" %
                       a["unseen_enter_s"]))
+        if "window_real_s" in a:
+            print("  %s: a window (one a period) really cost %.3f s; its "
+                  "metrics count %.3f s (%.2fx); the budget of a period is "
+                  "%.3f s" % (r["config"], a["window_real_s"],
+                              a["window_claimed_s"],
+                              a["window_claimed_s"] / a["window_real_s"]
+                              if a["window_real_s"] > 0 else float("nan"),
+                              a["window_budget_s"]))
         cl = r["claimed"]
         print("  %s: its metrics count %.3f s of window cost with the "
               "dispatch (measured %.1f ns a call)%s" % (

@@ -197,3 +197,36 @@ def test_cost_metrics_keep_what_the_budget_summary_reads():
     assert m["scprof_latency_dispatch_seconds"] == 8.06804e-08
     assert m['scprof_bpf_cost_seconds_total{part="latency"}'] == 0.00027
     assert "scprof_syscalls_total" not in m
+
+
+def test_budget_is_compared_a_window_at_a_time():
+    """A budgeted daemon's figures are per window: 20 s loops hold two
+    periods, so what the windows really cost over the loop is halved, and
+    the metrics' cost is divided by the windows they counted; the budget
+    is the share of one period."""
+    import cost
+
+    def row(added, metrics=None, gauges=None):
+        r = {"added_ns": added, "calls": 100e6, "ns": 300 + added,
+             "bare_ns": 300}
+        if metrics is not None:
+            r.update(metrics_seconds=20.5, metrics=metrics,
+                     gauges=gauges or {})
+        return r
+
+    ca = probes.Config("scprof -C -a", None, "bpf", None)
+    d0 = probes.Config("scprof daemon (--latency-duty 0)", None, "bpf", None)
+    dd = probes.Config("scprof daemon (defaults)", None, "bpf", None)
+    runs = {ca.name: [row(100)],
+            d0.name: [row(104, {}, {})],
+            dd.name: [row(106, {"scprof_latency_cost_seconds_total": 0.19,
+                                "scprof_latency_windows_total": 2},
+                          {"scprof_latency_sample_ratio": 0.02})]}
+    out = cost.summarize_budget([ca, d0, dd], runs, [{"mean_ns": 300}], 20)
+    a = [r for r in out["rows"] if r["config"] == dd.name][0]["analysis"]
+    assert abs(a["window_real_s"] - 0.1) < 1e-9      # 2 ns x 100M / 2
+    assert abs(a["window_claimed_s"] - 0.095) < 1e-9
+    assert abs(a["window_budget_s"] - 0.1) < 1e-9
+    assert abs(a["budget_s"] - 0.2) < 1e-9
+    assert abs(a["limit_ns"] - 108) < 1e-9           # 100 + 3 + 5
+    assert cost.budgeted(dd) and not cost.budgeted(d0)
