@@ -161,6 +161,13 @@ __u32 one_ready = 0;
 __u64 one_start_ns = 0;
 
 /*
+ * The tables of slots below have slots of a cache line (or half of one),
+ * so each starts on a line: else every slot spans two (the .bss section
+ * is page-aligned in the kernel, its variables only as they ask).
+ */
+#define SC_LINE_ALIGNED __attribute__((aligned(64)))
+
+/*
  * Verdict cache, one slot per CPU (its own cache line): the saved
  * registers addresses of the last task on that CPU found not to be a
  * target and of the last one found to be one (filter.bpf.h). That address
@@ -168,15 +175,15 @@ __u64 one_start_ns = 0;
  * and comes with the tracepoint: a hit decides without a helper call.
  * Every task exit removes its address, before its stack can be reused.
  */
-struct sc_want_slot want_cache[SC_WANT_SLOTS] = {};
+struct sc_want_slot want_cache[SC_WANT_SLOTS] SC_LINE_ALIGNED = {};
 
 /* Full mode's calls in flight, by the caller's stack (see stamp.bpf.h). */
-struct sc_flight flights[SC_FLIGHT_SLOTS] = {};
+struct sc_flight flights[SC_FLIGHT_SLOTS] SC_LINE_ALIGNED = {};
 
 /* Per-thread totals, by the thread's stack (tslots.bpf.h), and how many
  * slots are dead (their thread exited) until userspace frees them.
  */
-struct sc_tslot tslots[SC_TSLOTS] = {};
+struct sc_tslot tslots[SC_TSLOTS] SC_LINE_ALIGNED = {};
 __s64 tslots_dead = 0;
 
 /*
