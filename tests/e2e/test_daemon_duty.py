@@ -240,10 +240,13 @@ def test_a_thread_on_a_dead_threads_stack_gets_its_slot(daemons, gates):
     # exited (the kernel keeps freed stacks per CPU), so it maps to that
     # thread's slot, which it can take only once userspace has read and
     # freed it; until then it counts in ptotals, a hash update a call. The
-    # daemon frees dead slots at each wake-up, not at folds (every 60 s
-    # here): of processes started one after another on one CPU, 2-3% of
-    # the calls go to ptotals (their first milliseconds). Freed at folds
-    # only, 83% of them did.
+    # daemon frees dead slots at each wake-up (every 50 ms at most), not
+    # at folds (every 60 s here). Each process here starts on the stack of
+    # the one before it (a sleep that has just exited) and waits 0.1 s
+    # before its loop, so that its loop, fast enough to be half done in
+    # 50 ms, does not race the wake-up: its calls are in its slot. Freed
+    # at folds only, 83% of them went to ptotals (without the wait, 2-12%
+    # did: the loops' first milliseconds).
     feats = json.loads(subprocess.run(
         [SCPROF, "features", "--format", "json"], capture_output=True,
         check=True).stdout)
@@ -252,7 +255,8 @@ def test_a_thread_on_a_dead_threads_stack_gets_its_slot(daemons, gates):
             os.environ.get("SCPROF_FAST_PATHS") == "0":
         pytest.skip("no per-thread slots without bpf_task_pt_regs and "
                     "compare-and-swap: every thread counts by process")
-    loop = "import os\nfor _ in range(300000): os.getppid()\n"
+    loop = "import os, time\ntime.sleep(0.1)\n" \
+        "for _ in range(300000): os.getppid()\n"
     g = gates(["sh", "-c", "for i in 1 2 3 4 5 6; do taskset -c 1 "
                f"python3 -c '{loop}' || exit 1; sleep 0.2; done"])
     d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "60",
