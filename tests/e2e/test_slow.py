@@ -58,14 +58,14 @@ SUMMARY = re.compile(r"^slow calls \(([\d.]+) ms or longer\): (\d+) reported, "
                      r"(\d+) lost")
 
 
-def run_slow(args, fmt="table", n_fast=20000, tmp_path=None):
+def run_slow(args, fmt="table", n_fast=20000, tmp_path=None, env=None):
     """scprof ARGS --format FMT -- slowcalls: (proc, stderr lines, the
     report's slow_calls as JSON has it, ground truth). The report goes to a
     file, the slow calls to stderr (unless --slow-out)."""
     report = os.path.join(tmp_path, "report")
     proc = run_scprof(list(args) + ["--format", fmt, "-o", report, "--",
                                     workload("slowcalls"), str(n_fast)],
-                      env=CLEAN_ENV)
+                      env=env or CLEAN_ENV)
     assert proc.returncode == 0, proc.stderr.decode(errors="replace")
     with open(report) as f:
         text = f.read()
@@ -259,10 +259,13 @@ def test_slow_with_stacks_keeps_both(tmp_path):
 def test_what_cannot_be_reported_is_counted(tmp_path):
     """--slow 1ns: every call is slow, far more than the ring buffer holds
     while the unwinding catches up; each one is reported or counted lost,
-    exactly."""
+    exactly. The unwinder is held back (as on a busy machine) so that the
+    ring fills for certain: a reader that kept up once made the test see
+    nothing lost."""
     proc, lines, rep, truth = run_slow(
         ["--slow", "1ns", "--slow-out", os.devnull], fmt="json",
-        tmp_path=tmp_path)
+        tmp_path=tmp_path,
+        env=dict(CLEAN_ENV, SCPROF_TEST_UNWIND_DELAY_MS="200"))
     calls = sum(s["calls"] for s in rep["syscalls"])
     # exit_group is counted at its entry: it never returns
     noreturn = sum(s["calls"] for s in rep["syscalls"]
