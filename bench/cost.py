@@ -9,7 +9,9 @@ budget  The daemon's latency budget against what it really costs. Long
         its metrics say the BPF programs cost over the loop against what
         the loop lost (added ns x calls), and the part its self-timing
         cannot see, attaching sys_enter (floor-pair - floor-exit) for
-        every call made while a window was open.
+        every call made while a window was open. A budgeted daemon's
+        loop starts in phase with its periods (one window each), and its
+        windows are also compared one at a time with a period's budget.
 
 where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         the getppid loop and on nginx under ab: ns per run, per call of
