@@ -163,9 +163,16 @@ def run_budget(a, cfgs, tmp):
     return summarize_budget(bcfgs, runs, bare, secs)
 
 
+def budget_share(name):
+    """The share of a CPU a daemon configuration's windows may cost, None
+    for one not on a budget (budget_configs' --latency-duty ones)."""
+    return 0.01 if "defaults" in name else \
+        0.05 if "max-overhead 5" in name else None
+
+
 def budgeted(c):
     """A daemon configuration with windows on a budget (one a period)."""
-    return "defaults" in c.name or "max-overhead" in c.name
+    return budget_share(c.name) is not None
 
 
 def summarize_budget(bcfgs, runs, bare, secs):
@@ -238,8 +245,7 @@ def summarize_budget(bcfgs, runs, bare, secs):
             a["timing_real_ns"] = r["added_ns"] - d0["added_ns"]
         # The budget of the periods the scrapes took in: the loop is put
         # in phase with them (wait_for_phase), one window each.
-        share = 0.01 if "defaults" in r["config"] else \
-            0.05 if "max-overhead 5" in r["config"] else None
+        share = budget_share(r["config"])
         a["budget_s"] = None if share is None else \
             share * PERIOD_S * cl["windows"]
         if share is not None and cl["windows"] > 0 and "timing_real_s" in a:
