@@ -28,22 +28,24 @@
  *
  * *task is the current task once fetched, NULL when it was not (the cache
  * or the stamp decided first: the caller fetches it only if it needs it).
+ * *addr is regs as a number when the cache gave it, else 0 (regs_addr()).
  */
 static __always_inline enum want admit(struct pt_regs *regs, long id,
 				       bool at_exit, struct ended_call *ended,
-				       struct task_struct **task)
+				       struct task_struct **task, __u64 *addr)
 {
 	__u32 slot = 0;
 	enum want w;
 
 	*task = NULL;
+	*addr = 0;
 	if (!KERN_TASK_REGS && !regs_offset)
 		regs_learn(regs, addr_of(regs, at_exit ? SCR_EXIT : SCR_ENTER));
 	if (!thread_ok() || !trace_wanted(regs, id, at_exit, task))
 		return WANT_NO;
-	if (want_cached(regs, &slot, &w) && (w == WANT_NO || !ended))
+	if (want_cached(regs, &slot, &w, addr) && (w == WANT_NO || !ended))
 		return w;
-	if (ended && flight_on && flight_exit(regs, ended)) {
+	if (ended && flight_on && flight_exit(regs, *addr, ended)) {
 		*task = NULL; /* (-e's test may have fetched it) */
 		return ended->w;
 	}

@@ -45,6 +45,7 @@ static __always_inline void stack_forget(struct task_struct *p)
 static __always_inline void count_noreturn(struct task_struct *p)
 {
 	struct ended_call c = { .fd_type = SC_FD_NONE };
+	__u8 fl;
 
 	/* p is the current thread, leaving by itself (no signal) */
 	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) ||
@@ -56,13 +57,13 @@ static __always_inline void count_noreturn(struct task_struct *p)
 	if (!task_syscall(p, &c.nr, &c.abi))
 		return;
 	c.cgtag = cgtag_of(p);
-	if (!(flags_of(c.nr, c.abi) & SC_NR_NORETURN) ||
-	    !trace_ok(c.nr, c.abi) || !status_ok(0))
+	fl = flags_of(c.nr, c.abi);
+	if (!(fl & SC_NR_NORETURN) || !trace_ok(c.nr, c.abi) || !status_ok(0))
 		return;
-	record(p, &c, 0, false);
+	record(p, &c, fl, 0, false);
 	if (progs == SC_PROGS_SAMPLED)
-		thread_count(p, (struct pt_regs *)task_regs_addr(p),
-			     SCR_TASK_EXIT, c.nr, c.abi, c.cgtag, 0, 0, false);
+		thread_count(p, (struct pt_regs *)task_regs_addr(p), 0,
+			     SCR_TASK_EXIT, fl, c.cgtag, 0, 0, false);
 }
 
 #endif /* SCPROF_EXIT_BPF_H */

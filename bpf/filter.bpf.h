@@ -89,12 +89,14 @@ static __always_inline enum want wanted(struct task_struct *task)
  * Only the filters whose verdict on a task holds while it lives use it:
  * the pid filter (a process's membership changes at fork and exit only,
  * unlike a cgroup's) and the whole system. *slot: this CPU's; *w: the
- * verdict when one is known.
+ * verdict when one is known; *addr: a target's saved registers address as
+ * a number, when the cache holds it (else left as it is).
  */
 static __always_inline bool want_cached(const struct pt_regs *regs, __u32 *slot,
-					enum want *w)
+					enum want *w, __u64 *addr)
 {
 	struct sc_want_slot *s;
+	__u64 yes, cmp;
 
 	if (!want_cache_on)
 		return false;
@@ -104,7 +106,16 @@ static __always_inline bool want_cached(const struct pt_regs *regs, __u32 *slot,
 		*w = WANT_NO;
 		return true;
 	}
-	if (s->yes == (__u64)regs) {
+	/* The address as a number, read from the map: what addr_of()
+	 * (stamp.bpf.h) gives, without its round trip. It is compared
+	 * through an opaque copy: clang, knowing yes equal to regs, would
+	 * pass on regs, a pointer the verifier does not let us shift.
+	 */
+	yes = s->yes;
+	cmp = yes;
+	barrier_var(cmp);
+	if (cmp == (__u64)regs) {
+		*addr = yes;
 		*w = (enum want)s->yes_want;
 		return true;
 	}

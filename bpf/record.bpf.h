@@ -155,28 +155,28 @@ static __always_inline void add_latency(struct sc_stats *st, __u64 delta_ns,
 
 /* What a call's return value says, into per-CPU counters (plain adds). */
 static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
-				       long ret)
+				       __u8 fl, long ret)
 {
 	if (is_error(ret)) {
 		c->errors++;
 		if (is_interrupted(ret))
 			c->interrupted++;
 		count_errno(nr, abi, ret, SC_FD_NONE);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		c->bytes += ret;
 	}
 }
 
 /* The same into a cell (atomic adds unless own). */
 static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
-				      long ret, __u32 fd_type, bool own)
+				      __u8 fl, long ret, __u32 fd_type, bool own)
 {
 	if (is_error(ret)) {
 		cell_add(&st->errors, 1, own);
 		if (is_interrupted(ret))
 			cell_add(&st->interrupted, 1, own);
 		count_errno(nr, abi, ret, fd_type);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		cell_add(&st->bytes, ret, own);
 	}
 }
@@ -184,11 +184,11 @@ static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
 /* The arrays' cell update: counters per CPU (plain adds), latency shared. */
 static __always_inline void record_in_arrays(struct sc_counts *c,
 					     struct sc_stats *st, __u32 nr,
-					     __u32 abi, long ret,
+					     __u32 abi, __u8 fl, long ret,
 					     __u64 delta_ns, bool timed)
 {
 	c->calls++;
-	counts_ret(c, nr, abi, ret);
+	counts_ret(c, nr, abi, fl, ret);
 	if (!timed)
 		return;
 	c->total_ns += delta_ns;
@@ -214,14 +214,15 @@ static __always_inline bool in_arrays(enum want w, __u32 nr, __u32 abi,
 }
 
 /*
- * The one cell update of a call c (its verdict, number, ABI and fd kind)
- * that returned ret. timed: c->delta_ns is its latency (untimed: a call
+ * The one cell update of a call c (its verdict, number, ABI and fd kind;
+ * fl: its flags_of(), which its caller has already read) that returned
+ * ret. timed: c->delta_ns is its latency (untimed: a call
  * that never returns, recorded with ret 0; count-only mode; in sampled
  * mode, a call made outside a window). task may be NULL: it is fetched
  * only when needed (a helper call).
  */
 static __always_inline void record(struct task_struct *task,
-				   const struct ended_call *c, long ret,
+				   const struct ended_call *c, __u8 fl, long ret,
 				   bool timed)
 {
 	__u32 nr = c->nr, abi = c->abi;
@@ -245,13 +246,13 @@ static __always_inline void record(struct task_struct *task,
 			if (!cnt)
 				return;
 			cnt->calls++;
-			counts_ret(cnt, nr, abi, ret);
+			counts_ret(cnt, nr, abi, fl, ret);
 			return;
 		}
 		st = bpf_map_lookup_elem(&nr_stats, &nr);
 		if (cnt && st) {
-			record_in_arrays(cnt, st, nr, abi, ret, c->delta_ns,
-					 timed);
+			record_in_arrays(cnt, st, nr, abi, fl, ret,
+					 c->delta_ns, timed);
 			return;
 		}
 	}
@@ -261,7 +262,7 @@ static __always_inline void record(struct task_struct *task,
 	if (!st)
 		return;
 	cell_add(&st->calls, 1, own);
-	stats_ret(st, nr, abi, ret, c->fd_type, own);
+	stats_ret(st, nr, abi, fl, ret, c->fd_type, own);
 	if (!timed)
 		return;
 	cell_add(&st->total_ns, c->delta_ns, own);

@@ -404,9 +404,10 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 {
 	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct task_struct *task;
-	__u64 t0;
+	__u64 t0, addr;
+	__u8 fl;
 
-	c.w = admit(regs, id, false, NULL, &task);
+	c.w = admit(regs, id, false, NULL, &task, &addr);
 	if (c.w == WANT_NO || id < 0) {
 		/* (a window's cost: its dispatch, paid by every call) */
 		cost_tick(SC_COST_ENTER_OTHER);
@@ -423,17 +424,18 @@ int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
 	c.cgtag = task ? cgtag_of(task) : 0;
 	if (stack_period && !stack_by_time && task)
 		stack_sample(task, regs, c.nr, c.abi);
-	if (flags_of(c.nr, c.abi) & SC_NR_NORETURN) {
+	fl = flags_of(c.nr, c.abi);
+	if (fl & SC_NR_NORETURN) {
 		/* The task ends in this call: nothing to stamp. Sampled
 		 * mode counts it when the thread exits, as count-only does.
 		 */
 		if (progs == SC_PROGS_FULL && status_ok(0))
-			record(task, &c, 0, false);
+			record(task, &c, fl, 0, false);
 		goto out;
 	}
-	if (fd_types && task && (flags_of(c.nr, c.abi) & SC_NR_FD))
+	if (fd_types && task && (fl & SC_NR_FD))
 		c.fd_type = fd_kind(task, regs, c.abi);
-	if (flight_on && flight_enter(regs, &c))
+	if (flight_on && flight_enter(regs, addr, &c))
 		goto out;
 	/* Sampled: a call whose flight slot is taken goes untimed, so that
 	 * the exit program never needs task storage.
@@ -451,8 +453,9 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 {
 	struct ended_call c = { .w = WANT_YES };
 	struct task_struct *task;
+	__u64 addr;
 
-	c.w = admit(regs, syscall_nr(regs), true, &c, &task);
+	c.w = admit(regs, syscall_nr(regs), true, &c, &task, &addr);
 	if (c.w == WANT_NO)
 		return 0;
 	/* No task: the stamp was in flights[]; else it is in task storage,
@@ -465,7 +468,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 				  c.delta_ns);
 	if (status_ok(ret)) {
 		slow_check(task, regs, &c, ret);
-		record(task, &c, ret, true);
+		record(task, &c, flags_of(c.nr, c.abi), ret, true);
 	}
 	return 0;
 }
@@ -477,9 +480,10 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct task_struct *task;
 	long id = syscall_nr(regs);
+	__u64 addr;
 	__u8 fl;
 
-	c.w = admit(regs, id, true, NULL, &task);
+	c.w = admit(regs, id, true, NULL, &task, &addr);
 	if (c.w == WANT_NO)
 		return 0;
 	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
@@ -502,7 +506,7 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 	}
 	c.cgtag = task ? cgtag_of(task) : 0;
 	if (trace_ok(c.nr, c.abi) && status_ok(ret))
-		record(task, &c, ret, false);
+		record(task, &c, fl, ret, false);
 	return 0;
 }
 
@@ -518,17 +522,17 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	long id = syscall_nr(regs);
 	enum want w;
 	bool timed;
-	__u64 t0;
+	__u64 t0, addr;
 	__u8 fl;
 
-	w = admit(regs, id, true, NULL, &task);
+	w = admit(regs, id, true, NULL, &task, &addr);
 	if (w == WANT_NO)
 		return 0;
 	t0 = cost_begin(SC_COST_EXIT);
 	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
 	if (!task && (read_cgid || !flight_on))
 		task = current_task();
-	timed = window_stamp(task, regs, &c);
+	timed = window_stamp(task, regs, addr, &c);
 	if (timed)
 		cost_stamped();
 	/* The call as it exits: the stamp's verdict and kind are not kept
@@ -549,10 +553,10 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	}
 	/* filed under the thread's cgroup at exit, as counted */
 	c.cgtag = task ? cgtag_of(task) : 0;
-	record(task, &c, ret, timed);
+	record(task, &c, fl, ret, timed);
 	if (timed)
 		slow_check(task, regs, &c, ret);
-	thread_count(task, regs, SCR_EXIT, c.nr, c.abi, c.cgtag, ret,
+	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret,
 		     c.delta_ns, timed);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);

@@ -52,16 +52,28 @@ static __always_inline __u64 addr_of(const void *ptr, int which)
 	return *(volatile __u64 *)&s->v[which];
 }
 
+/* The address of regs as a number: known (from the verdict cache, see
+ * want_cached()) or read through scratch word which.
+ */
+static __always_inline __u64 regs_addr(const void *regs, __u64 known,
+				       int which)
+{
+	return known ? known : addr_of(regs, which);
+}
+
 static __always_inline struct sc_flight *flight_of(__u64 addr)
 {
 	return &flights[(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1)];
 }
 
-/* Stamp the call c in flights[]; false when its slot is another task's. */
+/* Stamp the call c in flights[]; false when its slot is another task's.
+ * known: regs as a number, or 0 (regs_addr).
+ */
 static __always_inline bool flight_enter(const struct pt_regs *regs,
+					 __u64 known,
 					 const struct ended_call *c)
 {
-	__u64 addr = addr_of(regs, SCR_ENTER);
+	__u64 addr = regs_addr(regs, known, SCR_ENTER);
 	struct sc_flight *f = flight_of(addr);
 	__u64 owner = f->owner;
 
@@ -107,9 +119,9 @@ static __always_inline void task_enter(struct task_struct *task,
 
 /* The call ending on this stack, if flights[] holds its stamp. */
 static __always_inline bool flight_exit(const struct pt_regs *regs,
-					struct ended_call *c)
+					__u64 known, struct ended_call *c)
 {
-	__u64 addr = addr_of(regs, SCR_EXIT);
+	__u64 addr = regs_addr(regs, known, SCR_EXIT);
 	struct sc_flight *f = flight_of(addr);
 	__u64 now;
 
@@ -169,14 +181,14 @@ static __always_inline bool task_exit(struct task_struct *task,
  */
 static __always_inline bool window_stamp(struct task_struct *task,
 					 const struct pt_regs *regs,
-					 struct ended_call *c)
+					 __u64 known, struct ended_call *c)
 {
 	__u32 gen = window_gen;
 
 	if (!(gen & 1))
 		return false;
 	if (flight_on) {
-		if (!flight_exit(regs, c))
+		if (!flight_exit(regs, known, c))
 			return false;
 	} else if (!task_exit(task, c)) {
 		return false;

@@ -10,7 +10,7 @@
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
  * includes this file: thread_totals, read_cgid, tslots, tslots_dead,
- * ptotals, unattributed, and addr_of() with its scratch words.
+ * ptotals, unattributed, and regs_addr() with its scratch words.
  */
 #ifndef SCPROF_TSLOTS_BPF_H
 #define SCPROF_TSLOTS_BPF_H
@@ -44,16 +44,15 @@ static __always_inline bool tslot_claim(struct sc_tslot *ts, __u64 addr,
 	return true;
 }
 
-static __always_inline void counts_of_call(struct sc_counts *c, __u32 nr,
-					   __u32 abi, long ret, __u64 delta_ns,
-					   bool timed)
+static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
+					   long ret, __u64 delta_ns, bool timed)
 {
 	c->calls++;
 	if (is_error(ret)) {
 		c->errors++;
 		if (is_interrupted(ret))
 			c->interrupted++;
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		c->bytes += ret;
 	}
 	if (timed)
@@ -61,9 +60,9 @@ static __always_inline void counts_of_call(struct sc_counts *c, __u32 nr,
 }
 
 /* A thread without a slot: its process's entry in ptotals. */
-static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
-					 __u32 abi, __u32 cgtag, long ret,
-					 __u64 delta_ns, bool timed)
+static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
+					 __u32 cgtag, long ret, __u64 delta_ns,
+					 bool timed)
 {
 	struct sc_proc_key key;
 	struct sc_counts *c;
@@ -85,7 +84,7 @@ static __always_inline void ptotal_count(struct task_struct *task, __u32 nr,
 		__sync_fetch_and_add(&c->errors, 1);
 		if (is_interrupted(ret))
 			__sync_fetch_and_add(&c->interrupted, 1);
-	} else if (ret > 0 && (flags_of(nr, abi) & SC_NR_IO)) {
+	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		__sync_fetch_and_add(&c->bytes, ret);
 	}
 	if (timed)
@@ -106,15 +105,17 @@ static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 	return true;
 }
 
-/* A call of the current thread (regs: its saved registers; scr: the
- * scratch word of the calling program kind) under cgroup tag cgtag. task:
- * the current task, or NULL when not fetched yet (a thread with its slot
- * needs none).
+/* A call of the current thread (regs: its saved registers, known: regs
+ * as a number or 0, scr: the scratch word of the calling program kind;
+ * see regs_addr()) with flags fl (flags_of()) under cgroup tag cgtag.
+ * task: the current task, or NULL when not fetched yet (a thread with its
+ * slot needs none).
  */
 static __always_inline void thread_count(struct task_struct *task,
-					 const struct pt_regs *regs, int scr,
-					 __u32 nr, __u32 abi, __u32 cgtag,
-					 long ret, __u64 delta_ns, bool timed)
+					 const struct pt_regs *regs,
+					 __u64 known, int scr, __u8 fl,
+					 __u32 cgtag, long ret, __u64 delta_ns,
+					 bool timed)
 {
 	struct sc_tslot *ts;
 	__u64 addr;
@@ -125,22 +126,22 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of ptotals.
 	 */
 	if (!KERN_TASK_REGS) {
-		ptotal_count(task ?: current_task(), nr, abi, cgtag, ret,
-			     delta_ns, timed);
+		ptotal_count(task ?: current_task(), fl, cgtag, ret, delta_ns,
+			     timed);
 		return;
 	}
-	addr = addr_of(regs, scr);
+	addr = regs_addr(regs, known, scr);
 	ts = tslot_of(addr);
 	if (addr && ts->owner == addr && !tslot_moved(ts, addr, cgtag)) {
-		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
+		counts_of_call(&ts->c, fl, ret, delta_ns, timed);
 		return;
 	}
 	if (!task)
 		task = current_task();
 	if (addr && tslot_claim(ts, addr, task, cgtag))
-		counts_of_call(&ts->c, nr, abi, ret, delta_ns, timed);
+		counts_of_call(&ts->c, fl, ret, delta_ns, timed);
 	else
-		ptotal_count(task, nr, abi, cgtag, ret, delta_ns, timed);
+		ptotal_count(task, fl, cgtag, ret, delta_ns, timed);
 }
 
 /* A thread exits (regs: its stack): its slot, if it has one, is dead
