@@ -169,7 +169,8 @@ static __always_inline void counts_ret(struct sc_counts *c, __u32 nr, __u32 abi,
 
 /* The same into a cell (atomic adds unless own). */
 static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
-				      __u8 fl, long ret, __u32 fd_type, bool own)
+				      __u8 fl, long ret, __u32 fd_type,
+				      bool own)
 {
 	if (is_error(ret)) {
 		cell_add(&st->errors, 1, own);
@@ -216,14 +217,14 @@ static __always_inline bool in_arrays(enum want w, __u32 nr, __u32 abi,
 /*
  * The one cell update of a call c (its verdict, number, ABI and fd kind;
  * fl: its flags_of(), which its caller has already read) that returned
- * ret. timed: c->delta_ns is its latency (untimed: a call
- * that never returns, recorded with ret 0; count-only mode; in sampled
- * mode, a call made outside a window). task may be NULL: it is fetched
- * only when needed (a helper call).
+ * ret. timed: c->delta_ns is its latency (untimed: a call that never
+ * returns, recorded with ret 0; count-only mode; in sampled mode, a call
+ * made outside a window). task may be NULL: it is fetched only when
+ * needed (a helper call).
  */
 static __always_inline void record(struct task_struct *task,
-				   const struct ended_call *c, __u8 fl, long ret,
-				   bool timed)
+				   const struct ended_call *c, __u8 fl,
+				   long ret, bool timed)
 {
 	__u32 nr = c->nr, abi = c->abi;
 	struct sc_stats *st = NULL;
@@ -251,8 +252,8 @@ static __always_inline void record(struct task_struct *task,
 		}
 		st = bpf_map_lookup_elem(&nr_stats, &nr);
 		if (cnt && st) {
-			record_in_arrays(cnt, st, nr, abi, fl, ret,
-					 c->delta_ns, timed);
+			record_in_arrays(cnt, st, nr, abi, fl, ret, c->delta_ns,
+					 timed);
 			return;
 		}
 	}

@@ -556,8 +556,8 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	record(task, &c, fl, ret, timed);
 	if (timed)
 		slow_check(task, regs, &c, ret);
-	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret,
-		     c.delta_ns, timed);
+	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, c.delta_ns,
+		     timed);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
 	return 0;

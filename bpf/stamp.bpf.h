@@ -55,8 +55,7 @@ static __always_inline __u64 addr_of(const void *ptr, int which)
 /* The address of regs as a number: known (from the verdict cache, see
  * want_cached()) or read through scratch word which.
  */
-static __always_inline __u64 regs_addr(const void *regs, __u64 known,
-				       int which)
+static __always_inline __u64 regs_addr(const void *regs, __u64 known, int which)
 {
 	return known ? known : addr_of(regs, which);
 }
@@ -118,8 +117,8 @@ static __always_inline void task_enter(struct task_struct *task,
 }
 
 /* The call ending on this stack, if flights[] holds its stamp. */
-static __always_inline bool flight_exit(const struct pt_regs *regs,
-					__u64 known, struct ended_call *c)
+static __always_inline bool flight_exit(const struct pt_regs *regs, __u64 known,
+					struct ended_call *c)
 {
 	__u64 addr = regs_addr(regs, known, SCR_EXIT);
 	struct sc_flight *f = flight_of(addr);
