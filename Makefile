@@ -360,9 +360,13 @@ lint:
 # The same from the built objects' symbols: calls run down too, and no two
 # modules call each other (no circle such as a format calling back into
 # the dispatcher that chose it).
-layers: $(USER_OBJS)
+# And the BPF objects' settings together in their first cache lines
+# (tests/lint/rodata.py).
+layers: $(USER_OBJS) $(OUTPUT)/scprof.bpf.o $(OUTPUT)/scprof_legacy.bpf.o
 	$(call msg,LINT,layers (calls))
 	$(Q)$(PYTHON) tests/lint/layers.py $(USER_OBJS)
+	$(call msg,LINT,BPF settings layout)
+	$(Q)$(PYTHON) tests/lint/rodata.py $(OUTPUT)/scprof.bpf.o $(OUTPUT)/scprof_legacy.bpf.o
 
 # ---- sanitizers and fuzzing ---------------------------------------------
 SAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \

@@ -72,11 +72,11 @@ const volatile bool follow_forks = false;
 /* The collection mode (enum sc_progs, enum sc_cells): see scprof.h. */
 const volatile __u32 progs = SC_PROGS_FULL;
 const volatile __u32 cells = SC_CELLS_PER_PROCESS;
-const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
+extern const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX];
 /* rt_sigreturn's number by ABI (SC_NR_MAX: none), for exits that left the
  * number -1 (syscall.bpf.h).
  */
-const volatile __u32 sigreturn_nr[SC_ABI_COUNT] = {};
+extern const volatile __u32 sigreturn_nr[SC_ABI_COUNT];
 /* Verdict cache on (the pid filter or the whole system, kernel has
  * bpf_task_pt_regs), and how many of its slots are in use (one per CPU, at
  * most SC_WANT_SLOTS).
@@ -99,8 +99,8 @@ const volatile bool thread_totals = false;
  */
 const volatile bool trace_on = false;
 const volatile bool trace_beyond = false;
-const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
-const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+extern const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS];
+extern const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS];
 const volatile __u32 status_filter = SC_STATUS_ALL;
 /* --by (proc.bpf.h, group.bpf.h): what a process key stands for (enum
  * sc_key_kind), and whether a process's cgroup id is read at its first
@@ -398,6 +398,17 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "group.bpf.h"
 #include "stacks.bpf.h"
 #include "slow.bpf.h"
+
+/* The tables declared above, defined after every scalar setting (the
+ * headers' too), so that those share the section's first two cache lines
+ * (tests/lint/rodata.py): the verifier prunes the branches on a setting,
+ * but its load stays, so every call reads the lines they are in (four,
+ * with the tables in between, on the count path).
+ */
+const volatile __u8 nr_flags[SC_ABI_COUNT][SC_NR_MAX] = {};
+const volatile __u32 sigreturn_nr[SC_ABI_COUNT] = {};
+const volatile __u32 trace_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
+const volatile __u32 trace_exit_bits[SC_ABI_COUNT][SC_TRACE_WORDS] = {};
 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sc_sys_enter, struct pt_regs *regs, long id)
