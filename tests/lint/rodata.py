@@ -19,9 +19,19 @@ LINES = 2
 SCALAR = 8
 
 
+def readelf(*args):
+    try:
+        return subprocess.run(["readelf", "-W"] + list(args), check=True,
+                              capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        sys.exit("rodata.py: readelf not found (binutils)")
+    except subprocess.CalledProcessError as e:
+        sys.exit("rodata.py: readelf %s: %s" % (" ".join(args),
+                                               e.stderr.strip()))
+
+
 def section_index(obj, name):
-    out = subprocess.run(["readelf", "-W", "-S", obj], check=True,
-                         capture_output=True, text=True).stdout
+    out = readelf("-S", obj)
     for line in out.splitlines():
         line = line.replace("[ ", "[")
         parts = line.split()
@@ -32,8 +42,7 @@ def section_index(obj, name):
 
 def symbols(obj, ndx):
     """(offset, size, name) of the global data objects in section ndx."""
-    out = subprocess.run(["readelf", "-W", "-s", obj], check=True,
-                         capture_output=True, text=True).stdout
+    out = readelf("-s", obj)
     for line in out.splitlines():
         parts = line.split()
         # (settings are global; the file's static constants, read on
