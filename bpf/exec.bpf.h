@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Count-only mode: file an exec under the ABI and number it was called
- * with.
+ * Count-only and sampled modes: file an exec under the ABI and number it
+ * was called with.
  *
  * sys_exit reads the call's number and ABI from the thread's registers and
  * status, but a successful exec rewrites both for the new program: loading
@@ -14,13 +14,18 @@
  *
  * Every exec renames the thread (task_rename, from begin_new_exec) after
  * its point of no return and before the new program is loaded, while the
- * registers still hold the call as made; the call is kept in task storage
- * there and used by the exec's own sys_exit, which takes it back. An exec
- * that fails earlier never gets there and changed nothing. Other renames
+ * registers still hold the call as made. Count-only mode counts the exec
+ * there, and its sys_exit leaves out an exec that returns 0: an exec block
+ * on that program's path (the task fetched, task storage read and
+ * deleted), though rarely taken, cost every call of a getppid or write
+ * loop about 19 ns outside the program's own run time (docs/overhead.md).
+ * Sampled mode, which may time the exec, keeps the call in task storage
+ * there for the exec's own sys_exit, which takes it back. An exec that
+ * fails earlier never gets there and changed nothing. Other renames
  * (prctl, /proc/PID/comm) are not exec calls and keep nothing.
  *
- * Uses the map exec_calls, which scprof.bpf.c defines before it includes
- * this file.
+ * Uses the settings and map scprof.bpf.c defines before it includes this
+ * file: progs, exec_calls (and record()'s).
  */
 #ifndef SCPROF_EXEC_BPF_H
 #define SCPROF_EXEC_BPF_H
@@ -29,6 +34,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "record.bpf.h"
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
 #include "task.bpf.h"
@@ -39,16 +45,33 @@
 static __always_inline void exec_called(struct task_struct *p)
 {
 	static const struct sc_exec_call zero = {};
+	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct sc_exec_call *e;
 	__u32 nr, abi;
+	__u8 fl;
 
-	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) ||
-	    wanted(p) == WANT_NO)
+	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) || !thread_ok())
+		return;
+	c.w = wanted(p);
+	if (c.w == WANT_NO)
 		return;
 	if (!task_syscall(p, &nr, &abi))
 		return;
-	if (!(flags_of(nr, abi) & SC_NR_EXEC))
+	fl = flags_of(nr, abi);
+	if (!(fl & SC_NR_EXEC))
 		return;
+	/* Count-only: the exec is counted here, as made; its sys_exit, a
+	 * success, is left out there (sc_count_exit), so that program has
+	 * no exec fix-up on its path.
+	 */
+	if (progs == SC_PROGS_COUNT_ONLY) {
+		c.nr = nr;
+		c.abi = abi;
+		c.cgtag = cgtag_of(p);
+		if (trace_ok(nr, abi) && status_ok(0))
+			record(p, &c, fl, 0, false);
+		return;
+	}
 	e = thread_state(&exec_calls, p, &zero, true);
 	if (!e)
 		return;

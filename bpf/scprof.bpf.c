@@ -506,15 +506,12 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 		stack_sample(task, regs, c.nr, c.abi);
 	fl = flags_of(c.nr, c.abi);
 	/* A new task's first return, from the fork or clone that made it,
-	 * is not a call it made (full mode sees no enter for it).
+	 * is not a call it made (full mode sees no enter for it); a
+	 * successful exec was counted as made, when it renamed the thread
+	 * (exec.bpf.h).
 	 */
-	if (ret == 0 && (fl & SC_NR_FORK))
+	if (ret == 0 && (fl & (SC_NR_FORK | SC_NR_EXEC)))
 		return 0;
-	if (fl & SC_NR_EXEC) {
-		if (!task)
-			task = current_task();
-		exec_as_called(task, &c.nr, &c.abi);
-	}
 	c.cgtag = task ? cgtag_of(task) : 0;
 	if (trace_ok(c.nr, c.abi) && status_ok(ret))
 		record(task, &c, fl, ret, false);
