@@ -47,36 +47,23 @@ static __always_inline void exec_called(struct task_struct *p)
 	static const struct sc_exec_call zero = {};
 	struct ended_call c = { .fd_type = SC_FD_NONE };
 	struct sc_exec_call *e;
-	__u32 nr, abi;
 	__u8 fl;
 
-	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) || !thread_ok())
-		return;
-	c.w = wanted(p);
-	if (c.w == WANT_NO)
-		return;
-	if (!task_syscall(p, &nr, &abi))
-		return;
-	fl = flags_of(nr, abi);
-	if (!(fl & SC_NR_EXEC))
+	if (!current_call(p, &c, &fl) || !(fl & SC_NR_EXEC))
 		return;
 	/* Count-only: the exec is counted here, as made; its sys_exit, a
 	 * success, is left out there (sc_count_exit), so that program has
 	 * no exec fix-up on its path.
 	 */
 	if (progs == SC_PROGS_COUNT_ONLY) {
-		c.nr = nr;
-		c.abi = abi;
-		c.cgtag = cgtag_of(p);
-		if (trace_ok(nr, abi) && status_ok(0))
-			record(p, &c, fl, 0, false);
+		record_current(p, &c, fl);
 		return;
 	}
 	e = thread_state(&exec_calls, p, &zero, true);
 	if (!e)
 		return;
-	e->nr = nr;
-	e->abi = abi;
+	e->nr = c.nr;
+	e->abi = c.abi;
 }
 
 /* sys_exit of an exec: the call as it was made, if it got that far. */

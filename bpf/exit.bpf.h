@@ -48,19 +48,9 @@ static __always_inline void count_noreturn(struct task_struct *p)
 	__u8 fl;
 
 	/* p is the current thread, leaving by itself (no signal) */
-	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) ||
-	    (p->exit_code & 0x7f) || !thread_ok())
+	if ((p->exit_code & 0x7f) || !current_call(p, &c, &fl) ||
+	    !(fl & SC_NR_NORETURN) || !record_current(p, &c, fl))
 		return;
-	c.w = wanted(p);
-	if (c.w == WANT_NO)
-		return;
-	if (!task_syscall(p, &c.nr, &c.abi))
-		return;
-	c.cgtag = cgtag_of(p);
-	fl = flags_of(c.nr, c.abi);
-	if (!(fl & SC_NR_NORETURN) || !trace_ok(c.nr, c.abi) || !status_ok(0))
-		return;
-	record(p, &c, fl, 0, false);
 	if (progs == SC_PROGS_SAMPLED)
 		thread_count(p, (struct pt_regs *)task_regs_addr(p), 0,
 			     SCR_TASK_EXIT, fl, c.cgtag, 0, 0, false);

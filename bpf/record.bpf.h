@@ -270,4 +270,35 @@ static __always_inline void record(struct task_struct *task,
 	add_latency(st, c->delta_ns, own);
 }
 
+/*
+ * The call the current thread p is in, read from its registers at a
+ * tracepoint other than raw_syscalls (a thread leaving through exit, an
+ * exec past its point of no return): its verdict, number, ABI and cgroup
+ * tag into *c, its flags into *fl. False: not a call to count (p is not
+ * the current thread, or not the thread of -p TID, or not a target, or in
+ * no call).
+ */
+static __always_inline bool current_call(struct task_struct *p,
+					 struct ended_call *c, __u8 *fl)
+{
+	if ((__u32)bpf_get_current_pid_tgid() != task_tid(p) || !thread_ok())
+		return false;
+	c->w = wanted(p);
+	if (c->w == WANT_NO || !task_syscall(p, &c->nr, &c->abi))
+		return false;
+	c->cgtag = cgtag_of(p);
+	*fl = flags_of(c->nr, c->abi);
+	return true;
+}
+
+/* Record such a call as one that returns 0, if -e and -z/-Z want it. */
+static __always_inline bool record_current(struct task_struct *p,
+					   const struct ended_call *c, __u8 fl)
+{
+	if (!trace_ok(c->nr, c->abi) || !status_ok(0))
+		return false;
+	record(p, c, fl, 0, false);
+	return true;
+}
+
 #endif /* SCPROF_RECORD_BPF_H */
