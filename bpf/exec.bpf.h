@@ -14,18 +14,20 @@
  *
  * Every exec renames the thread (task_rename, from begin_new_exec) after
  * its point of no return and before the new program is loaded, while the
- * registers still hold the call as made. Count-only mode counts the exec
- * there, and its sys_exit leaves out an exec that returns 0: an exec block
- * on that program's path (the task fetched, task storage read and
- * deleted), though rarely taken, cost every call of a getppid or write
- * loop about 19 ns outside the program's own run time (docs/overhead.md).
- * Sampled mode, which may time the exec, keeps the call in task storage
- * there for the exec's own sys_exit, which takes it back. An exec that
- * fails earlier never gets there and changed nothing. Other renames
- * (prctl, /proc/PID/comm) are not exec calls and keep nothing.
+ * registers still hold the call as made. Both modes count the exec there,
+ * and their sys_exit programs leave out an exec that returns 0. Sampled
+ * mode's sys_exit adds the latency of such an exec, when it timed it,
+ * under the call its sys_enter stamped (the call as made), and counts
+ * nothing. An exec fix-up at sys_exit instead (the task fetched, the call
+ * kept in task storage at rename, read and deleted there), though rarely
+ * taken, cost every call of a getppid or write loop about 19 ns outside
+ * the program's own run time, in both modes (docs/overhead.md). An exec
+ * that fails earlier never gets to the rename and changed nothing: its
+ * sys_exit counts it. Other renames (prctl, /proc/PID/comm) are not exec
+ * calls and count nothing.
  *
- * Uses the settings and map scprof.bpf.c defines before it includes this
- * file: progs, exec_calls (and record()'s).
+ * Uses the settings scprof.bpf.c defines before it includes this file
+ * (progs, and record()'s).
  */
 #ifndef SCPROF_EXEC_BPF_H
 #define SCPROF_EXEC_BPF_H
@@ -34,49 +36,20 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "exit.bpf.h"
 #include "record.bpf.h"
-#include "filter.bpf.h"
-#include "syscall.bpf.h"
-#include "task.bpf.h"
 
-/* task_rename: keep the exec call the renamed thread is in, if it is one
+/* task_rename: count the exec call the renamed thread is in, if it is one
  * (the thread renamed is the current one when it execs).
  */
 static __always_inline void exec_called(struct task_struct *p)
 {
-	static const struct sc_exec_call zero = {};
 	struct ended_call c = { .fd_type = SC_FD_NONE };
-	struct sc_exec_call *e;
 	__u8 fl;
 
 	if (!current_call(p, &c, &fl) || !(fl & SC_NR_EXEC))
 		return;
-	/* Count-only: the exec is counted here, as made; its sys_exit, a
-	 * success, is left out there (sc_count_exit), so that program has
-	 * no exec fix-up on its path.
-	 */
-	if (progs == SC_PROGS_COUNT_ONLY) {
-		record_current(p, &c, fl);
-		return;
-	}
-	e = thread_state(&exec_calls, p, &zero, true);
-	if (!e)
-		return;
-	e->nr = c.nr;
-	e->abi = c.abi;
-}
-
-/* sys_exit of an exec: the call as it was made, if it got that far. */
-static __always_inline void exec_as_called(struct task_struct *task, __u32 *nr,
-					   __u32 *abi)
-{
-	struct sc_exec_call *e = thread_state(&exec_calls, task, NULL, false);
-
-	if (!e)
-		return;
-	*nr = e->nr;
-	*abi = e->abi;
-	thread_state_delete(&exec_calls, task, false);
+	count_current(p, &c, fl);
 }
 
 #endif /* SCPROF_EXEC_BPF_H */

@@ -37,6 +37,20 @@ static __always_inline void stack_forget(struct task_struct *p)
 }
 
 /*
+ * Count-only and sampled modes: count the call the current thread p is
+ * in (c, fl: current_call()'s) off sys_exit, as one that returns 0,
+ * untimed: in its cell, and in sampled mode in the thread's totals.
+ */
+static __always_inline void count_current(struct task_struct *p,
+					  const struct ended_call *c, __u8 fl)
+{
+	if (!record_current(p, c, fl) || progs != SC_PROGS_SAMPLED)
+		return;
+	thread_count(p, (struct pt_regs *)task_regs_addr(p), 0, SCR_TASK_EXIT,
+		     fl, c->cgtag, 0, 0, false, true);
+}
+
+/*
  * Count-only and sampled modes: a thread leaving through exit or exit_group never
  * reaches sys_exit, so it is counted here: the syscall it is in is still in
  * its registers, and a thread killed by a signal has the signal in the low
@@ -49,11 +63,9 @@ static __always_inline void count_noreturn(struct task_struct *p)
 
 	/* p is the current thread, leaving by itself (no signal) */
 	if ((p->exit_code & 0x7f) || !current_call(p, &c, &fl) ||
-	    !(fl & SC_NR_NORETURN) || !record_current(p, &c, fl))
+	    !(fl & SC_NR_NORETURN))
 		return;
-	if (progs == SC_PROGS_SAMPLED)
-		thread_count(p, (struct pt_regs *)task_regs_addr(p), 0,
-			     SCR_TASK_EXIT, fl, c.cgtag, 0, 0, false);
+	count_current(p, &c, fl);
 }
 
 #endif /* SCPROF_EXIT_BPF_H */

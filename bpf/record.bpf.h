@@ -183,13 +183,14 @@ static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
 }
 
 /* The arrays' cell update: counters per CPU (plain adds), latency shared. */
-static __always_inline void record_in_arrays(struct sc_counts *c,
-					     struct sc_stats *st, __u32 nr,
-					     __u32 abi, __u8 fl, long ret,
-					     __u64 delta_ns, bool timed)
+static __always_inline void
+record_in_arrays(struct sc_counts *c, struct sc_stats *st, __u32 nr, __u32 abi,
+		 __u8 fl, long ret, __u64 delta_ns, bool timed, bool counted)
 {
-	c->calls++;
-	counts_ret(c, nr, abi, fl, ret);
+	if (counted) {
+		c->calls++;
+		counts_ret(c, nr, abi, fl, ret);
+	}
 	if (!timed)
 		return;
 	c->total_ns += delta_ns;
@@ -219,17 +220,21 @@ static __always_inline bool in_arrays(enum want w, __u32 nr, __u32 abi,
  * fl: its flags_of(), which its caller has already read) that returned
  * ret. timed: c->delta_ns is its latency (untimed: a call that never
  * returns, recorded with ret 0; count-only mode; in sampled mode, a call
- * made outside a window). task may be NULL: it is fetched only when
- * needed (a helper call).
+ * made outside a window). counted: the call is counted here (calls,
+ * errors, bytes); not counted: only its latency is added, for a call
+ * counted elsewhere (sampled mode's exec, counted at rename). task may be
+ * NULL: it is fetched only when needed (a helper call).
  */
-static __always_inline void record(struct task_struct *task,
-				   const struct ended_call *c, __u8 fl,
-				   long ret, bool timed)
+static __always_inline void record_call(struct task_struct *task,
+					const struct ended_call *c, __u8 fl,
+					long ret, bool timed, bool counted)
 {
 	__u32 nr = c->nr, abi = c->abi;
 	struct sc_stats *st = NULL;
 	bool own = false;
 
+	if (!counted && !timed)
+		return;
 	if (in_arrays(c->w, nr, abi, c->fd_type)) {
 		__u32 idx = abi * SC_NR_MAX + nr;
 		struct sc_counts *cnt;
@@ -253,7 +258,7 @@ static __always_inline void record(struct task_struct *task,
 		st = bpf_map_lookup_elem(&nr_stats, &nr);
 		if (cnt && st) {
 			record_in_arrays(cnt, st, nr, abi, fl, ret, c->delta_ns,
-					 timed);
+					 timed, counted);
 			return;
 		}
 	}
@@ -262,12 +267,22 @@ static __always_inline void record(struct task_struct *task,
 	st = cell_of(task, c, &own);
 	if (!st)
 		return;
-	cell_add(&st->calls, 1, own);
-	stats_ret(st, nr, abi, fl, ret, c->fd_type, own);
+	if (counted) {
+		cell_add(&st->calls, 1, own);
+		stats_ret(st, nr, abi, fl, ret, c->fd_type, own);
+	}
 	if (!timed)
 		return;
 	cell_add(&st->total_ns, c->delta_ns, own);
 	add_latency(st, c->delta_ns, own);
+}
+
+/* A call counted and, if timed, timed: record_call()'s common case. */
+static __always_inline void record(struct task_struct *task,
+				   const struct ended_call *c, __u8 fl,
+				   long ret, bool timed)
+{
+	record_call(task, c, fl, ret, timed, true);
 }
 
 /*

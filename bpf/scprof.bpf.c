@@ -240,19 +240,6 @@ struct {
 	__type(value, struct sc_task);
 } tstore SEC(".maps");
 
-/* Count-only mode: the exec call a thread is in, as it was made (exec.bpf.h). */
-struct sc_exec_call {
-	__u32 nr;
-	__u32 abi;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__type(key, int);
-	__type(value, struct sc_exec_call);
-} exec_calls SEC(".maps");
-
 /* The general cells, per (process, ABI, syscall), created on first use. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -529,7 +516,8 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	struct task_struct *task;
 	long id = syscall_nr(regs);
 	enum want w;
-	bool timed;
+	bool timed, counted = true;
+	__u32 made_nr, made_abi;
 	__u64 t0, addr;
 	__u8 fl;
 
@@ -544,28 +532,35 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	if (timed)
 		cost_stamped();
 	/* The call as it exits: the stamp's verdict and kind are not kept
-	 * (sampled mode splits nothing by fd kind).
+	 * (sampled mode splits nothing by fd kind), its number and ABI only
+	 * for an exec.
 	 */
+	made_nr = c.nr;
+	made_abi = c.abi;
 	c.w = w;
 	c.fd_type = SC_FD_NONE;
 	if (!call_exit_nr_abi(regs, &task, id, &c.nr, &c.abi))
 		goto out;
 	fl = flags_of(c.nr, c.abi);
-	/* A new task's first return: not a call it made (no stamp either). */
-	if (ret == 0 && (fl & SC_NR_FORK))
-		goto out;
-	if (fl & SC_NR_EXEC) {
-		if (!task)
-			task = current_task();
-		exec_as_called(task, &c.nr, &c.abi);
+	/* A new task's first return: not a call it made (no stamp either).
+	 * A successful exec was counted at rename (exec.bpf.h); timed, its
+	 * latency is added under the call as its entry was stamped.
+	 */
+	if (ret == 0 && (fl & (SC_NR_FORK | SC_NR_EXEC))) {
+		if (!timed || !(fl & SC_NR_EXEC))
+			goto out;
+		c.nr = made_nr;
+		c.abi = made_abi;
+		fl = flags_of(c.nr, c.abi);
+		counted = false;
 	}
 	/* filed under the thread's cgroup at exit, as counted */
 	c.cgtag = task ? cgtag_of(task) : 0;
-	record(task, &c, fl, ret, timed);
+	record_call(task, &c, fl, ret, timed, counted);
 	if (timed)
 		slow_check(task, regs, &c, ret);
 	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, c.delta_ns,
-		     timed);
+		     timed, counted);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
 	return 0;
@@ -602,9 +597,9 @@ int BPF_PROG(sc_exec, struct task_struct *p, pid_t old_pid)
 	return 0;
 }
 
-/* Count-only mode: an exec renames the thread before it loads the new
- * program (begin_new_exec), while its registers still say which call it
- * is in. See exec.bpf.h.
+/* Count-only and sampled modes: an exec renames the thread before it
+ * loads the new program (begin_new_exec), while its registers still say
+ * which call it is in; it is counted there. See exec.bpf.h.
  */
 SEC("tp_btf/task_rename")
 int BPF_PROG(sc_exec_call, struct task_struct *task, const char *comm)
@@ -633,7 +628,6 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	/* Its state in hashes by thread id, before the id is reused. */
 	if (!KERN_TASK_STORAGE) {
 		thread_state_delete(&tstore, p, true);
-		thread_state_delete(&exec_calls, p, true);
 	}
 
 	/* Only the last thread of the group closes the process. */

@@ -45,8 +45,11 @@ static __always_inline bool tslot_claim(struct sc_tslot *ts, __u64 addr,
 }
 
 static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
-					   long ret, __u64 delta_ns, bool timed)
+					   long ret, __u64 delta_ns, bool timed,
+					   bool counted)
 {
+	if (!counted)
+		goto timing;
 	c->calls++;
 	if (is_error(ret)) {
 		c->errors++;
@@ -55,6 +58,7 @@ static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
 	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		c->bytes += ret;
 	}
+timing:
 	if (timed)
 		c->total_ns += delta_ns;
 }
@@ -62,7 +66,7 @@ static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
 /* A thread without a slot: its process's entry in ptotals. */
 static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
 					 __u32 cgtag, long ret, __u64 delta_ns,
-					 bool timed)
+					 bool timed, bool counted)
 {
 	struct sc_proc_key key;
 	struct sc_counts *c;
@@ -79,6 +83,8 @@ static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
 		}
 		proc_init(task, &key);
 	}
+	if (!counted)
+		goto timing;
 	__sync_fetch_and_add(&c->calls, 1);
 	if (is_error(ret)) {
 		__sync_fetch_and_add(&c->errors, 1);
@@ -87,6 +93,7 @@ static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
 	} else if (ret > 0 && (fl & SC_NR_IO)) {
 		__sync_fetch_and_add(&c->bytes, ret);
 	}
+timing:
 	if (timed)
 		__sync_fetch_and_add(&c->total_ns, delta_ns);
 }
@@ -107,7 +114,8 @@ static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 
 /* A call of the current thread (regs: its saved registers, known: regs
  * as a number or 0, scr: the scratch word of the calling program kind;
- * see regs_addr()) with flags fl (flags_of()) under cgroup tag cgtag.
+ * see regs_addr()) with flags fl (flags_of()) under cgroup tag cgtag;
+ * timed and counted as record_call() takes them.
  * task: the current task, or NULL when not fetched yet (a thread with its
  * slot needs none).
  */
@@ -115,7 +123,7 @@ static __always_inline void thread_count(struct task_struct *task,
 					 const struct pt_regs *regs,
 					 __u64 known, int scr, __u8 fl,
 					 __u32 cgtag, long ret, __u64 delta_ns,
-					 bool timed)
+					 bool timed, bool counted)
 {
 	struct sc_tslot *ts;
 	__u64 addr;
@@ -127,21 +135,21 @@ static __always_inline void thread_count(struct task_struct *task,
 	 */
 	if (!KERN_TASK_REGS) {
 		ptotal_count(task ?: current_task(), fl, cgtag, ret, delta_ns,
-			     timed);
+			     timed, counted);
 		return;
 	}
 	addr = regs_addr(regs, known, scr);
 	ts = tslot_of(addr);
 	if (addr && ts->owner == addr && !tslot_moved(ts, addr, cgtag)) {
-		counts_of_call(&ts->c, fl, ret, delta_ns, timed);
+		counts_of_call(&ts->c, fl, ret, delta_ns, timed, counted);
 		return;
 	}
 	if (!task)
 		task = current_task();
 	if (addr && tslot_claim(ts, addr, task, cgtag))
-		counts_of_call(&ts->c, fl, ret, delta_ns, timed);
+		counts_of_call(&ts->c, fl, ret, delta_ns, timed, counted);
 	else
-		ptotal_count(task, fl, cgtag, ret, delta_ns, timed);
+		ptotal_count(task, fl, cgtag, ret, delta_ns, timed, counted);
 }
 
 /* A thread exits (regs: its stack): its slot, if it has one, is dead

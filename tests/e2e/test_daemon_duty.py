@@ -9,6 +9,7 @@ machine do not matter; counts are compared with what the workload made.
 """
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -270,3 +271,57 @@ def test_a_thread_on_a_dead_threads_stack_gets_its_slot(daemons, gates):
     in_hash = map_calls(d.pid, "ptotals")
     assert in_hash < calls * 0.1, \
         f"{in_hash} of {calls} calls counted by process, not in slots"
+
+
+# ---- an exec: counted as made, timed under the call as made -----------------
+
+def exec_calls_of(samples, metric):
+    """{(syscall, abi): value} of metric for execve and execveat."""
+    return {(l["syscall"], l["abi"]): v for n, l, v in samples
+            if n == metric and l.get("syscall") in ("execve", "execveat")}
+
+
+@pytest.mark.parametrize("duty", ["1", "0"])
+def test_exec_is_counted_and_timed_as_made(daemons, gates, duty):
+    """Sampled mode counts a successful exec when it renames the thread,
+    under the ABI and number it was made with (the kernel rewrites both
+    for the new program), and its sys_exit adds only the latency, under
+    the call its entry stamped (exec.bpf.h). The gate's own exec is a
+    64-bit execve: each case's counts are strace's (test_modes) plus one,
+    and at --latency-duty 1 every exec is timed once, in its own row."""
+    from test_modes import exec_cases
+    fexecve = ["python3", "-c", "import os; os.execve(os.open('/bin/true', "
+               "os.O_RDONLY), ['true'], {})"]
+    cases = [(what, cmd, {("execve", abi): n for abi, n in want.items()})
+             for what, cmd, want in exec_cases()]
+    cases.append(("execveat", fexecve,
+                  {("execve", "64"): 1, ("execveat", "64"): 1}))
+    for what, cmd, want in cases:
+        # (the gate's sh would try PATH's directories in turn: failed
+        # execs, counted too)
+        g = gates([shutil.which(cmd[0])] + cmd[1:])
+        d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                     "--latency-duty", duty])
+        g.release()
+        assert g.wait() == 0, what
+        s = quiesce(d, lambda s: sum(exec_calls_of(
+            s, "scprof_syscalls_total").values()) >= sum(want.values()),
+            f"{what}: its execs counted")
+        time.sleep(0.5)  # anything counted twice would show now
+        s, _ = parse(d.metrics())
+        assert exec_calls_of(s, "scprof_syscalls_total") == want, what
+        timed = exec_calls_of(s, "scprof_syscall_duration_seconds_count")
+        if duty == "1":
+            assert timed == want, (what, timed)
+            sums = exec_calls_of(s, "scprof_syscall_duration_seconds_sum")
+            assert all(0 < v < 10 for v in sums.values()), (what, sums)
+        else:
+            assert not any(timed.values()), (what, timed)
+        check_histograms(s)
+        # the per-name series count each exec once too
+        comm = sum(v for n, _, v in s if n == "scprof_comm_syscalls_total")
+        total = sum(v for n, _, v in s if n == "scprof_syscalls_total")
+        assert comm == total, (what, comm, total)
+        # no 32-bit call was filed in the 64-bit table under its number
+        assert value(s, "scprof_syscalls_total", syscall="writev",
+                     abi="64") is None, what

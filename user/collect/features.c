@@ -327,13 +327,8 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	skel->rodata->kern_task_storage = k.task_storage;
 	skel->rodata->kern_task_regs = k.task_regs;
 	if (!k.task_storage) {
-		struct bpf_map *maps[] = { skel->maps.tstore,
-					   skel->maps.exec_calls };
-
-		for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++) {
-			bpf_map__set_type(maps[i], BPF_MAP_TYPE_HASH);
-			bpf_map__set_max_entries(maps[i], TID_HASH_ENTRIES);
-		}
+		bpf_map__set_type(skel->maps.tstore, BPF_MAP_TYPE_HASH);
+		bpf_map__set_max_entries(skel->maps.tstore, TID_HASH_ENTRIES);
 	}
 	ncpus = libbpf_num_possible_cpus();
 	/* The fast paths (the non-target cache, the calls-in-flight table,
