@@ -84,6 +84,17 @@ def check_seen(cfg, text, pid, results):
         r["seen"] = seen.get(k, 0)
 
 
+def neighbour_base(pre, post):
+    """The bare figure a probed run is compared with: the faster of the
+    bare runs just before and after it. Noise only ever slows a run down,
+    and a bare run sometimes is, as a whole: in one run 8 of 120 bare
+    getppid runs took 45-60 ns a call more than the other 112 (165 +- 0.3
+    ns), and with the two runs' mean each of them took ~25 ns off two
+    probes' added cost (floor-exit's came out at 61 ns while it ran at
+    250.7 ns a call, 85.7 over bare, in all five repetitions)."""
+    return min(pre, post)
+
+
 def run_matrix(a, cfgs, tmpdir):
     """{config name: [ {kind: result} per rep ]}, bare under "bare"."""
     res = {"bare": []}
@@ -112,7 +123,7 @@ def run_matrix(a, cfgs, tmpdir):
             # A long run is compared by its mean with its neighbours'.
             stat = "mean_ns" if c.long_run else "ns"
             for k in a.kinds:
-                base = (pre[k][stat] + post[k][stat]) / 2
+                base = neighbour_base(pre[k][stat], post[k][stat])
                 added[c.name][k].append(r[k]["ns"] - base)
                 r[k]["ratio_to_neighbours"] = r[k]["ns"] / base
             before = post

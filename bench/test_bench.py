@@ -10,6 +10,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chart  # noqa: E402
 import compare  # noqa: E402
+import loops  # noqa: E402
 import probes  # noqa: E402
 
 STRACE = """% time     seconds  usecs/call     calls    errors syscall
@@ -230,3 +231,23 @@ def test_budget_is_compared_a_window_at_a_time():
     assert abs(a["budget_s"] - 0.2) < 1e-9
     assert abs(a["limit_ns"] - 108) < 1e-9           # 100 + 3 + 5
     assert cost.budgeted(dd) and not cost.budgeted(d0)
+
+
+def test_added_cost_is_against_the_faster_bare_neighbour(monkeypatch):
+    """A bare run slowed as a whole (noise only slows) must not lower the
+    added cost of the probes beside it: bare 165, probe 250, bare 215
+    (slowed), probe 250, bare 165 is +85 for both probes, not +60."""
+    figures = iter([165.0, 250.0, 215.0, 250.0, 165.0])
+
+    def run_once(a, cfg, tmpdir, long_run=False):
+        v = next(figures)
+        return {"getppid": {"ns": v, "mean_ns": v}}
+
+    monkeypatch.setattr(loops, "run_once", run_once)
+    monkeypatch.setattr(loops, "log", lambda *_: None)
+    a = type("A", (), {"reps": 1, "kinds": ["getppid"]})()
+    cfgs = [probes.Config("P", None, None), probes.Config("Q", None, None)]
+    res, added = loops.run_matrix(a, cfgs, "/nonexistent")
+    assert added == {"P": {"getppid": [85.0]}, "Q": {"getppid": [85.0]}}
+    assert [r["getppid"]["ns"] for r in res["bare"]] == [165.0, 215.0, 165.0]
+
