@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from conftest import SCPROF, TIMEOUT, workload
+from conftest import CLEAN_ENV, SCPROF, TIMEOUT, workload
 from test_daemon import (check_histograms, daemons, gates,  # noqa: F401
                          parse, quiesce, value)
 
@@ -298,8 +298,9 @@ def test_exec_is_counted_and_timed_as_made(daemons, gates, duty):
                   {("execve", "64"): 1, ("execveat", "64"): 1}))
     for what, cmd, want in cases:
         # (the gate's sh would try PATH's directories in turn: failed
-        # execs, counted too)
-        g = gates([shutil.which(cmd[0])] + cmd[1:])
+        # execs, counted too; and the clean PATH's python3, not a
+        # version manager's shim script, which execs more)
+        g = gates([shutil.which(cmd[0], path=CLEAN_ENV["PATH"])] + cmd[1:])
         d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
                      "--latency-duty", duty])
         g.release()
