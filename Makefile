@@ -263,20 +263,21 @@ test: deps-test
 # when there is one (exit status 3 when a configuration got dearer);
 # BENCH_ARGS=--readme also writes them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
+BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(BENCH_OUT)/rcumark
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
 
-$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_OUT)
+$(BENCH_OUT)/%.bpf.o: bench/%.bpf.c | $(BENCH_OUT)
 	$(call msg,BPF,$@)
 	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
+$(BENCH_OUT)/%.skel.h: $(BENCH_OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h
+$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark: $(BENCH_OUT)/%: bench/%.c \
+		$(BENCH_OUT)/%.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
 

@@ -12,6 +12,9 @@ budget  The daemon's latency budget against what it really costs. Long
         every call made while a window was open. A budgeted daemon's
         loop starts in phase with its periods (one window each), and its
         windows are also compared one at a time with a period's budget.
+        Every loop, bare ones included, is marked by an RCU Tasks Trace
+        grace period in its warm-up (probes.mark_running), the state a
+        daemon's first closing window leaves a busy thread in.
 
 where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         the getppid loop and on nginx under ab: ns per run, per call of
@@ -20,6 +23,7 @@ where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         same workload), and per request. bpf_stats puts its own clock
         reads in every figure: the empty floor programs show how much.
 """
+import copy
 import os
 import re
 import time
@@ -71,10 +75,19 @@ def daemon_url(tout):
     raise BenchError("the daemon never said where it serves metrics")
 
 
+# The one configuration whose loops are not marked (probes.py, "RCU Tasks
+# Trace marks"): against -C -a's, what the mark costs.
+UNMARKED = "scprof -C -a (loop not marked)"
+
+
 def budget_configs(a, cfgs):
     by = {c.name: c for c in cfgs}
     out = [by[n] for n in (FLOORS["exit"], FLOORS["pair"], "scprof -C -a")
            if n in by]
+    if "scprof -C -a" in by:
+        c = copy.copy(by["scprof -C -a"])
+        c.name, c.label = UNMARKED, "-C -a, not marked"
+        out.append(c)
     S = a.scprof
     for label, extra in (("defaults", []),
                          ("--max-overhead 5", ["--max-overhead", "5"]),
@@ -125,7 +138,8 @@ def run_budget(a, cfgs, tmp):
     bare = []
     for rep in range(a.reps):
         order = bcfgs[rep % len(bcfgs):] + bcfgs[:rep % len(bcfgs)]
-        before = loops.run_once(a, None, tmp, True, secs, ["getppid"])
+        before = loops.run_once(a, None, tmp, True, secs, ["getppid"],
+                                mark=True)
         bare.append(before["getppid"])
         for c in order:
             log("  budget, rep %d/%d: %s" % (rep + 1, a.reps, c.name))
@@ -140,12 +154,15 @@ def run_budget(a, cfgs, tmp):
                     wait_for_phase(seen["url"], secs)
                 seen[when] = (time.monotonic(), scrape(seen["url"]))
 
-            r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook)
-            after = loops.run_once(a, None, tmp, True, secs, ["getppid"])
+            r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook,
+                               mark=c.name != UNMARKED)
+            after = loops.run_once(a, None, tmp, True, secs, ["getppid"],
+                                   mark=True)
             g = r["getppid"]
             base = (before["getppid"]["mean_ns"] +
                     after["getppid"]["mean_ns"]) / 2
             row = {"ns": g["mean_ns"], "bare_ns": base,
+                   "rcu_marked": g.get("rcu_marked"),
                    "added_ns": g["mean_ns"] - base,
                    "calls": g["timed"], "seconds": g["timed"] * g["mean_ns"]
                    / 1e9}
@@ -183,7 +200,8 @@ def summarize_budget(bcfgs, runs, bare, secs):
                "added_ns": med([r["added_ns"] for r in rs]),
                "added_min": min(r["added_ns"] for r in rs),
                "added_max": max(r["added_ns"] for r in rs),
-               "calls": med([r["calls"] for r in rs]), "runs": rs}
+               "calls": med([r["calls"] for r in rs]), "runs": rs,
+               "rcu_marked": sum(1 for r in rs if r.get("rcu_marked"))}
         # The loop's lost time over its timed part: added ns x calls.
         row["lost_s"] = med([r["added_ns"] * r["calls"] / 1e9 for r in rs])
         ms = [r for r in rs if "metrics" in r]
@@ -216,7 +234,9 @@ def summarize_budget(bcfgs, runs, bare, secs):
         rows.append(row)
     by = {r["config"]: r for r in rows}
     bare_ns = med([b["mean_ns"] for b in bare])
-    out = {"seconds": secs, "bare_ns": bare_ns, "rows": rows}
+    out = {"seconds": secs, "bare_ns": bare_ns, "rows": rows,
+           "bare_rcu_marked": sum(1 for b in bare if b.get("rcu_marked")),
+           "bare_runs": len(bare)}
     fe, fp, ca = (by.get(FLOORS["exit"]), by.get(FLOORS["pair"]),
                   by.get("scprof -C -a"))
     d0 = by.get("scprof daemon (--latency-duty 0)")
@@ -225,6 +245,9 @@ def summarize_budget(bcfgs, runs, bare, secs):
         out["daemon_count_over_C_a_ns"] = d0["added_ns"] - ca["added_ns"]
     if fe and fp:
         out["enter_attach_ns"] = fp["added_ns"] - fe["added_ns"]
+    if ca and UNMARKED in by:
+        # What a thread's mark costs it a call (-C -a marked - not)
+        out["mark_ns"] = ca["added_ns"] - by[UNMARKED]["added_ns"]
     for r in rows:
         if not r["config"].startswith("scprof daemon") or "claimed" not in r:
             continue
@@ -266,6 +289,20 @@ def summarize_budget(bcfgs, runs, bare, secs):
 def report_budget(sec):
     print("Budget: getppid loops of %g s (means), each between bare runs; "
           "bare %.0f ns/call" % (sec["seconds"], sec["bare_ns"]))
+    rows = [r for r in sec["rows"] if r["config"] != UNMARKED]
+    runs = sec.get("bare_runs", 0) + sum(len(r["runs"]) for r in rows)
+    marked = sec.get("bare_rcu_marked", 0) + \
+        sum(r.get("rcu_marked", 0) for r in rows)
+    print("  loops marked by an RCU Tasks Trace grace period in their "
+          "warm-up: %d of %d" % (marked, runs), end="")
+    for r in sec["rows"]:
+        if r["config"] == UNMARKED:
+            print("; %s: %d of %d marked all the same" % (
+                r["config"], r.get("rcu_marked", 0), len(r["runs"])), end="")
+    print()
+    if "mark_ns" in sec:
+        print("  the mark costs a thread %+.1f ns a call (-C -a, marked - "
+              "not)" % sec["mark_ns"])
     if "enter_attach_ns" in sec:
         print("  attaching an empty sys_enter next to sys_exit adds %.0f ns "
               "a call (floor-pair - floor-exit)" % sec["enter_attach_ns"])

@@ -14,15 +14,19 @@ import time
 import urllib.request
 
 from probes import (FLOORS, BenchError, BpfStats, Running, foreign_probes,
-                    log, med, stop, tracing_progs, wait_attached)
+                    log, mark_running, med, rcu_marks, stop, tracing_progs,
+                    wait_attached)
 
 
 def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
-             hook=None):
+             hook=None, mark=None):
     """One loop run, bare (cfg None) or under a probe: {kind: result}.
     secs and kinds override the section's; hook(when, tracer, tracer
     output file) is called with "start" once the probe is attached and
-    "end" when the loop is done, while the probe still runs."""
+    "end" when the loop is done, while the probe still runs. mark True:
+    the loop is marked (probes.mark_running) in its warm-up; True or
+    False: each result's "rcu_marked" says whether the loop was marked
+    when it ended (None: a kernel without marks)."""
     kinds = kinds or a.kinds
     secs = secs or (a.long_seconds if long_run else a.seconds)
     stat = "mean_ns" if long_run else a.stat
@@ -33,32 +37,47 @@ def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
     try:
         if loop.stdout.readline().strip() != "ready":
             raise BenchError("sysloop did not start")
+        after_go = (lambda: mark_running(a, loop.pid)) if mark else None
         if cfg is None:
-            results = timed_loop(loop, kinds, stat)
+            results = timed_loop(loop, kinds, stat, after_go)
             foreign = foreign_probes(set())
         else:
             with Running(a, cfg, loop.pid, tmpdir) as t:
                 foreign = foreign_probes({t.proc.pid})
                 if hook:
                     hook("start", t.proc, t.tout)
-                results = timed_loop(loop, kinds, stat)
+                results = timed_loop(loop, kinds, stat, after_go)
                 if hook:
                     hook("end", t.proc, t.tout)
                 text = t.finish()
             check_seen(cfg, text, loop.pid, results)
+        marked = None if mark is None else loop_marked(a, loop.pid)
         for r in results.values():
             r["foreign_probes"] = foreign
+            if mark is not None:
+                r["rcu_marked"] = marked
         return results
     finally:
         loop.stdin.close()
         loop.wait()
 
 
-def timed_loop(loop, kinds, stat):
-    """Let a ready sysloop go; its result line for each kind."""
+def loop_marked(a, pid):
+    """Is the (one-threaded) loop pid marked? None: no marks here."""
+    marks = rcu_marks(a, pid)
+    if not marks or min(marks.values()) < 0:
+        return None
+    return all(marks.values())
+
+
+def timed_loop(loop, kinds, stat, after_go=None):
+    """Let a ready sysloop go; its result line for each kind. after_go()
+    is called once it goes, in its warm-up."""
     results = {}
     loop.stdin.write("go\n")
     loop.stdin.flush()
+    if after_go:
+        after_go()
     for _ in kinds:
         tok = loop.stdout.readline().split()
         if len(tok) != 5:

@@ -481,6 +481,63 @@ def wait_attached(cfg, tracer, loop_pid, timeout):
     raise BenchError("%s: not attached after %gs" % (cfg.name, timeout))
 
 
+# ---- RCU Tasks Trace marks ---------------------------------------------
+#
+# The syscall tracepoints run their probes under RCU Tasks Trace (kernels
+# 6.13 on, before its reimplementation on SRCU). A grace period of it,
+# which every removal of a probe from a syscall tracepoint starts (a probe
+# that stops; a daemon's latency window that closes), leaves each thread
+# that was running at that moment marked (need_qs), for good: from then on
+# each of its syscall tracepoint calls takes the slow unlock, a full
+# barrier. So a long-lived busy thread is marked sooner or later, and a
+# fresh one is not: the budget section marks every loop it times, bare
+# ones included, so that its figures compare alike (the machine section
+# measures what the mark costs).
+
+def rcu_marks(a, pid):
+    """{tid: need_qs} for process pid's threads (bench/rcumark.c): 0 not
+    marked, -1 a kernel without the state."""
+    p = subprocess.run([a.bin + "/rcumark", str(pid)], capture_output=True,
+                       text=True, check=False)
+    if p.returncode:
+        raise BenchError("rcumark: %s" % p.stderr.strip())
+    marks = {}
+    for line in p.stdout.splitlines():
+        tok = line.split()
+        if len(tok) == 2:
+            marks[int(tok[0])] = int(tok[1])
+    return marks
+
+
+def mark_running(a, pid, tries=3, timeout=2.0):
+    """Mark the threads of pid, which must be running syscalls: a grace
+    period (an empty sys_enter program attached and removed), then wait
+    until they are marked. True when they are, False when not in time,
+    None on a kernel without marks."""
+    for _ in range(tries):
+        marks = rcu_marks(a, pid)
+        if not marks or min(marks.values()) < 0:
+            return None
+        if all(marks.values()):
+            return True
+        f = subprocess.Popen([a.bin + "/floor"], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, text=True)
+        try:
+            attached = f.stdout.readline().strip() == "attached"
+        finally:
+            stop(f)
+            f.stdout.close()
+        if not attached:
+            raise BenchError("floor did not attach")
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            marks = rcu_marks(a, pid)
+            if marks and all(marks.values()):
+                return True
+            time.sleep(0.05)
+    return False
+
+
 def settle(prog_ids, timeout=10):
     """Wait until a stopped probe's BPF programs are freed: the kernel
     tears them down after the process exits, and a teardown in progress

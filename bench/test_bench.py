@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """The benchmark's own logic, without measuring anything: report parsers,
 the baseline comparison, the chart (`make bench-test`)."""
+import argparse
 import copy
 import os
 import sys
@@ -231,6 +232,33 @@ def test_budget_is_compared_a_window_at_a_time():
     assert abs(a["budget_s"] - 0.2) < 1e-9
     assert abs(a["limit_ns"] - 108) < 1e-9           # 100 + 3 + 5
     assert cost.budgeted(dd) and not cost.budgeted(d0)
+
+
+def test_budget_compares_marked_loops_and_prices_the_mark(capsys):
+    """Every budget loop is marked but -C -a's copy (probes.py, "RCU Tasks
+    Trace marks"): the mark's cost is -C -a marked less not, and the
+    report counts the marked runs apart from that copy's."""
+    import cost
+
+    ca = probes.Config("scprof -C -a", None, "bpf", None)
+    cfgs = cost.budget_configs(argparse.Namespace(scprof="scprof"), [ca])
+    un = [c for c in cfgs if c.name == cost.UNMARKED]
+    assert len(un) == 1 and un[0] is not ca and ca.name == "scprof -C -a"
+
+    def row(added, marked):
+        return {"added_ns": added, "calls": 100e6, "ns": 300 + added,
+                "bare_ns": 300, "rcu_marked": marked}
+    runs = {ca.name: [row(100, True), row(102, True)],
+            cost.UNMARKED: [row(88, False), row(90, True)]}
+    out = cost.summarize_budget(
+        [ca, un[0]], runs,
+        [{"mean_ns": 300, "rcu_marked": True}] * 3, 20)
+    assert abs(out["mark_ns"] - 12) < 1e-9           # 101 - 89
+    cost.report_budget(out)
+    text = capsys.readouterr().out
+    assert "warm-up: 5 of 5;" in text, text          # 3 bare + 2 -C -a
+    assert "1 of 2 marked all the same" in text, text
+    assert "+12.0 ns a call" in text, text
 
 
 def test_added_cost_is_against_the_faster_bare_neighbour(monkeypatch):

@@ -112,6 +112,10 @@ def test_duty_0_times_nothing_and_counts_everything(daemons, gates):
     # the counting part still costs, and says so
     assert value(s, "scprof_bpf_run_seconds_total", program="sys_exit") > 0
     assert value(s, "scprof_bpf_run_seconds_total", program="sys_enter") == 0
+    # no window opens, not even to measure a window's dispatch: closing
+    # one marks the threads running then for good (docs/daemon.md, "What
+    # closing a window leaves behind")
+    assert value(s, "scprof_latency_dispatch_seconds") is None
 
 
 def test_calls_that_straddle_a_window_edge_are_not_timed(daemons, gates):
