@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A thread exits (sched_process_exit): what it leaves behind on its kernel
- * stack is forgotten, and in count-only mode the exit or exit_group call
- * it leaves through, which never reaches sys_exit, is counted.
+ * stack is forgotten, and in count-only and sampled modes the exit or
+ * exit_group call it leaves through, which never reaches sys_exit, is
+ * counted (count_current(), which exec.bpf.h uses too).
  *
  * Uses the settings scprof.bpf.c defines before it includes this file:
- * want_cache_on, flight_on.
+ * want_cache_on, flight_on, thread_totals, progs.
  */
 #ifndef SCPROF_EXIT_BPF_H
 #define SCPROF_EXIT_BPF_H
@@ -51,10 +52,11 @@ static __always_inline void count_current(struct task_struct *p,
 }
 
 /*
- * Count-only and sampled modes: a thread leaving through exit or exit_group never
- * reaches sys_exit, so it is counted here: the syscall it is in is still in
- * its registers, and a thread killed by a signal has the signal in the low
- * bits of its exit code (one leaving through exit_group has 0 there).
+ * Count-only and sampled modes: a thread leaving through exit or
+ * exit_group never reaches sys_exit, so it is counted here: the syscall it
+ * is in is still in its registers, and a thread killed by a signal has
+ * the signal in the low bits of its exit code (one leaving through
+ * exit_group has 0 there).
  */
 static __always_inline void count_noreturn(struct task_struct *p)
 {
