@@ -491,8 +491,8 @@ def wait_attached(cfg, tracer, loop_pid, timeout):
 # each of its syscall tracepoint calls takes the slow unlock, a full
 # barrier. So a long-lived busy thread is marked sooner or later, and a
 # fresh one is not: the budget section marks every loop it times, bare
-# ones included, so that its figures compare alike (the machine section
-# measures what the mark costs).
+# ones included, so that its figures compare alike, but the loops of one
+# copy of -C -a, which price the mark (cost.UNMARKED).
 
 def rcu_marks(a, pid):
     """{tid: need_qs} for process pid's threads (bench/rcumark.c): 0 not
