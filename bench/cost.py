@@ -286,12 +286,10 @@ def summarize_budget(bcfgs, runs, bare, secs):
     return out
 
 
-def report_budget(sec):
-    print("Budget: getppid loops of %g s (means), each between bare runs; "
-          "bare %.0f ns/call" % (sec["seconds"], sec["bare_ns"]))
+def report_marks(sec):
     rows = [r for r in sec["rows"] if r["config"] != UNMARKED]
-    runs = sec.get("bare_runs", 0) + sum(len(r["runs"]) for r in rows)
-    marked = sec.get("bare_rcu_marked", 0) + \
+    runs = sec["bare_runs"] + sum(len(r["runs"]) for r in rows)
+    marked = sec["bare_rcu_marked"] + \
         sum(r.get("rcu_marked", 0) for r in rows)
     print("  loops marked by an RCU Tasks Trace grace period in their "
           "warm-up: %d of %d" % (marked, runs), end="")
@@ -300,6 +298,13 @@ def report_budget(sec):
             print("; %s: %d of %d marked all the same" % (
                 r["config"], r.get("rcu_marked", 0), len(r["runs"])), end="")
     print()
+
+
+def report_budget(sec):
+    print("Budget: getppid loops of %g s (means), each between bare runs; "
+          "bare %.0f ns/call" % (sec["seconds"], sec["bare_ns"]))
+    if "bare_runs" in sec:  # (runs before e80462d marked nothing)
+        report_marks(sec)
     if "mark_ns" in sec:
         print("  the mark costs a thread %+.1f ns a call (-C -a, marked - "
               "not)" % sec["mark_ns"])
