@@ -14,7 +14,7 @@ import time
 import urllib.request
 
 from probes import (FLOORS, BenchError, BpfStats, Running, foreign_probes,
-                    log, mark_running, med, rcu_marks, stop, tracing_progs,
+                    log, mark_running, med, rcu_marked, stop, tracing_progs,
                     wait_attached)
 
 
@@ -51,7 +51,7 @@ def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
                     hook("end", t.proc, t.tout)
                 text = t.finish()
             check_seen(cfg, text, loop.pid, results)
-        marked = None if mark is None else loop_marked(a, loop.pid)
+        marked = None if mark is None else rcu_marked(a, loop.pid)
         for r in results.values():
             r["foreign_probes"] = foreign
             if mark is not None:
@@ -60,14 +60,6 @@ def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
     finally:
         loop.stdin.close()
         loop.wait()
-
-
-def loop_marked(a, pid):
-    """Is the (one-threaded) loop pid marked? None: no marks here."""
-    marks = rcu_marks(a, pid)
-    if not marks or min(marks.values()) < 0:
-        return None
-    return all(marks.values())
 
 
 def timed_loop(loop, kinds, stat, after_go=None):

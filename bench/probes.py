@@ -509,17 +509,24 @@ def rcu_marks(a, pid):
     return marks
 
 
+def rcu_marked(a, pid):
+    """Are all of process pid's threads marked? None on a kernel without
+    marks."""
+    marks = rcu_marks(a, pid)
+    if not marks or min(marks.values()) < 0:
+        return None
+    return all(marks.values())
+
+
 def mark_running(a, pid, tries=3, timeout=2.0):
     """Mark the threads of pid, which must be running syscalls: a grace
     period (an empty sys_enter program attached and removed), then wait
     until they are marked. True when they are, False when not in time,
     None on a kernel without marks."""
     for _ in range(tries):
-        marks = rcu_marks(a, pid)
-        if not marks or min(marks.values()) < 0:
-            return None
-        if all(marks.values()):
-            return True
+        marked = rcu_marked(a, pid)
+        if marked is not False:
+            return marked
         f = subprocess.Popen([a.bin + "/floor"], stdin=subprocess.DEVNULL,
                              stdout=subprocess.PIPE, text=True)
         try:
@@ -531,8 +538,7 @@ def mark_running(a, pid, tries=3, timeout=2.0):
             raise BenchError("floor did not attach")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            marks = rcu_marks(a, pid)
-            if marks and all(marks.values()):
+            if rcu_marked(a, pid):
                 return True
             time.sleep(0.05)
     return False
