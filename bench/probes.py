@@ -492,7 +492,9 @@ def wait_attached(cfg, tracer, loop_pid, timeout):
 # barrier. So a long-lived busy thread is marked sooner or later, and a
 # fresh one is not: the budget section marks every loop it times, bare
 # ones included, so that its figures compare alike, but the loops of one
-# copy of -C -a, which price the mark (cost.UNMARKED).
+# copy of -C -a, which price the mark (cost.UNMARKED); the services section
+# marks each server's main thread in its warm-up, before the first probe
+# that stops would (services.warm_up).
 
 def rcu_marks(a, pid):
     """{tid: need_qs} for process pid's threads (bench/rcumark.c): 0 not
@@ -509,22 +511,25 @@ def rcu_marks(a, pid):
     return marks
 
 
-def rcu_marked(a, pid):
-    """Are all of process pid's threads marked? None on a kernel without
-    marks."""
+def rcu_marked(a, pid, tids=None):
+    """Are all of process pid's threads (or those of tids) marked? None on
+    a kernel without marks."""
     marks = rcu_marks(a, pid)
+    if tids is not None:
+        marks = {t: m for t, m in marks.items() if t in tids}
     if not marks or min(marks.values()) < 0:
         return None
     return all(marks.values())
 
 
-def mark_running(a, pid, tries=3, timeout=2.0):
-    """Mark the threads of pid, which must be running syscalls: a grace
+def mark_running(a, pid, tries=3, timeout=2.0, tids=None):
+    """Mark the threads of pid (or those of tids: a server's busy ones, its
+    sleeping ones never are), which must be running syscalls: a grace
     period (an empty sys_enter program attached and removed), then wait
     until they are marked. True when they are, False when not in time,
     None on a kernel without marks."""
     for _ in range(tries):
-        marked = rcu_marked(a, pid)
+        marked = rcu_marked(a, pid, tids)
         if marked is not False:
             return marked
         f = subprocess.Popen([a.bin + "/floor"], stdin=subprocess.DEVNULL,
@@ -538,7 +543,7 @@ def mark_running(a, pid, tries=3, timeout=2.0):
             raise BenchError("floor did not attach")
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            if rcu_marked(a, pid):
+            if rcu_marked(a, pid, tids):
                 return True
             time.sleep(0.05)
     return False

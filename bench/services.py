@@ -19,17 +19,20 @@ pipeline of requests), so a probe that missed part of the window is an
 error, not a figure. A run's ratio is its requests/s over the mean of the
 bare runs just before and after it; the table gives the median over
 repetitions and the min-max, and the bare runs' own spread (each against
-its neighbours) is the noise figure.
+its neighbours) is the noise figure. The warm-up marks the server's main
+thread by an RCU Tasks Trace grace period (probes.py), as the first probe to
+stop would: every run, bare ones too, sees it marked.
 """
 import os
 import re
 import shutil
 import socket
 import subprocess
+import threading
 import time
 
-from probes import BenchError, Running, foreign_probes, log, med, \
-    parse_scprof_csv
+from probes import BenchError, Running, foreign_probes, log, mark_running, \
+    med, parse_scprof_csv, rcu_marked
 
 WORKLOADS = ("nginx", "redis", "redis-P16")
 
@@ -312,13 +315,41 @@ def run_once(a, w, cfg, tmpdir):
     return r
 
 
+def warm_up(a, w):
+    """Load the server, not counted, and mark its main thread, the one
+    that serves (probes.py, "RCU Tasks Trace marks"): the first probe that
+    stops would, so every run, bare ones too, sees it marked alike.
+    True/False: marked or not; None: a kernel without marks."""
+    w.load(min(1.0, a.service_seconds))
+    failed = []
+
+    def load():
+        try:
+            w.load(4.0)
+        except BenchError as e:
+            failed.append(e)
+    t = threading.Thread(target=load)
+    t.start()
+    try:
+        time.sleep(0.5)  # (redis: its clients connect)
+        marked = mark_running(a, w.pid, tries=3, timeout=0.8, tids={w.pid})
+    finally:
+        t.join()
+    if failed:
+        raise failed[0]
+    return marked
+
+
 def run_workload(a, w, cfgs, tmpdir):
     res = {"bare": []}
     ratios = {c.name: [] for c in cfgs}
     bare_ratios = []
     for c in cfgs:
         res[c.name] = []
-    w.load(min(1.0, a.service_seconds))  # warm-up, not counted
+    marks = {"warm_up": warm_up(a, w)}
+    log("  %s: its main thread %s" % (w.name, {
+        True: "marked in the warm-up", False: "not marked in the warm-up",
+        None: "(a kernel without RCU Tasks Trace marks)"}[marks["warm_up"]]))
     for rep in range(a.reps):
         order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
         before = run_once(a, w, None, tmpdir)
@@ -346,7 +377,9 @@ def run_workload(a, w, cfgs, tmpdir):
                 bare_ratios.append(before["rps"] /
                                    ((prev_bare["rps"] + after["rps"]) / 2))
             prev_bare, before = before, after
-    return res, ratios, bare_ratios
+    # (still marked: a mark is for good, barring a kernel change)
+    marks["end"] = rcu_marked(a, w.pid, {w.pid})
+    return res, ratios, bare_ratios, marks
 
 
 def summarize(cfgs, ratios, res):
@@ -386,7 +419,8 @@ def run(a, cfgs, tmpdir):
         t0 = time.monotonic()
         try:
             w.start()
-            res, ratios, bare_ratios = run_workload(a, w, cfgs, tmpdir)
+            res, ratios, bare_ratios, marks = run_workload(a, w, cfgs,
+                                                           tmpdir)
         finally:
             w.stop()
         bare = [r["rps"] for r in res["bare"]]
@@ -401,6 +435,9 @@ def run(a, cfgs, tmpdir):
             "noise_max": max(noise) if noise else None,
             "foreign_probes": max(r["foreign_probes"] for v in res.values()
                                   for r in v),
+            # its main thread's RCU Tasks Trace mark after the warm-up and
+            # at the end (None: a kernel without marks)
+            "marked": marks["warm_up"], "marked_at_end": marks["end"],
             "raw": res, "minutes": (time.monotonic() - t0) / 60}
     return out
 
@@ -432,6 +469,11 @@ def report(sec):
                 "" if r["calls_per_request"] is None else
                 "%.1f" % r["calls_per_request"],
                 "" if cpu is None else "%.1f%%" % (100 * cpu)))
+        if wl.get("marked") is not None:  # (runs before this: no record)
+            print("  the server's main thread: %s in the warm-up, %s at "
+                  "the end (RCU Tasks Trace)" % (
+                      "marked" if wl["marked"] else "NOT marked",
+                      "marked" if wl["marked_at_end"] else "NOT marked"))
         if wl["foreign_probes"]:
             print("  warning: up to %d BPF tracing programs of other "
                   "processes were loaded during runs: bare is not bare" %

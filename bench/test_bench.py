@@ -279,3 +279,36 @@ def test_added_cost_is_against_the_faster_bare_neighbour(monkeypatch):
     assert added == {"P": {"getppid": [85.0]}, "Q": {"getppid": [85.0]}}
     assert [r["getppid"]["ns"] for r in res["bare"]] == [165.0, 215.0, 165.0]
 
+
+
+def test_services_mark_the_servers_main_thread_under_load(monkeypatch):
+    """The services warm-up marks the server's main thread alone (a
+    server's sleeping threads are never marked) while it serves: the
+    marking runs during a load, not after it."""
+    import services
+
+    import threading
+
+    events, marked = [], threading.Event()
+
+    class W:
+        pid = 4242
+
+        def load(self, secs):
+            events.append(("load", secs))
+            if secs > 1:  # the marking load: marked while it runs
+                events.append(("load done", marked.wait(5)))
+            return {"rps": 1.0, "requests": 1, "per_call": 1}
+
+    def mark_running(a, pid, tries=3, timeout=2.0, tids=None):
+        events.append(("mark", pid, tids))
+        marked.set()
+        return True
+
+    monkeypatch.setattr(services, "mark_running", mark_running)
+    monkeypatch.setattr(services.time, "sleep", lambda s: None)
+    a = argparse.Namespace(service_seconds=5)
+    assert services.warm_up(a, W()) is True
+    assert events[0] == ("load", 1.0)
+    assert ("mark", 4242, {4242}) in events
+    assert events[-1] == ("load done", True)
