@@ -19,9 +19,11 @@ pipeline of requests), so a probe that missed part of the window is an
 error, not a figure. A run's ratio is its requests/s over the mean of the
 bare runs just before and after it; the table gives the median over
 repetitions and the min-max, and the bare runs' own spread (each against
-its neighbours) is the noise figure. The warm-up marks the server's main
-thread by an RCU Tasks Trace grace period (probes.py), as the first probe to
-stop would: every run, bare ones too, sees it marked.
+its neighbours) is the noise figure. The warm-up tries to mark the server's
+main thread by an RCU Tasks Trace grace period (probes.py), as the first
+probe to stop would, so that every run, bare ones too, sees it alike; the
+report says whether it took (a thread found outside the kernel's read side
+each time is not marked, and then the first probe to stop may mark it).
 """
 import os
 import re
@@ -316,10 +318,10 @@ def run_once(a, w, cfg, tmpdir):
 
 
 def warm_up(a, w):
-    """Load the server, not counted, and mark its main thread, the one
-    that serves (probes.py, "RCU Tasks Trace marks"): the first probe that
-    stops would, so every run, bare ones too, sees it marked alike.
-    True/False: marked or not; None: a kernel without marks."""
+    """Load the server, not counted, and try to mark its main thread, the
+    one that serves (probes.py, "RCU Tasks Trace marks"), as the first
+    probe that stops would. True/False: marked or not; None: a kernel
+    without marks."""
     w.load(min(1.0, a.service_seconds))
     failed = []
 
@@ -377,7 +379,8 @@ def run_workload(a, w, cfgs, tmpdir):
                 bare_ratios.append(before["rps"] /
                                    ((prev_bare["rps"] + after["rps"]) / 2))
             prev_bare, before = before, after
-    # (still marked: a mark is for good, barring a kernel change)
+    # (a mark is for good: marked now if in the warm-up or by a probe's
+    # stop since)
     marks["end"] = rcu_marked(a, w.pid, {w.pid})
     return res, ratios, bare_ratios, marks
 
