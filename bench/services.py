@@ -22,8 +22,8 @@ repetitions and the min-max, and the bare runs' own spread (each against
 its neighbours) is the noise figure. The warm-up tries to mark the server's
 main thread by an RCU Tasks Trace grace period (probes.py), as the first
 probe to stop would, so that every run, bare ones too, sees it alike; the
-report says whether it took (a thread found outside the kernel's read side
-each time is not marked, and then the first probe to stop may mark it).
+report says whether it took (not always: redis's main thread was not, in a
+run where it was by the end, marked by a probe's stop).
 """
 import os
 import re
