@@ -493,8 +493,8 @@ def wait_attached(cfg, tracer, loop_pid, timeout):
 # fresh one is not: the budget section marks every loop it times, bare
 # ones included, so that its figures compare alike, but the loops of one
 # copy of -C -a, which price the mark (cost.UNMARKED); the services section
-# marks each server's main thread in its warm-up, before the first probe
-# that stops would (services.warm_up).
+# tries to mark each server's main thread in its warm-up, before the first
+# probe that stops would, and records whether it took (services.warm_up).
 
 def rcu_marks(a, pid):
     """{tid: need_qs} for process pid's threads (bench/rcumark.c): 0 not
