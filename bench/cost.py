@@ -431,7 +431,8 @@ def where_service(a, w, c, tmp):
 
 
 SYSCALL_PROGS = ("sc_sys_enter", "sc_sys_exit", "sc_count_exit",
-                 "sc_sampled_exit", "floor_enter", "floor_exit")
+                 "sc_sampled_exit", "sc_timed_exit", "floor_enter",
+                 "floor_exit")
 
 
 def summarize_where(samples, target_calls, requests):

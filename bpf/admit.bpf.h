@@ -29,21 +29,23 @@
  * *task is the current task once fetched, NULL when it was not (the cache
  * or the stamp decided first: the caller fetches it only if it needs it).
  * *addr is regs as a number when the cache gave it, else 0 (regs_addr()).
+ * *slot is this CPU's slot of the verdict cache, if it is on (and the
+ * verdict is not WANT_NO).
  */
-static __always_inline enum want admit(struct pt_regs *regs, long id,
-				       bool at_exit, struct ended_call *ended,
-				       struct task_struct **task, __u64 *addr)
+static __always_inline enum want
+admit_at(struct pt_regs *regs, long id, bool at_exit, struct ended_call *ended,
+	 struct task_struct **task, __u64 *addr, __u32 *slot)
 {
-	__u32 slot = 0;
 	enum want w;
 
 	*task = NULL;
 	*addr = 0;
+	*slot = 0;
 	if (!KERN_TASK_REGS && !regs_offset)
 		regs_learn(regs, addr_of(regs, at_exit ? SCR_EXIT : SCR_ENTER));
 	if (!thread_ok() || !trace_wanted(regs, id, at_exit, task))
 		return WANT_NO;
-	if (want_cached(regs, &slot, &w, addr) && (w == WANT_NO || !ended))
+	if (want_cached(regs, slot, &w, addr) && (w == WANT_NO || !ended))
 		return w;
 	if (ended && flight_on && flight_exit(regs, *addr, ended)) {
 		*task = NULL; /* (-e's test may have fetched it) */
@@ -58,8 +60,17 @@ static __always_inline enum want admit(struct pt_regs *regs, long id,
 	if (ended && filter_mode != SC_FILTER_TGID)
 		return WANT_YES;
 	w = wanted(*task);
-	want_remember(regs, slot, w);
+	want_remember(regs, *slot, w);
 	return w;
+}
+
+static __always_inline enum want admit(struct pt_regs *regs, long id,
+				       bool at_exit, struct ended_call *ended,
+				       struct task_struct **task, __u64 *addr)
+{
+	__u32 slot;
+
+	return admit_at(regs, id, at_exit, ended, task, addr, &slot);
 }
 
 #endif /* SCPROF_ADMIT_BPF_H */

@@ -32,16 +32,21 @@ static __always_inline struct sc_selfcost *selfcost_here(void)
  * timed): what cost_end() needs, the only state a probe keeps across the
  * run (a program's hot path keeps nothing else live for it).
  */
-static __always_inline __u64 cost_begin(__u32 kind)
+static __always_inline __u64 cost_begin_every(__u32 kind, __u64 mask)
 {
 	struct sc_selfcost *s = selfcost_here();
 
 	barrier_var(kind);
 	if (!s || kind >= SC_COST_COUNT)
 		return 0;
-	if (s->ticks[kind]++ & (SC_COST_EVERY - 1))
+	if (s->ticks[kind]++ & mask)
 		return 0;
 	return bpf_ktime_get_ns();
+}
+
+static __always_inline __u64 cost_begin(__u32 kind)
+{
+	return cost_begin_every(kind, SC_COST_EVERY - 1);
 }
 
 /* A run that does nothing: counted only. */

@@ -134,6 +134,11 @@ const volatile __s32 inject_errno = 0;
  * one when it detaches it; a stamp carries the value it was taken under.
  */
 __u32 window_gen = 0;
+/* Sampled mode, with tail calls: while userspace holds a latency window
+ * or a cost window open (a bit each, enum sc_timing), the counting exit
+ * program hands every call to the timing one.
+ */
+__u32 exit_timing = 0;
 /* Calls that found no room in stats and were added to their merged cell
  * instead: counted, but not in their process's row.
  */
@@ -222,6 +227,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct sc_selfcost);
 } selfcost SEC(".maps");
+
+/* Sampled mode: the timing exit program (sc_timed_exit), in slot 0, for
+ * the counting one to tail-call (userspace fills it after load).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} timed_exit SEC(".maps");
 
 /* Per-thread state of full mode: the syscall in flight. */
 struct sc_task {
@@ -506,11 +521,14 @@ int BPF_PROG(sc_count_exit, struct pt_regs *regs, long ret)
 }
 
 /*
- * Sampled mode's exit: counts every call as --count-only does, and times
- * it when the enter program stamped it in the current window.
+ * Sampled mode's timing exit: counts every call as --count-only does, and
+ * times it when the enter program stamped it in the current window; one
+ * run in SC_COST_EVERY is timed itself (cost.bpf.h). With tail calls,
+ * sc_sampled_exit below runs it in windows only (latency and cost ones);
+ * without, it is the exit program attached.
  */
 SEC("tp_btf/sys_exit")
-int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
+int BPF_PROG(sc_timed_exit, struct pt_regs *regs, long ret)
 {
 	struct ended_call c = { .delta_ns = 0 };
 	struct task_struct *task;
@@ -524,7 +542,10 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	w = admit(regs, id, true, NULL, &task, &addr);
 	if (w == WANT_NO)
 		return 0;
-	t0 = cost_begin(SC_COST_EXIT);
+	/* (more of the runs are timed in a cost window, which is short) */
+	t0 = cost_begin_every(SC_COST_EXIT, exit_timing & SC_TIMING_COST ?
+						    SC_COST_WINDOW_EVERY - 1 :
+						    SC_COST_EVERY - 1);
 	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
 	if (!task && (read_cgid || !flight_on))
 		task = current_task();
@@ -563,6 +584,57 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 		     timed, counted);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
+	return 0;
+}
+
+/*
+ * Sampled mode's counting exit (with tail calls): outside windows, every
+ * call is counted here, with none of the timing program's work (the look
+ * for a stamp, the self-timing: 2-3 ns a call); in a window the timing
+ * program takes the call over. Its runs are counted (the tick), and their
+ * cost measured by the timing program in the cost windows, where no call
+ * is stamped: an untimed run there does the same work as one here, and a
+ * look for a stamp besides (an upper bound).
+ */
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
+{
+	struct ended_call c = { .fd_type = SC_FD_NONE };
+	struct task_struct *task;
+	__u32 slot;
+	long id;
+	__u64 addr;
+	__u8 fl;
+
+	if (exit_timing)
+		bpf_tail_call(ctx, &timed_exit, 0);
+	/* (the slot empty: counted here, untimed) */
+	id = syscall_nr(regs);
+	c.w = admit_at(regs, id, true, NULL, &task, &addr, &slot);
+	if (c.w == WANT_NO)
+		return 0;
+	/* The run is counted in the verdict cache's slot if it is on (a
+	 * line admit() has just read), else with the others (selfcost).
+	 */
+	if (want_cache_on)
+		want_cache[slot & (SC_WANT_SLOTS - 1)].runs++;
+	else
+		cost_tick(SC_COST_EXIT);
+	/* (a cached verdict leaves the task unfetched, as in sc_sys_enter) */
+	if (!task && read_cgid)
+		task = current_task();
+	if (!call_exit_nr_abi(regs, &task, id, &c.nr, &c.abi))
+		return 0;
+	fl = flags_of(c.nr, c.abi);
+	/* A new task's first return; a successful exec, counted at rename
+	 * (as in sc_timed_exit)
+	 */
+	if (ret == 0 && (fl & (SC_NR_FORK | SC_NR_EXEC)))
+		return 0;
+	c.cgtag = task ? cgtag_of(task) : 0;
+	record_call(task, &c, fl, ret, false, true);
+	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, 0, false,
+		     true);
 	return 0;
 }
 

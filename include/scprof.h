@@ -49,7 +49,11 @@ struct sc_want_slot {
 	__u64 yes; /* 0: none */
 	__u32 yes_want;
 	__u32 pad32;
-	__u64 pad[5];
+	/* sampled mode: runs of the counting exit program on this CPU
+	 * (its tick, on a line it has just read: cost.bpf.h)
+	 */
+	__u64 runs;
+	__u64 pad[4];
 };
 
 /*
@@ -301,7 +305,23 @@ enum sc_cost_kind {
 	SC_COST_ENTER_OTHER,
 	SC_COST_COUNT,
 };
-#define SC_COST_EVERY 256    /* a power of two */
+#define SC_COST_EVERY 256 /* a power of two */
+
+/*
+ * Sampled mode with tail calls: why the counting exit program hands calls
+ * to the timing one (exit_timing, a bit each). In a cost window the enter
+ * program is not attached, so every run of the timing program is an
+ * untimed one, and its self-timing measures what the counting program's
+ * runs cost (it has none of its own).
+ */
+enum sc_timing {
+	SC_TIMING_LATENCY = 1, /* a latency window is open */
+	SC_TIMING_COST = 2,    /* a cost window is open */
+};
+/* In a cost window the timing program times one run in this many (a
+ * power of two): short windows, enough runs for a steady mean.
+ */
+#define SC_COST_WINDOW_EVERY 16
 #define SC_COST_MAX_NS 50000 /* longer: interrupted, not timed */
 
 struct sc_selfcost {

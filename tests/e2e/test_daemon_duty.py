@@ -118,6 +118,90 @@ def test_duty_0_times_nothing_and_counts_everything(daemons, gates):
     assert value(s, "scprof_latency_dispatch_seconds") is None
 
 
+def attached_programs(pid):
+    """Names of the BPF programs that the process's links attach."""
+    names = []
+    for fd in os.listdir(f"/proc/{pid}/fdinfo"):
+        try:
+            with open(f"/proc/{pid}/fdinfo/{fd}") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            continue
+        if not any(ln.startswith("link_type:") for ln in lines):
+            continue
+        for ln in lines:
+            if ln.startswith("prog_id:"):
+                show = json.loads(subprocess.run(
+                    ["bpftool", "-j", "prog", "show", "id", ln.split()[1]],
+                    capture_output=True, check=True).stdout)
+                names.append(show["name"])
+    return sorted(names)
+
+
+EXITS = ("sc_sampled_exit", "sc_timed_exit")
+
+
+def has_tail_calls():
+    """Does scprof use them here (scprof features, under this SCPROF_WITHOUT:
+    make check sets it to all)?"""
+    out = subprocess.run([SCPROF, "features", "--format", "json"],
+                         capture_output=True, check=True)
+    rows = json.loads(out.stdout)["facilities"]
+    return any(r["name"] == "tail_calls" and r["present"] for r in rows)
+
+
+@pytest.mark.parametrize("without", [None, "tail_calls"],
+                         ids=["tail_calls", "without"])
+@pytest.mark.parametrize("duty", ["0", "1"])
+def test_the_counting_program_hands_calls_to_the_timing_one(daemons, gates,
+                                                            duty, without):
+    # With tail calls, sampled mode's exit program counts with no
+    # self-timing and hands every call to the timing program in windows
+    # (latency ones, and cost ones where the timing program measures what
+    # a counting run costs); without, the timing program is the exit
+    # program. Either way every call is counted, timed in windows, and
+    # the counting part's cost is measured.
+    prefix = ("env", f"SCPROF_WITHOUT={without}") if without else ()
+    without = without or not has_tail_calls()
+    g = pacer(gates, 2000, 50)
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                 "--latency-duty", duty, "--latency-period", "0.5"],
+                prefix=prefix)
+    exits = [p for p in attached_programs(d.pid) if p in EXITS]
+    assert exits == (["sc_timed_exit"] if without else ["sc_sampled_exit"])
+    g.release()
+    assert g.wait() == 0
+    s = quiesce(d, folded(1), "the pacer folded")
+    timed, counted = timed_and_counted(s)
+    assert counted == 100000
+    assert timed == (counted if duty == "1" else 0)
+    assert value(s, "scprof_bpf_run_seconds_total", program="sys_exit") > 0
+    window = value(s, "scprof_bpf_cost_window_seconds_total")
+    assert (window is None) if without else (window > 0)
+
+
+def test_cost_windows_shrink_once_the_cost_is_known(daemons, gates):
+    # A cost window lasts until the timing program has timed 256 runs of
+    # the counting kind (4096 calls of the target, one in 16 timed: the
+    # pacer makes them in a few ms), then the last 1% of each period.
+    # Were it never to close, every call would pay for the timing program
+    # (5 ns).
+    if not has_tail_calls():
+        pytest.skip("no tail calls here: the timing program counts")
+    g = pacer(gates, 2000, 50)
+    t0 = time.monotonic()
+    d = daemons(["-p", str(g.pid), "-f", "--latency-duty", "0",
+                 "--latency-period", "0.2"])
+    g.release()
+    assert g.wait() == 0
+    time.sleep(2)
+    s, _ = parse(d.metrics())
+    elapsed = time.monotonic() - t0
+    window = value(s, "scprof_bpf_cost_window_seconds_total")
+    assert 0.005 * elapsed < window < 0.3 * elapsed, (window, elapsed)
+    assert value(s, "scprof_bpf_run_seconds_total", program="sys_exit") > 0
+
+
 def test_calls_that_straddle_a_window_edge_are_not_timed(daemons, gates):
     # Windows of 0.25 s every 0.5 s: a 0.35 s sleep can never begin and
     # end inside one, so none is timed, though each is counted. The

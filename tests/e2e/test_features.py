@@ -13,7 +13,10 @@ import pytest
 from conftest import (SCPROF, by_name, run, run_scprof, scprof_json,
                       workload, nothing_dropped)
 
-FACILITIES = ["task_btf", "task_storage", "cmpxchg", "task_regs"]
+FACILITIES = ["task_btf", "task_storage", "cmpxchg", "task_regs",
+              "tail_calls"]
+# without these the default build runs still (a cheaper path is not taken)
+OPTIONAL = ["tail_calls"]
 
 
 def features(env_without=None):
@@ -32,22 +35,23 @@ def test_lists_every_facility_with_its_probe():
     for r in f["facilities"]:
         assert r["since"] and r["probe"] and r["without"] and r["what"]
         assert r["forced_off"] is False
+        assert r["optional"] is (r["name"] in OPTIONAL)
     assert f["kernel"] == os.uname().release
 
 
 @pytest.mark.parametrize("name", FACILITIES + ["all"])
-def test_without_marks_it_missing_and_picks_the_legacy_build(name):
+def test_without_marks_it_missing_and_picks_the_build(name):
     f = features(name)
     rows = {r["name"]: r for r in f["facilities"]}
     off = FACILITIES if name == "all" else [name]
     for n in off:
         assert rows[n]["present"] is False and rows[n]["forced_off"] is True
-    assert f["build"] == "legacy"
+    assert f["build"] == ("default" if name in OPTIONAL else "legacy")
 
 
 def test_default_build_where_the_kernel_has_everything():
     f = features()
-    if not all(r["present"] for r in f["facilities"]):
+    if not all(r["present"] for r in f["facilities"] if not r["optional"]):
         pytest.skip("this kernel lacks a facility: the legacy build runs "
                     "anyway (see make test-kernels)")
     assert f["build"] == "default"

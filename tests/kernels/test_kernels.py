@@ -361,5 +361,11 @@ def test_features(guest):
     guest.ran("features")
     f = guest.json("features.json")
     assert f["kernel"] == vm.package(guest.kernel)["release"]
-    missing = [r["name"] for r in f["facilities"] if not r["present"]]
+    missing = [r["name"] for r in f["facilities"]
+               if not r["present"] and not r["optional"]]
     assert f["build"] == ("legacy" if missing else "default"), f
+    # x86-64's JIT mixes tail calls and subprograms since 5.10: sampled
+    # mode counts with the program that tail-calls the timing one (the
+    # daemon's test, at --latency-duty 1, sees every call timed through it)
+    tail = [r for r in f["facilities"] if r["name"] == "tail_calls"]
+    assert tail and tail[0]["present"], f

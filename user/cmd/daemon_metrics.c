@@ -74,6 +74,8 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		self->count_s = di.count_s;
 		self->windows = di.windows;
 		self->windows_closed_early = di.closed_early;
+		self->cost_windows = di.cost_windows;
+		self->cost_window_s = di.cost_window_s;
 	}
 	self->slow = d->o->slow_ns != 0;
 	self->slow_calls = d->slow_logged;

@@ -286,6 +286,18 @@ static int setup_maps(struct collector *c)
 		}
 		c->nr_stats = p;
 	}
+	if (bpf_program__autoload(c->skel->progs.sc_sampled_exit)) {
+		int fd = bpf_program__fd(c->skel->progs.sc_timed_exit);
+
+		/* Else the timing program is attached as the exit one. */
+		c->counting_exit = !bpf_map_update_elem(
+			bpf_map__fd(c->skel->maps.timed_exit), &zero, &fd,
+			BPF_ANY);
+		if (!c->counting_exit)
+			pr_info("the kernel refuses the tail call into the "
+				"timing program (%s): it counts every call",
+				strerror(errno));
+	}
 	if (c->cgroup_fd >= 0 &&
 	    bpf_map_update_elem(bpf_map__fd(c->skel->maps.cgroup_map), &zero,
 				&c->cgroup_fd, BPF_ANY)) {
@@ -341,6 +353,20 @@ err:
 	return err;
 }
 
+/* The verdict cache's addresses go (the counting runs in its slots
+ * stay: collector__cost).
+ */
+static void forget_verdicts(struct collector *c)
+{
+	struct sc_want_slot *s = c->skel->bss->want_cache;
+
+	for (size_t i = 0; i < SC_WANT_SLOTS; i++) {
+		s[i].no = 0;
+		s[i].yes = 0;
+		s[i].yes_want = 0;
+	}
+}
+
 int collector__add_target(struct collector *c, pid_t tgid)
 {
 	__u32 t = (__u32)tgid;
@@ -362,8 +388,7 @@ int collector__add_target(struct collector *c, pid_t tgid)
 		 * the verdicts already cached.
 		 */
 		if (c->attached)
-			memset(c->skel->bss->want_cache, 0,
-			       sizeof(c->skel->bss->want_cache));
+			forget_verdicts(c);
 	}
 	return 0;
 }
@@ -385,24 +410,31 @@ static bool is_iter_prog(const struct bpf_program *prog)
 	return !strncmp(bpf_program__section_name(prog), "iter/", 5);
 }
 
-/* Sampled mode: the enter program is attached by the latency windows. */
-static bool is_windowed(struct scprof_bpf *skel, const struct bpf_program *prog)
+/* Sampled mode: the enter program is attached by the latency windows;
+ * the timing exit program is tail-called by the counting one, if that
+ * is in use, else it is the exit program, alone.
+ */
+static bool not_attached(const struct collector *c,
+			 const struct bpf_program *prog)
 {
+	struct scprof_bpf *skel = c->skel;
+
 	return skel->rodata->progs == SC_PROGS_SAMPLED &&
-	       prog == skel->progs.sc_sys_enter;
+	       (prog == skel->progs.sc_sys_enter ||
+		prog == (c->counting_exit ? skel->progs.sc_timed_exit :
+					    skel->progs.sc_sampled_exit));
 }
 
-static int attach_pass(struct scprof_bpf *skel, bool syscalls)
+static int attach_pass(struct collector *c, bool syscalls)
 {
-	const struct bpf_object_skeleton *s = skel->skeleton;
+	const struct bpf_object_skeleton *s = c->skel->skeleton;
 
 	for (int i = 0; i < s->prog_cnt; i++) {
 		struct bpf_program *prog = *s->progs[i].prog;
 		struct bpf_link *l;
 
 		if (!bpf_program__autoload(prog) || is_iter_prog(prog) ||
-		    is_windowed(skel, prog) ||
-		    is_syscall_prog(prog) != syscalls)
+		    not_attached(c, prog) || is_syscall_prog(prog) != syscalls)
 			continue;
 		l = bpf_program__attach(prog);
 		if (!l)
@@ -444,12 +476,12 @@ static int seed_cgtags(struct scprof_bpf *skel)
 	return err;
 }
 
-static int attach_ordered(struct scprof_bpf *skel)
+static int attach_ordered(struct collector *c)
 {
-	int err = attach_pass(skel, false);
+	int err = attach_pass(c, false);
 
-	err = err ?: seed_cgtags(skel);
-	return err ?: attach_pass(skel, true);
+	err = err ?: seed_cgtags(c->skel);
+	return err ?: attach_pass(c, true);
 }
 
 int collector__attach(struct collector *c)
@@ -459,9 +491,9 @@ int collector__attach(struct collector *c)
 	/* What the programs remember about tasks by their stack address
 	 * is stale after a detach: tasks exited unseen, stacks were reused.
 	 */
-	memset(c->skel->bss->want_cache, 0, sizeof(c->skel->bss->want_cache));
+	forget_verdicts(c);
 	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
-	err = attach_ordered(c->skel);
+	err = attach_ordered(c);
 	c->attached = !err;
 	if (err) {
 		pr_err("cannot attach to the raw_syscalls tracepoints: %s",
@@ -482,6 +514,30 @@ bool collector__has_windows(const struct collector *c)
 	return c->skel->rodata->progs == SC_PROGS_SAMPLED;
 }
 
+/* Sampled mode: the counting exit program hands calls to the timing one
+ * while any bit of exit_timing is set (enum sc_timing).
+ */
+static void set_timing(struct collector *c, __u32 bit, bool on)
+{
+	__u32 *t = &c->skel->bss->exit_timing;
+
+	if (on)
+		__atomic_or_fetch(t, bit, __ATOMIC_SEQ_CST);
+	else
+		__atomic_and_fetch(t, ~bit, __ATOMIC_SEQ_CST);
+}
+
+bool collector__has_cost_windows(const struct collector *c)
+{
+	return c->counting_exit;
+}
+
+void collector__cost_window(struct collector *c, bool open)
+{
+	if (c->counting_exit)
+		set_timing(c, SC_TIMING_COST, open);
+}
+
 int collector__latency_window(struct collector *c, bool open)
 {
 	struct scprof_bpf *skel = c->skel;
@@ -495,14 +551,17 @@ int collector__latency_window(struct collector *c, bool open)
 		*link = NULL;
 		/* even: no window; stamps taken until now are stale */
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+		set_timing(c, SC_TIMING_LATENCY, false);
 		return 0;
 	}
 	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST); /* odd: a window */
+	set_timing(c, SC_TIMING_LATENCY, true);
 	*link = bpf_program__attach(skel->progs.sc_sys_enter);
 	if (!*link) {
 		int err = -errno;
 
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
+		set_timing(c, SC_TIMING_LATENCY, false);
 		pr_err("cannot attach the latency program: %s", strerror(-err));
 		return err;
 	}
@@ -537,6 +596,10 @@ int collector__cost(struct collector *c, struct collector_cost *out)
 		}
 		out->runs[SC_COST_EXIT_TIMED] += v[i].runs[SC_COST_EXIT_TIMED];
 	}
+	/* the counting program's runs, where the verdict cache is on */
+	for (size_t i = 0; i < SC_WANT_SLOTS; i++)
+		out->runs[SC_COST_EXIT] += __atomic_load_n(
+			&c->skel->bss->want_cache[i].runs, __ATOMIC_RELAXED);
 	/* A timed exit began as an untimed one (its tick). (A copy taken
 	 * while a run is between the two counts can see one more timed
 	 * run than ticks.)

@@ -132,6 +132,14 @@ bool collector__has_windows(const struct collector *c);
  * one window. 0 or -errno (reported).
  */
 int collector__latency_window(struct collector *c, bool open);
+/*
+ * Sampled mode with tail calls: the counting exit program has no
+ * self-timing; what its runs cost is measured in cost windows, where
+ * every call goes to the timing program (the enter program detached, so
+ * none is timed: the timing program's untimed runs, self-timed).
+ */
+bool collector__has_cost_windows(const struct collector *c);
+void collector__cost_window(struct collector *c, bool open);
 /* Sampled mode: the programs' own cost so far. 0 or -errno. */
 int collector__cost(struct collector *c, struct collector_cost *out);
 /* Move what exited processes left in the maps into userspace. */

@@ -29,6 +29,10 @@ struct kernel_facilities {
 	bool task_storage; /* task local storage in tracing programs (5.11) */
 	bool task_regs;	   /* bpf_task_pt_regs (5.15) */
 	bool cmpxchg;	   /* BPF_ATOMIC compare-and-swap (5.12) */
+	/* tail calls from programs with subprograms (x86-64 5.10, arm64
+	 * 6.0): not needed by the default build, used where present
+	 */
+	bool tail_calls;
 };
 
 struct inflight;
@@ -45,6 +49,10 @@ struct collector {
 	pid_t one;	 /* SC_CELLS_ONE_TARGET: the target */
 	bool one_folded; /* it exited: its cells moved to folded */
 	bool attached;
+	/* sampled mode: the counting exit program is attached, and
+	 * tail-calls the timing one in windows (a latency or cost one)
+	 */
+	bool counting_exit;
 	struct sc_stats *nr_stats; /* the latency array by syscall number,
 				     * mmapped (arrays in use, not count-only)
 				     */

@@ -14,6 +14,14 @@
 #define DUTY_CHECK_NS 50000000ULL
 /* How often the tracepoint's dispatch is measured again. */
 #define DUTY_MEASURE_NS (300 * 1000000000ULL)
+/*
+ * Cost windows (collector__has_cost_windows): the last share of each
+ * period (away from the latency window, which begins it: there most runs
+ * are timed ones), and from the start until the timing program has timed
+ * this many of the runs that cost what the counting program's do.
+ */
+#define DUTY_COST_SHARE 0.01
+#define DUTY_COST_RUNS 256
 /* Calls per measuring loop, and loops each way (the least is kept). */
 #define DUTY_LOOP_CALLS 20000
 #define DUTY_LOOPS 7
@@ -25,6 +33,10 @@ struct duty {
 	uint64_t period_start; /* CLOCK_MONOTONIC of the current period */
 	uint64_t window_end;   /* planned; == period_start: no window */
 	bool open;
+	bool cost_open;	     /* a cost window */
+	bool cost_known;     /* DUTY_COST_RUNS measured */
+	uint64_t cost_start; /* the current period's cost window */
+	uint64_t cost_opened_at, cost_closed_ns;
 	uint64_t opened_at;
 	uint64_t open_ns;   /* time inside windows in the current period */
 	uint64_t closed_ns; /* inside windows closed, since the start */
@@ -167,7 +179,21 @@ uint64_t duty__timed_ns(const struct duty *d, uint64_t now)
 	       (d->open && now > d->opened_at ? now - d->opened_at : 0);
 }
 
-/* A new period at now: plan its window from the ratio. */
+static void set_cost_window(struct duty *d, bool open, uint64_t now)
+{
+	if (open == d->cost_open)
+		return;
+	collector__cost_window(d->col, open);
+	d->cost_open = open;
+	if (open)
+		d->cost_opened_at = now;
+	else if (now > d->cost_opened_at)
+		d->cost_closed_ns += now - d->cost_opened_at;
+}
+
+/* A new period at now: plan its window from the ratio, and its cost
+ * window.
+ */
 static int begin_period(struct duty *d, uint64_t now)
 {
 	int err = collector__cost(d->col, &d->at_period);
@@ -175,6 +201,8 @@ static int begin_period(struct duty *d, uint64_t now)
 	if (err)
 		return err;
 	d->period_start = now;
+	d->cost_start =
+		now + (uint64_t)((1 - DUTY_COST_SHARE) * (double)d->period_ns);
 	d->open_ns = 0;
 	d->window_end = now + (uint64_t)(d->ratio * (double)d->period_ns);
 	return set_window(d, d->window_end > now, now);
@@ -217,6 +245,30 @@ static int end_period(struct duty *d, uint64_t now)
 	return 0;
 }
 
+/* The cost window is open at now from its start to its period's end,
+ * and all along until the runs it measures are known (looked at every
+ * DUTY_CHECK_NS).
+ */
+static int check_cost(struct duty *d, uint64_t now)
+{
+	uint64_t period_end = d->period_start + d->period_ns;
+	struct collector_cost c;
+	int err;
+
+	if (!collector__has_cost_windows(d->col))
+		return 0;
+	if (!d->cost_known) {
+		err = collector__cost(d->col, &c);
+		if (err)
+			return err;
+		d->cost_known = c.timed_runs[SC_COST_EXIT] >= DUTY_COST_RUNS;
+	}
+	set_cost_window(
+		d, !d->cost_known || (now >= d->cost_start && now < period_end),
+		now);
+	return 0;
+}
+
 /* A budgeted window closes once the period's budget is spent. */
 static int check_budget(struct duty *d, uint64_t now)
 {
@@ -256,6 +308,7 @@ int duty__new(struct duty **out, struct collector *c,
 	err = measure_dispatch(d, now_ns);
 	/* (the period starts once measuring is done) */
 	err = err ?: begin_period(d, now_ns + (clock_mono_ns() - t0));
+	err = err ?: check_cost(d, d->period_start);
 	if (err) {
 		free(d);
 		return err;
@@ -269,6 +322,12 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 	uint64_t period_end = d->period_start + d->period_ns;
 	int err = 0;
 
+	/* (closed before the dispatch is measured, at a period's end, once
+	 * the runs it measures are known)
+	 */
+	err = check_cost(d, now);
+	if (err)
+		return err;
 	if (now >= period_end) {
 		err = end_period(d, now);
 		if (!err && now - d->measured_at >= DUTY_MEASURE_NS) {
@@ -285,6 +344,7 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 	} else {
 		err = check_budget(d, now);
 	}
+	err = err ?: check_cost(d, now);
 	if (err)
 		return err;
 	*next = period_end;
@@ -292,6 +352,13 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 		*next = d->window_end;
 	if (d->open && d->o.ratio < 0 && now + DUTY_CHECK_NS < *next)
 		*next = now + DUTY_CHECK_NS;
+	if (collector__has_cost_windows(d->col)) {
+		if (!d->cost_known && now + DUTY_CHECK_NS < *next)
+			*next = now + DUTY_CHECK_NS;
+		else if (!d->cost_open && now < d->cost_start &&
+			 d->cost_start < *next)
+			*next = d->cost_start;
+	}
 	return 0;
 }
 
@@ -335,6 +402,15 @@ int duty__info(struct duty *d, struct duty_info *out)
 	out->latency_share = d->latency_share;
 	out->windows = d->windows;
 	out->closed_early = d->closed_early;
+	out->cost_windows = collector__has_cost_windows(d->col);
+	out->cost_window_s = (double)d->cost_closed_ns / 1e9;
+	if (d->cost_open) {
+		uint64_t now = clock_mono_ns();
+
+		if (now > d->cost_opened_at)
+			out->cost_window_s +=
+				(double)(now - d->cost_opened_at) / 1e9;
+	}
 	return 0;
 }
 

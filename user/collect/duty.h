@@ -50,6 +50,8 @@ struct duty_info {
 			       */
 	uint64_t windows;      /* windows opened */
 	uint64_t closed_early; /* windows closed when the budget was spent */
+	bool cost_windows;     /* there are cost windows (tail calls) */
+	double cost_window_s;  /* time inside them */
 };
 
 struct duty;

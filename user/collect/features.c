@@ -111,6 +111,53 @@ static bool cmpxchg_ok(void)
 }
 
 /*
+ * Can a program with a subprogram make a tail call (x86-64's JIT since
+ * 5.10, arm64's since 6.0; no interpreter)? A socket filter that calls
+ * one and tail-calls into an empty program array.
+ */
+static bool tail_calls_ok(void)
+{
+	int map = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, NULL, sizeof(__u32),
+				 sizeof(__u32), 1, NULL);
+	const struct bpf_insn insns[] = {
+		/* 0: r6 = r1; 1: call the subprogram at 9 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+		  .dst_reg = BPF_REG_6,
+		  .src_reg = BPF_REG_1 },
+		{ .code = BPF_JMP | BPF_CALL,
+		  .src_reg = BPF_PSEUDO_CALL,
+		  .imm = 7 },
+		/* 2: r1 = r6; 3-4: r2 = the map; 5: r3 = 0; 6: tail call */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+		  .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_REG_6 },
+		{ .code = BPF_LD | BPF_DW | BPF_IMM,
+		  .dst_reg = BPF_REG_2,
+		  .src_reg = BPF_PSEUDO_MAP_FD,
+		  .imm = map },
+		{ 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_tail_call },
+		/* 7-8: return 0; 9-10: the subprogram, return 0 */
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd;
+
+	if (map < 0)
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_SOCKET_FILTER, NULL, "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), NULL);
+	close(map);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
  * SCPROF_WITHOUT=FACILITY[,FACILITY...] (task_btf, task_storage,
  * task_regs, cmpxchg, or all): run as on a kernel without them, whatever
  * this one has. For testing the older kernels' paths here (make check),
@@ -190,6 +237,17 @@ static const struct facility_def {
 	    .without = "a task's registers found at their offset from its "
 		       "kernel stack, learned at the first syscall; no fast "
 		       "paths" } },
+	{ tail_calls_ok,
+	  offsetof(struct kernel_facilities, tail_calls),
+	  { .name = "tail_calls",
+	    .what = "tail calls from programs with subprograms (arm64: "
+		    "6.0)",
+	    .since = "5.10",
+	    .probe = "a socket filter with a subprogram and a tail call",
+	    .optional = true,
+	    .without = "sampled mode counts with its timing program: its "
+		       "look for a stamp and its self-timing on every call "
+		       "(2-3 ns)" } },
 };
 
 #define N_FACILITIES (sizeof(facility_defs) / sizeof(facility_defs[0]))
@@ -275,7 +333,8 @@ static int drop_cmpxchg(struct bpf_program *prog)
  * (the others always load).
  */
 static void choose_autoload(struct scprof_bpf *skel,
-			    const struct collector_opts *o)
+			    const struct collector_opts *o,
+			    const struct kernel_facilities *k)
 {
 	enum sc_progs p = o->progs;
 	const struct {
@@ -284,11 +343,15 @@ static void choose_autoload(struct scprof_bpf *skel,
 	} choices[] = {
 		/* full: enter and exit; sampled: the enter program in
 		 * windows, and one exit program that counts every call
-		 * and times those it can; count-only: one exit program
+		 * and times those it can (with tail calls, a counting
+		 * one that hands the calls to it in windows);
+		 * count-only: one exit program
 		 */
 		{ skel->progs.sc_sys_enter, p != SC_PROGS_COUNT_ONLY },
 		{ skel->progs.sc_sys_exit, p == SC_PROGS_FULL },
-		{ skel->progs.sc_sampled_exit, p == SC_PROGS_SAMPLED },
+		{ skel->progs.sc_timed_exit, p == SC_PROGS_SAMPLED },
+		{ skel->progs.sc_sampled_exit,
+		  p == SC_PROGS_SAMPLED && k->tail_calls },
 		{ skel->progs.sc_count_exit, p == SC_PROGS_COUNT_ONLY },
 		/* execs counted under the ABI they were made in: the modes
 		 * that count at exit from the registers
@@ -341,7 +404,7 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	skel->rodata->want_slots = ncpus > 0 && ncpus < SC_WANT_SLOTS ?
 					   (__u32)ncpus :
 					   SC_WANT_SLOTS;
-	choose_autoload(skel, o);
+	choose_autoload(skel, o, &k);
 	if (!k.cmpxchg) {
 		struct bpf_program *prog;
 		int err;

@@ -20,6 +20,9 @@ struct sc_facility {
 			      * does not name it)
 			      */
 	bool forced_off;     /* SCPROF_WITHOUT names it */
+	bool optional;	     /* without it the default build runs still
+			      * (a cheaper path is not taken)
+			      */
 };
 
 /* The facilities, and which build of the BPF programs runs here. */

@@ -23,9 +23,10 @@ static int table(FILE *f, const struct sc_facilities *fs)
 		fprintf(f, "%-13s %-6s %-20s %s\n", r->name, r->since, state(r),
 			r->what);
 	}
-	fputs("\nWithout them (the legacy build):\n", f);
+	fputs("\nWithout them (the legacy build, or \"either build\"):\n", f);
 	for (unsigned int i = 0; i < fs->n; i++)
-		fprintf(f, "  %-13s %s\n", fs->rows[i].name,
+		fprintf(f, "  %-13s %s%s\n", fs->rows[i].name,
+			fs->rows[i].optional ? "(either build) " : "",
 			fs->rows[i].without);
 	fputs("\nHow each is told:\n", f);
 	for (unsigned int i = 0; i < fs->n; i++)
@@ -53,6 +54,7 @@ static int json(FILE *f, const struct sc_facilities *fs)
 		err = err ?: jw_add_str(o, "since", r->since);
 		err = err ?: jw_add_bool(o, "present", r->present);
 		err = err ?: jw_add_bool(o, "forced_off", r->forced_off);
+		err = err ?: jw_add_bool(o, "optional", r->optional);
 		err = err ?: jw_add_str(o, "probe", r->probe);
 		err = err ?: jw_add_str(o, "without", r->without);
 		err = jw_push(arr, jw_done(o, err)) ?: err;

@@ -323,6 +323,17 @@ static void latency_metrics(FILE *f, const struct prom_self *s)
 	       "Latency windows closed early because the period's budget was "
 	       "spent.",
 	       s->windows_closed_early);
+	if (s->cost_windows) {
+		family(f, "scprof_bpf_cost_window_seconds_total", "counter",
+		       "Time in cost windows, where the exit program that "
+		       "counts hands every call to the one that times, which "
+		       "measures what the counting runs cost (the last 1% of "
+		       "each period, once 256 runs are timed). Absent where the "
+		       "kernel lacks tail calls: the timing program counts "
+		       "every call.");
+		sample(f, "scprof_bpf_cost_window_seconds_total", "",
+		       s->cost_window_s);
+	}
 }
 
 static void self_metrics(FILE *f, const struct prom_self *s,

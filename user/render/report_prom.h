@@ -39,6 +39,8 @@ struct prom_self {
 	double dispatch_ns;	   /* per call, while a window is open */
 	bool dispatch_known;	   /* else no gauge */
 	uint64_t windows, windows_closed_early;
+	bool cost_windows; /* else no cost window metric */
+	double cost_window_s;
 	/* --slow (not shown when !slow): calls logged, and lost */
 	bool slow;
 	uint64_t slow_calls, slow_lost;

@@ -380,3 +380,14 @@ def test_daemon(vm):
                   abi="64") == 1
     assert metric(text, "scprof_syscalls_total", syscall="fork",
                   abi="64") is None
+
+
+def test_features(vm):
+    """Debian's arm64 kernels (6.1 and on) have every facility: the default
+    build runs, and sampled mode counts with the program that tail-calls
+    the timing one (arm64's JIT mixes tail calls and subprograms since
+    6.0)."""
+    f = vm.case("27-features").report
+    rows = {r["name"]: r for r in f["facilities"]}
+    assert all(r["present"] for r in rows.values()), rows
+    assert f["build"] == "default"

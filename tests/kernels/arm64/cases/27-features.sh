@@ -1,0 +1,2 @@
+# What the kernel offers the BPF programs (scprof features)
+scprof features --format json -o /tmp/report
