@@ -6,6 +6,9 @@
  * every program, 35 ns a run on the development VM, and needs
  * CAP_SYS_ADMIN to turn on). Every run is counted per CPU and kind; one
  * in SC_COST_EVERY is timed, between the start and the end of its work.
+ * (The counting exit program, with tail calls, counts its runs in the
+ * verdict cache's slots when those are on, and times none: see
+ * sc_sampled_exit.)
  *
  * Uses the setting and map scprof.bpf.c defines before it includes this
  * file: progs, selfcost.

@@ -590,8 +590,9 @@ out:
 /*
  * Sampled mode's counting exit (with tail calls): outside windows, every
  * call is counted here, with none of the timing program's work (the look
- * for a stamp, the self-timing: 2-3 ns a call); in a window the timing
- * program takes the call over. Its runs are counted (the tick), and their
+ * for a stamp, the self-timing and its per-CPU counters: 5 ns a call by
+ * bpf_stats); in a window the timing program takes the call over. Its
+ * runs are counted (in the verdict cache's slot when on), and their
  * cost measured by the timing program in the cost windows, where no call
  * is stamped: an untimed run there does the same work as one here, and a
  * look for a stamp besides (an upper bound).

@@ -183,9 +183,9 @@ def test_the_counting_program_hands_calls_to_the_timing_one(daemons, gates,
 def test_cost_windows_shrink_once_the_cost_is_known(daemons, gates):
     # A cost window lasts until the timing program has timed 256 runs of
     # the counting kind (4096 calls of the target, one in 16 timed: the
-    # pacer makes them in a few ms), then the last 1% of each period.
-    # Were it never to close, every call would pay for the timing program
-    # (5 ns).
+    # pacer makes them in a few ms; the daemon looks every second), then
+    # the last 1% of each period. Were it never to close, every call would
+    # pay for the timing program (5 ns).
     if not has_tail_calls():
         pytest.skip("no tail calls here: the timing program counts")
     g = pacer(gates, 2000, 50)
@@ -194,11 +194,11 @@ def test_cost_windows_shrink_once_the_cost_is_known(daemons, gates):
                  "--latency-period", "0.2"])
     g.release()
     assert g.wait() == 0
-    time.sleep(2)
+    time.sleep(4)
     s, _ = parse(d.metrics())
     elapsed = time.monotonic() - t0
     window = value(s, "scprof_bpf_cost_window_seconds_total")
-    assert 0.005 * elapsed < window < 0.3 * elapsed, (window, elapsed)
+    assert 0.005 * elapsed < window < 0.5 * elapsed, (window, elapsed)
     assert value(s, "scprof_bpf_run_seconds_total", program="sys_exit") > 0
 
 

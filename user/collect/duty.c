@@ -22,6 +22,8 @@
  */
 #define DUTY_COST_SHARE 0.01
 #define DUTY_COST_RUNS 256
+/* How often, until then, it looks (an idle target may never get there). */
+#define DUTY_COST_CHECK_NS 1000000000ULL
 /* Calls per measuring loop, and loops each way (the least is kept). */
 #define DUTY_LOOP_CALLS 20000
 #define DUTY_LOOPS 7
@@ -247,7 +249,7 @@ static int end_period(struct duty *d, uint64_t now)
 
 /* The cost window is open at now from its start to its period's end,
  * and all along until the runs it measures are known (looked at every
- * DUTY_CHECK_NS).
+ * DUTY_COST_CHECK_NS).
  */
 static int check_cost(struct duty *d, uint64_t now)
 {
@@ -353,8 +355,8 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 	if (d->open && d->o.ratio < 0 && now + DUTY_CHECK_NS < *next)
 		*next = now + DUTY_CHECK_NS;
 	if (collector__has_cost_windows(d->col)) {
-		if (!d->cost_known && now + DUTY_CHECK_NS < *next)
-			*next = now + DUTY_CHECK_NS;
+		if (!d->cost_known && now + DUTY_COST_CHECK_NS < *next)
+			*next = now + DUTY_COST_CHECK_NS;
 		else if (!d->cost_open && now < d->cost_start &&
 			 d->cost_start < *next)
 			*next = d->cost_start;
