@@ -37,7 +37,7 @@ static void usage(FILE *f)
 	      "  tail_calls    tail calls from programs with subprograms (5.10; arm64:\n"
 	      "                6.0); without, the default build runs still, and the\n"
 	      "                daemon's and top's sampled mode counts with its timing\n"
-	      "                program (2-3 ns more a call)\n"
+	      "                program (5 ns more a call)\n"
 	      "\n"
 	      "SCPROF_WITHOUT=NAME[,NAME...] (or all) makes every scprof command run as\n"
 	      "on a kernel without those facilities.\n"

@@ -247,7 +247,7 @@ static const struct facility_def {
 	    .optional = true,
 	    .without = "sampled mode counts with its timing program: its "
 		       "look for a stamp and its self-timing on every call "
-		       "(2-3 ns)" } },
+		       "(5 ns a call)" } },
 };
 
 #define N_FACILITIES (sizeof(facility_defs) / sizeof(facility_defs[0]))
