@@ -43,6 +43,10 @@ tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
 FLOORS = {"enter": "floor: empty sys_enter", "exit": "floor: empty sys_exit",
           "pair": "floor: empty sys_enter+exit"}
 
+# The daemon's reference in the loops section: -C -a in long loops marked
+# in their warm-up, as the daemon's are (Config.mark).
+MARKED_C_A = "scprof -C -a (long loop, marked)"
+
 
 class BenchError(Exception):
     pass
@@ -140,7 +144,7 @@ class Config:
 
     def __init__(self, name, argv, attach, parse=None, min_progs=1,
                  note="", min_seen=1.0, long_run=False, floor=None,
-                 label=None, service=False):
+                 label=None, service=False, mark=None):
         self.name = name
         # Short name for charts (floor-exit, -C -a, ...).
         self.label = label or name
@@ -163,6 +167,11 @@ class Config:
         # (one empty program), "pair" (empty enter and exit programs) or
         # "enter" (for the peers on sys_enter only).
         self.floor = floor
+        # True: its loops are marked in their warm-up (mark_running), so
+        # that a probe which marks them itself midway (the daemon's first
+        # closing window) is compared in one state all along, with a
+        # reference marked alike.
+        self.mark = mark
 
 
 # The parsers return {syscall: calls} for every syscall a report shows;
@@ -381,13 +390,24 @@ def make_configs(a, other_pid):
                "bpf", None, min_progs=1, floor="exit",
                note="the loop is not a target",
                label="scprof -C non-target") if count_only else None,
-        Config("scprof daemon (defaults)",
-               lambda p, o: [S, "daemon", "--listen", "127.0.0.1:0"],
-               "bpf", None, min_progs=1, floor="exit", long_run=True,
-               note="latency windows on a budget: a long loop, its mean",
-               label="scprof daemon", service=True)
-        if scprof_has(S, "--latency-duty", ["daemon"]) or a.daemon_any
-        else None,
+    ]
+    if scprof_has(S, "--latency-duty", ["daemon"]) or a.daemon_any:
+        cfgs.append(Config(
+            "scprof daemon (defaults)",
+            lambda p, o: [S, "daemon", "--listen", "127.0.0.1:0"],
+            "bpf", None, min_progs=1, floor="exit", long_run=True,
+            note="latency windows on a budget: a long loop, its mean; "
+            "marked", label="scprof daemon", service=True, mark=True))
+        if count_only:
+            # The daemon's reference: -C -a in the same state and the same
+            # long loops.
+            cfgs.append(Config(
+                MARKED_C_A,
+                lambda p, o: [S, "-q", "--count-only", "-a", "-o", o],
+                "bpf", parse_count_table, min_progs=1, floor="exit",
+                long_run=True, note="the daemon's reference",
+                label="-C -a, marked", mark=True))
+    cfgs += [
         Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
                "bpf", parse_syscount, min_progs=1, floor="exit",
                service=True),

@@ -267,7 +267,7 @@ def test_added_cost_is_against_the_faster_bare_neighbour(monkeypatch):
     (slowed), probe 250, bare 165 is +85 for both probes, not +60."""
     figures = iter([165.0, 250.0, 215.0, 250.0, 165.0])
 
-    def run_once(a, cfg, tmpdir, long_run=False):
+    def run_once(a, cfg, tmpdir, long_run=False, mark=None):
         v = next(figures)
         return {"getppid": {"ns": v, "mean_ns": v}}
 
@@ -278,6 +278,45 @@ def test_added_cost_is_against_the_faster_bare_neighbour(monkeypatch):
     res, added = loops.run_matrix(a, cfgs, "/nonexistent")
     assert added == {"P": {"getppid": [85.0]}, "Q": {"getppid": [85.0]}}
     assert [r["getppid"]["ns"] for r in res["bare"]] == [165.0, 215.0, 165.0]
+
+
+def test_the_daemon_is_compared_with_c_a_marked_alike(monkeypatch):
+    """The daemon's first closing window marks its loop midway (RCU Tasks
+    Trace), a cost of its own: its loops are marked from their warm-up,
+    and so are those of its reference, -C -a in long loops. The target
+    compares the two, not the daemon with the unmarked short -C -a."""
+    seen = []
+
+    def run_once(a, cfg, tmpdir, long_run=False, mark=None):
+        if cfg is not None:
+            seen.append((cfg.name, long_run, mark))
+        return {"getppid": {"ns": 100.0, "mean_ns": 100.0}}
+
+    monkeypatch.setattr(loops, "run_once", run_once)
+    monkeypatch.setattr(loops, "log", lambda *_: None)
+    a = type("A", (), {"reps": 1, "kinds": ["getppid"], "scprof": "scprof",
+                       "bin": "/b", "daemon_any": True, "probe": None,
+                       "only": ["scprof -C -a", "scprof daemon"]})()
+    monkeypatch.setattr(probes, "scprof_has", lambda *_: True)
+    monkeypatch.setattr(probes.shutil, "which", lambda _: "/bin/x")
+    cfgs = probes.make_configs(a, 1)
+    loops.run_matrix(a, cfgs, "/nonexistent")
+    assert sorted(seen) == [("scprof -C -a", False, None),
+                            (probes.MARKED_C_A, True, True),
+                            ("scprof daemon (defaults)", True, True)]
+    rows = [{"config": c, "kind": "getppid", "added_ns": v}
+            for c, v in (("scprof -C -a", 90.0), (probes.MARKED_C_A, 112.0),
+                         ("scprof daemon (defaults)", 125.0))]
+    assert loops.check_targets(rows, ["getppid"]) == [
+        ("getppid: daemon <= -C -a + 20 (both marked)", 125.0, 132.0)]
+    # a run without the reference (an older record): -C -a it is
+    assert loops.check_targets(rows[::2], ["getppid"]) == [
+        ("getppid: daemon <= -C -a + 20", 125.0, 110.0)]
+    rows = [dict(r, rcu_marked=None if r["config"] == "scprof -C -a" else 1,
+                 runs=1) for r in rows]
+    lines = loops.mark_lines(rows, ["getppid"])
+    assert "scprof daemon (defaults) 1/1" in lines[0]
+    assert lines[1].endswith("getppid +22")
 
 
 

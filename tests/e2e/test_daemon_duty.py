@@ -180,6 +180,33 @@ def test_the_counting_program_hands_calls_to_the_timing_one(daemons, gates,
     assert (window is None) if without else (window > 0)
 
 
+def test_the_counting_runs_are_priced_with_the_verdict_cache_off(daemons,
+                                                                 gates):
+    # The counting program counts its runs in the verdict cache's per-CPU
+    # line; with the cache off (SCPROF_FAST_PATHS=0 here, a --cgroup
+    # filter in use) in the self-timing's per-CPU counters instead. Either
+    # way every run is priced in the exit program's run time. Runs not
+    # counted there would leave only the cost windows' runs priced: a
+    # tenth of the price a call (0.10 when the tick was left out). The
+    # cache saves a helper call a run: the two prices differ by much less
+    # (1.1-1.3x here).
+    per_call = {}
+    for fast in ("1", "0"):
+        g = pacer(gates, 2000, 50)
+        d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                     "--latency-duty", "0", "--latency-period", "0.5"],
+                    prefix=("env", f"SCPROF_FAST_PATHS={fast}"))
+        g.release()
+        assert g.wait() == 0
+        s = quiesce(d, folded(1), "the pacer folded")
+        _, counted = timed_and_counted(s)
+        assert counted == 100000
+        per_call[fast] = value(s, "scprof_bpf_run_seconds_total",
+                               program="sys_exit") / counted
+        d.kill()
+    assert 0.25 < per_call["0"] / per_call["1"] < 4, per_call
+
+
 def test_cost_windows_shrink_once_the_cost_is_known(daemons, gates):
     # A cost window lasts until the timing program has timed 256 runs of
     # the counting kind (4096 calls of the target, one in 16 timed: the
