@@ -31,9 +31,10 @@ def pacer(gates, calls, ticks, tick_ms=10):
                   str(ticks)])
 
 
-def run_pacer(daemons, gates, args, calls, ticks, tick_ms=10):
+def run_pacer(daemons, gates, args, calls, ticks, tick_ms=10, prefix=()):
     g = pacer(gates, calls, ticks, tick_ms)
-    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1"] + args)
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1"] + args,
+                prefix=prefix)
     g.release()
     assert g.wait() == 0
     return d, quiesce(d, folded(1), "the pacer folded")
@@ -192,13 +193,10 @@ def test_the_counting_runs_are_priced_with_the_verdict_cache_off(daemons,
     # (1.1-1.3x here).
     per_call = {}
     for fast in ("1", "0"):
-        g = pacer(gates, 2000, 50)
-        d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
-                     "--latency-duty", "0", "--latency-period", "0.5"],
-                    prefix=("env", f"SCPROF_FAST_PATHS={fast}"))
-        g.release()
-        assert g.wait() == 0
-        s = quiesce(d, folded(1), "the pacer folded")
+        d, s = run_pacer(daemons, gates, ["--latency-duty", "0",
+                                          "--latency-period", "0.5"],
+                         2000, 50,
+                         prefix=("env", f"SCPROF_FAST_PATHS={fast}"))
         _, counted = timed_and_counted(s)
         assert counted == 100000
         per_call[fast] = value(s, "scprof_bpf_run_seconds_total",
