@@ -95,8 +95,9 @@ def budget_configs(a, cfgs):
                          ("--latency-duty 1", ["--latency-duty", "1"])):
         out.append(Config(
             "scprof daemon (%s)" % label,
+            # (-vv: its windows' times, for the in-run figures)
             lambda p, o, extra=extra: [S, "daemon", "--listen",
-                                       "127.0.0.1:0"] + extra,
+                                       "127.0.0.1:0", "-vv"] + extra,
             "bpf", None, min_progs=1, floor="exit", long_run=True,
             label="daemon %s" % label))
     return out
@@ -127,6 +128,91 @@ def wait_for_phase(url, secs):
     time.sleep(max(0, PERIOD_S - WARMUP * secs - 0.5))
 
 
+# ---- in-run figures: the loop's batches, inside windows and out -----------
+#
+# The machine's slow spells (a bare getppid loop at 165 ns a call runs at
+# 220-380 for a second or several, now and then) move a 20 s loop's mean
+# by several ns, as much as what the budget is about (a window a period at
+# 1% of a CPU: 3 ns a call). So each budget loop also writes its batches
+# (256 calls each, sysloop's SYSLOOP_BATCHES) and the daemon its windows'
+# times (-vv): the median batch outside the windows is the loop's steady
+# cost, which the spells do not move, and what the batches inside the
+# windows cost over it is what the windows really cost, measured in the
+# same run. Their sum over the run is its mean with the spells taken out
+# of the time outside the windows only (those inside count against the
+# daemon).
+
+WINDOW_LINE = re.compile(
+    r"(latency|cost) window (opens|closes) at ([0-9.]+) s")
+
+
+def window_intervals(text):
+    """{"latency": [(start, end)], "cost": [...]} from a daemon's -vv
+    output, in seconds of CLOCK_MONOTONIC; a window still open at the end
+    of the text ends at infinity."""
+    out = {"latency": [], "cost": []}
+    opened = {}
+    for kind, what, t in WINDOW_LINE.findall(text):
+        t = float(t)
+        if what == "opens":
+            opened.setdefault(kind, t)
+        elif kind in opened:
+            out[kind].append((opened.pop(kind), t))
+    for kind, t in opened.items():
+        out[kind].append((t, float("inf")))
+    return out
+
+
+def read_batches(path, kind="getppid"):
+    """[(end s, ns a call)] of one kind's batches (SYSLOOP_BATCHES)."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            tok = line.split()
+            if len(tok) == 3 and tok[0] == kind:
+                out.append((float(tok[1]), float(tok[2])))
+    return out
+
+
+BATCH_CALLS = 256
+
+
+def in_run_cost(batches, windows=None):
+    """A loop's figures from its batches and a daemon's windows (None: a
+    probe without any): "steady_ns", the median batch outside every
+    window; "ns", the run's mean with the slow spells outside windows
+    taken out (steady_ns plus the excess of the batches in windows, over
+    all batches); and for each kind of window, the seconds its batches
+    cost over steady_ns ("<kind>_s") and their share of the batches
+    ("<kind>_share"). A batch is in a window when it ends in one or
+    within a batch's time after it closed."""
+    windows = windows or {}
+    spans = [(k, a, b) for k, iv in windows.items() for a, b in iv]
+    inside = []
+    for end, ns in batches:
+        start = end - ns * BATCH_CALLS / 1e9
+        kind = None
+        for k, a, b in spans:
+            if start < b and end > a:
+                kind = k
+                if k == "latency":
+                    break
+        inside.append(kind)
+    out_ns = [ns for (_, ns), k in zip(batches, inside) if k is None]
+    if not out_ns:
+        return None
+    steady = med(out_ns)
+    out = {"steady_ns": steady, "batches": len(batches)}
+    excess = 0.0
+    for k in windows:
+        xs = [ns - steady for (_, ns), w in zip(batches, inside) if w == k]
+        out[k + "_s"] = sum(xs) * BATCH_CALLS / 1e9
+        out[k + "_share"] = len(xs) / len(batches)
+        excess += sum(xs)
+    out["ns"] = steady + excess / len(batches)
+    return out
+
+
 def run_budget(a, cfgs, tmp):
     bcfgs = budget_configs(a, cfgs)
     secs = a.budget_seconds
@@ -136,11 +222,18 @@ def run_budget(a, cfgs, tmp):
                                 (secs + 2) / 60))
     runs = {c.name: [] for c in bcfgs}
     bare = []
+    batches = os.path.join(tmp, "batches")
+
+    def bare_run():
+        r = loops.run_once(a, None, tmp, True, secs, ["getppid"],
+                           mark=True, batches=batches)["getppid"]
+        r["in_run"] = in_run_cost(read_batches(batches))
+        return r
+
     for rep in range(a.reps):
         order = bcfgs[rep % len(bcfgs):] + bcfgs[:rep % len(bcfgs)]
-        before = loops.run_once(a, None, tmp, True, secs, ["getppid"],
-                                mark=True)
-        bare.append(before["getppid"])
+        before = bare_run()
+        bare.append(before)
         for c in order:
             log("  budget, rep %d/%d: %s" % (rep + 1, a.reps, c.name))
             seen = {}
@@ -153,19 +246,26 @@ def run_budget(a, cfgs, tmp):
                 if when == "start" and budgeted(c):
                     wait_for_phase(seen["url"], secs)
                 seen[when] = (time.monotonic(), scrape(seen["url"]))
+                if when == "end":
+                    tout.seek(0)
+                    seen["windows"] = window_intervals(tout.read())
 
             r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook,
-                               mark=c.name != UNMARKED)
-            after = loops.run_once(a, None, tmp, True, secs, ["getppid"],
-                                   mark=True)
+                               mark=c.name != UNMARKED, batches=batches)
+            in_run = in_run_cost(read_batches(batches), seen.get("windows"))
+            after = bare_run()
             g = r["getppid"]
-            base = (before["getppid"]["mean_ns"] +
-                    after["getppid"]["mean_ns"]) / 2
+            base = (before["mean_ns"] + after["mean_ns"]) / 2
             row = {"ns": g["mean_ns"], "bare_ns": base,
                    "rcu_marked": g.get("rcu_marked"),
                    "added_ns": g["mean_ns"] - base,
                    "calls": g["timed"], "seconds": g["timed"] * g["mean_ns"]
                    / 1e9}
+            if in_run and before["in_run"] and after["in_run"]:
+                # The same without the slow spells outside windows.
+                row["in_run"] = in_run
+                row["steady_added_ns"] = in_run["ns"] - (
+                    before["in_run"]["ns"] + after["in_run"]["ns"]) / 2
             if "start" in seen and "end" in seen:
                 t0, m0 = seen["start"]
                 t1, m1 = seen["end"]
@@ -175,7 +275,7 @@ def run_budget(a, cfgs, tmp):
                 row["gauges"] = {k: m1[k] for k in m1
                                  if not k.split("{")[0].endswith("_total")}
             runs[c.name].append(row)
-            bare.append(after["getppid"])
+            bare.append(after)
             before = after
     return summarize_budget(bcfgs, runs, bare, secs)
 
@@ -204,6 +304,26 @@ def summarize_budget(bcfgs, runs, bare, secs):
                "rcu_marked": sum(1 for r in rs if r.get("rcu_marked"))}
         # The loop's lost time over its timed part: added ns x calls.
         row["lost_s"] = med([r["added_ns"] * r["calls"] / 1e9 for r in rs])
+        steady = [r for r in rs if "steady_added_ns" in r]
+        if steady:
+            row["steady_added_ns"] = med([r["steady_added_ns"]
+                                          for r in steady])
+            for k in ("latency", "cost"):
+                xs = [r["in_run"][k + "_s"] for r in steady
+                      if k + "_s" in r["in_run"]]
+                if xs:
+                    row["in_run_%s_s" % k] = med(xs)
+            # a latency window's cost in the loop's batches, against what
+            # the metrics counted of it (both over the same timed part)
+            ws = [(r["in_run"]["latency_s"] / r["metrics"][
+                "scprof_latency_windows_total"],
+                r["metrics"]["scprof_latency_cost_seconds_total"] /
+                r["metrics"]["scprof_latency_windows_total"])
+                for r in steady if "latency_s" in r["in_run"] and
+                r.get("metrics", {}).get("scprof_latency_windows_total")]
+            if ws:
+                row["in_run_window_s"] = med([w[0] for w in ws])
+                row["in_run_window_claimed_s"] = med([w[1] for w in ws])
         ms = [r for r in rs if "metrics" in r]
         if ms:
             def mv(key):
@@ -234,15 +354,21 @@ def summarize_budget(bcfgs, runs, bare, secs):
         rows.append(row)
     by = {r["config"]: r for r in rows}
     bare_ns = med([b["mean_ns"] for b in bare])
+    steady_bare = [b["in_run"]["ns"] for b in bare if b.get("in_run")]
     out = {"seconds": secs, "bare_ns": bare_ns, "rows": rows,
            "bare_rcu_marked": sum(1 for b in bare if b.get("rcu_marked")),
            "bare_runs": len(bare)}
+    if steady_bare:
+        out["steady_bare_ns"] = med(steady_bare)
     fe, fp, ca = (by.get(FLOORS["exit"]), by.get(FLOORS["pair"]),
                   by.get("scprof -C -a"))
     d0 = by.get("scprof daemon (--latency-duty 0)")
     if d0 and ca:
         # The daemon's counting path (no window ever) over -C -a's.
         out["daemon_count_over_C_a_ns"] = d0["added_ns"] - ca["added_ns"]
+        if "steady_added_ns" in d0 and "steady_added_ns" in ca:
+            out["steady_daemon_count_over_C_a_ns"] = \
+                d0["steady_added_ns"] - ca["steady_added_ns"]
     if fe and fp:
         out["enter_attach_ns"] = fp["added_ns"] - fe["added_ns"]
     if ca and UNMARKED in by:
@@ -260,6 +386,13 @@ def summarize_budget(bcfgs, runs, bare, secs):
                 r["calls"] / 1e9
             a["vs_C_a_ns"] = r["added_ns"] - ca["added_ns"]
             a["limit_ns"] = ca["added_ns"] + 0.01 * bare_ns + 5
+            if "steady_added_ns" in r and "steady_added_ns" in ca and \
+                    steady_bare:
+                # the same without the slow spells outside windows
+                a["steady_vs_C_a_ns"] = r["steady_added_ns"] - \
+                    ca["steady_added_ns"]
+                a["steady_limit_ns"] = ca["steady_added_ns"] + \
+                    0.01 * med(steady_bare) + 5
         if d0 and r is not d0:
             # What the windows really cost: over the same daemon with
             # none, on every call of the loop.
@@ -300,6 +433,44 @@ def report_marks(sec):
     print()
 
 
+def report_steady(sec):
+    """The in-run figures (in_run_cost): without the machine's slow spells
+    outside the daemon's windows, and each latency window's cost in the
+    loop's own batches."""
+    if "steady_bare_ns" not in sec:
+        return
+    print("  Without the slow spells outside windows (median batch outside "
+          "the daemon's windows + what the batches in them cost over it; "
+          "bare %.1f ns):" % sec["steady_bare_ns"])
+    for r in sec["rows"]:
+        if "steady_added_ns" in r:
+            print("    %-34s %+7.1f ns/call%s" % (
+                r["config"], r["steady_added_ns"],
+                "" if "in_run_latency_s" not in r else
+                "; in its latency windows %.3f s, its cost windows %.3f s"
+                % (r["in_run_latency_s"], r.get("in_run_cost_s", 0))))
+    if "steady_daemon_count_over_C_a_ns" in sec:
+        print("    the daemon's counting path (--latency-duty 0) over -C -a: "
+              "%+.1f ns/call" % sec["steady_daemon_count_over_C_a_ns"])
+    for r in sec["rows"]:
+        a = r.get("analysis", {})
+        if "steady_limit_ns" in a:
+            print("    %s: over -C -a %+.1f ns/call (limit %.1f, %s)" % (
+                r["config"], a["steady_vs_C_a_ns"], a["steady_limit_ns"],
+                "met" if r["steady_added_ns"] <= a["steady_limit_ns"]
+                else "MISSED"))
+        if "in_run_window_s" in r:
+            print("    %s: a latency window cost %.3f s in the loop's "
+                  "batches; its metrics count %.3f s (%.2fx)%s" % (
+                      r["config"], r["in_run_window_s"],
+                      r["in_run_window_claimed_s"],
+                      r["in_run_window_claimed_s"] / r["in_run_window_s"]
+                      if r["in_run_window_s"] > 0 else float("nan"),
+                      "" if "window_budget_s" not in a else
+                      "; the budget of a period is %.3f s" %
+                      a["window_budget_s"]))
+
+
 def report_budget(sec):
     print("Budget: getppid loops of %g s (means), each between bare runs; "
           "bare %.0f ns/call" % (sec["seconds"], sec["bare_ns"]))
@@ -325,6 +496,7 @@ def report_budget(sec):
     if "daemon_count_over_C_a_ns" in sec:
         print("  the daemon's counting path (--latency-duty 0) adds %+.1f ns "
               "a call over -C -a's" % sec["daemon_count_over_C_a_ns"])
+    report_steady(sec)
     for r in sec["rows"]:
         a = r.get("analysis")
         if not a:

@@ -19,21 +19,25 @@ from probes import (FLOORS, MARKED_C_A, BenchError, BpfStats, Running,
 
 
 def run_once(a, cfg, tmpdir, long_run=False, secs=None, kinds=None,
-             hook=None, mark=None):
+             hook=None, mark=None, batches=None):
     """One loop run, bare (cfg None) or under a probe: {kind: result}.
     secs and kinds override the section's; hook(when, tracer, tracer
     output file) is called with "start" once the probe is attached and
     "end" when the loop is done, while the probe still runs. mark True:
     the loop is marked (probes.mark_running) in its warm-up; True or
     False: each result's "rcu_marked" says whether the loop was marked
-    when it ended (None: a kernel without marks)."""
+    when it ended (None: a kernel without marks). batches: a file for
+    the loop's batches (sysloop's SYSLOOP_BATCHES)."""
     kinds = kinds or a.kinds
     secs = secs or (a.long_seconds if long_run else a.seconds)
     stat = "mean_ns" if long_run else a.stat
+    env = None
+    if batches:
+        env = dict(os.environ, SYSLOOP_BATCHES=batches)
     loop = subprocess.Popen([a.bin + "/sysloop", str(a.cpu), str(secs),
                              ",".join(kinds)],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            text=True)
+                            text=True, env=env)
     try:
         if loop.stdout.readline().strip() != "ready":
             raise BenchError("sysloop did not start")

@@ -234,6 +234,86 @@ def test_budget_is_compared_a_window_at_a_time():
     assert cost.budgeted(dd) and not cost.budgeted(d0)
 
 
+def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
+    """A loop's steady cost is its median batch outside the daemon's
+    windows: a slow spell outside them does not move it, while what the
+    batches inside a window cost over it (a spell in there too) counts;
+    the window lines come from the daemon's -vv output."""
+    import cost
+
+    text = "\n".join([
+        "scprof daemon: latency window opens at 99.000000 s "
+        "(CLOCK_MONOTONIC)",
+        "scprof daemon: latency window closes at 99.500000 s "
+        "(CLOCK_MONOTONIC)",
+        "scprof daemon: latency window opens at 100.000000 s "
+        "(CLOCK_MONOTONIC)",
+        "scprof daemon: cost window opens at 100.500000 s (CLOCK_MONOTONIC)",
+        "scprof daemon: latency window closes at 101.000000 s "
+        "(CLOCK_MONOTONIC)",
+        "scprof daemon: cost window closes at 101.250000 s "
+        "(CLOCK_MONOTONIC)",
+        "scprof daemon: latency window opens at 109.000000 s "
+        "(CLOCK_MONOTONIC)"])
+    w = cost.window_intervals(text)
+    assert w["latency"] == [(99.0, 99.5), (100.0, 101.0),
+                            (109.0, float("inf"))]
+    assert w["cost"] == [(100.5, 101.25)]
+    # A batch ending every ms from t=100 to t=104: in the window
+    # [100, 101) at 250 ns a call, in a cost window's tail [101, 101.25)
+    # at 150, in a slow spell [102, 103) at 300, the rest at 100.
+    batches = []
+    for i in range(4000):
+        end = 100.0 + (i + 1) / 1000.0 - 1e-6
+        ns = 250 if end < 101 else 150 if end < 101.25 else \
+            300 if 102 <= end < 103 else 100
+        batches.append((end, ns))
+    r = cost.in_run_cost(batches, w)
+    assert r["steady_ns"] == 100                       # not the spell's 300
+    assert abs(r["latency_s"] - 1000 * 150 * 256 / 1e9) < 1e-3
+    assert abs(r["cost_s"] - 250 * 50 * 256 / 1e9) < 2e-4
+    assert abs(r["ns"] - (100 + (1000 * 150 + 250 * 50) / 4000)) < 0.5
+    # without windows (a bare run, -C -a): the median
+    assert cost.in_run_cost([b for b in batches if b[0] > 101.5])["ns"] == 100
+    assert cost.in_run_cost([], w) is None
+
+
+def test_budget_is_checked_without_the_slow_spells_too(capsys):
+    """The budget's limit is also checked on the in-run figures, and a
+    latency window's cost in the loop's batches is set against what the
+    metrics counted of it."""
+    import cost
+
+    ca = probes.Config("scprof -C -a", None, "bpf", None)
+    dd = probes.Config("scprof daemon (defaults)", None, "bpf", None)
+
+    def row(added, steady, lat=None, metrics=None):
+        r = {"added_ns": added, "calls": 100e6, "ns": 300 + added,
+             "bare_ns": 300, "steady_added_ns": steady,
+             "in_run": {"ns": 200 + steady, "steady_ns": 200}}
+        if lat is not None:
+            r["in_run"].update(latency_s=lat, cost_s=0.01)
+        if metrics is not None:
+            r.update(metrics_seconds=20.5, metrics=metrics, gauges={})
+        return r
+    m = {"scprof_latency_cost_seconds_total": 0.2,
+         "scprof_latency_windows_total": 2}
+    runs = {ca.name: [row(100, 90)], dd.name: [row(110, 96, 0.3, m)]}
+    bare = [{"mean_ns": 300, "in_run": {"ns": 200}}]
+    out = cost.summarize_budget([ca, dd], runs, bare, 20)
+    d = [r for r in out["rows"] if r["config"] == dd.name][0]
+    a = d["analysis"]
+    assert abs(a["steady_limit_ns"] - 97) < 1e-9     # 90 + 2 + 5
+    assert abs(a["steady_vs_C_a_ns"] - 6) < 1e-9
+    assert abs(d["in_run_window_s"] - 0.15) < 1e-9
+    assert abs(d["in_run_window_claimed_s"] - 0.1) < 1e-9
+    cost.report_budget(out)
+    text = capsys.readouterr().out
+    assert "over -C -a +6.0 ns/call (limit 97.0, met)" in text, text
+    assert "MISSED" in text, text                     # by the means: 110 > 108
+    assert "0.150 s in the loop's batches" in text, text
+
+
 def test_budget_compares_marked_loops_and_prices_the_mark(capsys):
     """Every budget loop is marked but -C -a's copy (probes.py, "RCU Tasks
     Trace marks"): the mark's cost is -C -a marked less not, and the

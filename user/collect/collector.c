@@ -21,6 +21,7 @@
 #include "collect/collector_priv.h"
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/procfs.h"
 
@@ -517,6 +518,9 @@ bool collector__has_windows(const struct collector *c)
 /* Sampled mode: the counting exit program hands calls to the timing one
  * while any bit of exit_timing is set (enum sc_timing).
  */
+/* (each switch is logged with -vv, on the clock a benchmark's loop can
+ * read: make bench tells the calls made in windows from the others)
+ */
 static void set_timing(struct collector *c, __u32 bit, bool on)
 {
 	__u32 *t = &c->skel->bss->exit_timing;
@@ -525,6 +529,9 @@ static void set_timing(struct collector *c, __u32 bit, bool on)
 		__atomic_or_fetch(t, bit, __ATOMIC_SEQ_CST);
 	else
 		__atomic_and_fetch(t, ~bit, __ATOMIC_SEQ_CST);
+	pr_debug("%s window %s at %.6f s (CLOCK_MONOTONIC)",
+		 bit == SC_TIMING_COST ? "cost" : "latency",
+		 on ? "opens" : "closes", (double)clock_mono_ns() / 1e9);
 }
 
 bool collector__has_cost_windows(const struct collector *c)
