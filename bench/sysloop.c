@@ -40,7 +40,7 @@
 enum kind { K_GETPPID, K_READ, K_WRITE };
 
 static int fd_zero, fd_null;
-static double *batch_ns; /* per-call ns of each timed batch */
+static double *batch_ns;  /* per-call ns of each timed batch */
 static double *batch_end; /* and when it ended (s) */
 
 static double now_s(void)
