@@ -14,7 +14,10 @@ budget  The daemon's latency budget against what it really costs. Long
         windows are also compared one at a time with a period's budget.
         Every loop, bare ones included, is marked by an RCU Tasks Trace
         grace period in its warm-up (probes.mark_running), the state a
-        daemon's first closing window leaves a busy thread in.
+        daemon's first closing window leaves a busy thread in. The same
+        figures are also taken inside each run, from the loop's batches
+        and the daemon's windows' times, without the machine's slow
+        spells outside the windows (in_run_cost).
 
 where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         the getppid loop and on nginx under ab: ns per run, per call of
@@ -184,8 +187,8 @@ def in_run_cost(batches, windows=None):
     taken out (steady_ns plus the excess of the batches in windows, over
     all batches); and for each kind of window, the seconds its batches
     cost over steady_ns ("<kind>_s") and their share of the batches
-    ("<kind>_share"). A batch is in a window when it ends in one or
-    within a batch's time after it closed."""
+    ("<kind>_share"). A batch is in a window when part of its time is
+    (in a latency window first, when it overlaps both kinds)."""
     windows = windows or {}
     spans = [(k, a, b) for k, iv in windows.items() for a, b in iv]
     inside = []
