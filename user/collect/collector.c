@@ -516,10 +516,9 @@ bool collector__has_windows(const struct collector *c)
 }
 
 /* Sampled mode: the counting exit program hands calls to the timing one
- * while any bit of exit_timing is set (enum sc_timing).
- */
-/* (each switch is logged with -vv, on the clock a benchmark's loop can
- * read: make bench tells the calls made in windows from the others)
+ * while any bit of exit_timing is set (enum sc_timing). Each switch is
+ * logged with -vv, on the clock a benchmark's loop can read (make bench
+ * tells the calls made in windows from the others).
  */
 static void set_timing(struct collector *c, __u32 bit, bool on)
 {
