@@ -525,7 +525,9 @@ def report_budget(sec):
                       "; sys_enter's dispatch in the windows: %.3f s" %
                       a["unseen_enter_s"]))
         if "window_real_s" in a:
-            print("  %s: a window (one a period) really cost %.3f s; its "
+            print("  %s: a window (one a period) cost %.3f s by the "
+                  "differences between runs (the in-run figure above "
+                  "leaves out their noise); its "
                   "metrics count %.3f s (%.2fx); the budget of a period is "
                   "%.3f s" % (r["config"], a["window_real_s"],
                               a["window_claimed_s"],
