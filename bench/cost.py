@@ -177,6 +177,7 @@ def read_batches(path, kind="getppid"):
     return out
 
 
+# Calls in a batch: sysloop.c's BATCH.
 BATCH_CALLS = 256
 
 
@@ -390,12 +391,12 @@ def summarize_budget(bcfgs, runs, bare, secs):
             a["vs_C_a_ns"] = r["added_ns"] - ca["added_ns"]
             a["limit_ns"] = ca["added_ns"] + 0.01 * bare_ns + 5
             if "steady_added_ns" in r and "steady_added_ns" in ca and \
-                    steady_bare:
+                    "steady_bare_ns" in out:
                 # the same without the slow spells outside windows
                 a["steady_vs_C_a_ns"] = r["steady_added_ns"] - \
                     ca["steady_added_ns"]
                 a["steady_limit_ns"] = ca["steady_added_ns"] + \
-                    0.01 * med(steady_bare) + 5
+                    0.01 * out["steady_bare_ns"] + 5
         if d0 and r is not d0:
             # What the windows really cost: over the same daemon with
             # none, on every call of the loop.
@@ -455,6 +456,9 @@ def report_steady(sec):
     if "steady_daemon_count_over_C_a_ns" in sec:
         print("    the daemon's counting path (--latency-duty 0) over -C -a: "
               "%+.1f ns/call" % sec["steady_daemon_count_over_C_a_ns"])
+    if any("steady_limit_ns" in r.get("analysis", {}) for r in sec["rows"]):
+        print("    (a limit is on the configuration's added ns: -C -a's + 1% "
+              "of bare + 5 ns)")
     for r in sec["rows"]:
         a = r.get("analysis", {})
         if "steady_limit_ns" in a:
