@@ -263,7 +263,8 @@ test: deps-test
 # when there is one (exit status 3 when a configuration got dearer);
 # BENCH_ARGS=--readme also writes them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(BENCH_OUT)/rcumark
+BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(BENCH_OUT)/rcumark \
+	$(BENCH_OUT)/httpload
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -281,7 +282,8 @@ $(BENCH_OUT)/floor $(BENCH_OUT)/rcumark: $(BENCH_OUT)/%: bench/%.c \
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
 
-$(BENCH_OUT)/sysloop: bench/sysloop.c | $(BENCH_OUT)
+$(BENCH_OUT)/sysloop $(BENCH_OUT)/httpload: $(BENCH_OUT)/%: bench/%.c \
+		| $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@
 

@@ -10,7 +10,7 @@ What a syscall costs a process while a probe watches it, in sections
             probe, in ns per call (loops.py)
   services  nginx and redis, requests/s traced / untraced (services.py)
   budget    the daemon's latency budget against what it really adds, on a
-            long getppid loop (cost.py)
+            long getppid loop and on nginx (cost.py)
   where     where full mode's time goes: bpf_stats per program on nginx
             against the loop, per call and per syscall (cost.py)
   machine   what this machine charges for the seed experiments' operations
@@ -143,6 +143,10 @@ def parse_args():
     g.add_argument("--budget-seconds", type=float, default=20,
                    help="seconds of each budget loop: whole periods of the "
                    "daemon's, about 60-80 million calls (default 20)")
+    g.add_argument("--budget-loads", default="loop,nginx",
+                   help="what the budget section loads: the getppid loop, "
+                   "nginx (when --services has it) or both (default "
+                   "loop,nginx)")
     g.add_argument("--where-seconds", type=float, default=2,
                    help="seconds of each bpf_stats run (default 2)")
 
@@ -175,18 +179,22 @@ def parse_args():
     a.kinds = a.kinds.split(",")
     a.sections = a.sections.split(",")
     a.services = a.services.split(",")
+    a.budget_loads = a.budget_loads.split(",")
     a.out = os.path.abspath(a.out)
     if any(k not in KINDS for k in a.kinds) or a.reps < 1 or \
             a.seconds <= 0 or a.service_seconds <= 0:
         ap.error("bad --kinds, --reps, --seconds or --service-seconds")
     if any(s not in SECTIONS for s in a.sections):
         ap.error("bad --sections: expected some of %s" % ",".join(SECTIONS))
+    if any(s not in ("loop", "nginx") for s in a.budget_loads):
+        ap.error("bad --budget-loads: expected loop, nginx or both")
     if any(s not in services.WORKLOADS for s in a.services):
         ap.error("bad --services: expected some of %s" %
                  ",".join(services.WORKLOADS))
     if not a.from_json and not (a.scprof and a.bin):
         ap.error("--scprof and --bin are needed to measure")
-    if a.cpu == a.client_cpu and "services" in a.sections:
+    if a.cpu == a.client_cpu and ("services" in a.sections or
+                                  "budget" in a.sections):
         ap.error("--cpu and --client-cpu must differ")
     return a
 
@@ -207,16 +215,28 @@ def measure(a):
     try:
         with tempfile.TemporaryDirectory(prefix="scprof-bench.") as tmp:
             cfgs = make_configs(a, other.pid)
+            # (bench.json after each section: a later one that fails
+            # loses only itself)
+            partial = os.path.join(a.out, "bench.json")
             if "loops" in a.sections:
                 doc["loops"] = loops.run(a, cfgs, tmp, other.pid)
+                write_json(partial, doc)
             if "services" in a.sections:
                 scfgs = [c for c in cfgs if c.service or
                          a.service_configs == "all"]
                 doc["services"] = services.run(a, scfgs, tmp)
+                write_json(partial, doc)
             if "budget" in a.sections:
-                doc["budget"] = cost.run_budget(a, cfgs, tmp)
+                doc["budget"] = cost.run_budget(a, cfgs, tmp) \
+                    if "loop" in a.budget_loads else {}
+                write_json(partial, doc)
+                if "nginx" in a.services and "nginx" in a.budget_loads:
+                    doc["budget"]["nginx"] = cost.run_budget_nginx(
+                        a, cfgs, tmp)
+                    write_json(partial, doc)
             if "where" in a.sections:
                 doc["where"] = cost.run_where(a, cfgs, tmp)
+                write_json(partial, doc)
             if "machine" in a.sections:
                 doc["machine"] = machine.run(a, tmp)
     finally:
@@ -281,7 +301,10 @@ def report(a, doc):
         write_text(path, chart.services_chart(doc["services"], h))
         log("bench: the services' chart: %s" % path)
     if doc.get("budget"):
-        cost.report_budget(doc["budget"])
+        if doc["budget"].get("rows"):
+            cost.report_budget(doc["budget"])
+        if doc["budget"].get("nginx"):
+            cost.report_budget_nginx(doc["budget"]["nginx"])
     if doc.get("where"):
         cost.report_where(doc["where"])
     if doc.get("machine"):

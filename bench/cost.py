@@ -17,7 +17,9 @@ budget  The daemon's latency budget against what it really costs. Long
         daemon's first closing window leaves a busy thread in. The same
         figures are also taken inside each run, from the loop's batches
         and the daemon's windows' times, without the machine's slow
-        spells outside the windows (in_run_cost).
+        spells outside the windows (in_run_cost). Then the same on
+        nginx (run_budget_nginx): per request, its load timed in batches
+        by bench/httpload.c.
 
 where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         the getppid loop and on nginx under ab: ns per run, per call of
@@ -26,9 +28,12 @@ where   bpf_stats per program (run_cnt, run_time_ns) for scprof's modes on
         same workload), and per request. bpf_stats puts its own clock
         reads in every figure: the empty floor programs show how much.
 """
+import bisect
 import copy
 import os
 import re
+import shutil
+import subprocess
 import time
 import urllib.request
 
@@ -112,14 +117,15 @@ PERIOD_S = 10.0
 WARMUP = 0.1
 
 
-def wait_for_phase(url, secs):
+def wait_for_phase(url, secs, warmup=None):
     """Hold a budgeted daemon's loop until the timed part will hold whole
     periods: wait for a window to open (a period begins), then until its
     period's end less the warm-up, so that the timed part begins just
     before a period does and the scrapes at its ends fall between
     windows. Without it, a 20 s loop's scrapes could take in a third
     window (the first one, at the daemon's start, ran into the loop's
-    warm-up): 3 windows of cost against 2 periods of budget."""
+    warm-up): 3 windows of cost against 2 periods of budget. warmup:
+    the load's seconds before its timed part, if not sysloop's."""
     key = "scprof_latency_windows_total"
     first = scrape(url).get(key, 0)
     deadline = time.monotonic() + PERIOD_S + 5
@@ -128,22 +134,26 @@ def wait_for_phase(url, secs):
             raise BenchError("the daemon opened no latency window in %g s" %
                              (PERIOD_S + 5))
         time.sleep(0.02)
-    time.sleep(max(0, PERIOD_S - WARMUP * secs - 0.5))
+    time.sleep(max(0, PERIOD_S - (WARMUP * secs if warmup is None
+                                  else warmup) - 0.5))
 
 
-# ---- in-run figures: the loop's batches, inside windows and out -----------
+# ---- in-run figures: the load's batches, inside windows and out -----------
 #
 # The machine's slow spells (a bare getppid loop at 165 ns a call runs at
 # 220-380 for a second or several, now and then) move a 20 s loop's mean
 # by several ns, as much as what the budget is about (a window a period at
-# 1% of a CPU: 3 ns a call). So each budget loop also writes its batches
-# (256 calls each, sysloop's SYSLOOP_BATCHES) and the daemon its windows'
-# times (-vv): the median batch outside the windows is the loop's steady
-# cost, which the spells do not move, and what the batches inside the
-# windows cost over it is what the windows really cost, measured in the
-# same run. Their sum over the run is its mean with the spells taken out
-# of the time outside the windows only (those inside count against the
-# daemon).
+# 1% of a CPU: 3 ns a call); nginx's rate drifts and steps as well (by 10%
+# within one 20 s load). So each budget load also writes its batches (256
+# calls or requests each, sysloop's SYSLOOP_BATCHES, httpload's
+# HTTPLOAD_BATCHES) and the daemon its windows' times (-vv). A run's
+# steady cost is its median batch outside the windows, which the spells do
+# not move; what a window cost is what its batches cost over the batches
+# just around it (NEAR_S either side, outside every window, slow spells
+# left out): against one median for the whole run, a window would be
+# charged for the drift, and for the batches' skew (their mean is over
+# their median, nginx's by 2%, inside windows as outside). The spells
+# inside a window count against the daemon.
 
 WINDOW_LINE = re.compile(
     r"(latency|cost) window (opens|closes) at ([0-9.]+) s")
@@ -167,7 +177,8 @@ def window_intervals(text):
 
 
 def read_batches(path, kind="getppid"):
-    """[(end s, ns a call)] of one kind's batches (SYSLOOP_BATCHES)."""
+    """[(end s, ns a call)] of one kind's batches (SYSLOOP_BATCHES, or
+    kind "http": HTTPLOAD_BATCHES)."""
     out = []
     with open(path) as f:
         for line in f:
@@ -177,19 +188,24 @@ def read_batches(path, kind="getppid"):
     return out
 
 
-# Calls in a batch: sysloop.c's BATCH.
+# Calls (requests) in a batch: sysloop.c's and httpload.c's BATCH.
 BATCH_CALLS = 256
+# The batches a window is set against: those outside every window that
+# ended within this many seconds of its own; slower than SPELL x the
+# run's steady cost, a batch is in a slow spell and left out.
+NEAR_S = 2.0
+SPELL = 1.25
 
 
 def in_run_cost(batches, windows=None):
-    """A loop's figures from its batches and a daemon's windows (None: a
+    """A run's figures from its batches and a daemon's windows (None: a
     probe without any): "steady_ns", the median batch outside every
-    window; "ns", the run's mean with the slow spells outside windows
-    taken out (steady_ns plus the excess of the batches in windows, over
-    all batches); and for each kind of window, the seconds its batches
-    cost over steady_ns ("<kind>_s") and their share of the batches
-    ("<kind>_share"). A batch is in a window when part of its time is
-    (in a latency window first, when it overlaps both kinds)."""
+    window; for each kind of window, the seconds its batches cost over
+    the batches around each window ("<kind>_s") and their share of the
+    batches ("<kind>_share"); "ns", the run's mean with the slow spells
+    outside windows taken out (steady_ns plus that excess over all
+    batches). A batch is in a window when part of its time is (in a
+    latency window first, when it overlaps both kinds)."""
     windows = windows or {}
     spans = [(k, a, b) for k, iv in windows.items() for a, b in iv]
     inside = []
@@ -202,14 +218,33 @@ def in_run_cost(batches, windows=None):
                 if k == "latency":
                     break
         inside.append(kind)
-    out_ns = [ns for (_, ns), k in zip(batches, inside) if k is None]
-    if not out_ns:
+    outside = [(end, ns) for (end, ns), k in zip(batches, inside)
+               if k is None]
+    if not outside:
         return None
-    steady = med(out_ns)
+    steady = med([ns for _, ns in outside])
+    calm = [(end, ns) for end, ns in outside if ns < SPELL * steady]
+    calm_ends = [end for end, _ in calm]
+    ends = [end for end, _ in batches]
+    longest = max(ns for _, ns in batches) * BATCH_CALLS / 1e9
     out = {"steady_ns": steady, "batches": len(batches)}
     excess = 0.0
     for k in windows:
-        xs = [ns - steady for (_, ns), w in zip(batches, inside) if w == k]
+        xs = []
+        for _, a, b in (s for s in spans if s[0] == k):
+            # its batches: those of its kind that overlap it
+            mine = [(end, ns) for end, ns, w in (
+                batches[i] + (inside[i],) for i in range(
+                    bisect.bisect_right(ends, a),
+                    bisect.bisect_left(ends, b + longest)))
+                if w == k and end - ns * BATCH_CALLS / 1e9 < b]
+            if not mine:
+                continue
+            near = [ns for _, ns in calm[
+                bisect.bisect_left(calm_ends, mine[0][0] - NEAR_S):
+                bisect.bisect_right(calm_ends, mine[-1][0] + NEAR_S)]]
+            base = sum(near) / len(near) if near else steady
+            xs += [ns - base for _, ns in mine]
         out[k + "_s"] = sum(xs) * BATCH_CALLS / 1e9
         out[k + "_share"] = len(xs) / len(batches)
         excess += sum(xs)
@@ -546,6 +581,223 @@ def report_budget(sec):
                   else ", %.2fx what timing really cost" % (
                       cl["cost_s"] / a["timing_real_s"]
                       if a["timing_real_s"] > 0 else float("nan"))))
+    print()
+
+
+# ---- the budget on nginx ----------------------------------------------------
+#
+# The same check on a real server (#21: "verify on nginx too"): nginx as
+# the services section runs it, its load from httpload (bench/httpload.c:
+# ab -k's load, timed in batches of 256 responses) so that the requests
+# served while a window was open can be told from the others. A run's
+# figures are per request: "steady" the median batch outside the
+# daemon's windows, "ns" the run's mean with the slow spells outside
+# windows taken out, as for the loops. The windows' share of a run is
+# what its batches in windows cost over those around them, over the run's
+# time: at most the budget's share of a CPU when the windows' cost falls
+# on the server's CPU, the one the requests wait for.
+
+NGINX_BUDGET = ("scprof -C -a", "scprof daemon (defaults)",
+                "scprof daemon (--max-overhead 5)",
+                "scprof daemon (--latency-duty 0)")
+
+
+def nginx_load(a, w, secs, batches):
+    """httpload on the client CPU for secs: {"rps", "requests"}."""
+    p = subprocess.run(
+        [os.path.join(a.bin, "httpload"), str(w.port), str(w.conns),
+         "%g" % secs], capture_output=True, text=True, check=False,
+        env=dict(os.environ, HTTPLOAD_BATCHES=batches),
+        preexec_fn=services.pinned(a.client_cpu))
+    m = re.match(r"requests (\d+) seconds ([\d.]+) rps ([\d.]+)", p.stdout)
+    if p.returncode != 0 or not m:
+        raise BenchError("httpload failed (%d): %s" % (
+            p.returncode, (p.stderr or p.stdout).strip()[-300:]))
+    return {"requests": int(m.group(1)), "rps": float(m.group(3))}
+
+
+def nginx_budget_run(a, w, c, tmp, secs):
+    """One load, bare (c None) or under c, with its in-run figures; a
+    daemon's metrics scraped at the load's ends."""
+    batches = os.path.join(tmp, "batches")
+    if c is None:
+        r = nginx_load(a, w, secs, batches)
+        r["in_run"] = in_run_cost(read_batches(batches, "http"))
+        return r
+    daemon = c.name.startswith("scprof daemon")
+    with Running(a, c, w.pid, tmp) as t:
+        if daemon:
+            url = daemon_url(t.tout)
+            if budgeted(c):
+                wait_for_phase(url, secs, warmup=0)
+            t0, m0 = time.monotonic(), scrape(url)
+        r = nginx_load(a, w, secs, batches)
+        if daemon:
+            t1, m1 = time.monotonic(), scrape(url)
+        text = t.finish()
+    r["in_run"] = in_run_cost(read_batches(batches, "http"),
+                              window_intervals(text) if daemon else None)
+    if daemon:
+        r["metrics_seconds"] = t1 - t0
+        r["metrics"] = {k: m1[k] - m0.get(k, 0) for k in m1
+                        if k.split("{")[0].endswith("_total")}
+    elif c.parse is not None:
+        # -C -a: every process's calls, the load's too
+        r["calls"] = sum(c.parse(text, w.pid).values())
+    return r
+
+
+def run_budget_nginx(a, cfgs, tmp):
+    """The budget section's record on nginx, None when it cannot run."""
+    missing = [t for t in ("nginx", "ab") if not shutil.which(t)]
+    if missing:
+        log("bench: budget: no nginx run: %s not installed (make bench "
+            "installs bench/deps)" % ", ".join(missing))
+        return None
+    bcfgs = [c for c in budget_configs(a, cfgs) if c.name in NGINX_BUDGET]
+    secs = a.budget_seconds
+    log("bench: budget on nginx: %d configurations x %d repetitions, %g s "
+        "loads: about %.0f minutes" % (
+            len(bcfgs), a.reps, secs,
+            a.reps * ((2 * len(bcfgs) + 1) * (secs + 1.5) + 2 * PERIOD_S)
+            / 60))
+    w = services.Nginx(a, os.path.join(a.out, "budget-nginx"))
+    runs = {c.name: [] for c in bcfgs}
+    bare = []
+    try:
+        w.start()
+        marked = services.warm_up(a, w)
+        for rep in range(a.reps):
+            order = bcfgs[rep % len(bcfgs):] + bcfgs[:rep % len(bcfgs)]
+            before = nginx_budget_run(a, w, None, tmp, secs)
+            bare.append(before)
+            for c in order:
+                log("  budget on nginx, rep %d/%d: %s" % (rep + 1, a.reps,
+                                                        c.name))
+                r = nginx_budget_run(a, w, c, tmp, secs)
+                after = nginx_budget_run(a, w, None, tmp, secs)
+                r["ratio"] = r["rps"] / ((before["rps"] + after["rps"]) / 2)
+                r["bare_ns"] = (before["in_run"]["ns"] +
+                                after["in_run"]["ns"]) / 2
+                runs[c.name].append(r)
+                bare.append(after)
+                before = after
+    finally:
+        w.stop()
+    return summarize_budget_nginx(bcfgs, runs, bare, secs, marked)
+
+
+def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None):
+    bare_ns = [b["in_run"]["ns"] for b in bare]
+    # The noise: a bare run's ns a request against its neighbours'.
+    noise = [abs(bare_ns[i] / ((bare_ns[i - 1] + bare_ns[i + 1]) / 2) - 1)
+             for i in range(1, len(bare_ns) - 1)]
+    out = {"seconds": secs, "bare_rps": med([b["rps"] for b in bare]),
+           "bare_ns": med(bare_ns), "marked": marked,
+           "noise": med(noise) if noise else None,
+           "noise_max": max(noise) if noise else None, "rows": []}
+    by = {}
+    for c in bcfgs:
+        rs = runs[c.name]
+        row = {"config": c.name, "label": c.label, "runs": rs,
+               "ratio": med([r["ratio"] for r in rs]),
+               "ratio_min": min(r["ratio"] for r in rs),
+               "ratio_max": max(r["ratio"] for r in rs),
+               # ns a request over the bare runs on its sides, in-run
+               "added_ns": med([r["in_run"]["ns"] - r["bare_ns"]
+                                for r in rs]),
+               "steady_ns": med([r["in_run"]["steady_ns"] for r in rs])}
+        calls = [r["calls"] / r["requests"] for r in rs if "calls" in r]
+        if calls:
+            row["calls_per_request"] = med(calls)
+        ws = [r for r in rs if "latency_s" in r["in_run"] and
+              r.get("metrics", {}).get("scprof_latency_windows_total")]
+        if ws:
+            # what the windows cost the run: their batches over steady,
+            # a share of the load's time
+            row["window_share"] = med([
+                r["in_run"]["latency_s"] / r["metrics_seconds"] for r in ws])
+            row["window_s"] = med([
+                r["in_run"]["latency_s"] /
+                r["metrics"]["scprof_latency_windows_total"] for r in ws])
+            row["window_claimed_s"] = med([
+                r["metrics"]["scprof_latency_cost_seconds_total"] /
+                r["metrics"]["scprof_latency_windows_total"] for r in ws])
+            row["windows"] = med([r["metrics"]["scprof_latency_windows_total"]
+                                  for r in ws])
+        out["rows"].append(row)
+        by[c.name] = row
+    ca = by.get("scprof -C -a")
+    for r in out["rows"]:
+        share = budget_share(r["config"])
+        if share is None:
+            continue
+        r["budget_share"] = share
+        r["window_budget_s"] = share * PERIOD_S
+        if ca and "calls_per_request" in ca:
+            slack = 5 * ca["calls_per_request"]
+            r["vs_C_a_ns"] = r["added_ns"] - ca["added_ns"]
+            r["limit_ns"] = ca["added_ns"] + share * out["bare_ns"] + slack
+            # the windows alone against the budget with the limit's 5 ns
+            # a call (all of it: as if the counting path cost nothing
+            # over -C -a's)
+            r["window_limit_s"] = (share + slack / out["bare_ns"]) * \
+                PERIOD_S
+            # the across-run check resolves nothing when the runs' noise
+            # is larger than what the limit allows over -C -a
+            r["resolved"] = out["noise"] is not None and \
+                out["noise"] * out["bare_ns"] < share * out["bare_ns"] + \
+                slack
+    return out
+
+
+def report_budget_nginx(sec):
+    print("Budget on nginx: the services' nginx, httpload -c 8 (ab -k's "
+          "load, timed in batches) for %g s, each between bare runs; bare "
+          "%.0f requests/s, %.0f ns a request in-run; noise: a bare run "
+          "against its neighbours, median %.1f%%, max %.1f%%" % (
+              sec["seconds"], sec["bare_rps"], sec["bare_ns"],
+              100 * (sec["noise"] or 0), 100 * (sec["noise_max"] or 0)))
+    if sec.get("marked") is not None:
+        print("  the server's main thread %s in the warm-up (RCU Tasks "
+              "Trace)" % ("marked" if sec["marked"] else "NOT marked"))
+    print("  %-34s %6s %15s %12s %10s %9s" % (
+        "config", "ratio", "(min..max)", "added ns/req", "steady ns",
+        "calls/req"))
+    for r in sec["rows"]:
+        print("  %-34s %6.3f %15s %12.0f %10.0f %9s" % (
+            r["config"], r["ratio"], "(%.3f..%.3f)" % (
+                r["ratio_min"], r["ratio_max"]), r["added_ns"],
+            r["steady_ns"], "" if "calls_per_request" not in r else
+            "%.1f" % r["calls_per_request"]))
+    for r in sec["rows"]:
+        if "window_share" in r:
+            print("  %s: its windows cost %.2f%% of the load's time "
+                  "(budget %s of a CPU); a window %.3f s in the load's "
+                  "batches, %.3f s in its metrics (%.2fx)%s" % (
+                      r["config"], 100 * r["window_share"],
+                      "-" if "budget_share" not in r else
+                      "%g%%" % (100 * r["budget_share"]), r["window_s"],
+                      r["window_claimed_s"],
+                      r["window_claimed_s"] / r["window_s"]
+                      if r["window_s"] > 0 else float("nan"),
+                      "" if "window_budget_s" not in r else
+                      "; the budget of a period is %.3f s: %s" % (
+                          r["window_budget_s"],
+                          "met" if r["window_s"] <= r["window_budget_s"]
+                          else "within the limit's 5 ns a call (%.3f s)" %
+                          r["window_limit_s"] if r["window_s"] <=
+                          r.get("window_limit_s", 0) else "OVER")))
+        if "limit_ns" in r:
+            print("  %s: over -C -a %+.0f ns a request (limit -C -a + "
+                  "%g%% of bare + 5 ns a call: %.0f, %s)" % (
+                      r["config"], r["vs_C_a_ns"], 100 * r["budget_share"],
+                      r["limit_ns"],
+                      ("met" if r["added_ns"] <= r["limit_ns"]
+                       else "MISSED") if r.get("resolved", True) else
+                      "not resolved: the runs' noise, %.0f ns a request, "
+                      "is more than the limit allows" % (
+                          sec["noise"] * sec["bare_ns"])))
     print()
 
 

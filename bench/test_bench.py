@@ -4,7 +4,9 @@ the baseline comparison, the chart (`make bench-test`)."""
 import argparse
 import copy
 import os
+import subprocess
 import sys
+import time
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -236,9 +238,10 @@ def test_budget_is_compared_a_window_at_a_time():
 
 def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
     """A loop's steady cost is its median batch outside the daemon's
-    windows: a slow spell outside them does not move it, while what the
-    batches inside a window cost over it (a spell in there too) counts;
-    the window lines come from the daemon's -vv output."""
+    windows: a slow spell outside them does not move it; a window is
+    charged what its batches (a spell in there too) cost over the calm
+    batches around it, not over the run's median, which drifts; the
+    window lines come from the daemon's -vv output."""
     import cost
 
     text = "\n".join([
@@ -259,22 +262,24 @@ def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
     assert w["latency"] == [(99.0, 99.5), (100.0, 101.0),
                             (109.0, float("inf"))]
     assert w["cost"] == [(100.5, 101.25)]
-    # A batch ending every ms from t=100 to t=104: in the window
+    # A batch ending every ms from t=100 to t=110: in the window
     # [100, 101) at 250 ns a call, in a cost window's tail [101, 101.25)
-    # at 150, in a slow spell [102, 103) at 300, the rest at 100.
+    # at 150, in a slow spell [102, 103) at 300, the rest at 100 until
+    # 104, when the machine steps to 90.
     batches = []
-    for i in range(4000):
+    for i in range(10000):
         end = 100.0 + (i + 1) / 1000.0 - 1e-6
         ns = 250 if end < 101 else 150 if end < 101.25 else \
-            300 if 102 <= end < 103 else 100
+            300 if 102 <= end < 103 else 100 if end < 104 else 90
         batches.append((end, ns))
     r = cost.in_run_cost(batches, w)
-    assert r["steady_ns"] == 100                       # not the spell's 300
-    assert abs(r["latency_s"] - 1000 * 150 * 256 / 1e9) < 1e-3
-    assert abs(r["cost_s"] - 250 * 50 * 256 / 1e9) < 2e-4
-    assert abs(r["ns"] - (100 + (1000 * 150 + 250 * 50) / 4000)) < 0.5
+    assert r["steady_ns"] == 90                        # not the spell's 300
+    # against the calm batches around it (100), not the run's median (90)
+    assert abs(r["latency_s"] - 1000 * 150 * 256 / 1e9) < 1e-3, r
+    assert abs(r["cost_s"] - 250 * 50 * 256 / 1e9) < 2e-4, r
+    assert abs(r["ns"] - (90 + (1000 * 150 + 250 * 50) / 10000)) < 0.5
     # without windows (a bare run, -C -a): the median
-    assert cost.in_run_cost([b for b in batches if b[0] > 101.5])["ns"] == 100
+    assert cost.in_run_cost([b for b in batches if b[0] > 104.5])["ns"] == 90
     assert cost.in_run_cost([], w) is None
 
 
@@ -431,3 +436,141 @@ def test_services_mark_the_servers_main_thread_under_load(monkeypatch):
     assert events[0] == ("load", 1.0)
     assert ("mark", 4242, {4242}) in events
     assert events[-1] == ("load done", True)
+
+
+def test_budget_on_nginx_is_per_request_and_checked(capsys):
+    """On nginx the budget's figures are per request: the windows' share of
+    the load's time from its batches, a window's cost against its
+    metrics, and the limit -C -a + 1% of bare + 5 ns for each call -C -a
+    counted a request."""
+    import cost
+
+    ca = probes.Config("scprof -C -a", None, "bpf", None)
+    dd = probes.Config("scprof daemon (defaults)", None, "bpf", None)
+
+    def run(ns, bare_ns, lat=None):
+        r = {"rps": 1e9 / ns, "requests": 1000000, "ratio": bare_ns / ns,
+             "bare_ns": bare_ns, "in_run": {"ns": ns, "steady_ns": ns}}
+        if lat is None:
+            r["calls"] = 10 * r["requests"]        # 10 calls a request
+        else:
+            r["in_run"]["latency_s"] = lat
+            r.update(metrics_seconds=20.0, metrics={
+                "scprof_latency_cost_seconds_total": 0.25,
+                "scprof_latency_windows_total": 2})
+        return r
+    bare = [{"rps": 50000, "in_run": {"ns": ns}}
+            for ns in (20000, 20100, 20000, 20000)]
+    runs = {ca.name: [run(20500, 20000)],
+            dd.name: [run(20700, 20000, lat=0.16)]}
+    out = cost.summarize_budget_nginx([ca, dd], runs, bare, 20)
+    d = out["rows"][1]
+    assert abs(d["window_share"] - 0.008) < 1e-9     # 0.16 s of 20
+    assert abs(d["window_s"] - 0.08) < 1e-9
+    assert abs(d["window_claimed_s"] - 0.125) < 1e-9
+    assert abs(d["limit_ns"] - (500 + 0.01 * 20000 + 50)) < 1e-9
+    assert abs(out["noise_max"] - 0.005) < 1e-9      # 20100 against 20000
+    cost.report_budget_nginx(out)
+    text = capsys.readouterr().out
+    assert "over -C -a +200 ns a request (limit -C -a + 1% of bare + 5 ns " \
+        "a call: 750, met)" in text, text
+    assert "windows cost 0.80% of the load's time" in text, text
+    assert "the budget of a period is 0.100 s: met" in text, text
+    runs[dd.name] = [run(21000, 20000, lat=0.30)]
+    cost.report_budget_nginx(cost.summarize_budget_nginx([ca, dd], runs,
+                                                         bare, 20))
+    text = capsys.readouterr().out
+    assert "over -C -a +500 ns a request (limit -C -a + 1% of bare + 5 " \
+        "ns a call: 750, MISSED)" in text, text
+    assert "the budget of a period is 0.100 s: OVER" in text, text
+    # over the budget by less than the limit's 5 ns a call (0.25%)
+    runs[dd.name] = [run(20700, 20000, lat=0.24)]
+    cost.report_budget_nginx(cost.summarize_budget_nginx([ca, dd], runs,
+                                                         bare, 20))
+    assert "0.100 s: within the limit's 5 ns a call (0.125 s)" in \
+        capsys.readouterr().out
+    # runs noisier than the limit's allowance (200 + 50 ns): no verdict
+    bare[1]["in_run"]["ns"] = 21000
+    cost.report_budget_nginx(cost.summarize_budget_nginx([ca, dd], runs,
+                                                         bare, 20))
+    text = capsys.readouterr().out
+    assert "(limit -C -a + 1% of bare + 5 ns a call: 750, not resolved: " \
+        "the runs' noise, 744 ns a request, is more than the limit " \
+        "allows)" in text, text
+
+
+def _httpload(tmp_path):
+    exe = str(tmp_path / "httpload")
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                       "httpload.c")
+    subprocess.run(["cc", "-O2", "-D_GNU_SOURCE", src, "-o", exe],
+                   check=True)
+    return exe
+
+
+def _server(status):
+    """A keep-alive HTTP/1.1 server on loopback answering every GET with
+    status and a 612-byte body, counting the requests."""
+    import http.server
+    import threading
+
+    body = b"x" * 612
+
+    class H(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # (or 40 ms a response)
+        served = 0
+
+        def do_GET(self):
+            H.served += 1
+            self.send_response(status)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), H)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    return srv, H
+
+
+def test_httpload_counts_what_the_server_served_and_times_batches(tmp_path):
+    """bench/httpload.c, the budget's load on nginx: every response it
+    counts was served (at most one a connection still in flight at the
+    end), a batch line every 256 of them with CLOCK_MONOTONIC ends."""
+    import cost
+
+    exe = _httpload(tmp_path)
+    srv, H = _server(200)
+    try:
+        out = str(tmp_path / "batches")
+        t0 = time.monotonic()
+        p = subprocess.run([exe, str(srv.server_address[1]), "2", "1"],
+                           capture_output=True, text=True, timeout=30,
+                           env=dict(os.environ, HTTPLOAD_BATCHES=out))
+        t1 = time.monotonic()
+    finally:
+        srv.shutdown()
+    assert p.returncode == 0, p.stderr
+    tok = p.stdout.split()
+    assert tok[0] == "requests" and tok[2] == "seconds", p.stdout
+    n = int(tok[1])
+    assert n >= 256 and n <= H.served <= n + 2, (n, H.served)
+    b = cost.read_batches(out, "http")
+    assert len(b) == n // 256
+    assert all(t0 <= end <= t1 and ns > 0 for end, ns in b), b[:3]
+
+
+def test_httpload_fails_on_a_response_other_than_200(tmp_path):
+    exe = _httpload(tmp_path)
+    srv, _ = _server(404)
+    try:
+        p = subprocess.run([exe, str(srv.server_address[1]), "1", "1"],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        srv.shutdown()
+    assert p.returncode == 1
+    assert p.stderr == "httpload: a response other than 200\n"
+    p = subprocess.run([exe, "0", "1", "1"], capture_output=True, text=True)
+    assert p.returncode == 1 and p.stderr.startswith("httpload: usage")
