@@ -684,15 +684,16 @@ def run_budget_nginx(a, cfgs, tmp):
                 before = after
     finally:
         w.stop()
-    return summarize_budget_nginx(bcfgs, runs, bare, secs, marked)
+    return summarize_budget_nginx(bcfgs, runs, bare, secs, marked, w.conns)
 
 
-def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None):
+def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None, conns=8):
     bare_ns = [b["in_run"]["ns"] for b in bare]
     # The noise: a bare run's ns a request against its neighbours'.
     noise = [abs(bare_ns[i] / ((bare_ns[i - 1] + bare_ns[i + 1]) / 2) - 1)
              for i in range(1, len(bare_ns) - 1)]
-    out = {"seconds": secs, "bare_rps": med([b["rps"] for b in bare]),
+    out = {"seconds": secs, "conns": conns,
+           "bare_rps": med([b["rps"] for b in bare]),
            "bare_ns": med(bare_ns), "marked": marked,
            "noise": med(noise) if noise else None,
            "noise_max": max(noise) if noise else None, "rows": []}
@@ -752,11 +753,13 @@ def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None):
 
 
 def report_budget_nginx(sec):
-    print("Budget on nginx: the services' nginx, httpload -c 8 (ab -k's "
-          "load, timed in batches) for %g s, each between bare runs; bare "
-          "%.0f requests/s, %.0f ns a request in-run; noise: a bare run "
-          "against its neighbours, median %.1f%%, max %.1f%%" % (
-              sec["seconds"], sec["bare_rps"], sec["bare_ns"],
+    print("Budget on nginx: the services' nginx, httpload with %d "
+          "connections (ab -k's load, timed in batches) for %g s, each "
+          "between bare runs; bare %.0f requests/s, %.0f ns a request "
+          "in-run; noise: a bare run against its neighbours, median %.1f%%, "
+          "max %.1f%%" % (
+              sec.get("conns", 8), sec["seconds"], sec["bare_rps"],
+              sec["bare_ns"],
               100 * (sec["noise"] or 0), 100 * (sec["noise_max"] or 0)))
     if sec.get("marked") is not None:
         print("  the server's main thread %s in the warm-up (RCU Tasks "
