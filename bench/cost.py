@@ -34,6 +34,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 import urllib.request
 
@@ -641,10 +642,64 @@ def nginx_budget_run(a, w, c, tmp, secs):
         r["metrics_seconds"] = t1 - t0
         r["metrics"] = {k: m1[k] - m0.get(k, 0) for k in m1
                         if k.split("{")[0].endswith("_total")}
+        r["dispatch_ns"] = m1.get("scprof_latency_dispatch_seconds", 0) * 1e9
     elif c.parse is not None:
         # -C -a: every process's calls, the load's too
         r["calls"] = sum(c.parse(text, w.pid).values())
     return r
+
+
+# What sys_enter's dispatch really costs nginx, the part of a window the
+# daemon prices from its own hot loop: an empty sys_enter program (the
+# floor's) attached for ENTER_ON_S every ENTER_EVERY_S beside an empty
+# sys_exit one held throughout, the load's batches in those windows
+# against the calm ones around them (in_run_cost).
+ENTER_ON_S, ENTER_EVERY_S = 1.5, 5.0
+
+
+def nginx_enter_dispatch(a, w, tmp, secs):
+    """{"ns_per_request", "windows"}: what the empty sys_enter program's
+    windows added to a request in them."""
+    batches = os.path.join(tmp, "batches")
+    lines, stop = [], threading.Event()
+
+    def toggle():
+        stop.wait(1.0)
+        while not stop.is_set():
+            p = subprocess.Popen([os.path.join(a.bin, "floor")],
+                                 stdout=subprocess.PIPE, text=True)
+            if p.stdout.readline().strip() != "attached":
+                p.wait()
+                return
+            lines.append("latency window opens at %f s" % time.monotonic())
+            stop.wait(ENTER_ON_S)
+            p.terminate()
+            p.wait()
+            lines.append("latency window closes at %f s" %
+                         time.monotonic())
+            stop.wait(ENTER_EVERY_S - ENTER_ON_S)
+
+    ex = subprocess.Popen([os.path.join(a.bin, "floor"), "--exit"],
+                          stdout=subprocess.PIPE, text=True)
+    t = threading.Thread(target=toggle)
+    try:
+        if ex.stdout.readline().strip() != "attached":
+            raise BenchError("floor --exit did not attach")
+        t.start()
+        nginx_load(a, w, secs, batches)
+    finally:
+        stop.set()
+        if t.is_alive():
+            t.join()
+        ex.terminate()
+        ex.wait()
+    r = in_run_cost(read_batches(batches, "http"),
+                    window_intervals("\n".join(lines)))
+    if not r or not r.get("latency_share"):
+        raise BenchError("no sys_enter window fell in the load")
+    requests = r["latency_share"] * r["batches"] * BATCH_CALLS
+    return {"ns_per_request": r["latency_s"] / requests * 1e9,
+            "windows": len(lines) // 2}
 
 
 def run_budget_nginx(a, cfgs, tmp):
@@ -659,11 +714,11 @@ def run_budget_nginx(a, cfgs, tmp):
     log("bench: budget on nginx: %d configurations x %d repetitions, %g s "
         "loads: about %.0f minutes" % (
             len(bcfgs), a.reps, secs,
-            a.reps * ((2 * len(bcfgs) + 1) * (secs + 1.5) + 2 * PERIOD_S)
+            a.reps * ((2 * len(bcfgs) + 2) * (secs + 1.5) + 2 * PERIOD_S)
             / 60))
     w = services.Nginx(a, os.path.join(a.out, "budget-nginx"))
     runs = {c.name: [] for c in bcfgs}
-    bare = []
+    bare, enter = [], []
     try:
         w.start()
         marked = services.warm_up(a, w)
@@ -682,9 +737,31 @@ def run_budget_nginx(a, cfgs, tmp):
                 runs[c.name].append(r)
                 bare.append(after)
                 before = after
+            log("  budget on nginx, rep %d/%d: sys_enter's dispatch (an "
+                "empty program toggled)" % (rep + 1, a.reps))
+            enter.append(nginx_enter_dispatch(a, w, tmp, secs))
     finally:
         w.stop()
-    return summarize_budget_nginx(bcfgs, runs, bare, secs, marked, w.conns)
+    out = summarize_budget_nginx(bcfgs, runs, bare, secs, marked, w.conns)
+    out["enter_runs"] = enter
+    summarize_enter(out)
+    return out
+
+
+def summarize_enter(out):
+    """sys_enter's dispatch on nginx a call (over -C -a's calls a
+    request) against what the daemon priced it at."""
+    enter = out.get("enter_runs")
+    by = {r["config"]: r for r in out["rows"]}
+    ca, dd = by.get("scprof -C -a"), by.get("scprof daemon (defaults)")
+    if not enter or not ca or "calls_per_request" not in ca:
+        return
+    out["enter_ns_per_request"] = med([e["ns_per_request"] for e in enter])
+    out["enter_ns_per_call"] = [e["ns_per_request"] / ca["calls_per_request"]
+                                for e in enter]
+    if dd:
+        out["daemon_dispatch_ns"] = med([r["dispatch_ns"] for r in dd["runs"]
+                                         if "dispatch_ns" in r])
 
 
 def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None, conns=8):
@@ -801,6 +878,14 @@ def report_budget_nginx(sec):
                       "not resolved: the runs' noise, %.0f ns a request, "
                       "is more than the limit allows" % (
                           sec["noise"] * sec["bare_ns"])))
+    if "enter_ns_per_call" in sec:
+        xs = sec["enter_ns_per_call"]
+        print("  sys_enter's dispatch on nginx (an empty program toggled "
+              "in-run): %.0f ns a request, %.0f ns a call (%.0f..%.0f)%s" % (
+                  sec["enter_ns_per_request"], med(xs), min(xs), max(xs),
+                  "" if sec.get("daemon_dispatch_ns") is None else
+                  "; the daemon priced it at %.1f ns a call" %
+                  sec["daemon_dispatch_ns"]))
     print()
 
 

@@ -574,3 +574,27 @@ def test_httpload_fails_on_a_response_other_than_200(tmp_path):
     assert p.stderr == "httpload: a response other than 200\n"
     p = subprocess.run([exe, "0", "1", "1"], capture_output=True, text=True)
     assert p.returncode == 1 and p.stderr.startswith("httpload: usage")
+
+
+def test_sys_enter_dispatch_on_nginx_is_per_call_of_C_a(capsys):
+    """The toggled empty sys_enter program's cost a request is divided by
+    the calls -C -a counted a request, and set beside the dispatch the
+    daemon measured in its own loop."""
+    import cost
+
+    out = {"seconds": 20, "conns": 8, "bare_rps": 50000, "bare_ns": 20000,
+           "noise": 0.01, "noise_max": 0.02, "rows": [
+               {"config": "scprof -C -a", "calls_per_request": 10.0},
+               {"config": "scprof daemon (defaults)",
+                "runs": [{"dispatch_ns": 32.0}, {"dispatch_ns": 34.0}]}],
+           "enter_runs": [{"ns_per_request": 700, "windows": 4},
+                          {"ns_per_request": 1100, "windows": 4},
+                          {"ns_per_request": 900, "windows": 4}]}
+    cost.summarize_enter(out)
+    assert out["enter_ns_per_request"] == 900
+    assert out["enter_ns_per_call"] == [70, 110, 90]
+    assert out["daemon_dispatch_ns"] == 33
+    out["rows"] = []  # (the table's rows need more than this test has)
+    cost.report_budget_nginx(out)
+    assert "900 ns a request, 90 ns a call (70..110); the daemon priced " \
+        "it at 33.0 ns a call" in capsys.readouterr().out
