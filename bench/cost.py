@@ -425,14 +425,17 @@ def summarize_budget(bcfgs, runs, bare, secs):
             a["latency_real_s"] = (r["added_ns"] - ca["added_ns"]) * \
                 r["calls"] / 1e9
             a["vs_C_a_ns"] = r["added_ns"] - ca["added_ns"]
-            a["limit_ns"] = ca["added_ns"] + 0.01 * bare_ns + 5
+            # the limit with the configuration's own budget (1%
+            # of a CPU for those without one)
+            a["limit_share"] = budget_share(r["config"]) or 0.01
+            a["limit_ns"] = ca["added_ns"] + a["limit_share"] * bare_ns + 5
             if "steady_added_ns" in r and "steady_added_ns" in ca and \
                     "steady_bare_ns" in out:
                 # the same without the slow spells outside windows
                 a["steady_vs_C_a_ns"] = r["steady_added_ns"] - \
                     ca["steady_added_ns"]
                 a["steady_limit_ns"] = ca["steady_added_ns"] + \
-                    0.01 * out["steady_bare_ns"] + 5
+                    a["limit_share"] * out["steady_bare_ns"] + 5
         if d0 and r is not d0:
             # What the windows really cost: over the same daemon with
             # none, on every call of the loop.
@@ -493,8 +496,8 @@ def report_steady(sec):
         print("    the daemon's counting path (--latency-duty 0) over -C -a: "
               "%+.1f ns/call" % sec["steady_daemon_count_over_C_a_ns"])
     if any("steady_limit_ns" in r.get("analysis", {}) for r in sec["rows"]):
-        print("    (a limit is on the configuration's added ns: -C -a's + 1% "
-              "of bare + 5 ns)")
+        print("    (a limit is on the configuration's added ns: -C -a's + "
+              "its budget's share of bare, 1% without one, + 5 ns)")
     for r in sec["rows"]:
         a = r.get("analysis", {})
         if "steady_limit_ns" in a:
@@ -552,9 +555,10 @@ def report_budget(sec):
                       r["claimed"]["latency_s"],
                       a["timing_real_s"] / r["claimed"]["latency_s"]
                       if r["claimed"]["latency_s"] > 0 else float("nan")))
-        print("  %s: over -C -a %+.1f ns/call (limit -C -a + 1%% of bare + "
+        print("  %s: over -C -a %+.1f ns/call (limit -C -a + %g%% of bare + "
               "5 ns: %.1f, %s), timing really cost %.3f s, claimed %.3f s%s"
               "%s" % (r["config"], a.get("vs_C_a_ns", float("nan")),
+                      100 * a.get("limit_share", 0.01),
                       a.get("limit_ns", float("nan")),
                       "?" if "limit_ns" not in a else
                       "met" if r["added_ns"] <= a["limit_ns"] else "MISSED", a.get("latency_real_s", float("nan")),

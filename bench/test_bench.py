@@ -234,6 +234,13 @@ def test_budget_is_compared_a_window_at_a_time():
     assert abs(a["budget_s"] - 0.2) < 1e-9
     assert abs(a["limit_ns"] - 108) < 1e-9           # 100 + 3 + 5
     assert cost.budgeted(dd) and not cost.budgeted(d0)
+    # --max-overhead 5 against its own budget: 5% of bare
+    d5 = probes.Config("scprof daemon (--max-overhead 5)", None, "bpf",
+                       None)
+    runs[d5.name] = runs.pop(dd.name)
+    out = cost.summarize_budget([ca, d0, d5], runs, [{"mean_ns": 300}], 20)
+    a = [r for r in out["rows"] if r["config"] == d5.name][0]["analysis"]
+    assert abs(a["limit_ns"] - 120) < 1e-9           # 100 + 15 + 5
 
 
 def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
