@@ -73,6 +73,12 @@ def cost_metrics(text):
     return out
 
 
+def counter_deltas(m0, m1):
+    """What each counter (a *_total metric) of scrape m1 gained since m0."""
+    return {k: m1[k] - m0.get(k, 0) for k in m1
+            if k.split("{")[0].endswith("_total")}
+
+
 def daemon_url(tout):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -310,8 +316,7 @@ def run_budget(a, cfgs, tmp):
                 t0, m0 = seen["start"]
                 t1, m1 = seen["end"]
                 row["metrics_seconds"] = t1 - t0
-                row["metrics"] = {k: m1[k] - m0.get(k, 0) for k in m1
-                                  if k.split("{")[0].endswith("_total")}
+                row["metrics"] = counter_deltas(m0, m1)
                 row["gauges"] = {k: m1[k] for k in m1
                                  if not k.split("{")[0].endswith("_total")}
             runs[c.name].append(row)
@@ -644,8 +649,7 @@ def nginx_budget_run(a, w, c, tmp, secs):
                               window_intervals(text) if daemon else None)
     if daemon:
         r["metrics_seconds"] = t1 - t0
-        r["metrics"] = {k: m1[k] - m0.get(k, 0) for k in m1
-                        if k.split("{")[0].endswith("_total")}
+        r["metrics"] = counter_deltas(m0, m1)
         r["dispatch_ns"] = m1.get("scprof_latency_dispatch_seconds", 0) * 1e9
     elif c.parse is not None:
         # -C -a: every process's calls, the load's too
@@ -665,7 +669,7 @@ def nginx_enter_dispatch(a, w, tmp, secs):
     """{"ns_per_request", "windows"}: what the empty sys_enter program's
     windows added to a request in them."""
     batches = os.path.join(tmp, "batches")
-    lines, stop = [], threading.Event()
+    windows, stop = [], threading.Event()
 
     def toggle():
         stop.wait(1.0)
@@ -675,12 +679,11 @@ def nginx_enter_dispatch(a, w, tmp, secs):
             if p.stdout.readline().strip() != "attached":
                 p.wait()
                 return
-            lines.append("latency window opens at %f s" % time.monotonic())
+            opened = time.monotonic()
             stop.wait(ENTER_ON_S)
             p.terminate()
             p.wait()
-            lines.append("latency window closes at %f s" %
-                         time.monotonic())
+            windows.append((opened, time.monotonic()))
             stop.wait(ENTER_EVERY_S - ENTER_ON_S)
 
     ex = subprocess.Popen([os.path.join(a.bin, "floor"), "--exit"],
@@ -697,13 +700,12 @@ def nginx_enter_dispatch(a, w, tmp, secs):
             t.join()
         ex.terminate()
         ex.wait()
-    r = in_run_cost(read_batches(batches, "http"),
-                    window_intervals("\n".join(lines)))
+    r = in_run_cost(read_batches(batches, "http"), {"latency": windows})
     if not r or not r.get("latency_share"):
         raise BenchError("no sys_enter window fell in the load")
     requests = r["latency_share"] * r["batches"] * BATCH_CALLS
     return {"ns_per_request": r["latency_s"] / requests * 1e9,
-            "windows": len(lines) // 2}
+            "windows": len(windows)}
 
 
 def run_budget_nginx(a, cfgs, tmp):
