@@ -264,7 +264,7 @@ test: deps-test
 # BENCH_ARGS=--readme also writes them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(BENCH_OUT)/rcumark \
-	$(BENCH_OUT)/httpload
+	$(BENCH_OUT)/httpload $(BENCH_OUT)/dsample
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
@@ -277,7 +277,7 @@ $(BENCH_OUT)/%.skel.h: $(BENCH_OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark: $(BENCH_OUT)/%: bench/%.c \
+$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark $(BENCH_OUT)/dsample: $(BENCH_OUT)/%: bench/%.c \
 		$(BENCH_OUT)/%.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@

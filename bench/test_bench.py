@@ -9,6 +9,8 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+import pytest
+
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import chart  # noqa: E402
@@ -605,3 +607,124 @@ def test_sys_enter_dispatch_on_nginx_is_per_call_of_C_a(capsys):
     cost.report_budget_nginx(out)
     assert "900 ns a request, 90 ns a call (70..110); the daemon priced " \
         "it at 33.0 ns a call" in capsys.readouterr().out
+
+
+def test_sampled_dispatch_is_per_request_inside_less_outside():
+    """dsample's slices inside the windows (settled) against those away
+    from them, each per request served in it; slices at a window's ends
+    are left out, whatever they hold."""
+    import cost
+
+    # 10 s of requests at 20 us each (batches of 256: 5.12 ms)
+    batches, t = [], 100.0
+    while t < 110.0:
+        t += 256 * 20e-6
+        batches.append((t, 20000.0))
+    windows = [(102.0, 103.5), (106.0, 107.5)]
+    text, t = ["attached"], 100.0
+    while t < 110.0 - 1e-9:
+        t += 0.1
+        a = t - 0.1
+        inside = any(a >= w0 + 0.1 - 1e-9 and t <= w1 + 1e-9
+                     for w0, w1 in windows)
+        near = any(a < w1 + 0.1 - 1e-6 and t > w0 - 0.1 + 1e-6
+                   for w0, w1 in windows)
+        text.append("slice %.6f %d 200" % (
+            t, 30 if inside else 900 if near else 20))
+    slices = cost.read_slices("\n".join(text))
+    assert len(slices) == 99 and slices[0][0] == pytest.approx(100.1)
+    r = cost.sampled_dispatch(slices, windows, batches, 1000)
+    # 30 and 20 ms of samples a slice, 5000 requests a slice
+    assert r["in"] == pytest.approx(6000, rel=0.01)
+    assert r["out"] == pytest.approx(4000, rel=0.01)
+    assert r["ns_per_request"] == pytest.approx(2000, rel=0.02)
+    assert cost.sampled_dispatch(slices, [], batches, 1000) is None
+
+
+def test_budget_on_nginx_is_judged_by_every_window_pooled(capsys):
+    """A window's cost is the mean over every window of every run, with
+    two standard errors against the budget and the limit."""
+    import cost
+
+    def run(each, claimed):
+        return {"in_run": {"latency_each_s": each},
+                "metrics": {"scprof_latency_windows_total": len(each),
+                            "scprof_latency_cost_seconds_total": claimed}}
+
+    ws = [run([0.09, 0.11], 0.2), run([0.10, 0.12, 0.08], 0.3)]
+    p = cost.pool_windows(ws)
+    assert p["window_n"] == 5
+    assert p["window_mean_s"] == pytest.approx(0.1)
+    assert p["window_se_s"] == pytest.approx((0.001 / 4) ** 0.5 / 5 ** 0.5)
+    assert p["window_claimed_mean_s"] == pytest.approx(0.1)
+    r = dict(p, window_budget_s=0.1, window_limit_s=0.126)
+    assert cost.window_verdict(r) == "within the limit"  # 0.1 + 0.014
+    assert cost.window_verdict(dict(r, window_mean_s=0.08)) == "met"
+    assert cost.window_verdict(dict(r, window_mean_s=0.15)) == "OVER"
+    assert cost.window_verdict(dict(r, window_mean_s=0.12)) == \
+        "not resolved"
+    r.update(config="scprof daemon (defaults)", window_verdict="met",
+             window_share=0.01, window_s=0.1, window_claimed_s=0.1,
+             budget_share=0.01)
+    cost.report_budget_nginx({
+        "seconds": 20, "bare_rps": 50000, "bare_ns": 20000, "noise": 0.01,
+        "noise_max": 0.02, "rows": [dict(r, ratio=0.9, ratio_min=0.9,
+                                          ratio_max=0.9, added_ns=100,
+                                          steady_ns=20000)]})
+    out = capsys.readouterr().out
+    assert "its 5 windows pooled: 0.100 s a window in-run +- 0.014 (two " \
+        "standard errors), 0.100 s in its metrics (1.00x); the budget of " \
+        "a period is 0.100 s, the limit's 5 ns a call 0.126 s: met" in out
+    # the one-run verdict gives way to the pooled one
+    assert "the budget of a period is 0.100 s: " not in out
+
+
+def _bench_bin(name):
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    subprocess.run(["make", "-s", "--no-print-directory",
+                    ".output/bench/" + name], cwd=root, check=True)
+    return os.path.join(root, ".output", "bench", name)
+
+
+def test_dsample_counts_the_samples_in_the_functions_named():
+    """Sampled while a getppid loop runs, the getppid functions hold a
+    share of the samples that they do not hold when it does not; a
+    function not in kallsyms is said and skipped."""
+    exe = _bench_bin("dsample")
+    p = subprocess.run([exe, "1000", "x"], capture_output=True, text=True)
+    assert p.returncode == 2 and p.stderr.startswith("usage: dsample HZ")
+    if os.geteuid() != 0:
+        pytest.skip("dsample needs root (BPF, perf events)")
+    loop = _bench_bin("sysloop")
+    # (the one of another architecture is skipped)
+    funcs = ["__x64_sys_getppid", "__arm64_sys_getppid", "__task_pid_nr_ns"]
+    ds = subprocess.Popen([exe, "1000", "100"] + funcs + ["no_such_fn"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True)
+    assert ds.stdout.readline() == "attached\n"
+    time.sleep(0.6)
+    t0 = time.monotonic()
+    subprocess.run([loop, "0", "1", "getppid"], input="go\n",
+                   capture_output=True, text=True, check=True)
+    t1 = time.monotonic()
+    time.sleep(0.3)
+    ds.terminate()
+    out, err = ds.communicate(timeout=10)
+    assert ds.returncode == 0, err
+    assert "dsample: no_such_fn: not in /proc/kallsyms" in err
+    import cost
+
+    sl = cost.read_slices(out)
+    busy = [s for s in sl if s[0] >= t0 + 0.2 and s[1] <= t1]
+    idle = [s for s in sl if s[1] <= t0]
+    assert busy and idle, sl
+    cpus = os.cpu_count()
+    # a CPU is sampled 1000 times a second while it is busy: at least
+    # the loop's, at most all of them
+    for a, b, _, n in sl:
+        assert n < 1.4 * 1000 * cpus * (b - a), (a, b, n)
+    for a, b, _, n in busy:
+        assert n > 0.6 * 1000 * (b - a), (a, b, n)
+    share = sum(s[2] for s in busy) / sum(s[3] for s in busy)
+    assert share > 0.02, busy
+    assert sum(s[2] for s in idle) / sum(s[3] for s in idle) < share / 4
