@@ -211,8 +211,9 @@ def in_run_cost(batches, windows=None):
     the batches around each window ("<kind>_s"; each window's,
     "<kind>_each_s") and their share of the batches ("<kind>_share");
     "ns", the run's mean with the slow spells outside windows taken out
-    (steady_ns plus that excess over all batches). A batch is in a window when part of its time is (in a
-    latency window first, when it overlaps both kinds)."""
+    (steady_ns plus that excess over all batches). A batch is in a window
+    when part of its time is (in a latency window first, when it overlaps
+    both kinds)."""
     windows = windows or {}
     spans = [(k, a, b) for k, iv in windows.items() for a, b in iv]
     inside = []
@@ -569,7 +570,8 @@ def report_budget(sec):
                       100 * a.get("limit_share", 0.01),
                       a.get("limit_ns", float("nan")),
                       "?" if "limit_ns" not in a else
-                      "met" if r["added_ns"] <= a["limit_ns"] else "MISSED", a.get("latency_real_s", float("nan")),
+                      "met" if r["added_ns"] <= a["limit_ns"] else "MISSED",
+                      a.get("latency_real_s", float("nan")),
                       r["claimed"]["latency_s"],
                       "" if a["budget_s"] is None else
                       " (budget %.3f s)" % a["budget_s"],
@@ -663,12 +665,13 @@ def nginx_budget_run(a, w, c, tmp, secs):
 # What sys_enter's dispatch really costs nginx, the part of a window the
 # daemon prices from its own hot loop: an empty sys_enter program (the
 # floor's, loaded once: `floor --toggle`) attached for ENTER_ON_S every
-# ENTER_EVERY_S beside an empty sys_exit one held throughout. Two measures: the load's batches in those
-# windows against the calm ones around them (in_run_cost: everything the
-# windows cost the requests, noisy), and the CPUs' time in the dispatch's
-# functions per request, sampled by bench/dsample.c in and out of the
-# windows (precise, but only the dispatch: not the program's own run, not
-# what it does to the code around it).
+# ENTER_EVERY_S beside an empty sys_exit one held throughout. Two
+# measures: the load's batches in those windows against the calm ones
+# around them (in_run_cost: everything the windows cost the requests,
+# noisy), and the CPUs' time in the dispatch's functions per request,
+# sampled by bench/dsample.c in and out of the windows (precise, but only
+# the dispatch: not the program's own run, not what it does to the code
+# around it).
 ENTER_ON_S, ENTER_EVERY_S = 1.5, 5.0
 DSAMPLE_HZ, DSAMPLE_SLICE_MS = 1000, 100
 # Slices this near a window's ends are left out (attaching, detaching).
@@ -763,8 +766,8 @@ def nginx_enter_dispatch(a, w, tmp, secs):
          str(DSAMPLE_SLICE_MS)] + list(DISPATCH_FUNCS),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if ds.stdout.readline().strip() != "attached":
-        log("bench: budget on nginx: no sampled dispatch: %s" %
-            ds.communicate()[1].strip().splitlines()[-1:])
+        log("bench: budget on nginx: no sampled dispatch: %s" % (
+            ds.communicate()[1].strip().splitlines() or ["no answer"])[-1])
         ds = None
     ex = subprocess.Popen([os.path.join(a.bin, "floor"), "--exit"],
                           stdout=subprocess.PIPE, text=True)
