@@ -689,31 +689,42 @@ DISPATCH_FUNCS = ("syscall_trace_enter", "__traceiter_sys_enter",
 
 
 def read_slices(text):
-    """[(start, end, in, all)] from dsample's "slice END IN ALL" lines
-    (a slice starts where the one before it ended; the first is left
-    out)."""
+    """[(start, end, in, all, (per function...))] from dsample's "slice
+    END IN ALL F1..." lines (a slice starts where the one before it
+    ended; the first is left out)."""
     out, last = [], None
     for line in text.splitlines():
         p = line.split()
-        if len(p) != 4 or p[0] != "slice":
+        if len(p) < 4 or p[0] != "slice":
             continue
         end = float(p[1])
         if last is not None:
-            out.append((last, end, int(p[2]), int(p[3])))
+            out.append((last, end, int(p[2]), int(p[3]),
+                        tuple(int(x) for x in p[4:])))
         last = end
     return out
 
 
-def sampled_dispatch(slices, windows, batches, hz):
-    """{"ns_per_request", "in", "out"}: the CPUs' time in the dispatch's
-    functions a request inside the windows (slices wholly in one, settled)
-    less outside them (slices DSAMPLE_SETTLE_S or more from any); None
-    when either side has no request."""
+def dsample_names(err):
+    """The functions dsample found, in its slices' order (its stderr's
+    "dsample: NAME START SIZE" lines)."""
+    return [p[1] for p in (line.split() for line in err.splitlines())
+            if len(p) == 4 and p[0] == "dsample:" and
+            p[2].startswith("0x")]
+
+
+def sampled_dispatch(slices, windows, batches, hz, names=()):
+    """{"ns_per_request", "in", "out", "funcs"}: the CPUs' time in the
+    dispatch's functions a request inside the windows (slices wholly in
+    one, settled) less outside them (slices DSAMPLE_SETTLE_S or more from
+    any), and the same for each of the functions named (the slices'
+    order); None when either side has no request."""
     spans = [(end - ns * BATCH_CALLS / 1e9, end) for end, ns in batches]
     ends = [e for _, e in spans]
     hits = {"in": 0, "out": 0}
     reqs = {"in": 0.0, "out": 0.0}
-    for start, end, n_in, _ in slices:
+    each = {"in": [0] * len(names), "out": [0] * len(names)}
+    for start, end, n_in, _, per in slices:
         inside = any(start >= a + DSAMPLE_SETTLE_S and end <= b
                      for a, b in windows)
         near = any(start < b + DSAMPLE_SETTLE_S and
@@ -730,11 +741,16 @@ def sampled_dispatch(slices, windows, batches, hz):
                 r += BATCH_CALLS * (min(e, end) - max(s, start)) / (e - s)
         hits[side] += n_in
         reqs[side] += r
+        for i, n in enumerate(per[:len(names)]):
+            each[side][i] += n
     if not reqs["in"] or not reqs["out"]:
         return None
     per = {k: hits[k] / reqs[k] * 1e9 / hz for k in hits}
     return {"ns_per_request": per["in"] - per["out"], "in": per["in"],
-            "out": per["out"]}
+            "out": per["out"],
+            "funcs": {name: (each["in"][i] / reqs["in"] -
+                             each["out"][i] / reqs["out"]) * 1e9 / hz
+                      for i, name in enumerate(names)}}
 
 
 def nginx_enter_dispatch(a, w, tmp, secs):
@@ -790,10 +806,11 @@ def nginx_enter_dispatch(a, w, tmp, secs):
         tog.wait()
         ex.terminate()
         ex.wait()
-        slices = None
+        slices, names = None, []
         if ds is not None:
             ds.terminate()
-            slices = read_slices(ds.communicate()[0])
+            out, err = ds.communicate()
+            slices, names = read_slices(out), dsample_names(err)
     b = read_batches(batches, "http")
     r = in_run_cost(b, {"latency": [(o, c) for o, _, c in windows]})
     if not r or not r.get("latency_share"):
@@ -802,7 +819,8 @@ def nginx_enter_dispatch(a, w, tmp, secs):
     return {"ns_per_request": r["latency_s"] / requests * 1e9,
             "windows": len(windows),
             "sampled": slices and sampled_dispatch(
-                slices, [(o, c) for o, c, _ in windows], b, DSAMPLE_HZ)}
+                slices, [(o, c) for o, c, _ in windows], b, DSAMPLE_HZ,
+                names)}
 
 
 def run_budget_nginx(a, cfgs, tmp):
@@ -868,6 +886,11 @@ def summarize_enter(out):
             e["ns_per_request"] / ca["calls_per_request"] for e in sampled]
         out["enter_sampled_out_ns_per_call"] = med([
             e["out"] / ca["calls_per_request"] for e in sampled])
+        names = [n for n in sampled[0].get("funcs", {})
+                 if all(n in e.get("funcs", {}) for e in sampled)]
+        out["enter_sampled_funcs_ns_per_call"] = {
+            n: med([e["funcs"][n] for e in sampled]) /
+            ca["calls_per_request"] for n in names}
     if dd:
         out["daemon_dispatch_ns"] = med([r["dispatch_ns"] for r in dd["runs"]
                                          if "dispatch_ns" in r])
@@ -1057,6 +1080,11 @@ def report_budget_nginx(sec):
               "those functions %.1f ns a call without it)" % (
                   DSAMPLE_HZ, med(xs), min(xs), max(xs),
                   sec["enter_sampled_out_ns_per_call"]))
+        funcs = sec.get("enter_sampled_funcs_ns_per_call")
+        if funcs:
+            print("    by function (median of runs): " + ", ".join(
+                "%s %.1f" % (n, v) for n, v in sorted(
+                    funcs.items(), key=lambda x: -x[1])))
     print()
 
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Where the CPUs are, sampled (bench/dsample.c): a program on a cpu-clock
- * event of each CPU counts the samples whose kernel address falls in one
+ * event of each CPU counts the samples whose kernel address falls in each
  * of a few functions' ranges, and all of them.
  */
 #include "vmlinux.h"
@@ -15,10 +15,10 @@
  */
 __u64 lo[DSAMPLE_RANGES], hi[DSAMPLE_RANGES];
 
-/* [0]: samples in a range, [1]: all samples */
+/* [i]: samples in range i, [DSAMPLE_RANGES]: all samples */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, DSAMPLE_RANGES + 1);
 	__type(key, __u32);
 	__type(value, __u64);
 } hits SEC(".maps");
@@ -36,10 +36,10 @@ int dsample(struct bpf_perf_event_data *ctx)
 {
 	__u64 ip = PT_REGS_IP(&ctx->regs);
 
-	hit(1);
+	hit(DSAMPLE_RANGES);
 	for (int i = 0; i < DSAMPLE_RANGES; i++) {
 		if (ip >= lo[i] && ip < hi[i]) {
-			hit(0);
+			hit(i);
 			break;
 		}
 	}

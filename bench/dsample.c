@@ -8,13 +8,14 @@
  * the next symbol).
  * Prints "attached" once sampling runs, then every SLICE_MS one line
  *
- *   slice END IN ALL
+ *   slice END IN ALL F1 F2...
  *
  * END the slice's end in seconds of CLOCK_MONOTONIC, IN the samples in
- * the functions and ALL every sample, over all CPUs, during the slice;
- * until SIGINT or SIGTERM. Each sample stands for 1/HZ s of a CPU. The
- * functions it found go to stderr, "dsample: NAME START SIZE"; one not
- * found is said there and skipped. Exit status 1 with one line on error
+ * the functions, ALL every sample and F1... those in each function found,
+ * in the order of the "dsample: NAME START SIZE" lines that name them on
+ * stderr, over all CPUs, during the slice; until SIGINT or SIGTERM. Each
+ * sample stands for 1/HZ s of a CPU. A function not found is said on
+ * stderr and skipped. Exit status 1 with one line on error
  * (none found, addresses hidden, no perf event), 2 on bad usage.
  */
 #include <errno.h>
@@ -96,14 +97,16 @@ static double mono_s(void)
 	return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
-static int sums(struct dsample_bpf *skel, unsigned long long out[2])
+/* out[i]: samples in function i, out[DSAMPLE_RANGES]: all of them */
+static int sums(struct dsample_bpf *skel,
+		unsigned long long out[DSAMPLE_RANGES + 1])
 {
 	int ncpu = libbpf_num_possible_cpus();
 	unsigned long long v[ncpu > 0 ? ncpu : 1];
 
 	if (ncpu <= 0)
 		return -1;
-	for (__u32 k = 0; k < 2; k++) {
+	for (__u32 k = 0; k <= DSAMPLE_RANGES; k++) {
 		out[k] = 0;
 		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.hits), &k, v))
 			return -1;
@@ -120,7 +123,7 @@ int main(int argc, char **argv)
 	size_t nks = 0;
 	long hz, slice_ms, ncpu;
 	int found = 0, attached = 0, status = 1;
-	unsigned long long last[2], now[2];
+	unsigned long long last[DSAMPLE_RANGES + 1], now[DSAMPLE_RANGES + 1];
 	struct timespec slice;
 	sigset_t mask;
 	char *end;
@@ -206,6 +209,7 @@ int main(int argc, char **argv)
 	slice.tv_nsec = (slice_ms % 1000) * 1000000L;
 	for (;;) {
 		int sig = sigtimedwait(&mask, NULL, &slice);
+		unsigned long long in = 0;
 
 		if (sig == SIGINT || sig == SIGTERM)
 			break;
@@ -213,11 +217,15 @@ int main(int argc, char **argv)
 			fprintf(stderr, "dsample: cannot read the counts\n");
 			goto out;
 		}
-		printf("slice %.6f %llu %llu\n", mono_s(), now[0] - last[0],
-		       now[1] - last[1]);
+		for (int i = 0; i < found; i++)
+			in += now[i] - last[i];
+		printf("slice %.6f %llu %llu", mono_s(), in,
+		       now[DSAMPLE_RANGES] - last[DSAMPLE_RANGES]);
+		for (int i = 0; i < found; i++)
+			printf(" %llu", now[i] - last[i]);
+		printf("\n");
 		fflush(stdout);
-		last[0] = now[0];
-		last[1] = now[1];
+		memcpy(last, now, sizeof(last));
 	}
 	status = 0;
 out:

@@ -597,16 +597,26 @@ def test_sys_enter_dispatch_on_nginx_is_per_call_of_C_a(capsys):
                {"config": "scprof daemon (defaults)",
                 "runs": [{"dispatch_ns": 32.0}, {"dispatch_ns": 34.0}]}],
            "enter_runs": [{"ns_per_request": 700, "windows": 4},
-                          {"ns_per_request": 1100, "windows": 4},
-                          {"ns_per_request": 900, "windows": 4}]}
+                          {"ns_per_request": 1100, "windows": 4,
+                           "sampled": {"ns_per_request": 400, "out": 1000,
+                                       "funcs": {"a": 300, "b": 100}}},
+                          {"ns_per_request": 900, "windows": 4,
+                           "sampled": {"ns_per_request": 500, "out": 1200,
+                                       "funcs": {"a": 320, "b": 180}}}]}
     cost.summarize_enter(out)
     assert out["enter_ns_per_request"] == 900
     assert out["enter_ns_per_call"] == [70, 110, 90]
     assert out["daemon_dispatch_ns"] == 33
+    assert out["enter_sampled_ns_per_call"] == [40, 50]
+    assert out["enter_sampled_funcs_ns_per_call"] == {"a": 31, "b": 14}
     out["rows"] = []  # (the table's rows need more than this test has)
     cost.report_budget_nginx(out)
+    text = capsys.readouterr().out
     assert "900 ns a request, 90 ns a call (70..110); the daemon priced " \
-        "it at 33.0 ns a call" in capsys.readouterr().out
+        "it at 33.0 ns a call" in text
+    assert "45.0 ns a call (40.0..50.0; those functions 110.0 ns a call " \
+        "without it)" in text
+    assert "by function (median of runs): a 31.0, b 14.0" in text
 
 
 def test_sampled_dispatch_is_per_request_inside_less_outside():
@@ -629,15 +639,24 @@ def test_sampled_dispatch_is_per_request_inside_less_outside():
                      for w0, w1 in windows)
         near = any(a < w1 + 0.1 - 1e-6 and t > w0 - 0.1 + 1e-6
                    for w0, w1 in windows)
-        text.append("slice %.6f %d 200" % (
-            t, 30 if inside else 900 if near else 20))
+        n = 30 if inside else 900 if near else 20
+        # two functions: one holding 10 of the in-window samples more
+        text.append("slice %.6f %d 200 %d %d" % (
+            t, n, n - 10 if inside else n, 10 if inside else 0))
     slices = cost.read_slices("\n".join(text))
     assert len(slices) == 99 and slices[0][0] == pytest.approx(100.1)
-    r = cost.sampled_dispatch(slices, windows, batches, 1000)
+    names = cost.dsample_names(
+        "dsample: f_one 0xffffffff81000000 48\n"
+        "dsample: nope: not in /proc/kallsyms\n"
+        "dsample: f_two 0xffffffff81000100 480\n")
+    assert names == ["f_one", "f_two"]
+    r = cost.sampled_dispatch(slices, windows, batches, 1000, names)
     # 30 and 20 ms of samples a slice, 5000 requests a slice
     assert r["in"] == pytest.approx(6000, rel=0.01)
     assert r["out"] == pytest.approx(4000, rel=0.01)
     assert r["ns_per_request"] == pytest.approx(2000, rel=0.02)
+    assert r["funcs"]["f_one"] == pytest.approx(0, abs=20)
+    assert r["funcs"]["f_two"] == pytest.approx(2000, rel=0.02)
     assert cost.sampled_dispatch(slices, [], batches, 1000) is None
 
 
@@ -718,12 +737,15 @@ def test_dsample_counts_the_samples_in_the_functions_named():
     busy = [s for s in sl if s[0] >= t0 + 0.2 and s[1] <= t1]
     idle = [s for s in sl if s[1] <= t0]
     assert busy and idle, sl
+    found = cost.dsample_names(err)
+    assert "__task_pid_nr_ns" in found and len(found) == 2, err
     cpus = os.cpu_count()
     # a CPU is sampled 1000 times a second while it is busy: at least
-    # the loop's, at most all of them
-    for a, b, _, n in sl:
+    # the loop's, at most all of them; IN is the functions' sum
+    for a, b, n_in, n, per in sl:
         assert n < 1.4 * 1000 * cpus * (b - a), (a, b, n)
-    for a, b, _, n in busy:
+        assert len(per) == 2 and sum(per) == n_in
+    for a, b, _, n, _ in busy:
         assert n > 0.6 * 1000 * (b - a), (a, b, n)
     share = sum(s[2] for s in busy) / sum(s[3] for s in busy)
     assert share > 0.02, busy
