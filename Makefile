@@ -277,8 +277,8 @@ $(BENCH_OUT)/%.skel.h: $(BENCH_OUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
-$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark $(BENCH_OUT)/dsample: $(BENCH_OUT)/%: bench/%.c \
-		$(BENCH_OUT)/%.skel.h
+$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark $(BENCH_OUT)/dsample: \
+		$(BENCH_OUT)/%: bench/%.c $(BENCH_OUT)/%.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
 

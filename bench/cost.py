@@ -758,7 +758,7 @@ def nginx_enter_dispatch(a, w, tmp, secs):
     program's windows added to a request in them, by the load's batches,
     and sampled_dispatch()'s figures (None when dsample cannot run)."""
     batches = os.path.join(tmp, "batches")
-    windows, stop = [], threading.Event()
+    windows, stop, failed = [], threading.Event(), []
 
     def say(word):
         tog.stdin.write(word + "\n")
@@ -768,14 +768,17 @@ def nginx_enter_dispatch(a, w, tmp, secs):
 
     def toggle():
         stop.wait(1.0)
-        while not stop.is_set():
-            say("on")
-            opened = time.monotonic()
-            stop.wait(ENTER_ON_S)
-            closing = time.monotonic()
-            say("off")
-            windows.append((opened, closing, time.monotonic()))
-            stop.wait(ENTER_EVERY_S - ENTER_ON_S)
+        try:
+            while not stop.is_set():
+                say("on")
+                opened = time.monotonic()
+                stop.wait(ENTER_ON_S)
+                closing = time.monotonic()
+                say("off")
+                windows.append((opened, closing, time.monotonic()))
+                stop.wait(ENTER_EVERY_S - ENTER_ON_S)
+        except (BenchError, OSError) as e:
+            failed.append(e)  # (raised once the load is over)
 
     ds = subprocess.Popen(
         [os.path.join(a.bin, "dsample"), str(DSAMPLE_HZ),
@@ -811,6 +814,8 @@ def nginx_enter_dispatch(a, w, tmp, secs):
             ds.terminate()
             out, err = ds.communicate()
             slices, names = read_slices(out), dsample_names(err)
+    if failed:
+        raise BenchError(str(failed[0]))
     b = read_batches(batches, "http")
     r = in_run_cost(b, {"latency": [(o, c) for o, _, c in windows]})
     if not r or not r.get("latency_share"):
@@ -925,13 +930,12 @@ def window_verdict(r):
     resolved" (the interval spans the limit)."""
     hi = r["window_mean_s"] + 2 * r["window_se_s"]
     lo = r["window_mean_s"] - 2 * r["window_se_s"]
+    limit = r.get("window_limit_s", r["window_budget_s"])
     if hi <= r["window_budget_s"]:
         return "met"
-    if hi <= r.get("window_limit_s", r["window_budget_s"]):
+    if hi <= limit:
         return "within the limit"
-    if lo > r.get("window_limit_s", r["window_budget_s"]):
-        return "OVER"
-    return "not resolved"
+    return "OVER" if lo > limit else "not resolved"
 
 
 def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None, conns=8):

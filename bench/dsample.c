@@ -132,8 +132,8 @@ int main(int argc, char **argv)
 	    hz > 100000 || (slice_ms = strtol(argv[2], &end, 10)) <= 0 ||
 	    *end || argc - 3 > DSAMPLE_RANGES) {
 		fprintf(stderr,
-			"usage: dsample HZ SLICE_MS FUNCTION... (at "
-			"most %d)\n",
+			"usage: dsample HZ SLICE_MS FUNCTION... "
+			"(at most %d)\n",
 			DSAMPLE_RANGES);
 		return 2;
 	}
@@ -166,8 +166,12 @@ int main(int argc, char **argv)
 		}
 		for (j = i + 1; j < nks && ks[j].addr == ks[i].addr; j++)
 			;
-		if (j == nks)
+		if (j == nks) {
+			fprintf(stderr,
+				"dsample: %s: no end (the last symbol)\n",
+				argv[a]);
 			continue;
+		}
 		skel->bss->lo[found] = ks[i].addr;
 		skel->bss->hi[found] = ks[j].addr;
 		fprintf(stderr, "dsample: %s %#llx %llu\n", argv[a], ks[i].addr,
