@@ -213,7 +213,16 @@ def in_run_cost(batches, windows=None):
     "ns", the run's mean with the slow spells outside windows taken out
     (steady_ns plus that excess over all batches). A batch is in a window
     when part of its time is (in a latency window first, when it overlaps
-    both kinds)."""
+    both kinds).
+
+    A window is set against the calm batches around it plus what the
+    slow spells add to a batch over the whole run outside windows
+    ("spell_ns"): a window's own batches keep their spells, so leaving
+    them out of its base alone would charge every window the spells
+    that happen to fall in it (measured: 0.6% of a window's length on
+    nginx, 1.1% on the getppid loop, read where no window was; see
+    placebo()), and taking only the nearby ones in would let one spell
+    beside a window decide its figure."""
     windows = windows or {}
     spans = [(k, a, b) for k, iv in windows.items() for a, b in iv]
     inside = []
@@ -236,6 +245,10 @@ def in_run_cost(batches, windows=None):
     ends = [end for end, _ in batches]
     longest = max(ns for _, ns in batches) * BATCH_CALLS / 1e9
     out = {"steady_ns": steady, "batches": len(batches)}
+    spell_ns = sum(ns for _, ns in outside) / len(outside) - \
+        sum(ns for _, ns in calm) / len(calm)
+    if windows:
+        out["spell_ns"] = spell_ns
     excess = 0.0
     for k in windows:
         xs, each = [], []
@@ -251,7 +264,7 @@ def in_run_cost(batches, windows=None):
             near = [ns for _, ns in calm[
                 bisect.bisect_left(calm_ends, mine[0][0] - NEAR_S):
                 bisect.bisect_right(calm_ends, mine[-1][0] + NEAR_S)]]
-            base = sum(near) / len(near) if near else steady
+            base = (sum(near) / len(near) if near else steady) + spell_ns
             xs += [ns - base for _, ns in mine]
             each.append(sum(ns - base for _, ns in mine) *
                         BATCH_CALLS / 1e9)
@@ -261,6 +274,61 @@ def in_run_cost(batches, windows=None):
         excess += sum(xs)
     out["ns"] = steady + excess / len(batches)
     return out
+
+
+# The placebo: windows of PLACEBO_S every PERIOD_S, from each of these
+# offsets in turn, set in a bare run's batches, where nothing happened.
+PLACEBO_S = 1.0
+PLACEBO_OFFSETS = (1.0, 3.5, 6.0, 8.5)
+
+
+def placebo(batches):
+    """What in_run_cost reads for windows where none was (a bare run's
+    batches): each such window's seconds, which should scatter around
+    zero."""
+    if not batches:
+        return []
+    t0, t1 = batches[0][0], batches[-1][0]
+    out = []
+    for off in PLACEBO_OFFSETS:
+        spans, t = [], t0 + off
+        while t + PLACEBO_S < t1 - 1:
+            spans.append((t, t + PLACEBO_S))
+            t += PERIOD_S
+        r = in_run_cost(batches, {"latency": spans}) if spans else None
+        if r:
+            out += r["latency_each_s"]
+    return out
+
+
+def bare_in_run(batches):
+    """A bare run's in-run figures, with its placebo windows."""
+    r = in_run_cost(batches)
+    if r:
+        r["placebo_each_s"] = placebo(batches)
+    return r
+
+
+def pool_placebo(bare):
+    """The bare runs' placebo windows pooled: mean, standard error and
+    count, or {} without any."""
+    xs = [x for b in bare for x in (b.get("in_run") or {}).get(
+        "placebo_each_s", [])]
+    if len(xs) < 2:
+        return {}
+    mean = sum(xs) / len(xs)
+    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    return {"placebo_s": PLACEBO_S, "placebo_n": len(xs),
+            "placebo_mean_s": mean, "placebo_se_s": sd / len(xs) ** 0.5}
+
+
+def report_placebo(sec, indent):
+    if "placebo_n" in sec:
+        print("%splacebo: %d windows of %g s set where none was, in the "
+              "bare runs' batches, cost %+.4f s +- %.4f (two standard "
+              "errors; zero expected)" % (
+                  indent, sec["placebo_n"], sec["placebo_s"],
+                  sec["placebo_mean_s"], 2 * sec["placebo_se_s"]))
 
 
 def run_budget(a, cfgs, tmp):
@@ -277,7 +345,7 @@ def run_budget(a, cfgs, tmp):
     def bare_run():
         r = loops.run_once(a, None, tmp, True, secs, ["getppid"],
                            mark=True, batches=batches)["getppid"]
-        r["in_run"] = in_run_cost(read_batches(batches))
+        r["in_run"] = bare_in_run(read_batches(batches))
         return r
 
     for rep in range(a.reps):
@@ -409,6 +477,7 @@ def summarize_budget(bcfgs, runs, bare, secs):
            "bare_runs": len(bare)}
     if steady_bare:
         out["steady_bare_ns"] = med(steady_bare)
+    out.update(pool_placebo(bare))
     fe, fp, ca = (by.get(FLOORS["exit"]), by.get(FLOORS["pair"]),
                   by.get("scprof -C -a"))
     d0 = by.get("scprof daemon (--latency-duty 0)")
@@ -552,6 +621,7 @@ def report_budget(sec):
         print("  the daemon's counting path (--latency-duty 0) adds %+.1f ns "
               "a call over -C -a's" % sec["daemon_count_over_C_a_ns"])
     report_steady(sec)
+    report_placebo(sec, "  ")
     for r in sec["rows"]:
         a = r.get("analysis")
         if not a:
@@ -637,7 +707,7 @@ def nginx_budget_run(a, w, c, tmp, secs):
     batches = os.path.join(tmp, "batches")
     if c is None:
         r = nginx_load(a, w, secs, batches)
-        r["in_run"] = in_run_cost(read_batches(batches, "http"))
+        r["in_run"] = bare_in_run(read_batches(batches, "http"))
         return r
     daemon = c.name.startswith("scprof daemon")
     with Running(a, c, w.pid, tmp) as t:
@@ -948,6 +1018,7 @@ def summarize_budget_nginx(bcfgs, runs, bare, secs, marked=None, conns=8):
            "bare_ns": med(bare_ns), "marked": marked,
            "noise": med(noise) if noise else None,
            "noise_max": max(noise) if noise else None, "rows": []}
+    out.update(pool_placebo(bare))
     by = {}
     for c in bcfgs:
         rs = runs[c.name]
@@ -1027,6 +1098,7 @@ def report_budget_nginx(sec):
                 r["ratio_min"], r["ratio_max"]), r["added_ns"],
             r["steady_ns"], "" if "calls_per_request" not in r else
             "%.1f" % r["calls_per_request"]))
+    report_placebo(sec, "  ")
     for r in sec["rows"]:
         if "window_share" in r:
             print("  %s: its windows cost %.2f%% of the load's time "

@@ -283,13 +283,57 @@ def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
         batches.append((end, ns))
     r = cost.in_run_cost(batches, w)
     assert r["steady_ns"] == 90                        # not the spell's 300
-    # against the calm batches around it (100), not the run's median (90)
-    assert abs(r["latency_s"] - 1000 * 150 * 256 / 1e9) < 1e-3, r
-    assert abs(r["cost_s"] - 250 * 50 * 256 / 1e9) < 2e-4, r
-    assert abs(r["ns"] - (90 + (1000 * 150 + 250 * 50) / 10000)) < 0.5
+    # outside the windows (101.25 to 109) the spell adds this to a batch
+    spell = (750 * 100 + 1000 * 300 + 1000 * 100 + 5000 * 90) / 7750 - \
+        (750 * 100 + 1000 * 100 + 5000 * 90) / 6750
+    assert abs(r["spell_ns"] - spell) < 0.5, r
+    # against the calm batches around it (100), not the run's median
+    # (90), plus the spells' share; the open window from 109 on runs at
+    # the calm 90 around it
+    assert abs(r["latency_s"] - (1000 * (150 - spell) - 1000 * spell) *
+               256 / 1e9) < 1e-3, r
+    assert abs(r["cost_s"] - 250 * (50 - spell) * 256 / 1e9) < 2e-4, r
+    assert abs(r["ns"] - (90 + (1000 * (150 - spell) - 1000 * spell +
+                                250 * (50 - spell)) / 10000)) < 0.5
     # without windows (a bare run, -C -a): the median
     assert cost.in_run_cost([b for b in batches if b[0] > 104.5])["ns"] == 90
     assert cost.in_run_cost([], w) is None
+
+
+def test_a_window_where_none_was_costs_nothing():
+    """The placebo: windows set in a bare run with slow spells at random
+    read zero on average, although the spells that fall in them are
+    theirs (a window's base leaving the spells out would read them as
+    the window's cost)."""
+    import random
+    import cost
+
+    rnd = random.Random(7)
+    batches, t, spell_left = [], 100.0, 0
+    for _ in range(60000):                  # 60 s of 1 ms batches
+        t += 0.001
+        if not spell_left and rnd.random() < 0.004:
+            spell_left = rnd.randint(5, 15)
+        ns = 100 + rnd.gauss(0, 3)
+        if spell_left:
+            spell_left -= 1
+            ns *= 2
+        batches.append((t, ns))
+    xs = cost.placebo(batches)
+    assert len(xs) >= 20
+    mean = sum(xs) / len(xs)
+    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    # what the spells add to a placebo window's batches on average
+    charged = cost.in_run_cost(batches)["ns"]
+    spells = (sum(ns for _, ns in batches) / len(batches) - 100) * \
+        cost.PLACEBO_S / 0.001 * cost.BATCH_CALLS / 1e9
+    assert spells > 4 * sd / len(xs) ** 0.5, (spells, sd)
+    assert abs(mean) < spells / 4, (mean, spells)
+    assert charged > 0
+    p = cost.pool_placebo([{"in_run": {"placebo_each_s": xs}}])
+    assert p["placebo_n"] == len(xs)
+    assert abs(p["placebo_mean_s"] - mean) < 1e-12
+    assert cost.pool_placebo([{"in_run": None}]) == {}
 
 
 def test_budget_is_checked_without_the_slow_spells_too(capsys):
