@@ -441,6 +441,10 @@ def summarize_budget(bcfgs, runs, bare, secs):
             if ws:
                 row["in_run_window_s"] = med([w[0] for w in ws])
                 row["in_run_window_claimed_s"] = med([w[1] for w in ws])
+                row.update(pool_windows([
+                    r for r in steady if "latency_s" in r["in_run"] and
+                    r.get("metrics", {}).get(
+                        "scprof_latency_windows_total")]))
         ms = [r for r in rs if "metrics" in r]
         if ms:
             def mv(key):
@@ -531,6 +535,12 @@ def summarize_budget(bcfgs, runs, bare, secs):
             a["window_real_s"] = a["timing_real_s"] / periods
             a["window_claimed_s"] = cl["cost_s"] / cl["windows"]
             a["window_budget_s"] = share * PERIOD_S
+        if share is not None and "window_mean_s" in r:
+            # the pooled windows against the budget, and against the
+            # limit's 5 ns on each call of a window's period
+            r["window_budget_s"] = share * PERIOD_S
+            r["window_limit_s"] = (share + 5 / bare_ns) * PERIOD_S
+            r["window_verdict"] = window_verdict(r)
         if "enter_attach_ns" in out:
             # Calls made while sys_enter was attached pay its dispatch,
             # which no program run time includes.
@@ -538,6 +548,22 @@ def summarize_budget(bcfgs, runs, bare, secs):
                 cl["sample_ratio"] / 1e9
         r["analysis"] = a
     return out
+
+
+def report_pooled(r, indent):
+    """A configuration's windows pooled over its runs, and their
+    verdict."""
+    print("%s%s: its %d windows pooled: %.3f s a window in-run +- %.3f "
+          "(two standard errors), %.3f s in its metrics (%.2fx); the "
+          "budget of a period is %.3f s%s: %s" % (
+              indent, r["config"], r["window_n"], r["window_mean_s"],
+              2 * r["window_se_s"], r.get("window_claimed_mean_s", 0),
+              r.get("window_claimed_mean_s", 0) / r["window_mean_s"]
+              if r["window_mean_s"] > 0 else float("nan"),
+              r["window_budget_s"],
+              "" if "window_limit_s" not in r else
+              ", the limit's 5 ns a call %.3f s" % r["window_limit_s"],
+              r["window_verdict"]))
 
 
 def report_marks(sec):
@@ -593,6 +619,8 @@ def report_steady(sec):
                       "" if "window_budget_s" not in a else
                       "; the budget of a period is %.3f s" %
                       a["window_budget_s"]))
+        if "window_verdict" in r:
+            report_pooled(r, "    ")
 
 
 def report_budget(sec):
@@ -1119,17 +1147,7 @@ def report_budget_nginx(sec):
                           r["window_limit_s"] if r["window_s"] <=
                           r.get("window_limit_s", 0) else "OVER")))
         if "window_verdict" in r:
-            print("  %s: its %d windows pooled: %.3f s a window in-run "
-                  "+- %.3f (two standard errors), %.3f s in its metrics "
-                  "(%.2fx); the budget of a period is %.3f s%s: %s" % (
-                      r["config"], r["window_n"], r["window_mean_s"],
-                      2 * r["window_se_s"], r["window_claimed_mean_s"],
-                      r["window_claimed_mean_s"] / r["window_mean_s"]
-                      if r["window_mean_s"] > 0 else float("nan"),
-                      r["window_budget_s"],
-                      "" if "window_limit_s" not in r else
-                      ", the limit's 5 ns a call %.3f s" %
-                      r["window_limit_s"], r["window_verdict"]))
+            report_pooled(r, "  ")
         if "limit_ns" in r:
             print("  %s: over -C -a %+.0f ns a request (limit -C -a + "
                   "%g%% of bare + 5 ns a call: %.0f, %s)" % (

@@ -357,8 +357,12 @@ def test_budget_is_checked_without_the_slow_spells_too(capsys):
     m = {"scprof_latency_cost_seconds_total": 0.2,
          "scprof_latency_windows_total": 2}
     runs = {ca.name: [row(100, 90)], dd.name: [row(110, 96, 0.3, m)]}
-    bare = [{"mean_ns": 300, "in_run": {"ns": 200}}]
+    # its two windows: 0.14 and 0.16 s; the bare run's placebo windows
+    runs[dd.name][0]["in_run"]["latency_each_s"] = [0.14, 0.16]
+    bare = [{"mean_ns": 300, "in_run": {"ns": 200, "placebo_each_s": [
+        0.001, -0.001, 0.003, -0.003]}}]
     out = cost.summarize_budget([ca, dd], runs, bare, 20)
+    assert out["placebo_n"] == 4 and abs(out["placebo_mean_s"]) < 1e-12
     d = [r for r in out["rows"] if r["config"] == dd.name][0]
     a = d["analysis"]
     assert abs(a["steady_limit_ns"] - 97) < 1e-9     # 90 + 2 + 5
@@ -370,6 +374,15 @@ def test_budget_is_checked_without_the_slow_spells_too(capsys):
     assert "over -C -a +6.0 ns/call (limit 97.0, met)" in text, text
     assert "MISSED" in text, text                     # by the means: 110 > 108
     assert "0.150 s in the loop's batches" in text, text
+    # pooled: 0.150 +- 0.020 against a budget of 0.100 and a limit of
+    # (1% + 5 / 300) x 10 s = 0.267 s
+    assert abs(d["window_limit_s"] - 0.1 - 50 / 300) < 1e-9
+    assert "its 2 windows pooled: 0.150 s a window in-run +- 0.020" in \
+        text, text
+    assert "0.100 s in its metrics (0.67x)" in text, text
+    assert text.count(": within the limit") == 1, text
+    assert "placebo: 4 windows of 1 s set where none was" in text, text
+    assert "+0.0000 s +- 0.0026" in text, text
 
 
 def test_budget_compares_marked_loops_and_prices_the_mark(capsys):
@@ -529,6 +542,14 @@ def test_budget_on_nginx_is_per_request_and_checked(capsys):
         "a call: 750, met)" in text, text
     assert "windows cost 0.80% of the load's time" in text, text
     assert "the budget of a period is 0.100 s: met" in text, text
+    assert "placebo" not in text, text              # no placebo windows
+    bare[0]["in_run"]["placebo_each_s"] = [0.002, 0.004]
+    cost.report_budget_nginx(cost.summarize_budget_nginx([ca, dd], runs,
+                                                         bare, 20))
+    assert "  placebo: 2 windows of 1 s set where none was, in the bare " \
+        "runs' batches, cost +0.0030 s +- 0.0020" in \
+        capsys.readouterr().out
+    del bare[0]["in_run"]["placebo_each_s"]
     runs[dd.name] = [run(21000, 20000, lat=0.30)]
     cost.report_budget_nginx(cost.summarize_budget_nginx([ca, dd], runs,
                                                          bare, 20))
