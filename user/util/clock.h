@@ -9,5 +9,7 @@
 uint64_t clock_mono_ns(void);
 /* CLOCK_REALTIME in ns since the epoch: for timestamps in outputs. */
 uint64_t clock_real_ns(void);
+/* The calling thread's CPU time in ns: what it ran, not what it waited. */
+uint64_t clock_thread_ns(void);
 
 #endif
