@@ -246,7 +246,7 @@ def in_run_cost(batches, windows=None):
     longest = max(ns for _, ns in batches) * BATCH_CALLS / 1e9
     out = {"steady_ns": steady, "batches": len(batches)}
     spell_ns = sum(ns for _, ns in outside) / len(outside) - \
-        sum(ns for _, ns in calm) / len(calm)
+        sum(ns for _, ns in calm) / len(calm) if calm else 0.0
     if windows:
         out["spell_ns"] = spell_ns
     excess = 0.0

@@ -324,12 +324,10 @@ def test_a_window_where_none_was_costs_nothing():
     mean = sum(xs) / len(xs)
     sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
     # what the spells add to a placebo window's batches on average
-    charged = cost.in_run_cost(batches)["ns"]
     spells = (sum(ns for _, ns in batches) / len(batches) - 100) * \
         cost.PLACEBO_S / 0.001 * cost.BATCH_CALLS / 1e9
     assert spells > 4 * sd / len(xs) ** 0.5, (spells, sd)
     assert abs(mean) < spells / 4, (mean, spells)
-    assert charged > 0
     p = cost.pool_placebo([{"in_run": {"placebo_each_s": xs}}])
     assert p["placebo_n"] == len(xs)
     assert abs(p["placebo_mean_s"] - mean) < 1e-12
