@@ -183,6 +183,18 @@ def window_intervals(text):
     return out
 
 
+DISPATCH_LINE = re.compile(
+    r"latency windows: ([-0-9.]+) ns a call of dispatch \(rounds "
+    r"([-0-9.]+) to ([-0-9.]+)\)")
+
+
+def dispatch_measures(text):
+    """[(kept, least round, greatest round)] of each dispatch measurement
+    in a daemon's -vv output (ns a call)."""
+    return [tuple(float(x) for x in m)
+            for m in DISPATCH_LINE.findall(text)]
+
+
 def read_batches(path, kind="getppid"):
     """[(end s, ns a call)] of one kind's batches (SYSLOOP_BATCHES, or
     kind "http": HTTPLOAD_BATCHES)."""
@@ -366,7 +378,9 @@ def run_budget(a, cfgs, tmp):
                 seen[when] = (time.monotonic(), scrape(seen["url"]))
                 if when == "end":
                     tout.seek(0)
-                    seen["windows"] = window_intervals(tout.read())
+                    text = tout.read()
+                    seen["windows"] = window_intervals(text)
+                    seen["dispatch_measures"] = dispatch_measures(text)
 
             r = loops.run_once(a, c, tmp, True, secs, ["getppid"], hook,
                                mark=c.name != UNMARKED, batches=batches)
@@ -391,6 +405,7 @@ def run_budget(a, cfgs, tmp):
                 row["metrics"] = counter_deltas(m0, m1)
                 row["gauges"] = {k: m1[k] for k in m1
                                  if not k.split("{")[0].endswith("_total")}
+                row["dispatch_measures"] = seen.get("dispatch_measures", [])
             runs[c.name].append(row)
             bare.append(after)
             before = after
@@ -754,6 +769,7 @@ def nginx_budget_run(a, w, c, tmp, secs):
         r["metrics_seconds"] = t1 - t0
         r["metrics"] = counter_deltas(m0, m1)
         r["dispatch_ns"] = m1.get("scprof_latency_dispatch_seconds", 0) * 1e9
+        r["dispatch_measures"] = dispatch_measures(text)
     elif c.parse is not None:
         # -C -a: every process's calls, the load's too
         r["calls"] = sum(c.parse(text, w.pid).values())

@@ -300,6 +300,20 @@ def test_in_run_figures_leave_out_slow_spells_outside_windows_only():
     assert cost.in_run_cost([], w) is None
 
 
+def test_dispatch_measures_are_read_from_the_daemon_log():
+    """Each dispatch measurement the daemon logs (-vv), kept with its
+    rounds' spread."""
+    import cost
+
+    text = ("scprof daemon: latency windows: 33.1 ns a call of dispatch "
+            "(rounds 32.9 to 40.2)\nscprof daemon: latency window opens "
+            "at 1.000000 s (CLOCK_MONOTONIC)\nscprof daemon: latency "
+            "windows: 0.0 ns a call of dispatch (rounds -63.6 to 163.0)\n")
+    assert cost.dispatch_measures(text) == [(33.1, 32.9, 40.2),
+                                            (0.0, -63.6, 163.0)]
+    assert cost.dispatch_measures("") == []
+
+
 def test_a_window_where_none_was_costs_nothing():
     """The placebo: windows set in a bare run with slow spells at random
     read zero on average, although the spells that fall in them are

@@ -25,10 +25,12 @@
 /* How often, until then, it looks (an idle target may never get there). */
 #define DUTY_COST_CHECK_NS 1000000000ULL
 /* Calls per measuring loop, and loops each way (the least is kept). */
-#define DUTY_LOOP_CALLS 20000
-#define DUTY_LOOPS 7
+#define DUTY_LOOP_CALLS 10000
+#define DUTY_LOOPS 5
 /* Rounds of a measurement, each switching the window once each way: the
- * median round is kept.
+ * median round is kept. 300,000 calls in all, about what one round of 7
+ * loops of 20,000 each way was: a measurement at the start delays the
+ * first window (scprof top's first frame is timed that much less).
  */
 #define DUTY_ROUNDS 3
 
@@ -159,7 +161,9 @@ static int cmp_double(const void *a, const void *b)
  * (all a measurement was until then) read 7 and 57 ns in 2 of 30 daemons
  * of the benchmark's nginx budget runs, where the others read 25-46, and
  * the windows priced from them cost the load 0.07 s more and 0.01 s less
- * each than their metrics said.
+ * each than their metrics said (a 57 came back later with its three rounds
+ * alike: what one more window adds follows the machine's state, other
+ * probes on sys_enter included, and is measured in it).
  *
  * The window is switched as few times as that takes, one close a round: a
  * close removes a probe from a syscall tracepoint, and on kernels whose
