@@ -328,10 +328,19 @@ def pool_placebo(bare):
         "placebo_each_s", [])]
     if len(xs) < 2:
         return {}
-    mean = sum(xs) / len(xs)
-    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    mean, se = mean_se(xs)
     return {"placebo_s": PLACEBO_S, "placebo_n": len(xs),
-            "placebo_mean_s": mean, "placebo_se_s": sd / len(xs) ** 0.5}
+            "placebo_mean_s": mean, "placebo_se_s": se}
+
+
+def mean_se(xs):
+    """The mean of xs (at least one) and its standard error (infinite
+    for one)."""
+    mean = sum(xs) / len(xs)
+    if len(xs) < 2:
+        return mean, float("inf")
+    sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    return mean, sd / len(xs) ** 0.5
 
 
 def report_placebo(sec, indent):
@@ -1025,11 +1034,8 @@ def pool_windows(ws):
     xs = [x for r in ws for x in r["in_run"].get("latency_each_s", [])]
     out = {}
     if xs:
-        mean = sum(xs) / len(xs)
-        sd = (sum((x - mean) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5 \
-            if len(xs) > 1 else float("inf")
-        out.update(window_n=len(xs), window_mean_s=mean,
-                   window_se_s=sd / len(xs) ** 0.5)
+        mean, se = mean_se(xs)
+        out.update(window_n=len(xs), window_mean_s=mean, window_se_s=se)
     n = sum(r["metrics"]["scprof_latency_windows_total"] for r in ws)
     if n:
         out["window_claimed_mean_s"] = sum(
