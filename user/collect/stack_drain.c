@@ -460,8 +460,9 @@ static int on_maps_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* unwinder_maps_fn: hand the unwinder a process's copy (with the lock
- * held: lock, then mlock).
+/* unwinder_maps_fn: hand the unwinder a copy of a process's copy (with
+ * the lock held: lock, then mlock). The copy stays: a process let go
+ * while its samples wait (idle, exited) reads it again.
  */
 static char *maps_take(void *ctx, uint32_t pid, uint64_t start_ns,
 		       uint32_t exec_id)
@@ -472,10 +473,8 @@ static char *maps_take(void *ctx, uint32_t pid, uint64_t start_ns,
 
 	pthread_mutex_lock(&d->mlock);
 	m = maps_find(d, pid, start_ns, exec_id);
-	if (m) {
-		text = m->text;
-		m->text = NULL;
-	}
+	if (m)
+		text = strdup(m->text);
 	pthread_mutex_unlock(&d->mlock);
 	return text;
 }

@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * --stacks: unwinding a sampled user stack (struct sc_stack_event) with the
- * binaries' CFI (.eh_frame, .debug_frame) through libdw, as perf
+ * binaries' CFI (.eh_frame, .debug_frame; cfi_walk.h), as perf
  * --call-graph dwarf does, and naming its frames: symbol (symtab, else
  * dynsym), file:line from debug info (also /usr/lib/debug/.build-id),
- * perf map files (/tmp/perf-PID.map) for JIT code, else module+0xoffset;
- * C++ and Rust names demangled.
+ * perf map files and jitdumps for JIT code (jitmap.h), else
+ * module+0xoffset; C++ and Rust names demangled.
  *
- * A process's mappings are read from /proc when its first sample comes in
- * and kept (with their ELF files open), so that processes that exit
- * before the report are still named; a copy taken as the notice of them
- * came (unwinder_set_maps_source) stands in for them when the process has
- * gone before its samples are unwound.
+ * A process's mappings are read when its first sample comes in and kept,
+ * so that processes that exit before the report are still named; a copy
+ * taken as the notice of them came (unwinder_set_maps_source) stands in
+ * for them when the process has gone before its samples are unwound. The
+ * files they map are opened once and shared by every process
+ * (objfile.h): a new process costs a parse of its mappings.
  */
 #ifndef SCPROF_UNWIND_H
 #define SCPROF_UNWIND_H
@@ -28,11 +29,20 @@
 struct unwinder;
 
 struct unwinder_stats {
-	uint64_t samples; /* events unwound */
-	uint64_t no_maps; /* the process had gone, with no copy of its
+	uint64_t samples;	 /* events unwound */
+	uint64_t no_maps;	 /* the process had gone, with no copy of its
 			       * mappings: only its pc is known
 			       */
-	uint64_t frames;  /* frames over all samples */
+	uint64_t frames;	 /* frames over all samples */
+	uint64_t procs;		 /* processes kept now */
+	uint64_t procs_exited;	 /* let go once they had exited */
+	uint64_t procs_evicted;	 /* let go to make room (read again if
+				  * sampled again)
+				  */
+	uint64_t files;		 /* files open now */
+	uint64_t files_over_cap; /* not opened: all open files in use */
+	uint64_t files_unopened; /* could not be opened */
+	uint64_t names_cut;	 /* names dropped at a file's cap */
 };
 
 /* demangle: C++ and Rust symbols as people read them (util/demangle.h). */
@@ -40,10 +50,10 @@ struct unwinder *unwinder_new(bool demangle);
 void unwinder_free(struct unwinder *u);
 /*
  * Where the mappings of processes that may have gone come from: fn
- * returns the latest copy of /proc/PID/maps of that process's program
- * image (exec_id) not handed out yet, taken as the notice of them came
- * (struct sc_maps_event), NULL none; the unwinder frees it. Asked each
- * time a process's mappings are read.
+ * returns (a new string: the unwinder frees it) the latest copy of
+ * /proc/PID/maps of that process's program image (exec_id), taken as the
+ * notice of them came (struct sc_maps_event), NULL none. Asked each time
+ * a process's mappings are read, before /proc.
  */
 typedef char *(*unwinder_maps_fn)(void *ctx, uint32_t pid, uint64_t start_ns,
 				  uint32_t exec_id);
