@@ -22,12 +22,17 @@
  *   pipe FD
  *   file FD PATH
  *   tcp FD LOCAL_PORT PEER_PORT
+ * and after each call how long it took as the workload saw it, from just
+ * before to just after (the vDSO's clock: no syscall), an upper bound on
+ * the call's own time however loaded the machine:
+ *   took pipe|file|tcp NS
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +87,21 @@ static void wait_parent_in(long nr, int fd)
 	_exit(1);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void took(const char *kind, uint64_t t0)
+{
+	uint64_t t1 = mono_ns();
+
+	printf("took %s %llu\n", kind, (unsigned long long)(t1 - t0));
+}
+
 static void reap(pid_t pid)
 {
 	int st;
@@ -131,6 +151,7 @@ __attribute__((noinline, noipa)) static ssize_t wait_pipe(int fd, char *buf,
 static void pipe_case(void)
 {
 	char buf[4096];
+	uint64_t t0;
 	int p[2];
 	pid_t pid;
 
@@ -149,8 +170,10 @@ static void pipe_case(void)
 	}
 	close(p[1]);
 	printf("pipe %d\n", p[0]);
+	t0 = mono_ns();
 	if (wait_pipe(p[0], buf, sizeof(buf)) != 5)
 		die("read pipe");
+	took("pipe", t0);
 	close(p[0]);
 	reap(pid);
 }
@@ -168,6 +191,7 @@ static void lock_case(void)
 {
 	char path[] = "/tmp/scprof-slowcalls-XXXXXX";
 	struct flock l;
+	uint64_t t0;
 	int fd = mkstemp(path);
 	pid_t pid;
 
@@ -192,8 +216,10 @@ static void lock_case(void)
 			die("F_GETLK");
 	} while (l.l_type == F_UNLCK);
 	printf("file %d %s\n", fd, path);
+	t0 = mono_ns();
 	if (wait_lock(fd))
 		die("F_SETLKW");
+	took("file", t0);
 	reap(pid);
 	close(fd);
 	unlink(path);
@@ -212,6 +238,7 @@ static void socket_case(void)
 {
 	struct sockaddr_in a = { .sin_family = AF_INET }, l, p;
 	socklen_t len = sizeof(a);
+	uint64_t t0;
 	int lfd, cfd, sfd;
 	char buf[64];
 	pid_t pid;
@@ -246,8 +273,10 @@ static void socket_case(void)
 	close(sfd);
 	close(lfd);
 	printf("tcp %d %u %u\n", cfd, ntohs(l.sin_port), ntohs(p.sin_port));
+	t0 = mono_ns();
 	if (wait_socket(cfd, buf, sizeof(buf)) != 4)
 		die("recv");
+	took("tcp", t0);
 	close(cfd);
 	reap(pid);
 }
