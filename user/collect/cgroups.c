@@ -22,7 +22,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/stat.h>
-
 #include <bpf/libbpf.h>
 
 #include "collect/cgroups.h"
@@ -167,7 +166,7 @@ static int take_removed(struct cgroups *g)
 	if (lost > g->lost_told) {
 		pr_info("%" PRIu64 " removed cgroups were not passed on (ring "
 			"buffer full, or a path of %d bytes or more)",
-			lost - g->lost_told, SC_CGPATH_LEN);
+			lost - g->lost_told, SC_CGPATH_LEN - 1);
 		g->lost_told = lost;
 	}
 	return n < 0 ? (g->err ?: n) : 0;
