@@ -167,6 +167,9 @@ $(OUTPUT)/workloads/%: tests/workloads/%.cpp | $(OUTPUT)/workloads
 	$(call msg,CXX,$@)
 	$(Q)$(CXX) -O2 -g -Wall -Wextra $< -o $@
 
+# A runc container's job: static, its bundle's root holds only it.
+$(OUTPUT)/workloads/ctrjob: WL_EXTRA := -static
+
 # --stacks: call sites that only CFI can unwind, and the same program
 # stripped (no symtab, no debug info: module+0xoffset names).
 $(OUTPUT)/workloads/stackmix: WL_EXTRA := -fomit-frame-pointer

@@ -32,7 +32,8 @@
  * cache), syscall.bpf.h (number, ABI, flags, return value), stamp.bpf.h
  * (full mode's start stamp: flights[] or task storage), admit.bpf.h (every
  * program's prologue), cgtag.bpf.h (the cgroup tags that file calls under
- * the cgroup their thread was in, moves followed), proc.bpf.h (processes:
+ * the cgroup their thread was in, moves followed), cgname.bpf.h (the
+ * paths of cgroups as they are removed), proc.bpf.h (processes:
  * key, name, exit), record.bpf.h (the cell update of a call), exit.bpf.h
  * (a thread's exit), inflight.bpf.h (the calls in flight at report time,
  * for a task iterator), stacks.bpf.h (--stacks) and slow.bpf.h (--slow),
@@ -384,6 +385,7 @@ static __always_inline void count_drop(enum sc_drop why)
 
 #include "task.bpf.h"
 #include "cgtag.bpf.h"
+#include "cgname.bpf.h"
 #include "filter.bpf.h"
 #include "syscall.bpf.h"
 #include "trace_filter.bpf.h"
@@ -660,6 +662,14 @@ int BPF_PROG(sc_cgroup_attach, struct cgroup *dst, const char *path,
 	     struct task_struct *task, bool threadgroup)
 {
 	cgtag_moved(dst, task, threadgroup);
+	return 0;
+}
+
+/* A cgroup removed: its path, for userspace to name it by (cgname.bpf.h). */
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(sc_cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	cgname_removed(cgrp, path);
 	return 0;
 }
 

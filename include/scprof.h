@@ -236,6 +236,22 @@ enum sc_map {
 #define SC_CGTAG_THREADS 2048
 
 /*
+ * Cgroup names (--by cgroup, unit, container, pod, qos): each cgroup v2
+ * removed while scprof runs, with its path relative to the hierarchy's
+ * root ("/docker/ID"), as it goes (cgname.bpf.h): what names a container
+ * that exited before userspace could look its directory up. A path is at
+ * most SC_CGPATH_LEN bytes with its NUL (the tracepoint's own limit,
+ * TRACE_CGROUP_PATH_LEN); the event is sent up to the NUL.
+ */
+#define SC_CGPATH_LEN 1024
+#define SC_CGNAME_RINGBUF (256U << 10)
+
+struct sc_cgname_event {
+	__u64 id; /* its directory's inode number, as struct sc_proc_info's */
+	char path[SC_CGPATH_LEN];
+};
+
+/*
  * A process, as opposed to a pid: pids are reused, start times are not.
  * With --by cgroup, unit and container, a process that changed cgroup has
  * one key (its cells and entry in procs) per cgroup tag it had.

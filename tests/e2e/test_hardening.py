@@ -149,7 +149,7 @@ def test_thread_churn_is_exact():
     r, _ = profile_json(["--", wl("churn"), "threads", "1000", "5"])
     assert r["dropped"] == {"calls": 0, "untimed_calls": 0, "process_info": 0,
                             "errno_detail": 0, "cgroup_moves": 0,
-                            "unattributed_calls": 0,
+                            "unattributed_calls": 0, "cgroup_names": 0,
                             "map_failures": []}
     assert calls_of(r, "getppid") == 5000
     assert calls_of(r, "exit") == 1000

@@ -501,7 +501,8 @@ TOP_FIELDS = {"version": str, "mode": str, "target": str, "duration_ns": int,
               "targets_exited": bool, "exit_status": int, "dropped": dict,
               "syscalls": list, "processes": list, "in_flight": list}
 DROPPED_FIELDS = {"calls", "untimed_calls", "process_info", "errno_detail",
-                  "cgroup_moves", "unattributed_calls", "map_failures"}
+                  "cgroup_moves", "unattributed_calls", "cgroup_names",
+                  "map_failures"}
 PROC_FIELDS = {"pid": int, "ppid": int, "comm": str, "exited": bool,
                "syscalls": list}
 

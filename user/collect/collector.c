@@ -216,6 +216,7 @@ static int configure(struct collector *c)
 							   DEFAULT_MAX_PROCS);
 	size_cgtags(skel, opts,
 		    opts->max_procs ? opts->max_procs : DEFAULT_MAX_PROCS);
+	cgroups_configure(skel, opts->read_cgid);
 	return collector_choose_progs(skel, opts, &c->kern);
 }
 
@@ -340,6 +341,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: load(c);
 	err = err ?: setup_maps(c);
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
+	err = err ?: cgroups_new(&c->cgroups, c->skel, opts->read_cgid);
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
 				      opts->stack_by_time,
@@ -655,6 +657,7 @@ void collector__destroy(struct collector *c)
 		munmap(c->nr_stats, c->nr_stats_len);
 	inflight_free(c->inflight);
 	stack_drain_free(c->stacks);
+	cgroups_free(c->cgroups);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);

@@ -35,6 +35,7 @@ struct kernel_facilities {
 	bool tail_calls;
 };
 
+struct cgroups;
 struct inflight;
 struct sc_slowlog;
 struct stack_drain;
@@ -64,6 +65,7 @@ struct collector {
 				      */
 	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
 	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
+	struct cgroups *cgroups;    /* opts.read_cgid: names (cgroups.c) */
 };
 
 /* Are the arrays by syscall number in use (SC_CELLS_ONE_TARGET or
@@ -76,10 +78,21 @@ static inline bool collector_uses_arrays(const struct collector_opts *o)
 
 /* cgroups.c */
 
-/* Name the cgroup ids of m's processes (--by cgroup, unit, container):
- * the ones not named yet are looked up under the cgroup2 mount and kept
- * in c->folded, so a cgroup removed later keeps its path; then m gets
- * them all. 0 or -ENOMEM.
+/* Before load: the removed cgroups' ring buffer, a page when not on
+ * (opts.read_cgid).
+ */
+void cgroups_configure(struct scprof_bpf *skel, bool on);
+/* After load, when on: the cgroup names the collector keeps, and the
+ * reader of the removed cgroups' paths (*out NULL when not on). 0 or
+ * -errno, reported.
+ */
+int cgroups_new(struct cgroups **out, struct scprof_bpf *skel, bool on);
+void cgroups_free(struct cgroups *g);
+/* Name the cgroup ids of m's processes (--by cgroup, unit, container, pod,
+ * qos): m gets the path of each from the names kept (those of cgroups
+ * removed while scprof ran among them), else from its directory under the
+ * cgroup2 mount; an id found nowhere is counted once in
+ * m->meta.cgroups_unnamed, which m gets. 0 or -ENOMEM.
  */
 int collector_cgroups_name(struct collector *c, struct sc_model *m);
 

@@ -366,6 +366,8 @@ static void choose_autoload(struct scprof_bpf *skel,
 		/* cgroup tags: moves, and the threads apart at attach */
 		{ skel->progs.sc_cgroup_attach, o->read_cgid },
 		{ skel->progs.sc_cgtag_seed, o->read_cgid },
+		/* cgroup names: the paths of cgroups as they are removed */
+		{ skel->progs.sc_cgroup_rmdir, o->read_cgid },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)

@@ -187,6 +187,24 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
+/* The paths of the cgroups of the processes kept on their own in
+ * c->folded, for the reports to come (their cgroups may be gone by then).
+ */
+static int name_kept(struct harvest_ctx *h)
+{
+	for (size_t i = 0; i < h->exited->nprocs; i++) {
+		const struct sc_proc *p = &h->exited->procs[i];
+		const char *path =
+			p->cgid && !p->merged ?
+				model_cgroup_path(h->exited, p->cgid) :
+				NULL;
+
+		if (path && model_cgroup_set(h->c->folded, p->cgid, path))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int collector__harvest(struct collector *c)
 {
 	return collector__harvest_exited(c, NULL);
@@ -288,9 +306,11 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 	if (!err)
 		err = collector_tslots_fold(c, h.exited, exited);
 	if (!err)
+		err = name_kept(&h);
+	if (!err)
 		forget_exited(&h, procs_fd, stats_fd);
 	if (!err && exited) /* the cgroups of their --by and --labels */
-		err = model_cgroups_copy(exited, c->folded);
+		err = model_cgroups_copy(exited, h.exited);
 out:
 	free(h.dead);
 	model_free(h.exited);

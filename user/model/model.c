@@ -125,6 +125,8 @@ void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
 			delta_u64(cur->drops[i], prev ? prev->drops[i] : 0);
 	d->unattributed =
 		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
+	d->cgroups_unnamed = delta_u64(cur->cgroups_unnamed,
+				       prev ? prev->cgroups_unnamed : 0);
 	d->nfails = 0;
 	for (uint32_t i = 0; i < cur->nfails; i++) {
 		const struct sc_map_fail *f = &cur->fails[i];
@@ -503,5 +505,6 @@ bool model_incomplete(const struct sc_model *m)
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		if (m->meta.drops[i])
 			return true;
-	return m->meta.unattributed != 0 || m->meta.nfails != 0;
+	return m->meta.unattributed != 0 || m->meta.cgroups_unnamed != 0 ||
+	       m->meta.nfails != 0;
 }

@@ -113,6 +113,11 @@ struct sc_model_meta {
 	 * are exact, those processes' rows are not.
 	 */
 	uint64_t unattributed;
+	/* --by and --labels cgroup keys: the cgroups of processes that could
+	 * not be named (removed before their path was kept), each counted
+	 * once; their keys are "(cgroup id N)".
+	 */
+	uint64_t cgroups_unnamed;
 	/* Why: the failed map updates, by map and errno. */
 	struct sc_map_fail fails[SC_MAP_FAILS_MAX];
 	uint32_t nfails;

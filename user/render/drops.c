@@ -46,6 +46,10 @@ static const struct {
 				"not in their own",
 				{ SC_MAP_STATS, SC_MAP_PTOTALS },
 				"stats map full: raise --max-entries" },
+	[DROP_CGROUP_NAMES] = { "cgroup_names",
+				"cgroups are named by their id only",
+				{ -1, -1 },
+				"removed before their path was kept" },
 };
 
 const char *drop_key(enum drop_reason_id r)
@@ -60,7 +64,11 @@ const char *drop_map_name(uint32_t map)
 
 uint64_t drop_count(const struct sc_model_meta *m, enum drop_reason_id r)
 {
-	return r == DROP_UNATTRIBUTED ? m->unattributed : m->drops[r];
+	if (r == DROP_UNATTRIBUTED)
+		return m->unattributed;
+	if (r == DROP_CGROUP_NAMES)
+		return m->cgroups_unnamed;
+	return m->drops[r];
 }
 
 static bool explains(enum drop_reason_id r, uint32_t map)

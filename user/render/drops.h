@@ -22,6 +22,7 @@ enum drop_reason_id {
 	DROP_ERRNO_DETAIL,
 	DROP_CGROUP_MOVE,
 	DROP_UNATTRIBUTED, /* meta.unattributed */
+	DROP_CGROUP_NAMES, /* meta.cgroups_unnamed */
 	DROP_REASONS,
 };
 

@@ -150,9 +150,9 @@ static int add_groups(struct json_object *root, int err,
 }
 
 /* {calls, untimed_calls, process_info, errno_detail, cgroup_moves,
- * unattributed_calls, map_failures: [{map, errno, count}]}: unattributed calls are counted, in
- * pid 0, but not in their own process; a failure's errno "E2BIG" is a map
- * that was full.
+ * unattributed_calls, cgroup_names, map_failures: [{map, errno, count}]}:
+ * unattributed calls are counted, in pid 0, but not in their own process;
+ * a failure's errno "E2BIG" is a map that was full.
  */
 static struct json_object *dropped_obj(const struct sc_model *m)
 {

@@ -346,8 +346,8 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	       "(not timed), process_info (process names), errno_detail "
 	       "(errno breakdown), cgroup_moves (moves between cgroups not "
 	       "followed), unattributed_calls (counted, not in their "
-	       "process's series); why is in "
-	       "scprof_map_update_failures_total.");
+	       "process's series), cgroup_names (cgroups named by their id "
+	       "only); why is in scprof_map_update_failures_total.");
 	for (int r = 0; r < DROP_REASONS; r++)
 		fprintf(f, "scprof_dropped_total{reason=\"%s\"} %" PRIu64 "\n",
 			drop_key(r), drop_count(&m->meta, r));

@@ -83,6 +83,28 @@ static void test_failures_without_a_loss_are_said(void **state)
 	model_free(model);
 }
 
+/* Issue 42: a cgroup whose path was not kept is named by its id. */
+static void test_unnamed_cgroups(void **state)
+{
+	struct sc_model_meta prev = {}, cur = {}, d;
+	struct sc_model *model = model_new();
+
+	(void)state;
+	cur.cgroups_unnamed = 2;
+	check_sentence(&cur,
+		       "2 cgroups are named by their id only (removed before "
+		       "their path was kept)",
+		       __LINE__);
+	model->meta = cur;
+	CHECK(model_incomplete(model), "an unnamed cgroup is a loss");
+	model_free(model);
+	prev.cgroups_unnamed = 2;
+	cur.cgroups_unnamed = 5;
+	model_meta_delta(&d, &cur, &prev);
+	CHECK(d.cgroups_unnamed == 3, "interval delta: %" PRIu64,
+	      d.cgroups_unnamed);
+}
+
 static void test_nothing_lost_says_nothing(void **state)
 {
 	struct sc_model_meta m = {};
@@ -97,7 +119,8 @@ static void test_keys_and_counts(void **state)
 {
 	static const char *const keys[DROP_REASONS] = {
 		"calls",	"untimed_calls", "process_info",
-		"errno_detail", "cgroup_moves",	 "unattributed_calls"
+		"errno_detail", "cgroup_moves",	 "unattributed_calls",
+		"cgroup_names"
 	};
 	struct sc_model_meta m = {};
 
@@ -105,12 +128,14 @@ static void test_keys_and_counts(void **state)
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m.drops[i] = 10 + (uint64_t)i;
 	m.unattributed = 99;
+	m.cgroups_unnamed = 3;
 	for (int r = 0; r < DROP_REASONS; r++)
 		assert_string_equal(drop_key(r), keys[r]);
 	assert_int_equal(drop_count(&m, DROP_CALLS), 10);
 	assert_int_equal(drop_count(&m, DROP_ERRNO_DETAIL), 13);
 	assert_int_equal(drop_count(&m, DROP_CGROUP_MOVE), 14);
 	assert_int_equal(drop_count(&m, DROP_UNATTRIBUTED), 99);
+	assert_int_equal(drop_count(&m, DROP_CGROUP_NAMES), 3);
 	assert_string_equal(drop_map_name(SC_MAP_PROCS), "procs");
 }
 
@@ -146,6 +171,7 @@ int main(void)
 		cmocka_unit_test(test_full_is_full),
 		cmocka_unit_test(test_other_errno_is_not_full),
 		cmocka_unit_test(test_failures_without_a_loss_are_said),
+		cmocka_unit_test(test_unnamed_cgroups),
 		cmocka_unit_test(test_nothing_lost_says_nothing),
 		cmocka_unit_test(test_keys_and_counts),
 		cmocka_unit_test(test_fail_table_and_delta),
