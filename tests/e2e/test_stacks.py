@@ -436,3 +436,37 @@ def test_node_jitdump_frames_named(tmp_path):
     assert named > 0.6, [frames_of(s)[:8] for s in ws[:3]]
     top = max(ws, key=lambda s: s["count"])
     assert V8_NAME.match(top["site"]), top["site"]
+
+
+def test_java_perf_map_written_at_exit(tmp_path):
+    """A JVM with -XX:+DumpPerfMapAtExit writes /tmp/perf-PID.map as it
+    exits, after every sample was unwound: the samples with frames in its
+    code cache (anonymous memory, reserved before it is made executable)
+    wait for report time, and its JIT frames are named from the map then.
+    (Before: every such frame an address, and no frame of the method that
+    makes the writes.)"""
+    javac, java = shutil.which("javac"), shutil.which("java")
+    assert javac and java, \
+        "no JDK (.ci/install-deps installs openjdk-17-jdk-headless)"
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                       "workloads", "java", "HotWriter.java")
+    subprocess.run([javac, "-d", str(tmp_path), src], check=True,
+                   timeout=120)
+    proc, rep = scprof_json(
+        ["--stacks"],
+        [java, "-XX:+UnlockDiagnosticVMOptions", "-XX:+DumpPerfMapAtExit",
+         "-XX:+PreserveFramePointer", "-cp", str(tmp_path), "HotWriter",
+         "2000000"], cwd=tmp_path)
+    for p in rep["processes"]:
+        try:
+            os.unlink(f"/tmp/perf-{p['pid']}.map")
+        except FileNotFoundError:
+            pass
+    assert proc.returncode in (0, 3), proc.stderr
+    ws = [s for s in rep["stacks"] if s["syscall"] == "write" and
+          s["comm"] == "java"]
+    assert sum(s["count"] for s in ws) > 500, ws[:3]
+    named = share(ws, lambda s: any(
+        f["function"] and "HotWriter.hotWriterJava" in f["function"] and
+        f["module"].startswith("perf-") for f in s["frames"]))
+    assert named > 0.6, [frames_of(s)[:8] for s in ws[:3]]

@@ -58,7 +58,7 @@ struct uw_proc {
 	size_t nmaps;
 	bool have_maps; /* read (else only pcs are known) */
 	bool stale;	/* it mapped code since they were read */
-	bool jit_code;	/* it has anonymous executable memory */
+	bool jit_code;	/* it has anonymous executable memory (when read) */
 	unsigned int rebuilds;
 	unsigned int deferred; /* its samples waiting in u->deferred */
 	struct jitmap jit;
@@ -109,7 +109,29 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* One line of /proc/PID/maps, if executable, into m. */
+/* Anonymous memory, where a JIT writes code: no file, or a name of the
+ * kernel's that is no file ("[anon:...]"), but not the heap nor a stack.
+ */
+static bool is_anon(const char *path)
+{
+	static const char *const not_jit[] = { "[vdso]", "[heap]", "[stack]",
+					       "[vvar", "[vsyscall]" };
+
+	if (!*path)
+		return true;
+	if (*path != '[')
+		return false;
+	for (size_t i = 0; i < sizeof(not_jit) / sizeof(not_jit[0]); i++)
+		if (!strncmp(path, not_jit[i], strlen(not_jit[i])))
+			return false;
+	return true;
+}
+
+/*
+ * One line of /proc/PID/maps into m, if kept: code in a file, and
+ * anonymous memory of any protection (a JIT's code space is reserved
+ * before it is made executable, which sends no notice of new mappings).
+ */
 static bool parse_line(struct unwinder *u, struct uw_proc *p, char *line,
 		       struct uw_map *m)
 {
@@ -125,19 +147,22 @@ static bool parse_line(struct unwinder *u, struct uw_proc *p, char *line,
 		   " %n",
 		   &m->start, &m->end, perms, &m->pgoff, &maj, &mnr, &ino,
 		   &off) < 7 ||
-	    !off || strlen(perms) < 3 || perms[2] != 'x')
+	    !off || strlen(perms) < 3)
 		return false;
 	path = line + off;
 	m->file = NULL;
 	m->module = NULL;
-	if (!*path || (*path == '[' && strcmp(path, "[vdso]"))) {
-		p->jit_code = true; /* anonymous: JIT code */
+	if (is_anon(path)) {
+		if (perms[2] == 'x')
+			p->jit_code = true;
 		return true;
 	}
 	if (jitmap_is_dump(&p->jit, path)) {
 		jitmap_set_dump(&p->jit, path); /* mapped for perf to see */
 		return false;
 	}
+	if (perms[2] != 'x')
+		return false;
 	m->module = strdup(*path == '/' ? base_name(path) : path);
 	if (!strcmp(path, "[vdso]"))
 		m->file =
@@ -539,7 +564,10 @@ static int name_pc(struct unwinder *u, struct uw_proc *p, uint64_t pc,
 		f.func = js->name;
 		f.module = js->jitdump ? p->jit.dump_name : p->jit.perf_name;
 	}
-	if (!f.func && p && p->have_maps && (!m || !m->module) && p->jit_code)
+	/* unnamed in anonymous memory: JIT code whose map comes later (a
+	 * JVM with -XX:+DumpPerfMapAtExit writes it as it exits)
+	 */
+	if (!f.func && m && !m->module)
 		*jit_miss = true;
 	f.runtime = (uint8_t)frame_runtime(
 		m && f.module == m->module ? m->file : NULL, &f);
