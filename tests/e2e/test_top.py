@@ -130,17 +130,27 @@ def test_hostile_names_are_escaped(pacers):
 # ---- a real terminal ----------------------------------------------------------
 
 class Tmux:
+    """A terminal: a tmux server of its own (-L: its own socket), so that
+    no other session's server, exiting as its last session goes, is the
+    one a new session asks ("server exited unexpectedly", seen in a full
+    suite)."""
+
     def __init__(self, tmp_path, cmd, width=150, height=30):
         assert shutil.which("tmux"), "tmux is not installed"
         self.name = f"scprof-top-{os.getpid()}-{time.monotonic_ns()}"
         self.status = tmp_path / "status"
         shell = f"{cmd}; echo $? > {self.status}; sleep 60"
-        subprocess.run(["tmux", "new-session", "-d", "-s", self.name, "-x",
-                        str(width), "-y", str(height), shell], check=True,
+        subprocess.run(self.tmux("new-session", "-d", "-s", self.name, "-x",
+                                 str(width), "-y", str(height), shell),
+                       check=True,
                        env={**CLEAN_ENV, "TERM": "xterm-256color"})
 
+    def tmux(self, *args):
+        return ["tmux", "-L", self.name] + list(args)
+
     def screen(self):
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.name],
+        return subprocess.run(self.tmux("capture-pane", "-p", "-t",
+                                        self.name),
                               capture_output=True, text=True).stdout
 
     def wait_screen(self, pred, what):
@@ -153,7 +163,7 @@ class Tmux:
             time.sleep(0.1)
 
     def keys(self, *k):
-        subprocess.run(["tmux", "send-keys", "-t", self.name] + list(k),
+        subprocess.run(self.tmux("send-keys", "-t", self.name, *k),
                        check=True)
 
     def exit_status(self):
@@ -164,8 +174,7 @@ class Tmux:
         return int(self.status.read_text())
 
     def kill(self):
-        subprocess.run(["tmux", "kill-session", "-t", self.name],
-                       capture_output=True)
+        subprocess.run(self.tmux("kill-server"), capture_output=True)
 
 
 @pytest.fixture
@@ -212,8 +221,8 @@ def test_live_view_ctrl_c_and_resize(tmux, pacers):
     busy = pacers(b"topbusy", 100, 0, 10, 0)
     t = tmux(f"{SCPROF} top -i 0.3 -p {busy.pid}", width=150, height=30)
     t.wait_screen(lambda s: "topbusy" in s, "the pacer on screen")
-    subprocess.run(["tmux", "resize-window", "-t", t.name, "-x", "60", "-y",
-                    "10"], check=True)
+    subprocess.run(t.tmux("resize-window", "-t", t.name, "-x", "60", "-y",
+                          "10"), check=True)
     s = t.wait_screen(lambda s: "topbusy" in s and
                       max(len(line) for line in s.splitlines()) <= 60,
                       "a redraw in 60 columns")

@@ -555,6 +555,7 @@ static int attach(struct daemon *d)
 		.ratio = d->o->latency_duty,
 		.budget = d->o->max_overhead,
 		.period_s = d->o->latency_period_s,
+		.price = true, /* scprof_latency_cost_seconds_total */
 	};
 	bool keep_bpf;
 	int err;

@@ -184,8 +184,9 @@ static int measure_dispatch(struct duty *d, uint64_t now)
 	double ns[DUTY_ROUNDS], median;
 	int err;
 
-	if (!collector__has_windows(d->col) || d->o.ratio == 0)
-		return 0; /* no window to open: nothing a window adds */
+	if (!collector__has_windows(d->col) || d->o.ratio == 0 ||
+	    (!d->o.price && d->o.ratio > 0))
+		return 0; /* no window to open, or nobody to tell */
 	for (int i = 0; i < DUTY_ROUNDS; i++) {
 		err = measure_round(d, &ns[i]);
 		if (err)

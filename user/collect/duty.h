@@ -26,6 +26,12 @@ struct duty_opts {
 	double ratio;	 /* fixed, in [0, 1]; negative: from the budget */
 	double budget;	 /* CPU fraction (of one CPU) for the latency part */
 	double period_s; /* 0: DUTY_DEFAULT_PERIOD_S */
+	/* Measure what a window adds to each call (the dispatch loops), at
+	 * the start and every 5 minutes: needed by a budget, and to report
+	 * what windows cost. Without it (a fixed ratio nobody prices) the
+	 * periods are not held up by the loops.
+	 */
+	bool price;
 };
 
 /* The duty cycle's figures, for reports (cumulative unless said). */
