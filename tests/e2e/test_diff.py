@@ -7,6 +7,7 @@ compared without noise and says so; two folded stack files of stackmix in
 a 3:1 and a 1:1 ratio give the two-count lines and a differential flame
 graph; input that is not a report is an exit status of 2 and one line."""
 import json
+import os
 import re
 import xml.etree.ElementTree as ET
 
@@ -293,7 +294,22 @@ def test_usage_errors(runs, tmp_path):
         p = diff(*args)
         assert p.returncode == 2, (args, p.stderr)
         assert len(p.stderr.decode().strip().splitlines()) == 1, p.stderr
+    # --flamegraph - and the comparison would both go to stdout
+    p = diff("--flamegraph", "-", runs["a"], runs["a"])
+    assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
+    assert b"standard output" in p.stderr and not p.stdout, p.stderr
     # --flamegraph with reports: trouble, in one line
     p = diff("--flamegraph", tmp_path / "x.svg", runs["a"], runs["a"])
     assert p.returncode == 2 and len(p.stderr.splitlines()) == 1, p.stderr
     assert not (tmp_path / "x.svg").exists()
+
+
+def test_output_dash_is_stdout(runs, tmp_path):
+    """-o - is standard output (curl's, tar's and perf's -), not a file
+    named -; warnings stay on stderr."""
+    p = run_scprof(["diff", "--format", "json", "-o", "-", runs["a"],
+                    runs["half"]], env=CLEAN_ENV, cwd=tmp_path)
+    assert p.returncode == 1, p.stderr
+    assert figure(json.loads(p.stdout), "getppid", "calls_per_s")["state"] \
+        == "changed"
+    assert os.listdir(tmp_path) == []

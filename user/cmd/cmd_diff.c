@@ -58,10 +58,12 @@ static void usage(FILE *f)
 	      "                        change_pct, significant, state} for every\n"
 	      "                        figure compared (significant null when the\n"
 	      "                        noise is not known)\n"
-	      "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	      "  -o, --output FILE     write to FILE (atomically) instead of stdout;\n"
+	      "                        - is stdout (./- names a file called -)\n"
 	      "      --flamegraph SVG  with folded stacks: a differential flame graph,\n"
 	      "                        widths from B, red frames grew their share of\n"
-	      "                        the samples, blue ones shrank\n"
+	      "                        the samples, blue ones shrank (- : stdout,\n"
+	      "                        with -o FILE)\n"
 	      "      --min-change PCT  smaller changes are no change (default 5)\n"
 	      "  -v, --verbose         list every figure: unchanged ones (~) and\n"
 	      "                        changes seen in too few intervals to judge (?)\n"
@@ -144,6 +146,10 @@ static int diff_parse(void *ctx, int argc, char **argv, int *verbosity)
 	o->min_change_pct = DIFF_MIN_CHANGE_PCT;
 	err = cli_parse(&cmd, argc, argv, o, &sh);
 	*verbosity = o->verbosity;
+	if (!err && output_is_stdout(o->flamegraph) &&
+	    (!o->out.output || output_is_stdout(o->out.output)))
+		return cli_error(&cmd, "--flamegraph - and the comparison both "
+				       "go to standard output: give -o FILE");
 	return err;
 }
 
