@@ -61,6 +61,8 @@ CASES = [
     ("targets-p-command", ["-p", "1", "--", "true"], USAGE, "one target"),
     ("targets-a-command", ["-a", "true"], USAGE, "one target"),
     ("no-target", [], USAGE, "nothing to profile"),
+    ("stdout-twice", ["-o", "-", "--pprof", "-", "-a"], USAGE,
+     "standard output"),
     ("no-target-options-only", ["-f", "-P"], USAGE, "nothing to profile"),
     ("follow-all", ["-f", "-a"], USAGE, "-f"),
     ("follow-cgroup", ["-f", "--cgroup", "CGROUP2"], USAGE, "-f"),

@@ -71,6 +71,15 @@ def test_table_and_errors():
         assert len(proc.stderr.decode().strip().splitlines()) == 1, bad
 
 
+def test_output_dash_is_stdout(tmp_path):
+    """-o - is standard output, not a file named -."""
+    proc = run_scprof(["features", "--format", "json", "-o", "-"],
+                      cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)
+    assert os.listdir(tmp_path) == []
+
+
 GT = ["500", "20", "30", "2", "40"]  # groundtruth's arguments
 
 

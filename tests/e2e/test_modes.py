@@ -150,6 +150,70 @@ def test_output_fifo_and_stdout_link(tmp_path):
     assert sorted(os.listdir(tmp_path)) == ["fifo", "stdout"]
 
 
+MARKER = "scprof-e2e-stdout-marker"
+# prints MARKER, which its command line (in the reports) does not hold
+SAY_MARKER = "printf '%s-%s\\n' scprof-e2e stdout-marker"
+
+
+def dash_run(tmp_path, args, cmd=("sh", "-c", SAY_MARKER)):
+    """scprof ARGS -- CMD in an empty directory: a file named - would show.
+    The command's own stdout goes to stderr, not into the output."""
+    proc = run_scprof(list(args) + ["--"] + list(cmd), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert os.listdir(tmp_path) == [], "a file was written"
+    assert MARKER.encode() not in proc.stdout
+    assert MARKER.encode() in proc.stderr, "the command's output was lost"
+    return proc.stdout.decode()
+
+
+def test_output_dash_is_stdout(tmp_path):
+    """-o - is standard output, as for curl, tar and perf: the report
+    alone, in every format, one report or intervals."""
+    report = json.loads(dash_run(tmp_path, ["-o", "-", "--format", "json"]))
+    assert report["exit_status"] == 0
+    assert by_name(report["syscalls"])["execve"]["calls"] == 1
+    rows = list(csv.DictReader(io.StringIO(
+        dash_run(tmp_path, ["-o", "-", "--format", "csv"]))))
+    assert any(r["syscall"] == "execve" and r["calls"] == "1" for r in rows)
+    lines = dash_run(tmp_path, ["-o", "-", "--format", "json", "-i", "0.05"],
+                     ("sh", "-c", f"{SAY_MARKER}; sleep 0.2")).splitlines()
+    assert len(lines) >= 2
+    assert all("interval" in json.loads(line) for line in lines)
+    assert "execve" in dash_run(tmp_path, ["-o", "-"])
+
+
+def test_other_outputs_dash_is_stdout(tmp_path):
+    """--folded, --slow-out and --trace-out take - too; the report goes to
+    a file then."""
+    out = tmp_path.parent / f"{tmp_path.name}-report"
+    folded = dash_run(tmp_path, ["--stacks=1", "--folded", "-", "-o",
+                                 str(out)])
+    assert folded and all(line.rsplit(" ", 1)[1].isdigit()
+                          for line in folded.splitlines())
+    assert any(line.startswith("sh;") for line in folded.splitlines())
+    slow = dash_run(tmp_path, ["--slow", "1ns", "--slow-out", "-",
+                               "--format", "json", "-o", str(out)])
+    assert any(json.loads(line)["syscall"] == "execve"
+               for line in slow.splitlines())
+    trace = json.loads(dash_run(tmp_path, ["--slow", "1ns", "--trace-out",
+                                           "-", "-o", str(out)]))
+    assert trace["traceEvents"]
+    out.unlink()
+
+
+def test_output_dash_once(tmp_path):
+    """Two outputs on stdout would mix: refused before anything runs."""
+    for args in (["-o", "-", "--folded", "-"], ["--pprof", "-", "-a"],
+                 ["--slow", "1s", "--slow-out", "-", "-o", "-"]):
+        proc = run_scprof(args + (["--", "true"] if "-a" not in args else []),
+                          cwd=tmp_path)
+        assert proc.returncode == 2, proc.stderr
+        lines = stderr_lines(proc)
+        assert len(lines) == 1 and "standard output" in lines[0], lines
+        assert proc.stdout == b""
+    assert os.listdir(tmp_path) == []
+
+
 def test_output_through_symlink(tmp_path):
     real = tmp_path / "real.json"
     real.write_text("old")

@@ -7,10 +7,19 @@
 
 #include "analyze/diff.h"
 
+/* The standard error of b.v - a.v: both runs' spreads and what reruns
+ * add.
+ */
+static double noise(struct diff_est a, struct diff_est b)
+{
+	return sqrt(a.se * a.se + a.rerun * a.rerun + b.se * b.se +
+		    b.rerun * b.rerun);
+}
+
 enum diff_state diff_judge(struct diff_est a, struct diff_est b,
 			   double min_change_pct, bool *judged, double *pct)
 {
-	double d = b.v - a.v, s;
+	double d = b.v - a.v;
 	bool big;
 
 	*pct = a.v != 0 ? d / fabs(a.v) * 100.0 : NAN;
@@ -21,8 +30,19 @@ enum diff_state diff_judge(struct diff_est a, struct diff_est b,
 	big = isnan(*pct) || fabs(*pct) >= min_change_pct;
 	if (!*judged)
 		return big ? DIFF_CHANGED : DIFF_SAME;
-	s = sqrt(a.se * a.se + b.se * b.se);
-	return big && fabs(d) > DIFF_SIGMAS * s ? DIFF_CHANGED : DIFF_SAME;
+	return big && fabs(d) > DIFF_SIGMAS * noise(a, b) ? DIFF_CHANGED :
+							    DIFF_SAME;
+}
+
+double diff_threshold_pct(struct diff_est a, struct diff_est b,
+			  double min_change_pct)
+{
+	double t;
+
+	if (isnan(a.se) || isnan(b.se) || a.v == 0 || isnan(a.v))
+		return NAN;
+	t = DIFF_SIGMAS * noise(a, b) / fabs(a.v) * 100.0;
+	return t > min_change_pct ? t : min_change_pct;
 }
 
 /* ---- one side --------------------------------------------------------- */
@@ -91,8 +111,8 @@ static double cell_value(const struct diff_cell *c, enum diff_fig f)
 	}
 }
 
-/* The standard error of the mean of n values (n >= 2). */
-static double std_error(const double *x, size_t n)
+/* The spread (sample standard deviation) of n values (n >= 2). */
+static double spread(const double *x, size_t n)
 {
 	double mean = 0, ss = 0;
 
@@ -101,7 +121,19 @@ static double std_error(const double *x, size_t n)
 	mean /= (double)n;
 	for (size_t i = 0; i < n; i++)
 		ss += (x[i] - mean) * (x[i] - mean);
-	return sqrt(ss / (double)(n - 1)) / sqrt((double)n);
+	return sqrt(ss / (double)(n - 1));
+}
+
+/* A figure's noise from the spread of its n interval values: the
+ * standard error of their mean, and for a time figure what a rerun adds.
+ */
+static void set_noise(struct diff_est *e, enum diff_fig f, const double *x,
+		      size_t n)
+{
+	double sd = spread(x, n);
+
+	e->se = sd / sqrt((double)n);
+	e->rerun = diff_fig_is_time(f) ? DIFF_RUN_SPREAD * sd : 0;
 }
 
 /* Did the syscall make calls in the intervals judged? */
@@ -122,11 +154,11 @@ static struct diff_est estimate(const struct diff_run *r,
 				const struct diff_series *s, enum diff_fig f,
 				double *x)
 {
-	struct diff_est e = { NAN, NAN };
+	struct diff_est e = { NAN, NAN, 0 };
 	double sum = 0, weight = 0;
 	size_t n = 0;
 
-	if (sd->count_only && (diff_fig_is_latency(f) || f == DIFF_TIME))
+	if (sd->count_only && diff_fig_is_time(f))
 		return e;
 	if (!diff_fig_is_latency(f)) {
 		memset(x, 0, sd->nused * sizeof(*x));
@@ -140,7 +172,7 @@ static struct diff_est estimate(const struct diff_run *r,
 		}
 		e.v = sum / sd->seconds;
 		if (has_spread(sd))
-			e.se = std_error(x, sd->nused);
+			set_noise(&e, f, x, sd->nused);
 		return e;
 	}
 	/* latencies: the intervals with timed calls, weighted by calls */
@@ -160,13 +192,14 @@ static struct diff_est estimate(const struct diff_run *r,
 		return e;
 	e.v = sum / weight;
 	if (sd->intervals && n >= DIFF_MIN_INTERVALS)
-		e.se = std_error(x, n);
+		set_noise(&e, f, x, n);
 	return e;
 }
 
 /* A side without a spread for a figure borrows the other's, relative to
- * the value and scaled by the square root of the runs' lengths (the
- * standard error of a mean over time T goes as 1/sqrt(T)).
+ * the value; the within-run part scaled by the square root of the runs'
+ * lengths (the standard error of a mean over time T goes as 1/sqrt(T)),
+ * the rerun part as it is (a longer run does not make it smaller).
  */
 static void borrow_noise(struct diff_est *x, double tx,
 			 const struct diff_est *k, double tk)
@@ -175,6 +208,7 @@ static void borrow_noise(struct diff_est *x, double tx,
 	    k->v == 0 || tx <= 0)
 		return;
 	x->se = fabs(x->v) * k->se / fabs(k->v) * sqrt(tk / tx);
+	x->rerun = fabs(x->v) * k->rerun / fabs(k->v);
 }
 
 /* ---- rows --------------------------------------------------------------- */
@@ -219,9 +253,16 @@ static int group_series(const struct diff_run *r, struct by_group *bg)
 	return 0;
 }
 
+/* A row's figures on both sides and how they were judged. */
+struct judged_fig {
+	enum diff_fig f;
+	double a, b, pct, threshold_pct;
+	enum diff_state st;
+	bool judged;
+};
+
 static int push_row(struct builder *bd, const struct diff_series *s, int group,
-		    enum diff_fig f, double a, double b, double pct,
-		    enum diff_state st, bool judged)
+		    const struct judged_fig *j)
 {
 	struct diff_result *res = bd->res;
 	struct diff_row *row;
@@ -238,19 +279,21 @@ static int push_row(struct builder *bd, const struct diff_series *s, int group,
 	row = &res->rows[res->nrows++];
 	memset(row, 0, sizeof(*row));
 	row->group = group;
-	row->fig = f;
-	row->a = a;
-	row->b = b;
-	row->change_pct = pct;
-	row->state = st;
-	row->judged = judged;
+	row->fig = j->f;
+	row->a = j->a;
+	row->b = j->b;
+	row->change_pct = j->pct;
+	row->threshold_pct = j->threshold_pct;
+	row->state = j->st;
+	row->judged = j->judged;
 	row->syscall = strdup(s->name);
 	row->abi = strdup(s->abi);
 	row->fd_type = s->fd_type ? strdup(s->fd_type) : NULL;
 	if (!row->syscall || !row->abi || (s->fd_type && !row->fd_type))
 		return -ENOMEM;
-	if (st != DIFF_SAME && (judged || res->noise == DIFF_NOISE_NONE) &&
-	    (f == DIFF_CALLS || (st != DIFF_NEW && st != DIFF_GONE)))
+	if (j->st != DIFF_SAME &&
+	    (j->judged || res->noise == DIFF_NOISE_NONE) &&
+	    (j->f == DIFF_CALLS || (j->st != DIFF_NEW && j->st != DIFF_GONE)))
 		res->changed++;
 	return 0;
 }
@@ -273,8 +316,8 @@ static int series_rows(struct builder *bd, const struct diff_series *sa,
 					     bd->xa),
 				b = estimate(bd->rb, db, in_b ? sb : NULL, f,
 					     bd->xb);
+		struct judged_fig j = { .f = f, .a = a.v, .b = b.v };
 		enum diff_state st;
-		bool judged;
 		double pct;
 
 		borrow_noise(&a, da->seconds, &b, db->seconds);
@@ -285,9 +328,9 @@ static int series_rows(struct builder *bd, const struct diff_series *sa,
 			 */
 			if (isnan(a.v) || isnan(b.v) || (!a.v && !b.v))
 				continue;
-			st = diff_judge(a, b, min_pct, &judged, &pct);
-			err = push_row(bd, s, group, f, a.v, b.v, pct, st,
-				       judged);
+			j.st = diff_judge(a, b, min_pct, &j.judged, &j.pct);
+			j.threshold_pct = diff_threshold_pct(a, b, min_pct);
+			err = push_row(bd, s, group, &j);
 			continue;
 		}
 		/* new or gone: judged by its calls, the figure listed first */
@@ -299,9 +342,11 @@ static int series_rows(struct builder *bd, const struct diff_series *sa,
 		}
 		if (isnan(in_a ? a.v : b.v) || !(in_a ? a.v : b.v))
 			continue;
-		pct = in_a && !isnan(b.v) ? -100.0 : NAN;
-		err = push_row(bd, s, group, f, a.v, b.v, pct, whole,
-			       whole_judged);
+		j.pct = in_a && !isnan(b.v) ? -100.0 : NAN;
+		j.threshold_pct = NAN;
+		j.st = whole;
+		j.judged = whole_judged;
+		err = push_row(bd, s, group, &j);
 	}
 	return err;
 }

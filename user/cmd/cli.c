@@ -270,6 +270,21 @@ int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 	return 0;
 }
 
+int cli_kept_file_option(const struct cli_cmd *cmd, const char *arg,
+			 const char *opt, const char **out)
+{
+	if (!*arg)
+		return cli_error(cmd, "empty %s file name", opt);
+	if (!strcmp(arg, "-"))
+		return cli_error(cmd,
+				 "%s names a file scprof keeps, not standard "
+				 "output: '-' cannot be one (./- is a file "
+				 "called -)",
+				 opt);
+	*out = arg;
+	return 0;
+}
+
 int cli_slow_option(const struct cli_cmd *cmd, const char *arg,
 		    uint64_t *out_ns)
 {
@@ -290,7 +305,7 @@ int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 	case 'o':
 		return cli_file_option(cmd, arg, "output", &o->output);
 	case CLI_OPT_CACHE:
-		return cli_file_option(cmd, arg, "cache", &o->cache);
+		return cli_kept_file_option(cmd, arg, "--cache", &o->cache);
 	default:
 		return -ENOENT;
 	}

@@ -119,9 +119,16 @@ int cli_calib_option(const struct cli_cmd *cmd, int c, const char *arg,
 /* --format: table, json and, when csv_ok, csv. 0 or EXIT_USAGE. */
 int cli_format_option(const struct cli_cmd *cmd, const char *arg, bool csv_ok,
 		      enum report_format *out);
-/* -o FILE, --cache FILE: a name ("what" file), not "". 0 or EXIT_USAGE. */
+/* -o FILE, --folded FILE...: a name ("what" file), not ""; "-" is
+ * standard output (render/output). 0 or EXIT_USAGE.
+ */
 int cli_file_option(const struct cli_cmd *cmd, const char *arg,
 		    const char *what, const char **out);
+/* --cache FILE, --pidfile FILE: a file scprof keeps (reads back, locks),
+ * neither "" nor "-". 0 or EXIT_USAGE.
+ */
+int cli_kept_file_option(const struct cli_cmd *cmd, const char *arg,
+			 const char *opt, const char **out);
 /* --slow DURATION (profile and daemon): 0, or EXIT_USAGE after a one-line
  * error.
  */

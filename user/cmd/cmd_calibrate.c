@@ -67,7 +67,7 @@ static void usage(FILE *f)
 	      "                        probe, machine, loop_overhead_ns, quick, created,\n"
 	      "                        version\n"
 	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
-	      "                        stdout\n"
+	      "                        stdout; - is stdout (./- names a file called -)\n"
 	      "      --cache FILE      where to save the calibration (default\n"
 	      "                        " CALIB_CACHE_PATH ")\n"
 	      "      --no-save         do not save it\n"

@@ -244,10 +244,7 @@ static int daemon_option(void *ctx, int c, const char *arg)
 		o->listen = arg;
 		return 0;
 	case OPT_PIDFILE:
-		if (!*arg)
-			return cli_error(cmd, "empty pidfile name");
-		o->pidfile = arg;
-		return 0;
+		return cli_kept_file_option(cmd, arg, "--pidfile", &o->pidfile);
 	case OPT_COMM_SERIES:
 		if (cli_parse_u64(arg, 0, 1000, &v))
 			return cli_error(cmd,

@@ -39,12 +39,15 @@ static void usage(FILE *f)
 	      "or more a side; a last one shorter than half the median is left out),\n"
 	      "a change counts when |B - A| > 3 sqrt(seA^2 + seB^2), se being the\n"
 	      "standard error of the values of the intervals, and when it is at least\n"
-	      "--min-change; else it is ~, no change. With intervals on one side\n"
-	      "only, that side's relative spread serves for both. With none, the\n"
-	      "changes of at least --min-change are listed unjudged (and count for\n"
-	      "the exit status), and a line says so. A syscall only one run made is\n"
-	      "new or gone. The biggest changes come first; the syscalls with no\n"
-	      "change are named in one list.\n"
+	      "--min-change; else it is ~, no change. A time figure (mean, p50, p99,\n"
+	      "time/s) differs between reruns of the same work by more than its\n"
+	      "intervals show: its se adds 4 times the spread of its intervals (se^2\n"
+	      "= sd^2/n + (4 sd)^2); counts repeat, their se is the intervals' alone.\n"
+	      "With intervals on one side only, that side's relative spread serves\n"
+	      "for both. With none, the changes of at least --min-change are listed\n"
+	      "unjudged (and count for the exit status), and a line says so. A\n"
+	      "syscall only one run made is new or gone. The biggest changes come\n"
+	      "first; the syscalls with no change are named in one list.\n"
 	      "\n"
 	      "A and B may instead be folded stack files (scprof --stacks --folded\n"
 	      "FILE): the output is then one line per stack with both counts, STACK\n"
@@ -55,13 +58,17 @@ static void usage(FILE *f)
 	      "Options:\n"
 	      "      --format FMT      table (default) or json: a list of {syscall,\n"
 	      "                        fd_type?, abi?, group?, figure, a, b,\n"
-	      "                        change_pct, significant, state} for every\n"
-	      "                        figure compared (significant null when the\n"
+	      "                        change_pct, threshold_pct, significant,\n"
+	      "                        state} for every figure compared\n"
+	      "                        (threshold_pct: the smallest change that\n"
+	      "                        counts; it and significant null when the\n"
 	      "                        noise is not known)\n"
-	      "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	      "  -o, --output FILE     write to FILE (atomically) instead of stdout;\n"
+	      "                        - is stdout (./- names a file called -)\n"
 	      "      --flamegraph SVG  with folded stacks: a differential flame graph,\n"
 	      "                        widths from B, red frames grew their share of\n"
-	      "                        the samples, blue ones shrank\n"
+	      "                        the samples, blue ones shrank (- : stdout,\n"
+	      "                        with -o FILE)\n"
 	      "      --min-change PCT  smaller changes are no change (default 5)\n"
 	      "  -v, --verbose         list every figure: unchanged ones (~) and\n"
 	      "                        changes seen in too few intervals to judge (?)\n"
@@ -144,6 +151,10 @@ static int diff_parse(void *ctx, int argc, char **argv, int *verbosity)
 	o->min_change_pct = DIFF_MIN_CHANGE_PCT;
 	err = cli_parse(&cmd, argc, argv, o, &sh);
 	*verbosity = o->verbosity;
+	if (!err && output_is_stdout(o->flamegraph) &&
+	    (!o->out.output || output_is_stdout(o->out.output)))
+		return cli_error(&cmd, "--flamegraph - and the comparison both "
+				       "go to standard output: give -o FILE");
 	return err;
 }
 

@@ -44,7 +44,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "Options:\n"
 	      "      --format FMT      table (default) or json\n"
-	      "  -o, --output FILE     write to FILE (atomically) instead of stdout\n"
+	      "  -o, --output FILE     write to FILE (atomically) instead of stdout;\n"
+	      "                        - is stdout (./- names a file called -)\n"
 	      "  -v, --verbose         more messages\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n",

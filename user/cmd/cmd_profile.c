@@ -538,12 +538,19 @@ static int go(struct run *r)
 }
 
 /* --slow: where the calls go, line-buffered: --slow-out's file (written
- * as they come, so it can be followed), else stderr. 0 or -errno.
+ * as they come, so it can be followed) or stdout ("-"), else stderr. 0 or
+ * -errno.
  */
 static int slow_open(struct run *r)
 {
 	slowlog_init(&r->trace, SC_SLOW_MAX_TRACE);
 	r->slow_f = stderr;
+	if (output_is_stdout(r->o->slow_out)) {
+		/* nothing was written to it yet: no other output goes there */
+		r->slow_f = stdout;
+		setvbuf(stdout, NULL, _IOLBF, 0);
+		return 0;
+	}
 	if (!r->o->slow_out)
 		return 0;
 	r->slow_f = fopen(r->o->slow_out, "we");
@@ -594,7 +601,8 @@ static int profile_start(void *ctx, struct cmd_env *env)
 	if (o->slow_ns && slow_open(r))
 		return EXIT_FAIL;
 	if (o->target.kind == TARGET_CMD) {
-		err = launch_start(&r->child, o->argv, &env->oldmask);
+		err = launch_start(&r->child, o->argv, &env->oldmask,
+				   profile_uses_stdout(o));
 		if (err)
 			return err == -ENOENT ? 127 :
 			       err == -EACCES ? 126 :

@@ -7,6 +7,7 @@
 
 #include "cmd/cmd_profile_args.h"
 #include "render/columns.h"
+#include "render/output.h"
 #include "scprof_version.h" /* generated: SCPROF_GIT_REV */
 #include "sc_stack.h"
 #include "util/log.h"
@@ -137,7 +138,11 @@ static void usage_report(FILE *f)
 {
 	fputs("Report:\n"
 	      "  -o, --output FILE     write the report to FILE (atomically: no partial file)\n"
-	      "                        instead of stderr (COMMAND) or stdout (other targets)\n"
+	      "                        instead of stderr (COMMAND) or stdout (other targets).\n"
+	      "                        A FILE of - (here and for --folded, --flamegraph,\n"
+	      "                        --pprof, --slow-out, --trace-out) is stdout, for one\n"
+	      "                        of them at most; a COMMAND's own stdout then goes to\n"
+	      "                        stderr. ./- names a file called -\n"
 	      "      --format FMT      table (default), json or csv\n"
 	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
 	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
@@ -457,6 +462,65 @@ static int profile_option(void *ctx, int c, const char *arg)
 	}
 }
 
+/* A file the profiler writes, and its option. */
+struct named_output {
+	const char *opt, *path;
+};
+
+static void profile_outputs(const struct profile_opts *o,
+			    struct named_output out[PROFILE_OUTPUTS])
+{
+	const struct named_output all[PROFILE_OUTPUTS] = {
+		{ "-o", o->output },
+		{ "--folded", o->folded },
+		{ "--flamegraph", o->flamegraph },
+		{ "--pprof", o->pprof },
+		{ "--slow-out", o->slow_out },
+		{ "--trace-out", o->trace_out },
+	};
+
+	memcpy(out, all, sizeof(all));
+}
+
+/* The report of a target other than a command goes to stdout by default. */
+static bool report_on_stdout(const struct profile_opts *o)
+{
+	return !o->output && o->target.kind != TARGET_CMD;
+}
+
+bool profile_uses_stdout(const struct profile_opts *o)
+{
+	struct named_output out[PROFILE_OUTPUTS];
+
+	profile_outputs(o, out);
+	for (int i = 0; i < PROFILE_OUTPUTS; i++)
+		if (output_is_stdout(out[i].path))
+			return true;
+	return report_on_stdout(o);
+}
+
+/* At most one output goes to standard output: two would mix. */
+static int stdout_check(const struct profile_opts *o)
+{
+	const char *first = report_on_stdout(o) ? "the report (no -o)" : NULL;
+	struct named_output out[PROFILE_OUTPUTS];
+	char first_opt[32];
+
+	profile_outputs(o, out);
+	for (int i = 0; i < PROFILE_OUTPUTS; i++) {
+		if (!output_is_stdout(out[i].path))
+			continue;
+		if (first)
+			return cli_error(&profile_cmd,
+					 "%s and %s - both go to standard "
+					 "output: give one of them a file",
+					 first, out[i].opt);
+		snprintf(first_opt, sizeof(first_opt), "%s -", out[i].opt);
+		first = first_opt;
+	}
+	return 0;
+}
+
 int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 {
 	const struct cli_shared sh = {
@@ -502,6 +566,8 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 		return cli_error(&profile_cmd,
 				 "--stacks reports the call sites of the "
 				 "whole run: it cannot be used with -i");
+	if (stdout_check(o))
+		return EXIT_USAGE;
 	if (o->count_only)
 		return count_only_check(&o->report, o->cols_given,
 					o->sort_given);

@@ -53,6 +53,15 @@ struct profile_opts {
  */
 int cli_parse_profile(int argc, char **argv, struct profile_opts *o);
 void cli_free_profile(struct profile_opts *o);
+/* The files the profiler writes: -o, --folded, --flamegraph, --pprof,
+ * --slow-out and --trace-out.
+ */
+#define PROFILE_OUTPUTS 6
+/* Does an output go to standard output ("-", or the report of a target
+ * other than a command with no -o)? Then a command's own standard output
+ * goes to stderr, as with perf record -o -.
+ */
+bool profile_uses_stdout(const struct profile_opts *o);
 void cli_usage_profile(FILE *f);
 
 #endif

@@ -90,7 +90,7 @@ static void usage(FILE *f)
 	      "                        syscalls [{name, fd_type?, ...}], CPU and\n"
 	      "                        calibration figures\n"
 	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
-	      "                        stdout\n"
+	      "                        stdout; - is stdout (./- names a file called -)\n"
 	      "      --cache FILE      the saved calibration (default\n"
 	      "                        " CALIB_CACHE_PATH ")\n"
 	      "      --recalibrate     run the quick calibration even if one is saved\n"

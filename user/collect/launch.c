@@ -53,7 +53,7 @@ static int resolve(const char *name, char *out, size_t len)
 }
 
 int launch_start(struct launch *l, char *const argv[],
-		 const sigset_t *child_mask)
+		 const sigset_t *child_mask, bool stdout_to_stderr)
 {
 	char path[PATH_MAX];
 	int pipefd[2], status, err;
@@ -85,6 +85,8 @@ int launch_start(struct launch *l, char *const argv[],
 		 * the report of its errno).
 		 */
 		close(pipefd[0]);
+		if (stdout_to_stderr)
+			dup2(STDERR_FILENO, STDOUT_FILENO);
 		sigprocmask(SIG_SETMASK, child_mask, NULL);
 		kill(getpid(), SIGSTOP);
 		execve(path, argv, environ);

@@ -20,12 +20,14 @@ struct launch {
 
 /*
  * Resolve argv[0] on PATH, fork, and return once the child is stopped
- * just before its execve. child_mask is the signal mask the command gets.
+ * just before its execve. child_mask is the signal mask the command gets;
+ * with stdout_to_stderr its standard output is scprof's stderr (scprof
+ * writes a report to stdout, which the command's output would corrupt).
  * On failure reports the reason in one line and returns -errno; ENOENT and
  * EACCES mean the command was not found or not executable.
  */
 int launch_start(struct launch *l, char *const argv[],
-		 const sigset_t *child_mask);
+		 const sigset_t *child_mask, bool stdout_to_stderr);
 /* Let the stopped child exec. */
 int launch_release(struct launch *l);
 /* Kill and reap a child that was never released. */

@@ -30,6 +30,11 @@ bool diff_fig_is_latency(enum diff_fig f)
 	return f < DIFF_FIGS && figs[f].latency;
 }
 
+bool diff_fig_is_time(enum diff_fig f)
+{
+	return diff_fig_is_latency(f) || f == DIFF_TIME;
+}
+
 static void side_free(struct diff_side *s)
 {
 	free(s->path);

@@ -13,9 +13,21 @@
 #include <stdint.h>
 
 /* A change is beyond noise when |B - A| > DIFF_SIGMAS * sqrt(seA^2 +
- * seB^2), se the standard error of a side's mean over its intervals.
+ * seB^2), se the standard error of a side's figure: over its intervals,
+ * and for a time figure what a rerun adds (DIFF_RUN_SPREAD).
  */
 #define DIFF_SIGMAS 3.0
+/*
+ * What reruns of the same work differ by, which no spread inside one run
+ * sees (another load, another CPU, a slow minute): a time figure (mean,
+ * p50, p99, time/s) of a run with steady intervals can sit well away from
+ * a rerun's. A side's standard error for one is sqrt(sd^2 / n +
+ * (DIFF_RUN_SPREAD * sd)^2), sd the spread of its n intervals' values:
+ * with every CPU busy, 4 was the least that kept the reruns measured
+ * unchanged (docs/usage.md, "Did it help?"). Counts (calls/s, errors/s)
+ * of the same work repeat: their error is the intervals' alone.
+ */
+#define DIFF_RUN_SPREAD 4.0
 /* Default --min-change: smaller changes are no change, however sure. */
 #define DIFF_MIN_CHANGE_PCT 5.0
 /* Intervals a side needs for its spread to be known. */
@@ -68,6 +80,10 @@ struct diff_row {
 	enum diff_fig fig;
 	double a, b;	   /* NAN: the figure has no value on that side */
 	double change_pct; /* (b - a) / a in %; NAN when a is 0 or absent */
+	/* The smallest change that counts, in % of a: DIFF_SIGMAS standard
+	 * errors, or --min-change if more; NAN when not judged or a is 0.
+	 */
+	double threshold_pct;
 	enum diff_state state;
 	bool judged; /* against the noise; else the noise is not known */
 };
@@ -115,6 +131,8 @@ const char *diff_fig_name(enum diff_fig f);
 const char *diff_fig_key(enum diff_fig f);
 /* Latencies are in ns, the rest per second. */
 bool diff_fig_is_latency(enum diff_fig f);
+/* A measured time (a latency or time/s), rather than a count. */
+bool diff_fig_is_time(enum diff_fig f);
 
 /* Two folded stack files merged: one line per distinct stack. */
 struct stack_diff_line {

@@ -174,6 +174,14 @@ void diff_write_notes(FILE *f, const struct diff_result *r)
 			r->min_change_pct);
 		break;
 	}
+	if (r->noise != DIFF_NOISE_NONE &&
+	    !(r->a.count_only && r->b.count_only))
+		fprintf(f,
+			"A time figure (mean, p50, p99, time/s) differs "
+			"between reruns of the same work\nbeyond what one "
+			"run's intervals show: its standard error adds %.1f "
+			"times\nthe spread of its intervals.\n",
+			DIFF_RUN_SPREAD);
 	for (int i = 0; i < 2; i++) {
 		if (sides[i]->count_only)
 			fprintf(f,
@@ -456,6 +464,7 @@ static struct json_object *row_obj(const struct diff_result *r,
 	err = err ?: jw_add_num(o, "a", row->a, -7);
 	err = err ?: jw_add_num(o, "b", row->b, -7);
 	err = err ?: jw_add_num(o, "change_pct", row->change_pct, 2);
+	err = err ?: jw_add_num(o, "threshold_pct", row->threshold_pct, 2);
 	if (row->judged)
 		err = err   ?:
 			      jw_add_bool(o, "significant",

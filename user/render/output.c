@@ -47,6 +47,11 @@ static int open_in_place(struct output *o, const char *path)
 	return err;
 }
 
+bool output_is_stdout(const char *path)
+{
+	return path && !strcmp(path, "-");
+}
+
 int output_open(struct output *o, const char *path, FILE *stream)
 {
 	struct stat st;
@@ -54,8 +59,8 @@ int output_open(struct output *o, const char *path, FILE *stream)
 	int fd, err;
 
 	memset(o, 0, sizeof(*o));
-	if (!path) {
-		o->f = stream;
+	if (!path || output_is_stdout(path)) {
+		o->f = path ? stdout : stream;
 		return 0;
 	}
 	if (!stat(path, &st)) {

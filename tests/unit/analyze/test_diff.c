@@ -212,6 +212,46 @@ static void test_judge_zero(void **state)
 	CHECK(judge(0.01, 0.01, 0.02, 0.01, &judged, &pct) == DIFF_SAME, "");
 }
 
+static void test_judge_rerun_part(void **state)
+{
+	struct diff_est a = { 100, 1, 0 }, b = { 110, 1, 0 };
+	bool judged;
+	double pct;
+
+	(void)state;
+	/* 10 apart, within-run noise 1.41: a change */
+	CHECK(diff_judge(a, b, DIFF_MIN_CHANGE_PCT, &judged, &pct) ==
+			      DIFF_CHANGED &&
+		      judged,
+	      "");
+	/* what a rerun adds, 3 a side: noise sqrt(1 + 9 + 1 + 9) = 4.47,
+	 * 10 is 2.2 of it: no change
+	 */
+	a.rerun = b.rerun = 3;
+	CHECK(diff_judge(a, b, DIFF_MIN_CHANGE_PCT, &judged, &pct) ==
+			      DIFF_SAME &&
+		      judged,
+	      "");
+	CHECK(fabs(diff_threshold_pct(a, b, DIFF_MIN_CHANGE_PCT) -
+		   3 * sqrt(20.0)) < 1e-9,
+	      "threshold %g", diff_threshold_pct(a, b, DIFF_MIN_CHANGE_PCT));
+	b.v = 114;
+	CHECK(diff_judge(a, b, DIFF_MIN_CHANGE_PCT, &judged, &pct) ==
+		      DIFF_CHANGED,
+	      "14 > 13.4");
+	/* the threshold is --min-change when the noise is smaller */
+	a.rerun = b.rerun = 0;
+	CHECK(diff_threshold_pct(a, b, DIFF_MIN_CHANGE_PCT) ==
+		      DIFF_MIN_CHANGE_PCT,
+	      "");
+	/* unknown noise, or from 0: none */
+	a.se = NAN;
+	CHECK(isnan(diff_threshold_pct(a, b, DIFF_MIN_CHANGE_PCT)), "");
+	a.se = 1;
+	a.v = 0;
+	CHECK(isnan(diff_threshold_pct(a, b, DIFF_MIN_CHANGE_PCT)), "");
+}
+
 /* ---- whole runs ----------------------------------------------------------- */
 
 static void test_halved_calls_are_a_change(void **state)
@@ -283,6 +323,107 @@ static void test_same_calls_within_noise(void **state)
 	free(ta);
 	free(tb);
 	free(tc);
+}
+
+/*
+ * A time figure's noise adds DIFF_RUN_SPREAD times its intervals' spread
+ * (what reruns differ by); a count's does not. Both +17%, both with a
+ * spread of about 3.5% between intervals.
+ */
+static void test_time_figures_carry_rerun_noise(void **state)
+{
+	struct sc a[] = { { "getppid",
+			    { 1000, 1040, 960, 1000 },
+			    {},
+			    { 290, 310, 290, 310 } } },
+		  b[] = { { "getppid",
+			    { 1170, 1210, 1130, 1170 },
+			    {},
+			    { 340, 360, 340, 360 } } },
+		  c[] = { { "getppid",
+			    { 1000, 1040, 960, 1000 },
+			    {},
+			    { 590, 610, 590, 610 } } };
+	char *ta = report(DUR4, 4, a, 1, true, NULL, NULL),
+	     *tb = report(DUR4, 4, b, 1, true, NULL, NULL),
+	     *tc = report(DUR4, 4, c, 1, true, NULL, NULL);
+	struct diff_result *r = compare(ta, tb);
+	const struct diff_row *calls = row(r, "getppid", DIFF_CALLS, -1),
+			      *mean = row(r, "getppid", DIFF_MEAN, -1);
+	/* the means' spread: sd 11.55 a side, se 5.77, rerun 46.2 */
+	double sd = 20 / sqrt(3.0), noise;
+
+	(void)state;
+	noise = sqrt(2 * (sd * sd / 4 +
+			  DIFF_RUN_SPREAD * DIFF_RUN_SPREAD * sd * sd));
+	/* calls: 170 apart, noise sqrt(2) * 16.3 = 23.1: a change */
+	CHECK(calls && calls->state == DIFF_CHANGED && calls->judged, "");
+	CHECK(fabs(calls->threshold_pct - 3 * sqrt(2 * 800 / 3.0) / 10) < 1e-6,
+	      "calls threshold %g", calls->threshold_pct);
+	/* the mean: 50 apart; within-run noise alone (8.2) would call it
+	 * a change, with what reruns add (65.8) it is not
+	 */
+	CHECK(mean && mean->state == DIFF_SAME && mean->judged, "");
+	/* (calls-weighted: 300.2 and 350.2) */
+	CHECK(fabs(mean->change_pct - 16.65) < 0.01, "%g", mean->change_pct);
+	CHECK(fabs(mean->threshold_pct - 3 * noise / mean->a * 100) < 1e-6,
+	      "mean threshold %g, want %g", mean->threshold_pct,
+	      3 * noise / mean->a * 100);
+	CHECK(r->changed == 1, "calls/s only: %zu", r->changed);
+	diff_result_free(r);
+	/* twice as slow is beyond it */
+	r = compare(ta, tc);
+	mean = row(r, "getppid", DIFF_MEAN, -1);
+	CHECK(mean && mean->state == DIFF_CHANGED && mean->judged, "");
+	calls = row(r, "getppid", DIFF_CALLS, -1);
+	CHECK(calls && calls->state == DIFF_SAME, "");
+	diff_result_free(r);
+	free(ta);
+	free(tb);
+	free(tc);
+}
+
+/* One side without intervals borrows the other's noise: the within-run
+ * part scaled by the runs' lengths, the rerun part as it is.
+ */
+static void test_borrowed_rerun_noise(void **state)
+{
+	struct sc a[] = { { "getppid",
+			    { 1000, 1000, 1000, 1000 },
+			    {},
+			    { 290, 310, 290, 310 } } };
+	const double sixteen[] = { 16 };
+	struct sc b_near[] = { { "getppid", { 16000 }, {}, { 520 } } },
+		  b_far[] = { { "getppid", { 16000 }, {}, { 700 } } };
+	char *ta = report(DUR4, 4, a, 1, true, NULL, NULL),
+	     *tn = report(sixteen, 1, b_near, 1, false, NULL, NULL),
+	     *tf = report(sixteen, 1, b_far, 1, false, NULL, NULL);
+	struct diff_result *r = compare(ta, tn);
+	const struct diff_row *mean = row(r, "getppid", DIFF_MEAN, -1);
+	double sd = 20 / sqrt(3.0), se = sd / 2, run = DIFF_RUN_SPREAD * sd;
+	/* B's: se 520/300 * 5.77 * sqrt(4/16), rerun 520/300 * 46.2 (scaled
+	 * like the se, the rerun part would make 220 a change)
+	 */
+	double k = 520.0 / 300,
+	       noise = sqrt(se * se + run * run + k * k * se * se / 4 +
+			    k * k * run * run);
+
+	(void)state;
+	CHECK(r->noise == DIFF_NOISE_A, "%d", r->noise);
+	/* 220 apart: 220 < 3 * 92.8 */
+	CHECK(mean && mean->judged && mean->state == DIFF_SAME, "");
+	CHECK(fabs(mean->threshold_pct - 3 * noise / 300 * 100) < 1e-6,
+	      "threshold %g, want %g", mean->threshold_pct,
+	      3 * noise / 300 * 100);
+	diff_result_free(r);
+	/* 400 apart: 400 > 3 * 117.6 */
+	r = compare(ta, tf);
+	mean = row(r, "getppid", DIFF_MEAN, -1);
+	CHECK(mean && mean->judged && mean->state == DIFF_CHANGED, "");
+	diff_result_free(r);
+	free(ta);
+	free(tn);
+	free(tf);
 }
 
 static void test_short_last_interval_left_out(void **state)
@@ -772,8 +913,11 @@ int main(void)
 		cmocka_unit_test(test_judge_min_change),
 		cmocka_unit_test(test_judge_noise_unknown),
 		cmocka_unit_test(test_judge_zero),
+		cmocka_unit_test(test_judge_rerun_part),
 		cmocka_unit_test(test_halved_calls_are_a_change),
 		cmocka_unit_test(test_same_calls_within_noise),
+		cmocka_unit_test(test_time_figures_carry_rerun_noise),
+		cmocka_unit_test(test_borrowed_rerun_noise),
 		cmocka_unit_test(test_short_last_interval_left_out),
 		cmocka_unit_test(test_one_side_with_intervals),
 		cmocka_unit_test(test_no_intervals),

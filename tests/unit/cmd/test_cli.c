@@ -563,6 +563,41 @@ static void test_profile_slow(void **state)
  * Parsing is repeatable: an error in the middle of a group of short
  * options ("-Xf") must leave no state behind for the next parse.
  */
+/* "-" is standard output; one output at most goes there. */
+static void test_profile_stdout(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse_ok(&p, ARGS("-o", "-", "--format", "json", "true"));
+	CHECK(!strcmp(p.o.output, "-") && profile_uses_stdout(&p.o),
+	      "-o - with a command: stdout");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("true"));
+	CHECK(!profile_uses_stdout(&p.o), "a command's report: stderr");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("--folded", "-", "true"));
+	CHECK(profile_uses_stdout(&p.o), "--folded - with a command");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("-o", "r.json", "--pprof", "-", "-a"));
+	CHECK(profile_uses_stdout(&p.o), "--pprof -");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("-o", "./-", "true"));
+	CHECK(!profile_uses_stdout(&p.o), "./- is a file");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("-o", "-", "-a"));
+	CHECK(profile_uses_stdout(&p.o), "-o - -a");
+	parsed_free(&p);
+	check_usage_error(ARGS("--folded", "-", "-a"),
+			  "the report (no -o) and --folded - both go to "
+			  "standard output");
+	check_usage_error(ARGS("-o", "-", "--flamegraph", "-", "true"),
+			  "-o - and --flamegraph - both go");
+	check_usage_error(ARGS("--slow", "1s", "--slow-out", "-", "--trace-out",
+			       "-", "true"),
+			  "--slow-out - and --trace-out - both go");
+}
+
 static void test_profile_parse_twice(void **state)
 {
 	struct parsed p;
@@ -645,9 +680,24 @@ static void test_calib_options(void **state)
 	      "-o ''");
 	free(err);
 	CHECK(calib_option(CLI_OPT_CACHE, "", &o, &err) == EXIT_USAGE &&
-		      strstr(err, "empty cache file name") &&
+		      strstr(err, "empty --cache file name") &&
 		      !strcmp(o.cache, "c.json"),
 	      "--cache ''");
+	free(err);
+	/* -o - is stdout; the cache is a file kept, never stdout */
+	CHECK(calib_option('o', "-", &o, &err) == 0 && !strcmp(o.output, "-") &&
+		      !*err,
+	      "-o -");
+	free(err);
+	CHECK(calib_option(CLI_OPT_CACHE, "-", &o, &err) == EXIT_USAGE &&
+		      unit_count_lines(err) == 1 &&
+		      strstr(err, "--cache names a file scprof keeps") &&
+		      !strcmp(o.cache, "c.json"),
+	      "--cache -: got '%s'", err);
+	free(err);
+	CHECK(calib_option(CLI_OPT_CACHE, "./-", &o, &err) == 0 &&
+		      !strcmp(o.cache, "./-"),
+	      "--cache ./-");
 	free(err);
 
 	CHECK(cli_duration(&calib_cmd, "1.5", &d) == 0 && d == 1.5, "-d 1.5");
@@ -676,6 +726,7 @@ int main(void)
 		cmocka_unit_test(test_profile_list_options),
 		cmocka_unit_test(test_profile_usage_errors),
 		cmocka_unit_test(test_profile_slow),
+		cmocka_unit_test(test_profile_stdout),
 		cmocka_unit_test(test_profile_parse_twice),
 		cmocka_unit_test(test_calib_options),
 	};

@@ -44,6 +44,7 @@ static void add(struct diff_result *r, const char *name, int group,
 	row->a = a;
 	row->b = b;
 	row->change_pct = a && !isnan(a) && !isnan(b) ? (b - a) / a * 100 : NAN;
+	row->threshold_pct = NAN;
 	row->state = st;
 	row->judged = judged;
 }
@@ -82,7 +83,7 @@ static void test_table_changes_and_unchanged(void **state)
 	/* a new syscall is one line (its calls), unchanged figures are not
 	 * listed, the not judged change is counted
 	 */
-	CHECK(!strstr(t, "mean"), "%s", t);
+	CHECK(!strstr(t, " mean "), "%s", t);
 	CHECK(strstr(t, "2 syscalls with no change beyond noise: execve, "
 			"read\n"),
 	      "%s", t);
@@ -173,6 +174,11 @@ static void test_notes_keys_differ(void **state)
 	CHECK(strstr(t, "A was recorded with --count-only"), "%s", t);
 	CHECK(strstr(t, "B lost 12 calls"), "%s", t);
 	CHECK(strstr(t, "a last one of 0.10 s left out"), "%s", t);
+	/* what reruns add to a time figure, with its factor */
+	CHECK(strstr(t, "A time figure (mean, p50, p99, time/s) differs "
+			"between reruns") &&
+		      strstr(t, "adds 4.0 times\nthe spread of its intervals"),
+	      "%s", t);
 	free(t);
 	diff_result_free(r);
 }
@@ -187,6 +193,7 @@ static void test_json(void **state)
 	(void)state;
 	add(r, "getppid", -1, DIFF_CALLS, 10000, 5000, DIFF_CHANGED, true);
 	add(r, "open\xff", -1, DIFF_MEAN, NAN, 900, DIFF_NEW, false);
+	r->rows[0].threshold_pct = 12.345;
 	assert_int_equal(diff_write_json(memout_open(&m), r), 0);
 	t = memout_close(&m);
 	arr = json_tokener_parse(t);
@@ -202,8 +209,12 @@ static void test_json(void **state)
 	CHECK(json_object_object_get_ex(o, "significant", &v) &&
 		      json_object_get_boolean(v),
 	      "%s", t);
+	CHECK(json_object_object_get_ex(o, "threshold_pct", &v) &&
+		      fabs(json_object_get_double(v) - 12.35) < 1e-9,
+	      "%s", t);
 	CHECK(!json_object_object_get_ex(o, "group", &v), "totals: no group");
 	o = json_object_array_get_idx(arr, 1);
+	CHECK(json_object_object_get_ex(o, "threshold_pct", &v) && !v, "%s", t);
 	/* not judged: significant null; absent: a null; from 0: null % */
 	CHECK(json_object_object_get_ex(o, "significant", &v) && !v, "%s", t);
 	CHECK(json_object_object_get_ex(o, "a", &v) && !v, "%s", t);
