@@ -182,10 +182,24 @@ static __always_inline void stats_ret(struct sc_stats *st, __u32 nr, __u32 abi,
 	}
 }
 
+/* A timed call's split into a cell (nothing for a call never switched
+ * out: its time was all on a CPU).
+ */
+static __always_inline void add_split(struct sc_stats *st,
+				      const struct ended_call *call, bool own)
+{
+	if (!call->wait_ns && !call->blocked_ns)
+		return;
+	cell_add(&st->wait_ns, call->wait_ns, own);
+	cell_add(&st->blocked_ns, call->blocked_ns, own);
+	cell_add(&st->iowait_ns, call->iowait_ns, own);
+}
+
 /* The arrays' cell update: counters per CPU (plain adds), latency shared. */
 static __always_inline void
 record_in_arrays(struct sc_counts *c, struct sc_stats *st, __u32 nr, __u32 abi,
-		 __u8 fl, long ret, __u64 delta_ns, bool timed, bool counted)
+		 __u8 fl, long ret, const struct ended_call *call, bool timed,
+		 bool counted)
 {
 	if (counted) {
 		c->calls++;
@@ -193,8 +207,13 @@ record_in_arrays(struct sc_counts *c, struct sc_stats *st, __u32 nr, __u32 abi,
 	}
 	if (!timed)
 		return;
-	c->total_ns += delta_ns;
-	add_latency(st, delta_ns, false);
+	c->total_ns += call->delta_ns;
+	if (call->wait_ns || call->blocked_ns) {
+		c->wait_ns += call->wait_ns;
+		c->blocked_ns += call->blocked_ns;
+		c->iowait_ns += call->iowait_ns;
+	}
+	add_latency(st, call->delta_ns, false);
 }
 
 /*
@@ -257,8 +276,8 @@ static __always_inline void record_call(struct task_struct *task,
 		}
 		st = bpf_map_lookup_elem(&nr_stats, &nr);
 		if (cnt && st) {
-			record_in_arrays(cnt, st, nr, abi, fl, ret, c->delta_ns,
-					 timed, counted);
+			record_in_arrays(cnt, st, nr, abi, fl, ret, c, timed,
+					 counted);
 			return;
 		}
 	}
@@ -274,6 +293,7 @@ static __always_inline void record_call(struct task_struct *task,
 	if (!timed)
 		return;
 	cell_add(&st->total_ns, c->delta_ns, own);
+	add_split(st, c, own);
 	add_latency(st, c->delta_ns, own);
 }
 

@@ -46,6 +46,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "scprof.h"
+#include "sc_split.h"
 
 /* Settings, written by userspace before load. */
 /*
@@ -94,6 +95,11 @@ const volatile bool fd_types = false;
 const volatile __u64 target_cgid = 0;
 /* Per-thread totals beside the per-syscall cells (tslots.bpf.h). */
 const volatile bool thread_totals = false;
+/* The split of calls' time (split.bpf.h): the scheduler programs are
+ * attached; a sample stands for split_sample_ns at most.
+ */
+const volatile bool split_on = false;
+const volatile __u64 split_sample_ns = SC_SPLIT_SAMPLE_NS;
 /* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
  * entry and (a superset) at exit; trace_beyond: numbers past SC_NR_MAX.
  * -z/-Z: status_filter (enum sc_status_filter).
@@ -151,6 +157,10 @@ __s64 stats_used = 0;
 __s64 procs_used = 0;
 /* Processes in procs marked exited, less those userspace folded. */
 __s64 procs_exited = 0;
+/* Calls whose stamp is in task state (tstore) now, not in flights[]: the
+ * scheduler programs look there only while there are some (split.bpf.h).
+ */
+__s64 tstore_calls = 0;
 /* Without bpf_task_pt_regs: where a task's saved registers are from the
  * base of its kernel stack, learned at the first syscall (task.bpf.h).
  */
@@ -247,6 +257,7 @@ struct sc_task {
 	__u32 fd_type; /* enum sc_fd_type, read at entry */
 	__u32 gen;     /* sampled mode: window_gen at entry */
 	__u32 cgtag;   /* the thread's cgroup tag at entry */
+	struct sc_split split; /* the call's split (split.bpf.h) */
 };
 
 struct {
@@ -391,6 +402,7 @@ static __always_inline void count_drop(enum sc_drop why)
 #include "trace_filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
+#include "split.bpf.h"
 #include "admit.bpf.h"
 #include "fdkind.bpf.h"
 #include "record.bpf.h"
@@ -478,6 +490,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	 */
 	if (task && !task_exit(task, &c))
 		return 0;
+	split_claim(&c);
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
 				  c.delta_ns);
@@ -552,8 +565,10 @@ int BPF_PROG(sc_timed_exit, struct pt_regs *regs, long ret)
 	if (!task && (read_cgid || !flight_on))
 		task = current_task();
 	timed = window_stamp(task, regs, addr, &c);
-	if (timed)
+	if (timed) {
 		cost_stamped();
+		split_claim(&c);
+	}
 	/* The call as it exits: the stamp's verdict and kind are not kept
 	 * (sampled mode splits nothing by fd kind), its number and ABI only
 	 * for an exec.
@@ -641,6 +656,24 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
+/* The split of calls' time (split.bpf.h): a context switch, and a task
+ * being woken. Attached with the split only.
+ */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next)
+{
+	split_switch(preempt, prev, next);
+	return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sc_waking, struct task_struct *p)
+{
+	split_woken(ctx, p);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(sc_fork, struct task_struct *parent, struct task_struct *child)
 {
@@ -708,6 +741,7 @@ int BPF_PROG(sc_exit, struct task_struct *p)
 	if (progs != SC_PROGS_FULL)
 		count_noreturn(p);
 	stack_forget(p);
+	split_forget(p);
 	/* Its state in hashes by thread id, before the id is reused. */
 	if (!KERN_TASK_STORAGE) {
 		thread_state_delete(&tstore, p, true);

@@ -7,8 +7,9 @@
  * storage.
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: flight_on, read_cgid, window_gen, flights, scratch
- * (with its SCR_* words), tstore (of struct sc_task), and count_drop().
+ * includes this file: flight_on, read_cgid, window_gen, split_on,
+ * tstore_calls, flights, scratch (with its SCR_* words), tstore (of
+ * struct sc_task), and count_drop().
  */
 #ifndef SCPROF_STAMP_BPF_H
 #define SCPROF_STAMP_BPF_H
@@ -33,6 +34,17 @@ struct ended_call {
 	__u32 cgtag;   /* the thread's cgroup tag (cgtag.bpf.h): at entry
 			* in full mode, where a call is made, else at exit
 			*/
+	/* Of delta_ns (sc_split.h): waiting for a CPU, blocked, in I/O
+	 * wait; zero for a call never switched out.
+	 */
+	__u64 wait_ns;
+	__u64 blocked_ns;
+	__u64 iowait_ns;
+	/* Its split is in splits[split_slot - 1] for stamp split_call
+	 * (split.bpf.h's split_claim); 0: none there.
+	 */
+	__u32 split_slot;
+	__u64 split_call;
 };
 
 /*
@@ -60,9 +72,14 @@ static __always_inline __u64 regs_addr(const void *regs, __u64 known, int which)
 	return known ? known : addr_of(regs, which);
 }
 
+static __always_inline __u32 flight_index(__u64 addr)
+{
+	return (__u32)(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1);
+}
+
 static __always_inline struct sc_flight *flight_of(__u64 addr)
 {
-	return &flights[(addr >> SC_FLIGHT_SHIFT) & (SC_FLIGHT_SLOTS - 1)];
+	return &flights[flight_index(addr)];
 }
 
 /* Stamp the call c in flights[]; false when its slot is another task's.
@@ -87,7 +104,8 @@ static __always_inline bool flight_enter(const struct pt_regs *regs,
 	f->nr = c->nr;
 	f->abi = (__u8)c->abi;
 	f->want = (__u8)c->w;
-	f->fd_type = (__u16)c->fd_type;
+	f->fd_type = (__u8)c->fd_type;
+	f->switched = 0;
 	f->gen = window_gen;
 	if (read_cgid) /* (a setting: no store at all otherwise) */
 		f->cgtag = c->cgtag;
@@ -106,6 +124,9 @@ static __always_inline void task_enter(struct task_struct *task,
 		count_drop(SC_DROP_UNTIMED);
 		return;
 	}
+	/* the scheduler programs look here while a stamp is (split.bpf.h) */
+	if (split_on && !ts->start_ns)
+		__sync_fetch_and_add(&tstore_calls, 1);
 	ts->nr = c->nr;
 	ts->abi = c->abi;
 	ts->fd_type = c->fd_type;
@@ -136,6 +157,10 @@ static __always_inline bool flight_exit(const struct pt_regs *regs, __u64 known,
 	c->gen = f->gen;
 	if (read_cgid)
 		c->cgtag = f->cgtag;
+	if (f->switched) { /* its split is in splits[] (split_claim) */
+		c->split_slot = flight_index(addr) + 1;
+		c->split_call = f->start_ns;
+	}
 	f->owner = 0;
 	return true;
 }
@@ -158,6 +183,14 @@ static __always_inline bool task_exit(struct task_struct *task,
 		return false;
 	now = bpf_ktime_get_ns();
 	ts->start_ns = 0;
+	if (split_on) {
+		__sync_fetch_and_sub(&tstore_calls, 1);
+		if (ts->split.call == start) {
+			c->wait_ns = ts->split.wait_ns;
+			c->blocked_ns = ts->split.blocked_ns;
+			c->iowait_ns = ts->split.iowait_ns;
+		}
+	}
 	c->nr = ts->nr;
 	c->abi = ts->abi;
 	c->fd_type = ts->fd_type;

@@ -70,8 +70,9 @@ struct sc_flight {
 	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
 	__u32 nr;
 	__u8 abi;
-	__u8 want;     /* the BPF side's filter verdict at entry */
-	__u16 fd_type; /* enum sc_fd_type of the call's fd at entry */
+	__u8 want;	/* the BPF side's filter verdict at entry */
+	__u8 fd_type;	/* enum sc_fd_type of the call's fd at entry */
+	__u8 switched; /* switched out since entry: splits[] has its split */
 	__u32 gen;     /* sampled mode: window_gen at entry */
 	__u32 cgtag;   /* the caller's cgroup tag at entry */
 };
@@ -295,6 +296,12 @@ struct sc_stats {
 	__u64 min_ns;	   /* 0: no timed call yet */
 	__u64 max_ns;
 	__u64 bytes; /* sum of positive returns of SC_NR_IO calls */
+	/* Of total_ns (sc_split.h): waiting for a CPU, blocked, and of
+	 * blocked in I/O wait; on a CPU is the rest.
+	 */
+	__u64 wait_ns;
+	__u64 blocked_ns;
+	__u64 iowait_ns;
 	__u64 hist[SC_HIST_BUCKETS];
 };
 
@@ -356,6 +363,9 @@ struct sc_counts {
 	__u64 interrupted;
 	__u64 bytes;
 	__u64 total_ns; /* full mode only */
+	__u64 wait_ns;	/* of total_ns, as in struct sc_stats */
+	__u64 blocked_ns;
+	__u64 iowait_ns;
 };
 
 /*

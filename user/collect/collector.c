@@ -184,6 +184,12 @@ static int configure(struct collector *c)
 	skel->rodata->cells = opts->cells;
 	skel->rodata->fd_types = opts->fd_types;
 	skel->rodata->thread_totals = opts->thread_totals;
+	skel->rodata->split_on = opts->split;
+	if (!opts->split) { /* the smallest: one entry, a page */
+		bpf_map__set_max_entries(skel->maps.splits, 1);
+		bpf_map__set_max_entries(skel->maps.split_events,
+					 (__u32)sysconf(_SC_PAGESIZE));
+	}
 	if (c->cgroup_fd >= 0) {
 		struct stat st;
 

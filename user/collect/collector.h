@@ -68,6 +68,11 @@ struct collector_opts {
 	 */
 	bool stack_by_time;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
+	/* Full and sampled modes: each timed call's time split into on a
+	 * CPU, waiting for one, blocked and I/O wait (include/sc_split.h),
+	 * with samples of where it slept, who woke it, what ran instead
+	 */
+	bool split;
 	/* --slow: calls that take this long or longer are reported, one by
 	 * one (collector__slow_take); 0: off. Full and sampled modes (there,
 	 * the calls timed in latency windows).

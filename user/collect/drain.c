@@ -99,6 +99,9 @@ static int arrays_sum_counts(struct collector *c, struct sc_counts *sums)
 			s->interrupted += v->interrupted;
 			s->bytes += v->bytes;
 			s->total_ns += v->total_ns;
+			s->wait_ns += v->wait_ns;
+			s->blocked_ns += v->blocked_ns;
+			s->iowait_ns += v->iowait_ns;
 		}
 	}
 out:
@@ -135,6 +138,9 @@ int collector_arrays_add(struct collector *c, struct sc_proc *p)
 		st.interrupted = sums[i].interrupted;
 		st.bytes = sums[i].bytes;
 		st.total_ns = sums[i].total_ns;
+		st.wait_ns = sums[i].wait_ns;
+		st.blocked_ns = sums[i].blocked_ns;
+		st.iowait_ns = sums[i].iowait_ns;
 		if (model_proc_add(p, abi, nr, &st))
 			err = -ENOMEM;
 	}

@@ -368,6 +368,9 @@ static void choose_autoload(struct scprof_bpf *skel,
 		{ skel->progs.sc_cgtag_seed, o->read_cgid },
 		/* cgroup names: the paths of cgroups as they are removed */
 		{ skel->progs.sc_cgroup_rmdir, o->read_cgid },
+		/* the split of calls' time: the scheduler's tracepoints */
+		{ skel->progs.sc_switch, o->split },
+		{ skel->progs.sc_waking, o->split },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)

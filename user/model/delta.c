@@ -19,6 +19,9 @@ void stats_delta(struct sc_stats *dst, const struct sc_stats *cur,
 	dst->interrupted = delta_u64(cur->interrupted, prev->interrupted);
 	dst->total_ns = delta_u64(cur->total_ns, prev->total_ns);
 	dst->bytes = delta_u64(cur->bytes, prev->bytes);
+	dst->wait_ns = delta_u64(cur->wait_ns, prev->wait_ns);
+	dst->blocked_ns = delta_u64(cur->blocked_ns, prev->blocked_ns);
+	dst->iowait_ns = delta_u64(cur->iowait_ns, prev->iowait_ns);
 	for (int i = 0; i < (int)SC_HIST_BUCKETS; i++) {
 		dst->hist[i] = delta_u64(cur->hist[i], prev->hist[i]);
 		if (!dst->hist[i])

@@ -280,6 +280,9 @@ void stats_add(struct sc_stats *dst, const struct sc_stats *src)
 	dst->interrupted += src->interrupted;
 	dst->total_ns += src->total_ns;
 	dst->bytes += src->bytes;
+	dst->wait_ns += src->wait_ns;
+	dst->blocked_ns += src->blocked_ns;
+	dst->iowait_ns += src->iowait_ns;
 	if (src->min_ns && (!dst->min_ns || src->min_ns < dst->min_ns))
 		dst->min_ns = src->min_ns;
 	if (src->max_ns > dst->max_ns)

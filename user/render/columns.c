@@ -42,6 +42,37 @@ static uint64_t v_interrupted(const struct row_view *v)
 	return v->row->st.interrupted;
 }
 
+/* The time of the calls that returned (their split is known). */
+static uint64_t returned_ns(const struct sc_row *r)
+{
+	int64_t t = (int64_t)r->st.total_ns - r->flight_ns;
+
+	return t > 0 ? (uint64_t)t : 0;
+}
+
+static uint64_t v_on_cpu(const struct row_view *v)
+{
+	uint64_t t = returned_ns(v->row),
+		 off = v->row->st.wait_ns + v->row->st.blocked_ns;
+
+	return t > off ? t - off : 0;
+}
+
+static uint64_t v_cpu_wait(const struct row_view *v)
+{
+	return v->row->st.wait_ns;
+}
+
+static uint64_t v_blocked(const struct row_view *v)
+{
+	return v->row->st.blocked_ns;
+}
+
+static uint64_t v_io_wait(const struct row_view *v)
+{
+	return v->row->st.iowait_ns;
+}
+
 static uint64_t v_p50(const struct row_view *v)
 {
 	return v->p50_ns;
@@ -198,12 +229,56 @@ static const struct column columns[COL_COUNT] = {
 		.key = "interrupted",
 		.value = v_interrupted,
 	},
+	/* The split of the returned calls' time: on a CPU, waiting for
+	 * one (runnable), blocked (asleep), and of blocked in I/O wait.
+	 */
+	[COL_ON_CPU] = {
+		.names = "on-cpu on_cpu oncpu",
+		.header = "on-cpu",
+		.min_width = 9,
+		.format = CF_SECONDS,
+		.timed = true,
+		.key = "on_cpu_ns",
+		.csv = true,
+		.value = v_on_cpu,
+	},
+	[COL_CPU_WAIT] = {
+		.names = "cpu-wait cpu_wait wait runq",
+		.header = "cpu-wait",
+		.min_width = 9,
+		.format = CF_SECONDS,
+		.timed = true,
+		.key = "cpu_wait_ns",
+		.csv = true,
+		.value = v_cpu_wait,
+	},
+	[COL_BLOCKED] = {
+		.names = "blocked sleep",
+		.header = "blocked",
+		.min_width = 9,
+		.format = CF_SECONDS,
+		.timed = true,
+		.key = "blocked_ns",
+		.csv = true,
+		.value = v_blocked,
+	},
+	[COL_IO_WAIT] = {
+		.names = "io-wait io_wait iowait",
+		.header = "io-wait",
+		.min_width = 9,
+		.format = CF_SECONDS,
+		.timed = true,
+		.key = "io_wait_ns",
+		.csv = true,
+		.value = v_io_wait,
+	},
 };
 
 const enum report_col column_figures[] = {
 	COL_CALLS,    COL_ERRORS,   COL_INTERRUPTED, COL_TIME_TOTAL,
 	COL_TIME_MIN, COL_TIME_MAX, COL_TIME_AVG,    COL_P50,
-	COL_P90,      COL_P99,	    COL_BYTES,	     COL_NONE,
+	COL_P90,      COL_P99,	    COL_BYTES,	     COL_ON_CPU,
+	COL_CPU_WAIT, COL_BLOCKED,  COL_IO_WAIT,     COL_NONE,
 };
 
 const struct column *column_of(enum report_col c)

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Why a call took its time: its wall time split into on CPU, waiting for a
+ * CPU (runnable, on a run queue) and blocked (asleep), and of blocked the
+ * part in I/O wait, measured on the scheduler's tracepoints
+ * (bpf/split.bpf.h) for the calls in flight: a call switched out is
+ * blocked when it went to sleep, waiting when it was preempted; once
+ * woken (sched_waking), it waits until it runs again. On CPU is the rest.
+ *
+ * Beside the sums, sleeps and waits are sampled (time-weighted: one of at
+ * least split_sample_ns always, a shorter one of d ns with probability
+ * d / split_sample_ns, standing for split_sample_ns) and sent on a ring
+ * buffer with what userspace names them by: where the sleeper slept (its
+ * kernel stack), who woke it (the waking task, and the waking context's
+ * kernel stack: an interrupt or a timer shows there) and, for a wait,
+ * what ran on the CPU just before the call ran again.
+ */
+#ifndef SC_SPLIT_H
+#define SC_SPLIT_H
+
+#include "scprof.h"
+
+/* The time one sample stands for, at most: every sleep or wait at least
+ * this long is sent, shorter ones sampled by their length.
+ */
+#define SC_SPLIT_SAMPLE_NS 1000000ULL
+/* Kernel frames kept of the sleeper's and the waker's stacks. */
+#define SC_SPLIT_FRAMES 16
+/* The split_events ring buffer (a power of two, in bytes). */
+#define SC_SPLIT_RINGBUF (1U << 20)
+
+/* struct sc_split.flags */
+#define SC_SPLIT_BLOCKED 1U /* switched out asleep (else preempted) */
+#define SC_SPLIT_IOWAIT 2U  /* asleep in I/O wait (in_iowait) */
+#define SC_SPLIT_WOKEN 4U   /* woken since (wake_ns) */
+
+/* A call's split so far, while it is in flight. */
+struct sc_split {
+	__u64 call;   /* the call's start stamp: whose figures these are */
+	__u64 out_ns; /* switched out at; 0: on a CPU */
+	__u64 wake_ns;
+	__u64 wait_ns;
+	__u64 blocked_ns;
+	__u64 iowait_ns;
+	__u32 flags;
+	__u32 pad;
+};
+
+/* What a sampled event is. */
+enum sc_split_kind {
+	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */
+	SC_SPLIT_WAIT,	/* a wait for a CPU, sent as the call runs again */
+};
+
+struct sc_split_event {
+	struct sc_proc_key proc; /* the call's row: its process key, */
+	__u32 nr;		 /* number, */
+	__u32 abi;		 /* ABI */
+	__u32 fd_type;		 /* and fd kind */
+	__u32 kind;		 /* enum sc_split_kind */
+	__u32 tid;		 /* the caller */
+	__u32 iowait;		 /* SLEEP: in I/O wait */
+	__u64 weight_ns; /* the time the sample stands for */
+	__u64 ns;	 /* the sleep's or the wait's own length */
+	/* SLEEP: the waker (the task running the wakeup; an interrupt or
+	 * a timer runs on whatever task was on the CPU, which its stack
+	 * shows); WAIT: the task that ran on the CPU just before (pid 0:
+	 * the CPU was idle)
+	 */
+	__u32 other_pid;
+	__u32 other_tid;
+	char other_comm[16];
+	__u32 nsleeper; /* frames in sleeper[] (SLEEP) */
+	__u32 nwaker;	/* frames in waker[] (SLEEP) */
+	__u64 sleeper[SC_SPLIT_FRAMES]; /* where it slept, innermost first */
+	__u64 waker[SC_SPLIT_FRAMES];	/* the waking context */
+};
+
+#endif
