@@ -60,8 +60,8 @@ struct sc_split_event {
 	__u32 kind;		 /* enum sc_split_kind */
 	__u32 tid;		 /* the caller */
 	__u32 iowait;		 /* SLEEP: in I/O wait */
-	__u64 weight_ns; /* the time the sample stands for */
-	__u64 ns;	 /* the sleep's or the wait's own length */
+	__u64 weight_ns;	 /* the time the sample stands for */
+	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
 	 * shows); WAIT: the task that ran on the CPU just before (pid 0:
@@ -70,8 +70,8 @@ struct sc_split_event {
 	__u32 other_pid;
 	__u32 other_tid;
 	char other_comm[16];
-	__u32 nsleeper; /* frames in sleeper[] (SLEEP) */
-	__u32 nwaker;	/* frames in waker[] (SLEEP) */
+	__u32 nsleeper;			/* frames in sleeper[] (SLEEP) */
+	__u32 nwaker;			/* frames in waker[] (SLEEP) */
 	__u64 sleeper[SC_SPLIT_FRAMES]; /* where it slept, innermost first */
 	__u64 waker[SC_SPLIT_FRAMES];	/* the waking context */
 };

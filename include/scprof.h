@@ -70,8 +70,8 @@ struct sc_flight {
 	__u64 start_ns; /* bpf_ktime_get_ns() at entry */
 	__u32 nr;
 	__u8 abi;
-	__u8 want;	/* the BPF side's filter verdict at entry */
-	__u8 fd_type;	/* enum sc_fd_type of the call's fd at entry */
+	__u8 want;     /* the BPF side's filter verdict at entry */
+	__u8 fd_type;  /* enum sc_fd_type of the call's fd at entry */
 	__u8 switched; /* switched out since entry: splits[] has its split */
 	__u32 gen;     /* sampled mode: window_gen at entry */
 	__u32 cgtag;   /* the caller's cgroup tag at entry */

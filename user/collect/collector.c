@@ -19,6 +19,7 @@
 
 #include "collect/collector.h"
 #include "collect/collector_priv.h"
+#include "collect/split_drain.h"
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
 #include "util/clock.h"
@@ -353,6 +354,8 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 				      opts->stack_by_time,
 				      c->skel->rodata->slow_ns != 0,
 				      !opts->raw_symbols, opts->drain_few_caps);
+	if (!err && opts->split)
+		err = split_drain_new(&c->split, c->skel, opts->drain_few_caps);
 	if (err)
 		goto err;
 	*out = c;
@@ -663,6 +666,7 @@ void collector__destroy(struct collector *c)
 		munmap(c->nr_stats, c->nr_stats_len);
 	inflight_free(c->inflight);
 	stack_drain_free(c->stacks);
+	split_drain_free(c->split);
 	cgroups_free(c->cgroups);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)

@@ -8,6 +8,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "collect/split_drain.h"
 #include "util/clock.h"
 
 int collector_map_walk(int fd, size_t ksz, size_t vsz,
@@ -270,6 +271,12 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		err = collector_cgroups_name(c, m);
 	if (!err && c->stacks)
 		err = stack_drain_add(c->stacks, m);
+	m->meta.split = c->opts.split;
+	if (!err && c->split) {
+		whys_free(&m->why);
+		err = split_drain_take(c->split, &m->why);
+		m->meta.split_lost = split_drain_dropped(c->split);
+	}
 	for (int i = 0; i < SC_DROP_COUNT; i++)
 		m->meta.drops[i] = __atomic_load_n(&c->skel->bss->drops[i],
 						   __ATOMIC_RELAXED);

@@ -189,6 +189,8 @@ struct sc_model *model_delta(const struct sc_model *cur,
 			goto err;
 	}
 	model_meta_delta(&d->meta, &cur->meta, prev ? &prev->meta : NULL);
+	if (whys_delta(&d->why, &cur->why, prev ? &prev->why : NULL))
+		goto err;
 	for (size_t i = 0; i < cur->nflights; i++) {
 		if (model_flight_add(d, &cur->flights[i]))
 			goto err;

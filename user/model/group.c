@@ -351,12 +351,14 @@ void group_free(struct sc_group *g, size_t n)
 		for (int k = 0; k < GROUP_KEY_COUNT; k++)
 			free(g[i].val[k]);
 		free(g[i].sum.rows);
+		whys_free(&g[i].why);
 	}
 	free(g);
 }
 
 /* Add p to g; a process's entries come one after the other (by_identity). */
-static int add_member(struct sc_group *g, const struct sc_proc *p, bool threads)
+static int add_member(struct sc_group *g, const struct sc_model *m,
+		      const struct sc_proc *p, bool threads)
 {
 	if (!g->members) {
 		g->has_ids = g->val[GROUP_PID] || g->val[GROUP_TID];
@@ -373,6 +375,8 @@ static int add_member(struct sc_group *g, const struct sc_proc *p, bool threads)
 		g->total_ns += p->rows[i].st.total_ns;
 		g->calls += p->rows[i].st.calls;
 	}
+	if (whys_add_process(&g->why, &m->why, p->pid, p->start_ns, p->cgtag))
+		return -ENOMEM;
 	return model_proc_merge(&g->sum, p);
 }
 
@@ -432,7 +436,7 @@ int group_model(const struct sc_model *m, const struct group_by *by,
 					goto nomem;
 			}
 		}
-		if (add_member(dst, p, threads))
+		if (add_member(dst, m, p, threads))
 			goto nomem;
 	}
 	if (ng)

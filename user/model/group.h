@@ -59,6 +59,7 @@ struct sc_group {
 	uint32_t last_pid;
 	uint64_t last_start_ns;
 	struct sc_proc sum; /* rows only */
+	struct sc_whys why; /* its members' estimates, under no process */
 	uint64_t total_ns, calls;
 };
 

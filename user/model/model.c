@@ -33,6 +33,7 @@ void model_free(struct sc_model *m)
 		free(m->cgnames[i].path);
 	free(m->cgnames);
 	stacks_free(m->stacks);
+	whys_free(&m->why);
 	free(m);
 }
 
@@ -127,6 +128,7 @@ void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
 		delta_u64(cur->unattributed, prev ? prev->unattributed : 0);
 	d->cgroups_unnamed = delta_u64(cur->cgroups_unnamed,
 				       prev ? prev->cgroups_unnamed : 0);
+	d->split_lost = delta_u64(cur->split_lost, prev ? prev->split_lost : 0);
 	d->nfails = 0;
 	for (uint32_t i = 0; i < cur->nfails; i++) {
 		const struct sc_map_fail *f = &cur->fails[i];
@@ -180,6 +182,8 @@ struct sc_model *model_clone(const struct sc_model *m)
 		if (!c->stacks)
 			goto err;
 	}
+	if (whys_copy(&c->why, &m->why))
+		goto err;
 	return c;
 err:
 	model_free(c);

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "scprof.h"
+#include "model/why.h"
 
 struct sc_stacks;
 
@@ -128,6 +129,11 @@ struct sc_model_meta {
 	uint64_t slow_ns;
 	uint64_t slow_reported;
 	uint64_t slow_lost;
+	/* The split of calls' time was measured; its samples (model/why.h)
+	 * that were lost (ring buffer full, no room).
+	 */
+	bool split;
+	uint64_t split_lost;
 };
 
 struct sc_model {
@@ -158,6 +164,10 @@ struct sc_model {
 	 * interval deltas).
 	 */
 	struct sc_stacks *stacks;
+	/* The split's estimates (meta.split): where calls slept, who woke
+	 * them, what ran instead.
+	 */
+	struct sc_whys why;
 };
 
 struct sc_model *model_new(void);

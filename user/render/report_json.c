@@ -35,11 +35,68 @@ static struct json_object *errnos_of(const struct sc_model *m,
 	return jw_done(o, err);
 }
 
+/* Most of a row's estimates of one kind that a list names. */
+#define WHY_LIST_MAX 8
+
+/* One estimate: {function} where it slept; {kind[, comm, pid, tid]} who
+ * woke it; {comm, pid} what ran instead; then its ns and share.
+ */
+static struct json_object *why_obj(const struct sc_why *e, uint64_t total)
+{
+	struct json_object *o = json_object_new_object();
+	char name[SC_WHY_NAME_LEN + 1] = "";
+	int err = o ? 0 : -ENOMEM;
+
+	memcpy(name, e->name, esc_strnlen(e->name, SC_WHY_NAME_LEN));
+	switch (e->kind) {
+	case SC_WHY_SLEPT_IN:
+		err = err ?: jw_add_str(o, "function", name);
+		break;
+	case SC_WHY_WOKEN_BY:
+		err = err ?: jw_add_str(o, "kind", why_waker_name(e->waker));
+		if (e->waker != SC_WAKER_TASK)
+			break;
+		err = err ?: jw_add_str(o, "comm", name);
+		err = err ?: jw_add_u64(o, "pid", e->opid);
+		err = err ?: jw_add_u64(o, "tid", e->otid);
+		break;
+	default:
+		err = err ?: jw_add_str(o, "comm", name);
+		err = err ?: jw_add_u64(o, "pid", e->opid);
+		break;
+	}
+	err = err ?: jw_add_u64(o, "ns", e->ns);
+	err = err   ?:
+		      jw_add_num(o, "share",
+				 total ? (double)e->ns / (double)total : 0, 4);
+	return jw_done(o, err);
+}
+
+/* A row's estimates of one kind, largest first. */
+static struct json_object *why_list(const struct sc_whys *why,
+				    const struct sc_row *r,
+				    enum sc_why_kind kind)
+{
+	struct json_object *arr = json_object_new_array();
+	uint64_t total;
+	size_t n;
+	struct sc_why *v =
+		whys_of_row(why, r->abi, r->nr, r->fd_type, kind, &n, &total);
+	int err = arr && n != SIZE_MAX ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && i < n && i < WHY_LIST_MAX; i++)
+		err = jw_push(arr, why_obj(&v[i], total));
+	free(v);
+	return jw_done(arr, err);
+}
+
 /* One syscall object; errno detail only for the aggregate (m != NULL);
- * fd_type (null for calls on no fd) with --fd-types.
+ * fd_type (null for calls on no fd) with --fd-types; why (the split
+ * measured): where its calls slept, who woke them, what ran instead.
  */
 static struct json_object *syscall_obj(const struct row_view *v,
-				       const struct sc_model *m, bool fd_types)
+				       const struct sc_model *m, bool fd_types,
+				       const struct sc_whys *why)
 {
 	const char *kind = names_fd_type(v->row->fd_type);
 	struct json_object *o = json_object_new_object();
@@ -67,29 +124,47 @@ static struct json_object *syscall_obj(const struct row_view *v,
 	}
 	if (m)
 		err = err ?: jw_add(o, "errnos", errnos_of(m, v->row));
+	if (why) {
+		err = err   ?:
+			      jw_add(o, "blocked_in",
+				     why_list(why, v->row, SC_WHY_SLEPT_IN));
+		err = err   ?:
+			      jw_add(o, "woken_by",
+				     why_list(why, v->row, SC_WHY_WOKEN_BY));
+		err = err   ?:
+			      jw_add(o, "ran_instead",
+				     why_list(why, v->row, SC_WHY_RAN_INSTEAD));
+	}
 	return jw_done(o, err);
 }
 
 static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 					const struct report_opts *o,
-					const struct sc_model *m)
+					const struct sc_model *m,
+					const struct sc_whys *why)
 {
 	struct json_object *arr = json_object_new_array();
 	struct row_view *v = view_rows(rows, n, o->sort);
 	int err = arr && (!n || v) ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++)
-		err = jw_push(arr, syscall_obj(&v[i], m, o->fd_types));
+		err = jw_push(arr, syscall_obj(&v[i], m, o->fd_types, why));
 	free(v);
 	return jw_done(arr, err);
 }
 
-static struct json_object *process_obj(const struct sc_proc *p,
+static struct json_object *process_obj(const struct sc_model *m,
+				       const struct sc_proc *p,
 				       const struct report_opts *o)
 {
 	struct json_object *obj = json_object_new_object();
 	char comm[SC_COMM_LEN + 1] = "";
+	struct sc_whys why = { 0 };
 	int err = obj ? 0 : -ENOMEM;
+
+	if (m->meta.split && !err)
+		err = whys_add_process(&why, &m->why, p->pid, p->start_ns,
+				       p->cgtag);
 
 	memcpy(comm, p->comm, esc_strnlen(p->comm, SC_COMM_LEN));
 	err = err ?: jw_add_u64(obj, "pid", p->pid);
@@ -101,12 +176,15 @@ static struct json_object *process_obj(const struct sc_proc *p,
 		err = err ?: jw_add_u64(obj, "merged_processes", p->merged);
 	err = err   ?:
 		      jw_add(obj, "syscalls",
-			     syscall_list(p->rows, p->nrows, o, NULL));
+			     syscall_list(p->rows, p->nrows, o, NULL,
+					  m->meta.split ? &why : NULL));
+	whys_free(&why);
 	return jw_done(obj, err);
 }
 
 /* --by: {by: {KEY: value...}, pid?, tid?, comm?, syscalls} */
-static struct json_object *group_obj(const struct sc_group *g,
+static struct json_object *group_obj(const struct sc_model *m,
+				     const struct sc_group *g,
 				     const struct report_opts *o)
 {
 	struct json_object *obj = json_object_new_object(), *by = NULL;
@@ -130,7 +208,8 @@ static struct json_object *group_obj(const struct sc_group *g,
 	err = err ?: jw_add_u64(obj, "members", g->members);
 	err = err   ?:
 		      jw_add(obj, "syscalls",
-			     syscall_list(g->sum.rows, g->sum.nrows, o, NULL));
+			     syscall_list(g->sum.rows, g->sum.nrows, o, NULL,
+					  m->meta.split ? &g->why : NULL));
 	return jw_done(obj, err);
 }
 
@@ -144,7 +223,7 @@ static int add_groups(struct json_object *root, int err,
 	err = err ?: group_model(m, &o->by, o->by_threads, &g, &n);
 	err = err ?: jw_add_array(root, "groups", &arr);
 	for (size_t i = 0; !err && i < n; i++)
-		err = jw_push(arr, group_obj(&g[i], o));
+		err = jw_push(arr, group_obj(m, &g[i], o));
 	group_free(g, n);
 	return err;
 }
@@ -262,13 +341,14 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err ?: jw_add(root, "dropped", dropped_obj(m));
 	err = err   ?:
 		      jw_add(root, "syscalls",
-			     syscall_list(m->total, m->ntotal, o, m));
+			     syscall_list(m->total, m->ntotal, o, m,
+					  m->meta.split ? &m->why : NULL));
 	if (o->by.n) {
 		err = add_groups(root, err, m, o);
 	} else {
 		err = err ?: jw_add_array(root, "processes", &procs);
 		for (size_t i = 0; !err && i < m->nprocs; i++)
-			err = jw_push(procs, process_obj(by_pid[i], o));
+			err = jw_push(procs, process_obj(m, by_pid[i], o));
 	}
 	err = report_json_add_flights(root, err, m->flights, m->nflights,
 				      m->meta.flights_known);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The split's samples (include/sc_split.h): the split_events ring buffer,
+ * drained by a thread of its own, each sample named (the first telling
+ * kernel function the sleeper slept in, the waker or the waking context,
+ * what ran instead) and added up per row (model/why.h).
+ *
+ * Bounded: at most SPLIT_MAX_ENTRIES estimates are kept; past that, new
+ * ones are kept under no process (pid 0: the row's sum), and those that
+ * find no room there either are counted (split_drain_dropped).
+ */
+#ifndef SCPROF_SPLIT_DRAIN_H
+#define SCPROF_SPLIT_DRAIN_H
+
+#include <stdint.h>
+
+#include "model/why.h"
+
+#define SPLIT_MAX_ENTRIES 65536
+
+struct scprof_bpf;
+struct split_drain;
+
+/* Start draining skel's split_events (the split on). 0 or -errno. */
+int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
+		    bool few_caps);
+void split_drain_free(struct split_drain *d);
+/* The estimates so far (cumulative), into out (empty). 0 or -ENOMEM. */
+int split_drain_take(struct split_drain *d, struct sc_whys *out);
+/* Samples lost: the ring buffer full, or no room for their estimate. */
+uint64_t split_drain_dropped(const struct split_drain *d);
+
+#endif
