@@ -196,10 +196,11 @@ static __always_inline void add_split(struct sc_stats *st,
 }
 
 /* The arrays' cell update: counters per CPU (plain adds), latency shared. */
-static __always_inline void
-record_in_arrays(struct sc_counts *c, struct sc_stats *st, __u32 nr, __u32 abi,
-		 __u8 fl, long ret, const struct ended_call *call, bool timed,
-		 bool counted)
+static __always_inline void record_in_arrays(struct sc_counts *c,
+					     struct sc_stats *st, __u32 nr,
+					     __u32 abi, __u8 fl, long ret,
+					     const struct ended_call *call,
+					     bool timed, bool counted)
 {
 	if (counted) {
 		c->calls++;

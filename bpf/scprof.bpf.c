@@ -254,9 +254,9 @@ struct sc_task {
 	__u64 start_ns; /* 0: no enter seen for the current call */
 	__u32 nr;
 	__u32 abi;
-	__u32 fd_type; /* enum sc_fd_type, read at entry */
-	__u32 gen;     /* sampled mode: window_gen at entry */
-	__u32 cgtag;   /* the thread's cgroup tag at entry */
+	__u32 fd_type;	       /* enum sc_fd_type, read at entry */
+	__u32 gen;	       /* sampled mode: window_gen at entry */
+	__u32 cgtag;	       /* the thread's cgroup tag at entry */
 	struct sc_split split; /* the call's split (split.bpf.h) */
 };
 

@@ -153,9 +153,10 @@ static __always_inline bool split_sampled(__u64 ns, __u64 *weight)
 	return (__u64)bpf_get_prandom_u32() * unit < ns << 32;
 }
 
-static __always_inline void
-split_event_fill(struct sc_split_event *e, const struct split_ref *r,
-		 struct task_struct *t, __u32 kind, __u64 ns, __u64 weight)
+static __always_inline void split_event_fill(struct sc_split_event *e,
+					     const struct split_ref *r,
+					     struct task_struct *t, __u32 kind,
+					     __u64 ns, __u64 weight)
 {
 	__u32 cgtag = 0;
 
