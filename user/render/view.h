@@ -42,7 +42,7 @@ enum report_col {
 	COL_BYTES,
 	COL_RATE, /* calls per second over report_opts.rate_ns */
 	COL_INTERRUPTED,
-	COL_ON_CPU,   /* the split of the time (include/sc_split.h) */
+	COL_ON_CPU, /* the split of the time (include/sc_split.h) */
 	COL_CPU_WAIT,
 	COL_BLOCKED,
 	COL_IO_WAIT,
