@@ -70,7 +70,7 @@ def test_stacks_all_bounded_under_exec_churn(tmp_path):
          str(folded)]))
     assert rc in (0, 3), err
     # the churn this test is about happened
-    assert started > 300 * DURATION, started
+    assert started > 100 * DURATION, started
     assert ru.ru_maxrss < RSS_LIMIT_KB, (ru.ru_maxrss, err[-2000:])
     # the work is bounded: well under the profile's own duration
     cpu = ru.ru_utime + ru.ru_stime
@@ -113,7 +113,7 @@ def test_daemon_slow_stacks_bounded_under_exec_churn(tmp_path):
     (rc, rss), started = churning(watch)
     text = log.read_text(errors="replace")
     assert rc == 0, text[-2000:]
-    assert started > 300 * 10, started
+    assert started > 100 * 10, started
     assert text.count("slow call: ") > 1000, text[-2000:]
     assert max(r["VmRSS"] for r in rss) < RSS_LIMIT_KB, rss
     # flat once warm: its own memory (the files it reads are mapped, and

@@ -107,10 +107,27 @@ def test_batch_frames_against_known_rates(pacers):
 
 
 def test_batch_stops_when_the_targets_exit(pacers):
-    pa = pacers(b"shortlived", 10, 0, 10, 60)  # ~0.6 s
-    p = run([SCPROF, "top", "--batch", "-i", "0.2", "-p", str(pa.pid)])
-    assert p.returncode == 0, p.stderr
-    text = p.stdout.decode()
+    """The pacer is killed once top has shown a frame of it (not after a
+    fixed time, which a loaded machine's slow start could use up): the
+    next frame says the targets have exited, and top stops there."""
+    pa = pacers(b"shortlived", 10, 0, 10, 0)
+    top = subprocess.Popen([SCPROF, "top", "--batch", "-i", "0.2", "-p",
+                            str(pa.pid)], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=CLEAN_ENV)
+    try:
+        first = b""
+        while b"shortlived" not in first:
+            line = top.stdout.readline()
+            assert line, top.stderr.read()
+            first += line
+        pa.kill()
+        rest, err = top.communicate(timeout=TIMEOUT)
+    finally:
+        if top.poll() is None:
+            top.kill()
+            top.wait()
+    assert top.returncode == 0, err
+    text = (first + rest).decode()
     assert "the targets have exited" in text.strip().split("\n\n")[-1]
     assert len(frames(text)) >= 2
 
