@@ -100,6 +100,10 @@ const volatile bool thread_totals = false;
  */
 const volatile bool split_on = false;
 const volatile __u64 split_sample_ns = SC_SPLIT_SAMPLE_NS;
+/* The kernel keeps no run-queue delay per task (sched_info): waits for a
+ * CPU are timed at each switch in, which looks at the incoming task.
+ */
+const volatile bool split_runq_timed = false;
 /* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
  * entry and (a superset) at exit; trace_beyond: numbers past SC_NR_MAX.
  * -z/-Z: status_filter (enum sc_status_filter).
@@ -490,7 +494,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	 */
 	if (task && !task_exit(task, &c))
 		return 0;
-	split_claim(&c);
+	split_claim(task, &c);
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
 				  c.delta_ns);
@@ -567,7 +571,7 @@ int BPF_PROG(sc_timed_exit, struct pt_regs *regs, long ret)
 	timed = window_stamp(task, regs, addr, &c);
 	if (timed) {
 		cost_stamped();
-		split_claim(&c);
+		split_claim(task, &c);
 	}
 	/* The call as it exits: the stamp's verdict and kind are not kept
 	 * (sampled mode splits nothing by fd kind), its number and ABI only

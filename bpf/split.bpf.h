@@ -3,24 +3,27 @@
  * The split of a call's time (include/sc_split.h), on the scheduler's
  * tracepoints. A task in a stamped call (its flight slot, else its task
  * state) has its split in splits[] beside the slot, or in that state; the
- * switch program leaves at once for every other task, with two loads and
- * no helper call on kernels with bpf_task_pt_regs (a task storage look up
- * only while some call's stamp is there, tstore_calls).
+ * switch program leaves at once for every other task, with a look at
+ * the outgoing task's flight slot (a task storage look up only while some
+ * call's stamp is there, tstore_calls).
  *
- *  - switched out: asleep (not preempted, its state not running) or
- *    preempted; the time it happens, and whether in I/O wait;
- *  - sched_waking: a sleeping call is woken (its blocked time ends, its
- *    wait for a CPU begins); one sleep in a time-weighted sample is sent
- *    with the sleeper's and the waker's kernel stacks;
- *  - switched in: the sleep or the wait ends, added up; one wait in a
- *    time-weighted sample is sent with the task that ran before it.
+ *  - switched out: asleep (not preempted, its state not running), when
+ *    and whether in I/O wait; preempted, by whom; at the first switch
+ *    out of a call, the task's run-queue delay as the kernel keeps it;
+ *  - sched_waking: a sleeping call is woken, its blocked time ends; one
+ *    sleep in a time-weighted sample is sent with the sleeper's and the
+ *    waker's kernel stacks;
+ *  - at its exit (split_took): its wait for a CPU is what the kernel's
+ *    run-queue delay grew by; one call's waits in a time-weighted
+ *    sample are sent with the task that last preempted it. Where the
+ *    kernel keeps no run-queue delay (split_runq_timed), waits are timed
+ *    at each switch out and in, which looks at the incoming task too.
  *
- * At its exit the call takes its sums (split_take), which record.bpf.h
- * adds to its cell beside its time.
+ * record.bpf.h adds a call's sums to its cell beside its time.
  *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * split_on, split_sample_ns, tstore_calls, read_cgid, flights, tstore
- * (struct sc_task, whose split member this fills).
+ * split_on, split_runq_timed, split_sample_ns, tstore_calls, read_cgid,
+ * flights, tstore (struct sc_task, whose split member this fills).
  */
 #ifndef SCPROF_SPLIT_BPF_H
 #define SCPROF_SPLIT_BPF_H
@@ -93,20 +96,9 @@ static __always_inline bool split_find(struct task_struct *t,
 	return true;
 }
 
-/* The split of r's call: a new call starts from zero. */
-static __always_inline struct sc_split *split_of(struct split_ref *r)
+static __always_inline __u64 task_run_delay(struct task_struct *t)
 {
-	struct sc_split *s = r->s;
-
-	if (s->call != r->call) {
-		s->call = r->call;
-		s->wait_ns = 0;
-		s->blocked_ns = 0;
-		s->iowait_ns = 0;
-		s->out_ns = 0;
-		s->flags = 0;
-	}
-	return s;
+	return TASK_GET(t, t->sched_info.run_delay, sched_info.run_delay);
 }
 
 static __always_inline bool task_in_iowait(struct task_struct *t)
@@ -116,64 +108,98 @@ static __always_inline bool task_in_iowait(struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 }
 
-/* prev, in a stamped call, leaves its CPU at now. */
+/* prev, in a stamped call, leaves its CPU for next. Only a sleep needs
+ * the clock (runq_timed: every switch out).
+ */
 static __always_inline void split_out(struct split_ref *r,
-				      struct task_struct *prev, bool preempt,
-				      __u64 now)
+				      struct task_struct *prev,
+				      struct task_struct *next, bool preempt)
 {
-	struct sc_split *s = split_of(r);
+	struct sc_split *s = r->s;
+	bool asleep;
 
-	if (r->f)
-		r->f->switched = 1;
-	s->out_ns = now;
-	s->wake_ns = 0;
-	/* asleep: it chose to (not preempted) in a state other than
+	if (s->call != r->call) { /* the call's first switch out */
+		s->call = r->call;
+		s->flags = 0;
+		s->wait_ns = 0;
+		s->blocked_ns = 0;
+		s->iowait_ns = 0;
+		s->preempter_pid = 0;
+		if (!split_runq_timed)
+			s->run_delay = task_run_delay(prev);
+		if (r->f)
+			r->f->switched = 1;
+	}
+	/* asleep: it chose to (not preempted), in a state other than
 	 * running; a preempted task is runnable whatever its state says
 	 */
-	if (!preempt && task_state(prev) != 0)
+	asleep = !preempt && task_state(prev) != 0;
+	if (asleep) {
 		s->flags = SC_SPLIT_BLOCKED |
 			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
-	else
-		s->flags = 0;
-}
-
-/* Does a sleep or wait of ns go out as a sample, and for how much? */
-static __always_inline bool split_sampled(__u64 ns, __u64 *weight)
-{
-	__u64 unit = split_sample_ns;
-
-	if (!unit)
-		return false;
-	if (ns >= unit) {
-		*weight = ns;
-		return true;
-	}
-	*weight = unit;
-	/* with probability ns / unit (both below 2^32 here) */
-	return (__u64)bpf_get_prandom_u32() * unit < ns << 32;
-}
-
-static __always_inline void split_event_fill(struct sc_split_event *e,
-					     const struct split_ref *r,
-					     struct task_struct *t, __u32 kind,
-					     __u64 ns, __u64 weight)
-{
-	__u32 cgtag = 0;
-
-	if (r->f) {
-		e->nr = r->f->nr;
-		e->abi = r->f->abi;
-		e->fd_type = r->f->fd_type;
-		if (read_cgid)
-			cgtag = r->f->cgtag;
+		s->out_ns = bpf_ktime_get_ns();
 	} else {
-		e->nr = r->ts->nr;
-		e->abi = r->ts->abi;
-		e->fd_type = r->ts->fd_type;
-		if (read_cgid)
-			cgtag = r->ts->cgtag;
+		s->flags = 0;
+		s->preempter_pid = task_tgid(next);
+		if (KERN_TASK_BTF)
+			__builtin_memcpy(s->preempter_comm, next->comm,
+					 sizeof(s->preempter_comm));
+		else
+			BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+		if (split_runq_timed)
+			s->out_ns = bpf_ktime_get_ns();
 	}
-	proc_key_of(t, cgtag, &e->proc);
+	if (split_runq_timed)
+		s->flags |= SC_SPLIT_OUT;
+}
+
+/* Per CPU: the time of sleeps (or waits) since the last sample. */
+struct split_acc {
+	__u64 sleep_ns;
+	__u64 wait_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_acc);
+} split_accs SEC(".maps");
+
+/*
+ * Does a sleep (or wait) of ns go out as a sample, and for how much? One
+ * sample per split_sample_ns of such time on a CPU, as --stacks-by time
+ * samples calls: the one that crosses the mark, standing for the time
+ * since the last one. Shares stay those of the time, without a random
+ * draw on each.
+ */
+static __always_inline bool split_sampled(__u64 ns, bool wait, __u64 *weight)
+{
+	__u32 zero = 0;
+	struct split_acc *a = bpf_map_lookup_elem(&split_accs, &zero);
+	__u64 *acc;
+
+	if (!a || !split_sample_ns || !ns)
+		return false;
+	acc = wait ? &a->wait_ns : &a->sleep_ns;
+	*acc += ns;
+	if (*acc < split_sample_ns)
+		return false;
+	*weight = *acc;
+	*acc = 0;
+	return true;
+}
+
+/* A sample's row: the call's number, ABI, fd kind and process key. */
+static __always_inline void split_event_fill(struct sc_split_event *e, __u32 nr,
+					     __u32 abi, __u32 fd_type,
+					     __u32 cgtag, struct task_struct *t,
+					     __u32 kind, __u64 ns, __u64 weight)
+{
+	e->nr = nr;
+	e->abi = abi;
+	e->fd_type = fd_type;
+	proc_key_of(t, read_cgid ? cgtag : 0, &e->proc);
 	e->kind = kind;
 	e->tid = task_tid(t);
 	e->ns = ns;
@@ -183,11 +209,29 @@ static __always_inline void split_event_fill(struct sc_split_event *e,
 	e->iowait = 0;
 }
 
+static __always_inline void split_ref_row(const struct split_ref *r, __u32 *nr,
+					  __u32 *abi, __u32 *fd_type,
+					  __u32 *cgtag)
+{
+	if (r->f) {
+		*nr = r->f->nr;
+		*abi = r->f->abi;
+		*fd_type = r->f->fd_type;
+		*cgtag = r->f->cgtag;
+	} else {
+		*nr = r->ts->nr;
+		*abi = r->ts->abi;
+		*fd_type = r->ts->fd_type;
+		*cgtag = r->ts->cgtag;
+	}
+}
+
 /* p, in a stamped call, is being woken at the current task's hands (or
- * an interrupt's, on top of it).
+ * an interrupt's, on top of it): its sleep ends.
  */
 static __always_inline void split_woken(void *ctx, struct task_struct *p)
 {
+	__u32 nr, abi, fd_type, cgtag;
 	struct sc_split_event *e;
 	struct split_ref r;
 	struct sc_split *s;
@@ -197,23 +241,27 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	if (!split_find(p, &r))
 		return;
 	s = r.s;
-	if (s->call != r.call || !s->out_ns ||
-	    (s->flags & (SC_SPLIT_BLOCKED | SC_SPLIT_WOKEN)) !=
-		    SC_SPLIT_BLOCKED)
+	if (s->call != r.call || !(s->flags & SC_SPLIT_BLOCKED))
 		return;
 	now = bpf_ktime_get_ns();
-	s->wake_ns = now;
-	s->flags |= SC_SPLIT_WOKEN;
 	ns = now - s->out_ns;
-	if (!split_sampled(ns, &weight))
+	s->blocked_ns += ns;
+	if (s->flags & SC_SPLIT_IOWAIT)
+		s->iowait_ns += ns;
+	s->flags &= ~(SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
+	/* (runq_timed: the wait for a CPU starts now) */
+	s->out_ns = now;
+	if (!split_sampled(ns, false, &weight))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&split_lost, 1);
 		return;
 	}
-	split_event_fill(e, &r, p, SC_SPLIT_SLEEP, ns, weight);
-	e->iowait = !!(s->flags & SC_SPLIT_IOWAIT);
+	split_ref_row(&r, &nr, &abi, &fd_type, &cgtag);
+	split_event_fill(e, nr, abi, fd_type, cgtag, p, SC_SPLIT_SLEEP, ns,
+			 weight);
+	e->iowait = ns == s->iowait_ns;
 	e->other_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	e->other_tid = (__u32)bpf_get_current_pid_tgid();
 	bpf_get_current_comm(e->other_comm, sizeof(e->other_comm));
@@ -224,83 +272,106 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* next, in a stamped call, gets its CPU back at now, after prev. */
-static __always_inline void split_in(struct split_ref *r,
-				     struct task_struct *next,
-				     struct task_struct *prev, __u64 now)
+/* runq_timed: next, in a stamped call, gets its CPU back at now. */
+static __always_inline void split_in(struct split_ref *r, __u64 now)
+{
+	struct sc_split *s = r->s;
+
+	if (s->call != r->call ||
+	    (s->flags & (SC_SPLIT_OUT | SC_SPLIT_BLOCKED)) != SC_SPLIT_OUT)
+		return;
+	s->wait_ns += now - s->out_ns;
+	s->flags &= ~SC_SPLIT_OUT;
+}
+
+/* A context switch: prev may be in a stamped call; so may next, which
+ * only matters where waits are timed here (runq_timed).
+ */
+static __always_inline void split_switch(bool preempt, struct task_struct *prev,
+					 struct task_struct *next)
+{
+	struct split_ref out, in;
+
+	if (split_find(prev, &out))
+		split_out(&out, prev, next, preempt);
+	if (split_runq_timed && split_find(next, &in))
+		split_in(&in, bpf_ktime_get_ns());
+}
+
+/* A call that took its split at exit, and waited for a CPU: one of its
+ * waits' time-weighted samples, with the task that last preempted it.
+ */
+static __always_inline void split_exit_sample(struct task_struct *task,
+					      const struct ended_call *c,
+					      const struct sc_split *s)
 {
 	struct sc_split_event *e;
-	struct sc_split *s = r->s;
-	__u64 wait = 0, weight;
+	__u64 weight;
 
-	if (s->call != r->call || !s->out_ns)
-		return;
-	if (s->flags & SC_SPLIT_BLOCKED) {
-		__u64 woke = s->flags & SC_SPLIT_WOKEN ? s->wake_ns : now;
-		__u64 slept = woke - s->out_ns;
-
-		s->blocked_ns += slept;
-		if (s->flags & SC_SPLIT_IOWAIT)
-			s->iowait_ns += slept;
-		wait = now - woke;
-	} else {
-		wait = now - s->out_ns;
-	}
-	s->wait_ns += wait;
-	s->out_ns = 0;
-	if (!wait || !split_sampled(wait, &weight))
+	if (!split_sampled(c->wait_ns, true, &weight))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
 	if (!e) {
 		__sync_fetch_and_add(&split_lost, 1);
 		return;
 	}
-	split_event_fill(e, r, next, SC_SPLIT_WAIT, wait, weight);
-	e->other_pid = task_tgid(prev);
-	e->other_tid = task_tid(prev);
-	if (KERN_TASK_BTF)
-		__builtin_memcpy(e->other_comm, prev->comm,
-				 sizeof(e->other_comm));
-	else
-		BPF_CORE_READ_STR_INTO(&e->other_comm, prev, comm);
+	split_event_fill(e, c->nr, c->abi, c->fd_type, c->cgtag, task,
+			 SC_SPLIT_WAIT, c->wait_ns, weight);
+	e->other_pid = s->preempter_pid;
+	e->other_tid = 0;
+	__builtin_memcpy(e->other_comm, s->preempter_comm,
+			 sizeof(e->other_comm));
+	if (!s->preempter_pid)
+		e->other_comm[0] = 0;
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* A context switch: either task may be in a stamped call. */
-static __always_inline void split_switch(bool preempt, struct task_struct *prev,
-					 struct task_struct *next)
+/* The split of a call ending now (s: its own), into c. */
+static __always_inline void split_took(struct task_struct *task,
+				       struct ended_call *c,
+				       const struct sc_split *s)
 {
-	struct split_ref out, in;
-	bool o = split_find(prev, &out), i = split_find(next, &in);
-	__u64 now;
+	c->blocked_ns = s->blocked_ns;
+	c->iowait_ns = s->iowait_ns;
+	if (split_runq_timed) {
+		c->wait_ns = s->wait_ns;
+	} else {
+		__u64 now = task_run_delay(task);
 
-	if (!o && !i)
-		return;
-	now = bpf_ktime_get_ns();
-	if (o)
-		split_out(&out, prev, preempt, now);
-	if (i)
-		split_in(&in, next, prev, now);
+		c->wait_ns = now > s->run_delay ? now - s->run_delay : 0;
+	}
+	/* (the parts never exceed the call: rounding, a sleep or a wait
+	 * not closed)
+	 */
+	if (c->wait_ns + c->blocked_ns > c->delta_ns) {
+		if (c->blocked_ns > c->delta_ns)
+			c->blocked_ns = c->delta_ns;
+		if (c->iowait_ns > c->blocked_ns)
+			c->iowait_ns = c->blocked_ns;
+		c->wait_ns = c->delta_ns - c->blocked_ns;
+	}
+	split_exit_sample(task, c, s);
 }
 
 /* The call c ending now takes its split from splits[], if it was
  * switched out with its stamp in flights[] (task state's split is taken
- * by task_exit).
+ * by task_exit, with split_took too).
  */
-static __always_inline void split_claim(struct ended_call *c)
+static __always_inline void split_claim(struct task_struct *task,
+					struct ended_call *c)
 {
-	const struct sc_split *s;
+	const struct sc_split *s = c->split_ts;
 	__u32 i;
 
-	if (!split_on || !c->split_slot)
+	if (!split_on)
 		return;
-	i = c->split_slot - 1;
-	s = bpf_map_lookup_elem(&splits, &i);
+	if (!s && c->split_slot) {
+		i = c->split_slot - 1;
+		s = bpf_map_lookup_elem(&splits, &i);
+	}
 	if (!s || s->call != c->split_call)
 		return;
-	c->wait_ns = s->wait_ns;
-	c->blocked_ns = s->blocked_ns;
-	c->iowait_ns = s->iowait_ns;
+	split_took(task ?: current_task(), c, s);
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):

@@ -40,11 +40,12 @@ struct ended_call {
 	__u64 wait_ns;
 	__u64 blocked_ns;
 	__u64 iowait_ns;
-	/* Its split is in splits[split_slot - 1] for stamp split_call
-	 * (split.bpf.h's split_claim); 0: none there.
+	/* Its split is in splits[split_slot - 1], or at split_ts, for stamp
+	 * split_call (split.bpf.h's split_claim); 0 and NULL: none.
 	 */
 	__u32 split_slot;
 	__u64 split_call;
+	struct sc_split *split_ts;
 };
 
 /*
@@ -185,10 +186,10 @@ static __always_inline bool task_exit(struct task_struct *task,
 	ts->start_ns = 0;
 	if (split_on) {
 		__sync_fetch_and_sub(&tstore_calls, 1);
+		/* its split, taken once delta_ns is known (split_claim) */
 		if (ts->split.call == start) {
-			c->wait_ns = ts->split.wait_ns;
-			c->blocked_ns = ts->split.blocked_ns;
-			c->iowait_ns = ts->split.iowait_ns;
+			c->split_ts = &ts->split;
+			c->split_call = start;
 		}
 	}
 	c->nr = ts->nr;

@@ -7,49 +7,54 @@
  * blocked when it went to sleep, waiting when it was preempted; once
  * woken (sched_waking), it waits until it runs again. On CPU is the rest.
  *
- * Beside the sums, sleeps and waits are sampled (time-weighted: one of at
- * least split_sample_ns always, a shorter one of d ns with probability
- * d / split_sample_ns, standing for split_sample_ns) and sent on a ring
+ * Beside the sums, sleeps and waits are sampled (time-weighted: one per
+ * split_sample_ns of them on a CPU, standing for the time since the
+ * last) and sent on a ring
  * buffer with what userspace names them by: where the sleeper slept (its
  * kernel stack), who woke it (the waking task, and the waking context's
- * kernel stack: an interrupt or a timer shows there) and, for a wait,
- * what ran on the CPU just before the call ran again.
+ * kernel stack: an interrupt or a timer shows there) and, for a call's
+ * waits (sent at its exit), the task that last preempted it.
  */
 #ifndef SC_SPLIT_H
 #define SC_SPLIT_H
 
 #include "scprof.h"
 
-/* The time one sample stands for, at most: every sleep or wait at least
- * this long is sent, shorter ones sampled by their length.
- */
-#define SC_SPLIT_SAMPLE_NS 1000000ULL
+/* One sample per this much time asleep (or waiting) on a CPU. */
+#define SC_SPLIT_SAMPLE_NS 4000000ULL
 /* Kernel frames kept of the sleeper's and the waker's stacks. */
 #define SC_SPLIT_FRAMES 16
 /* The split_events ring buffer (a power of two, in bytes). */
 #define SC_SPLIT_RINGBUF (1U << 20)
 
 /* struct sc_split.flags */
-#define SC_SPLIT_BLOCKED 1U /* switched out asleep (else preempted) */
-#define SC_SPLIT_IOWAIT 2U  /* asleep in I/O wait (in_iowait) */
-#define SC_SPLIT_WOKEN 4U   /* woken since (wake_ns) */
+#define SC_SPLIT_BLOCKED 1U /* switched out asleep, not woken yet */
+#define SC_SPLIT_IOWAIT 2U  /* that sleep is in I/O wait (in_iowait) */
+#define SC_SPLIT_OUT 4U	    /* switched out, not in again (runq_timed) */
 
-/* A call's split so far, while it is in flight. */
+/*
+ * A call's split so far, while it is in flight. Waiting for a CPU is
+ * what the kernel's own run-queue delay of the task (sched_info, as
+ * /proc/PID/schedstat shows it) grew by since the call's first switch
+ * out, where the kernel keeps it (runq_timed off); else it is timed at
+ * each switch in.
+ */
 struct sc_split {
-	__u64 call;   /* the call's start stamp: whose figures these are */
-	__u64 out_ns; /* switched out at; 0: on a CPU */
-	__u64 wake_ns;
-	__u64 wait_ns;
+	__u64 call;	 /* the call's start stamp: whose figures these are */
+	__u64 out_ns;	 /* switched out asleep (or at all: runq_timed) at */
+	__u64 run_delay; /* the task's run-queue delay at the first switch out */
+	__u64 wait_ns;	 /* runq_timed: waits so far */
 	__u64 blocked_ns;
 	__u64 iowait_ns;
 	__u32 flags;
-	__u32 pad;
+	__u32 preempter_pid; /* the last task that preempted it (tgid) */
+	char preempter_comm[16];
 };
 
 /* What a sampled event is. */
 enum sc_split_kind {
 	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */
-	SC_SPLIT_WAIT,	/* a wait for a CPU, sent as the call runs again */
+	SC_SPLIT_WAIT,	/* a call's waits for a CPU, sent at its exit */
 };
 
 struct sc_split_event {
@@ -64,8 +69,8 @@ struct sc_split_event {
 	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
-	 * shows); WAIT: the task that ran on the CPU just before (pid 0:
-	 * the CPU was idle)
+	 * shows); WAIT: the task that last preempted the call (pid 0 and
+	 * no name: none did; it waited after a wake-up)
 	 */
 	__u32 other_pid;
 	__u32 other_tid;

@@ -62,6 +62,9 @@ static void usage_collect(FILE *f)
 	      "                        exits; a call already running at the start is\n"
 	      "                        counted when it returns. Calls in flight are not\n"
 	      "                        known (no \"in flight\" lines, JSON in_flight null)\n"
+	      "      --no-split        do not split each call's time into on a CPU,\n"
+	      "                        waiting for a CPU, blocked and I/O wait (the\n"
+	      "                        scheduler's tracepoints stay unattached)\n"
 	      "      --fd-types        split calls whose first argument is an fd (read,\n"
 	      "                        write, close, fstat, sendto, ioctl...) by what the\n"
 	      "                        fd was when the call started: file, dir, socket,\n"
@@ -225,6 +228,7 @@ void cli_usage_profile(FILE *f)
 enum {
 	OPT_MAX_EXITED = CLI_OPT_OWN,
 	OPT_FD_TYPES,
+	OPT_NO_SPLIT,
 	OPT_BY,
 	OPT_STACKS,
 	OPT_FOLDED,
@@ -250,6 +254,7 @@ static const struct option long_opts[] = {
 	{ "max-exited", required_argument, NULL, OPT_MAX_EXITED },
 	{ "count-only", no_argument, NULL, 'C' },
 	{ "fd-types", no_argument, NULL, OPT_FD_TYPES },
+	{ "no-split", no_argument, NULL, OPT_NO_SPLIT },
 	{ "trace", required_argument, NULL, 'e' },
 	{ "by", required_argument, NULL, OPT_BY },
 	{ "threads", no_argument, NULL, 'T' },
@@ -383,6 +388,9 @@ static int profile_option(void *ctx, int c, const char *arg)
 		return 0;
 	case 'C':
 		o->count_only = true;
+		return 0;
+	case OPT_NO_SPLIT:
+		o->no_split = true;
 		return 0;
 	case OPT_FD_TYPES:
 		o->report.fd_types = true;

@@ -65,7 +65,7 @@ void profile_plan(const struct profile_opts *o,
 	co->stack_by_time = o->stack_by_time;
 	co->raw_symbols = o->raw_symbols;
 	co->slow_ns = o->count_only ? 0 : o->slow_ns;
-	co->split = !o->count_only;
+	co->split = !o->count_only && !o->no_split;
 	co->max_exited = o->max_exited;
 	co->fold = rows ? COLLECTOR_FOLD_PROCS : COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, rows, co);

@@ -33,6 +33,11 @@ struct kernel_facilities {
 	 * 6.0): not needed by the default build, used where present
 	 */
 	bool tail_calls;
+	/* each task's run-queue delay, kept by the scheduler (sched_info:
+	 * /proc/PID/schedstat): the split's waits for a CPU, read at a
+	 * call's ends instead of timed at each switch in
+	 */
+	bool run_delay;
 };
 
 struct cgroups;

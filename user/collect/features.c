@@ -14,6 +14,7 @@
 #include "collect/collector_priv.h"
 #include "util/caps.h"
 #include "util/log.h"
+#include "util/procfs.h"
 #include "util/strlist.h"
 
 static bool has_cap(uint64_t mask, int cap)
@@ -194,6 +195,22 @@ static bool task_regs_ok(void)
 	return helper_ok(BPF_FUNC_task_pt_regs);
 }
 
+/* The scheduler keeps a task's run-queue delay (sched_info) if this
+ * process, which has run, shows a time slice in /proc/self/schedstat
+ * (without sched_info the kernel shows "0 0 0", or no file at all).
+ */
+static bool run_delay_ok(void)
+{
+	char *line = procfs_read_line("/proc/self/schedstat");
+	unsigned long long run, wait, slices = 0;
+	bool ok = line &&
+		  sscanf(line, "%llu %llu %llu", &run, &wait, &slices) == 3 &&
+		  slices > 0;
+
+	free(line);
+	return ok;
+}
+
 /* Each facility once: its probe, where it goes in struct
  * kernel_facilities, and what `scprof features` says of it.
  */
@@ -248,6 +265,17 @@ static const struct facility_def {
 	    .without = "sampled mode counts with its timing program: its "
 		       "look for a stamp and its self-timing on every call "
 		       "(5 ns a call)" } },
+	{ run_delay_ok,
+	  offsetof(struct kernel_facilities, run_delay),
+	  { .name = "run_delay",
+	    .what = "each task's run-queue delay kept by the scheduler "
+		    "(sched_info: CONFIG_SCHED_INFO)",
+	    .since = "5.10",
+	    .probe = "/proc/self/schedstat shows a time slice",
+	    .optional = true,
+	    .without = "the split times each wait for a CPU at the switch "
+		       "in: a look at the incoming task on every context "
+		       "switch" } },
 };
 
 #define N_FACILITIES (sizeof(facility_defs) / sizeof(facility_defs[0]))
@@ -394,6 +422,7 @@ int collector_choose_progs(struct scprof_bpf *skel,
 	skel->rodata->kern_task_btf = k.task_btf;
 	skel->rodata->kern_task_storage = k.task_storage;
 	skel->rodata->kern_task_regs = k.task_regs;
+	skel->rodata->split_runq_timed = !k.run_delay;
 	if (!k.task_storage) {
 		bpf_map__set_type(skel->maps.tstore, BPF_MAP_TYPE_HASH);
 		bpf_map__set_max_entries(skel->maps.tstore, TID_HASH_ENTRIES);
