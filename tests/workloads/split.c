@@ -34,8 +34,11 @@
  * Output, one fact a line, "key value...":
  *   pid PID
  *   thread ROLE TID COMM          (work, spin, writer, holder)
- *   truth SYSCALL calls=N wall_ns=W cpu_ns=C runq_ns=R blocked_ns=B
- *                                 (the windows holding the N calls)
+ *   truth SYSCALL calls=N windows=M wall_ns=W cpu_ns=C runq_ns=R blocked_ns=B
+ *                                 (the M windows holding the N calls)
+ *   overhead windows=M wall_ns=W cpu_ns=C runq_ns=R
+ *                                 (M windows around no call: the clock
+ *                                 reading's own share of a window)
  *   spin cpu_ns=C                 (shared: the spinner's time on CPU, all
  *                                 of it taken while the worker waited)
  *   loop start_ns=S end_ns=E wall_ns=W cpu_ns=C runq_ns=R
@@ -66,7 +69,7 @@
 #define RANDOM_SIZE (1UL << 20)
 
 struct figures {
-	long calls;
+	long calls, windows;
 	uint64_t wall, cpu, runq;
 };
 
@@ -144,6 +147,7 @@ static void window_close(const struct snap *s, struct figures *f, long calls)
 
 	snap(&now);
 	f->calls += calls;
+	f->windows++;
 	f->wall += now.wall - s->wall;
 	f->cpu += now.cpu - s->cpu;
 	f->runq += now.runq - s->runq;
@@ -156,14 +160,24 @@ static uint64_t blocked(const struct figures *f)
 
 static void print_truth(const char *name, const struct figures *f)
 {
-	printf("truth %s calls=%ld wall_ns=%llu cpu_ns=%llu runq_ns=%llu "
-	       "blocked_ns=%llu\n",
-	       name, f->calls, (unsigned long long)f->wall,
+	printf("truth %s calls=%ld windows=%ld wall_ns=%llu cpu_ns=%llu "
+	       "runq_ns=%llu blocked_ns=%llu\n",
+	       name, f->calls, f->windows, (unsigned long long)f->wall,
 	       (unsigned long long)f->cpu, (unsigned long long)f->runq,
 	       (unsigned long long)blocked(f));
 }
 
 static struct snap loop_start;
+static struct figures empty;
+
+/* A window around no call: what the clock reading itself puts in one. */
+static void empty_window(void)
+{
+	struct snap s;
+
+	snap(&s);
+	window_close(&s, &empty, 0);
+}
 
 /*
  * The measured loop's bounds and figures, calls and what is between them.
@@ -189,7 +203,7 @@ static void loop_end(struct figures *loop)
 	struct snap end;
 
 	snap(&end);
-	*loop = (struct figures){ 0, end.wall - loop_start.wall,
+	*loop = (struct figures){ 0, 1, end.wall - loop_start.wall,
 				  end.cpu - loop_start.cpu,
 				  end.runq - loop_start.runq };
 	printf("loop start_ns=%llu end_ns=%llu wall_ns=%llu cpu_ns=%llu "
@@ -375,6 +389,7 @@ static void work_futex(void)
 		snap(&s);
 		pthread_mutex_unlock(&mutex);
 		window_close(&s, &f, 1);
+		empty_window();
 		efd_signal(efd_done);
 	}
 	loop_end(&loop);
@@ -466,6 +481,11 @@ static void *work(void *arg)
 		work_io();
 	else
 		work_quota();
+	for (int i = 0; i < 20; i++)
+		empty_window();
+	printf("overhead windows=%ld wall_ns=%llu cpu_ns=%llu runq_ns=%llu\n",
+	       empty.windows, (unsigned long long)empty.wall,
+	       (unsigned long long)empty.cpu, (unsigned long long)empty.runq);
 	nap();
 	fflush(stdout);
 	return NULL;
