@@ -5,7 +5,7 @@ what ran instead, and the cgroup's CPU throttling, against ground truth.
 
 The truth comes from the `split` workload (tests/workloads/split.c): one
 thread, "split-work", makes the measured calls and reads its own clocks
-around each of them (wall, CLOCK_THREAD_CPUTIME_ID, and the run-queue delay
+around them (wall, CLOCK_THREAD_CPUTIME_ID, and the run-queue delay
 of /proc/thread-self/schedstat); blocked is what is left. The scheduler's
 own books, not a model. Beside it: /proc/PID/task/TID/stack sampled while
 the thread sleeps (the kernel's first function outside the scheduler, as
@@ -19,9 +19,12 @@ that truth, and fail until scprof reports the split. What was measured on
 the machine the tests were written on is in SPLIT_TRUTH.md.
 
 The tolerance is the issue's: a part within 5% of the calls' time (the
-row's total_ns) of its truth. The truth's windows hold a few microseconds
-of the workload's own clock reading around each call, and calls of
-milliseconds: well under 1% of the time, also on a loaded machine.
+row's total_ns) of its truth. The workload's windows also hold each call's
+way back to user space, where 6.18 often switches the thread out after
+sys_exit (and always throttles a CPU quota there); in_call_truth takes that
+out with scprof's own total_ns. Against a bpftrace model of the split the
+corrected truth was within 2% of the calls' time in every mode, on a
+loaded machine (SPLIT_TRUTH.md).
 """
 import collections
 import json
