@@ -14,10 +14,12 @@
  *    sleep in a time-weighted sample is sent with the sleeper's and the
  *    waker's kernel stacks;
  *  - at its exit (split_took): its wait for a CPU is what the kernel's
- *    run-queue delay grew by; one call's waits in a time-weighted
- *    sample are sent with the task that last preempted it. Where the
- *    kernel keeps no run-queue delay (split_runq_timed), waits are timed
- *    at each switch out and in, which looks at the incoming task too.
+ *    run-queue delay grew by since its first switch out; the wait since
+ *    each switch out (read at the next one, or the exit) is sent in a
+ *    time-weighted sample with the task that preempted it there. Where
+ *    the kernel keeps no run-queue delay (split_runq_timed), waits are
+ *    timed at each switch out and in, which looks at the incoming task
+ *    too.
  *
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
@@ -108,51 +110,6 @@ static __always_inline bool task_in_iowait(struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 }
 
-/* prev, in a stamped call, leaves its CPU for next. Only a sleep needs
- * the clock (runq_timed: every switch out).
- */
-static __always_inline void split_out(struct split_ref *r,
-				      struct task_struct *prev,
-				      struct task_struct *next, bool preempt)
-{
-	struct sc_split *s = r->s;
-	bool asleep;
-
-	if (s->call != r->call) { /* the call's first switch out */
-		s->call = r->call;
-		s->flags = 0;
-		s->wait_ns = 0;
-		s->blocked_ns = 0;
-		s->iowait_ns = 0;
-		s->preempter_pid = 0;
-		if (!split_runq_timed)
-			s->run_delay = task_run_delay(prev);
-		if (r->f)
-			r->f->switched = 1;
-	}
-	/* asleep: it chose to (not preempted), in a state other than
-	 * running; a preempted task is runnable whatever its state says
-	 */
-	asleep = !preempt && task_state(prev) != 0;
-	if (asleep) {
-		s->flags = SC_SPLIT_BLOCKED |
-			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
-		s->out_ns = bpf_ktime_get_ns();
-	} else {
-		s->flags = 0;
-		s->preempter_pid = task_tgid(next);
-		if (KERN_TASK_BTF)
-			__builtin_memcpy(s->preempter_comm, next->comm,
-					 sizeof(s->preempter_comm));
-		else
-			BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
-		if (split_runq_timed)
-			s->out_ns = bpf_ktime_get_ns();
-	}
-	if (split_runq_timed)
-		s->flags |= SC_SPLIT_OUT;
-}
-
 /* Per CPU: the time of sleeps (or waits) since the last sample. */
 struct split_acc {
 	__u64 sleep_ns;
@@ -226,6 +183,91 @@ static __always_inline void split_ref_row(const struct split_ref *r, __u32 *nr,
 	}
 }
 
+/* A wait for a CPU of ns by t in the call of row (nr, abi, fd_type,
+ * cgtag), after s's preempter (none: after a wake-up): one in a
+ * time-weighted sample goes out.
+ */
+static __always_inline void
+split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
+		  __u32 cgtag, const struct sc_split *s, __u64 ns)
+{
+	struct sc_split_event *e;
+	__u64 weight;
+
+	if (!split_sampled(ns, true, &weight))
+		return;
+	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&split_lost, 1);
+		return;
+	}
+	split_event_fill(e, nr, abi, fd_type, cgtag, t, SC_SPLIT_WAIT, ns,
+			 weight);
+	e->other_pid = s->preempter_pid;
+	e->other_tid = 0;
+	__builtin_memcpy(e->other_comm, s->preempter_comm,
+			 sizeof(e->other_comm));
+	if (!s->preempter_pid)
+		e->other_comm[0] = 0;
+	bpf_ringbuf_submit(e, 0);
+}
+
+/* prev, in a stamped call, leaves its CPU for next. Only a sleep needs
+ * the clock (runq_timed: every switch out).
+ */
+static __always_inline void split_out(struct split_ref *r,
+				      struct task_struct *prev,
+				      struct task_struct *next, bool preempt)
+{
+	struct sc_split *s = r->s;
+	__u64 delay = 0;
+	bool asleep;
+
+	if (!split_runq_timed)
+		delay = task_run_delay(prev);
+	if (s->call != r->call) { /* the call's first switch out */
+		s->call = r->call;
+		s->flags = 0;
+		s->wait_ns = 0;
+		s->blocked_ns = 0;
+		s->iowait_ns = 0;
+		s->run_delay = delay;
+		s->seg_delay = delay;
+		if (r->f)
+			r->f->switched = 1;
+	} else if (!split_runq_timed && delay > s->seg_delay) {
+		__u32 nr, abi, fd_type, cgtag;
+
+		/* it waited since its last switch out */
+		split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
+		split_wait_sample(prev, nr, abi, fd_type, cgtag, s,
+				  delay - s->seg_delay);
+		s->seg_delay = delay;
+	}
+	/* asleep: it chose to (not preempted), in a state other than
+	 * running; a preempted task is runnable whatever its state says
+	 */
+	asleep = !preempt && task_state(prev) != 0;
+	if (asleep) {
+		s->flags = SC_SPLIT_BLOCKED |
+			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
+		s->out_ns = bpf_ktime_get_ns();
+		s->preempter_pid = 0;
+	} else {
+		s->flags = 0;
+		s->preempter_pid = task_tgid(next);
+		if (KERN_TASK_BTF)
+			__builtin_memcpy(s->preempter_comm, next->comm,
+					 sizeof(s->preempter_comm));
+		else
+			BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
+		if (split_runq_timed)
+			s->out_ns = bpf_ktime_get_ns();
+	}
+	if (split_runq_timed)
+		s->flags |= SC_SPLIT_OUT;
+}
+
 /* p, in a stamped call, is being woken at the current task's hands (or
  * an interrupt's, on top of it): its sleep ends.
  */
@@ -273,15 +315,21 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 }
 
 /* runq_timed: next, in a stamped call, gets its CPU back at now. */
-static __always_inline void split_in(struct split_ref *r, __u64 now)
+static __always_inline void split_in(struct split_ref *r,
+				     struct task_struct *next, __u64 now)
 {
 	struct sc_split *s = r->s;
+	__u32 nr, abi, fd_type, cgtag;
+	__u64 ns;
 
 	if (s->call != r->call ||
 	    (s->flags & (SC_SPLIT_OUT | SC_SPLIT_BLOCKED)) != SC_SPLIT_OUT)
 		return;
-	s->wait_ns += now - s->out_ns;
+	ns = now - s->out_ns;
+	s->wait_ns += ns;
 	s->flags &= ~SC_SPLIT_OUT;
+	split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
+	split_wait_sample(next, nr, abi, fd_type, cgtag, s, ns);
 }
 
 /* A context switch: prev may be in a stamped call; so may next, which
@@ -295,35 +343,7 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 	if (split_find(prev, &out))
 		split_out(&out, prev, next, preempt);
 	if (split_runq_timed && split_find(next, &in))
-		split_in(&in, bpf_ktime_get_ns());
-}
-
-/* A call that took its split at exit, and waited for a CPU: one of its
- * waits' time-weighted samples, with the task that last preempted it.
- */
-static __always_inline void split_exit_sample(struct task_struct *task,
-					      const struct ended_call *c,
-					      const struct sc_split *s)
-{
-	struct sc_split_event *e;
-	__u64 weight;
-
-	if (!split_sampled(c->wait_ns, true, &weight))
-		return;
-	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
-	if (!e) {
-		__sync_fetch_and_add(&split_lost, 1);
-		return;
-	}
-	split_event_fill(e, c->nr, c->abi, c->fd_type, c->cgtag, task,
-			 SC_SPLIT_WAIT, c->wait_ns, weight);
-	e->other_pid = s->preempter_pid;
-	e->other_tid = 0;
-	__builtin_memcpy(e->other_comm, s->preempter_comm,
-			 sizeof(e->other_comm));
-	if (!s->preempter_pid)
-		e->other_comm[0] = 0;
-	bpf_ringbuf_submit(e, 0);
+		split_in(&in, next, bpf_ktime_get_ns());
 }
 
 /* The split of a call ending now (s: its own), into c. */
@@ -339,6 +359,10 @@ static __always_inline void split_took(struct task_struct *task,
 		__u64 now = task_run_delay(task);
 
 		c->wait_ns = now > s->run_delay ? now - s->run_delay : 0;
+		/* the wait since its last switch out */
+		if (now > s->seg_delay)
+			split_wait_sample(task, c->nr, c->abi, c->fd_type,
+					  c->cgtag, s, now - s->seg_delay);
 	}
 	/* (the parts never exceed the call: rounding, a sleep or a wait
 	 * not closed)
@@ -350,7 +374,6 @@ static __always_inline void split_took(struct task_struct *task,
 			c->iowait_ns = c->blocked_ns;
 		c->wait_ns = c->delta_ns - c->blocked_ns;
 	}
-	split_exit_sample(task, c, s);
 }
 
 /* The call c ending now takes its split from splits[], if it was

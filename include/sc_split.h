@@ -12,8 +12,8 @@
  * last) and sent on a ring
  * buffer with what userspace names them by: where the sleeper slept (its
  * kernel stack), who woke it (the waking task, and the waking context's
- * kernel stack: an interrupt or a timer shows there) and, for a call's
- * waits (sent at its exit), the task that last preempted it.
+ * kernel stack: an interrupt or a timer shows there) and, for a wait,
+ * the task that preempted the call (none: it waited after a wake-up).
  */
 #ifndef SC_SPLIT_H
 #define SC_SPLIT_H
@@ -43,18 +43,24 @@ struct sc_split {
 	__u64 call;	 /* the call's start stamp: whose figures these are */
 	__u64 out_ns;	 /* switched out asleep (or at all: runq_timed) at */
 	__u64 run_delay; /* the task's run-queue delay at the first switch out */
+	__u64 seg_delay; /* and at the last one: the wait since is the
+			  * preempter's (if any)
+			  */
 	__u64 wait_ns;	 /* runq_timed: waits so far */
 	__u64 blocked_ns;
 	__u64 iowait_ns;
 	__u32 flags;
-	__u32 preempter_pid; /* the last task that preempted it (tgid) */
+	/* the task that preempted it at the last switch out (tgid); 0: it
+	 * went to sleep there
+	 */
+	__u32 preempter_pid;
 	char preempter_comm[16];
 };
 
 /* What a sampled event is. */
 enum sc_split_kind {
 	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */
-	SC_SPLIT_WAIT,	/* a call's waits for a CPU, sent at its exit */
+	SC_SPLIT_WAIT, /* a wait for a CPU, sent at the next switch out or exit */
 };
 
 struct sc_split_event {
@@ -69,8 +75,8 @@ struct sc_split_event {
 	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
-	 * shows); WAIT: the task that last preempted the call (pid 0 and
-	 * no name: none did; it waited after a wake-up)
+	 * shows); WAIT: the task that preempted the call (pid 0 and no
+	 * name: none did; it waited after a wake-up)
 	 */
 	__u32 other_pid;
 	__u32 other_tid;

@@ -209,13 +209,13 @@ static int by_ns(const void *a, const void *b)
 }
 
 struct sc_why *whys_of_row(const struct sc_whys *w, uint32_t abi, uint32_t nr,
-			   uint32_t fd_type, enum sc_why_kind kind, size_t *n,
-			   uint64_t *total)
+			   uint32_t fd_type, enum sc_why_kind kind,
+			   uint64_t part, size_t *n)
 {
 	struct sc_whys out = { 0 };
+	uint64_t total = 0;
 
 	*n = 0;
-	*total = 0;
 	for (size_t i = 0; i < w->n; i++) {
 		struct sc_why e = w->v[i];
 
@@ -229,8 +229,12 @@ struct sc_why *whys_of_row(const struct sc_whys *w, uint32_t abi, uint32_t nr,
 			*n = SIZE_MAX;
 			return NULL;
 		}
-		*total += e.ns;
+		total += e.ns;
 	}
+	/* the samples' shares of what the row measured */
+	for (size_t i = 0; i < out.n; i++)
+		out.v[i].ns = (uint64_t)((double)part * (double)out.v[i].ns /
+					 (double)total);
 	if (out.n)
 		qsort(out.v, out.n, sizeof(*out.v), by_ns);
 	*n = out.n;

@@ -89,13 +89,15 @@ int whys_delta(struct sc_whys *dst, const struct sc_whys *cur,
 
 /*
  * The estimates of kind of one row (abi, nr, fd_type) in w, summed over
- * processes, largest first: a new array (the caller frees it), *n of
- * them, *total their sum. NULL with *n 0: none (or out of memory: *n
+ * processes, largest first, each one's ns its share of part (the row's
+ * blocked time for where it slept and who woke it, its waiting time for
+ * what preempted it) as the samples give it: a new array (the caller
+ * frees it), *n of them. NULL with *n 0: none (or out of memory: *n
  * SIZE_MAX).
  */
 struct sc_why *whys_of_row(const struct sc_whys *w, uint32_t abi, uint32_t nr,
-			   uint32_t fd_type, enum sc_why_kind kind, size_t *n,
-			   uint64_t *total);
+			   uint32_t fd_type, enum sc_why_kind kind,
+			   uint64_t part, size_t *n);
 
 /* "task", "interrupt", "timer". */
 const char *why_waker_name(unsigned int waker);

@@ -41,7 +41,7 @@ static struct json_object *errnos_of(const struct sc_model *m,
 /* One estimate: {function} where it slept; {kind[, comm, pid, tid]} who
  * woke it; {comm, pid} what ran instead; then its ns and share.
  */
-static struct json_object *why_obj(const struct sc_why *e, uint64_t total)
+static struct json_object *why_obj(const struct sc_why *e, uint64_t part)
 {
 	struct json_object *o = json_object_new_object();
 	char name[SC_WHY_NAME_LEN + 1] = "";
@@ -68,7 +68,7 @@ static struct json_object *why_obj(const struct sc_why *e, uint64_t total)
 	err = err ?: jw_add_u64(o, "ns", e->ns);
 	err = err   ?:
 		      jw_add_num(o, "share",
-				 total ? (double)e->ns / (double)total : 0, 4);
+				 part ? (double)e->ns / (double)part : 0, 4);
 	return jw_done(o, err);
 }
 
@@ -78,14 +78,15 @@ static struct json_object *why_list(const struct sc_whys *why,
 				    enum sc_why_kind kind)
 {
 	struct json_object *arr = json_object_new_array();
-	uint64_t total;
+	uint64_t part = kind == SC_WHY_RAN_INSTEAD ? r->st.wait_ns :
+						     r->st.blocked_ns;
 	size_t n;
 	struct sc_why *v =
-		whys_of_row(why, r->abi, r->nr, r->fd_type, kind, &n, &total);
+		whys_of_row(why, r->abi, r->nr, r->fd_type, kind, part, &n);
 	int err = arr && n != SIZE_MAX ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n && i < WHY_LIST_MAX; i++)
-		err = jw_push(arr, why_obj(&v[i], total));
+		err = jw_push(arr, why_obj(&v[i], part));
 	free(v);
 	return jw_done(arr, err);
 }

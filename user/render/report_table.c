@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "render/callsites.h"
+#include "render/why_table.h"
 #include "render/columns.h"
 #include "render/drops.h"
 #include "render/report_table.h"
@@ -458,7 +459,8 @@ int report_table(FILE *f, const struct sc_model *m, const struct report_opts *o,
 			m->meta.slow_lost ? " (the ring buffer or the list of "
 					    "calls to print was full)" :
 					    "");
-	err = callsites_table(f, m);
+	err = why_table(f, m);
+	err = err ?: callsites_table(f, m);
 	if (err)
 		return err;
 	if (o->histograms)
