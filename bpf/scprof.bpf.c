@@ -165,6 +165,10 @@ __s64 procs_exited = 0;
  * scheduler programs look there only while there are some (split.bpf.h).
  */
 __s64 tstore_calls = 0;
+/* Calls switched out preempted and not back on a CPU yet: while there
+ * are some, the switch program looks at the incoming task too.
+ */
+__s64 split_preempted = 0;
 /* Without bpf_task_pt_regs: where a task's saved registers are from the
  * base of its kernel stack, learned at the first syscall (task.bpf.h).
  */

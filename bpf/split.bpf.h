@@ -8,24 +8,27 @@
  * call's stamp is there, tstore_calls).
  *
  *  - switched out: asleep (not preempted, its state not running), when
- *    and whether in I/O wait; preempted, by whom; at the first switch
+ *    and whether in I/O wait; or preempted, when; at the first switch
  *    out of a call, the task's run-queue delay as the kernel keeps it;
+ *  - switched in after a preemption (the switch program looks at the
+ *    incoming task while any call waits so): one such wait in a
+ *    time-weighted sample is sent with the task that ran just before;
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
  *    waker's kernel stacks;
  *  - at its exit (split_took): its wait for a CPU is what the kernel's
- *    run-queue delay grew by since its first switch out; the wait since
- *    each switch out (read at the next one, or the exit) is sent in a
- *    time-weighted sample with the task that preempted it there. Where
- *    the kernel keeps no run-queue delay (split_runq_timed), waits are
- *    timed at each switch out and in, which looks at the incoming task
- *    too.
+ *    run-queue delay grew by since its first switch out; a wait after a
+ *    wake-up (read at the next switch out, or the exit) is sampled with
+ *    no task named. Where the kernel keeps no run-queue delay
+ *    (split_runq_timed), waits are timed at each switch out and in, which
+ *    looks at the incoming task on every switch.
  *
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * split_on, split_runq_timed, split_sample_ns, tstore_calls, read_cgid,
- * flights, tstore (struct sc_task, whose split member this fills).
+ * split_on, split_runq_timed, split_sample_ns, tstore_calls,
+ * split_preempted, read_cgid, flights, tstore (struct sc_task, whose split
+ * member this fills).
  */
 #ifndef SCPROF_SPLIT_BPF_H
 #define SCPROF_SPLIT_BPF_H
@@ -184,12 +187,13 @@ static __always_inline void split_ref_row(const struct split_ref *r, __u32 *nr,
 }
 
 /* A wait for a CPU of ns by t in the call of row (nr, abi, fd_type,
- * cgtag), after s's preempter (none: after a wake-up): one in a
- * time-weighted sample goes out.
+ * cgtag); other: the task that ran just before t got its CPU back (NULL:
+ * unknown, a wait after a wake-up). One in a time-weighted sample goes
+ * out.
  */
 static __always_inline void
 split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
-		  __u32 cgtag, const struct sc_split *s, __u64 ns)
+		  __u32 cgtag, struct task_struct *other, __u64 ns)
 {
 	struct sc_split_event *e;
 	__u64 weight;
@@ -203,21 +207,22 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 	}
 	split_event_fill(e, nr, abi, fd_type, cgtag, t, SC_SPLIT_WAIT, ns,
 			 weight);
-	e->other_pid = s->preempter_pid;
-	e->other_tid = 0;
-	__builtin_memcpy(e->other_comm, s->preempter_comm,
-			 sizeof(e->other_comm));
-	if (!s->preempter_pid)
-		e->other_comm[0] = 0;
+	e->other_pid = other ? task_tgid(other) : 0;
+	e->other_tid = other ? task_tid(other) : 0;
+	e->other_comm[0] = 0;
+	if (other && KERN_TASK_BTF)
+		__builtin_memcpy(e->other_comm, other->comm,
+				 sizeof(e->other_comm));
+	else if (other)
+		BPF_CORE_READ_STR_INTO(&e->other_comm, other, comm);
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* prev, in a stamped call, leaves its CPU for next. Only a sleep needs
- * the clock (runq_timed: every switch out).
+/* prev, in a stamped call, leaves its CPU. A sleep, or a preemption,
+ * needs the clock (runq_timed: every switch out).
  */
 static __always_inline void split_out(struct split_ref *r,
-				      struct task_struct *prev,
-				      struct task_struct *next, bool preempt)
+				      struct task_struct *prev, bool preempt)
 {
 	struct sc_split *s = r->s;
 	__u64 delay = 0;
@@ -238,31 +243,25 @@ static __always_inline void split_out(struct split_ref *r,
 	} else if (!split_runq_timed && delay > s->seg_delay) {
 		__u32 nr, abi, fd_type, cgtag;
 
-		/* it waited since its last switch out */
+		/* it waited since its last switch out, a sleep: after its
+		 * wake-up (a preemption's wait was sampled as it ran again)
+		 */
 		split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
-		split_wait_sample(prev, nr, abi, fd_type, cgtag, s,
+		split_wait_sample(prev, nr, abi, fd_type, cgtag, NULL,
 				  delay - s->seg_delay);
-		s->seg_delay = delay;
 	}
+	s->seg_delay = delay;
 	/* asleep: it chose to (not preempted), in a state other than
 	 * running; a preempted task is runnable whatever its state says
 	 */
 	asleep = !preempt && task_state(prev) != 0;
+	s->out_ns = bpf_ktime_get_ns();
 	if (asleep) {
 		s->flags = SC_SPLIT_BLOCKED |
 			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
-		s->out_ns = bpf_ktime_get_ns();
-		s->preempter_pid = 0;
 	} else {
-		s->flags = 0;
-		s->preempter_pid = task_tgid(next);
-		if (KERN_TASK_BTF)
-			__builtin_memcpy(s->preempter_comm, next->comm,
-					 sizeof(s->preempter_comm));
-		else
-			BPF_CORE_READ_STR_INTO(&s->preempter_comm, next, comm);
-		if (split_runq_timed)
-			s->out_ns = bpf_ktime_get_ns();
+		s->flags = SC_SPLIT_PREEMPTED;
+		__sync_fetch_and_add(&split_preempted, 1);
 	}
 	if (split_runq_timed)
 		s->flags |= SC_SPLIT_OUT;
@@ -314,26 +313,37 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	bpf_ringbuf_submit(e, 0);
 }
 
-/* runq_timed: next, in a stamped call, gets its CPU back at now. */
+/* next, in a stamped call, gets its CPU back at now, after prev: a wait
+ * after a preemption ends (sampled with prev), and where the kernel keeps
+ * no run-queue delay (runq_timed), any wait.
+ */
 static __always_inline void split_in(struct split_ref *r,
-				     struct task_struct *next, __u64 now)
+				     struct task_struct *next,
+				     struct task_struct *prev, __u64 now)
 {
 	struct sc_split *s = r->s;
 	__u32 nr, abi, fd_type, cgtag;
+	bool preempted;
 	__u64 ns;
 
-	if (s->call != r->call ||
-	    (s->flags & (SC_SPLIT_OUT | SC_SPLIT_BLOCKED)) != SC_SPLIT_OUT)
+	if (s->call != r->call || (s->flags & SC_SPLIT_BLOCKED) ||
+	    !(s->flags & (SC_SPLIT_OUT | SC_SPLIT_PREEMPTED)))
 		return;
+	preempted = s->flags & SC_SPLIT_PREEMPTED;
 	ns = now - s->out_ns;
-	s->wait_ns += ns;
-	s->flags &= ~SC_SPLIT_OUT;
+	if (split_runq_timed)
+		s->wait_ns += ns;
+	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
+	if (preempted)
+		__sync_fetch_and_sub(&split_preempted, 1);
 	split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
-	split_wait_sample(next, nr, abi, fd_type, cgtag, s, ns);
+	split_wait_sample(next, nr, abi, fd_type, cgtag,
+			  preempted ? prev : NULL, ns);
 }
 
 /* A context switch: prev may be in a stamped call; so may next, which
- * only matters where waits are timed here (runq_timed).
+ * only matters while some call waits after a preemption, or where waits
+ * are timed here (runq_timed).
  */
 static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 					 struct task_struct *next)
@@ -341,9 +351,9 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 	struct split_ref out, in;
 
 	if (split_find(prev, &out))
-		split_out(&out, prev, next, preempt);
-	if (split_runq_timed && split_find(next, &in))
-		split_in(&in, next, bpf_ktime_get_ns());
+		split_out(&out, prev, preempt);
+	if ((split_runq_timed || split_preempted > 0) && split_find(next, &in))
+		split_in(&in, next, prev, bpf_ktime_get_ns());
 }
 
 /* The split of a call ending now (s: its own), into c. */
@@ -359,10 +369,10 @@ static __always_inline void split_took(struct task_struct *task,
 		__u64 now = task_run_delay(task);
 
 		c->wait_ns = now > s->run_delay ? now - s->run_delay : 0;
-		/* the wait since its last switch out */
+		/* the wait since its last switch out, a sleep */
 		if (now > s->seg_delay)
 			split_wait_sample(task, c->nr, c->abi, c->fd_type,
-					  c->cgtag, s, now - s->seg_delay);
+					  c->cgtag, NULL, now - s->seg_delay);
 	}
 	/* (the parts never exceed the call: rounding, a sleep or a wait
 	 * not closed)

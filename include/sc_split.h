@@ -12,8 +12,9 @@
  * last) and sent on a ring
  * buffer with what userspace names them by: where the sleeper slept (its
  * kernel stack), who woke it (the waking task, and the waking context's
- * kernel stack: an interrupt or a timer shows there) and, for a wait,
- * the task that preempted the call (none: it waited after a wake-up).
+ * kernel stack: an interrupt or a timer shows there) and, for a wait
+ * after a preemption, the task that ran just before the call got its CPU
+ * back (none for a wait after a wake-up).
  */
 #ifndef SC_SPLIT_H
 #define SC_SPLIT_H
@@ -28,9 +29,10 @@
 #define SC_SPLIT_RINGBUF (1U << 20)
 
 /* struct sc_split.flags */
-#define SC_SPLIT_BLOCKED 1U /* switched out asleep, not woken yet */
-#define SC_SPLIT_IOWAIT 2U  /* that sleep is in I/O wait (in_iowait) */
-#define SC_SPLIT_OUT 4U	    /* switched out, not in again (runq_timed) */
+#define SC_SPLIT_BLOCKED 1U   /* switched out asleep, not woken yet */
+#define SC_SPLIT_IOWAIT 2U    /* that sleep is in I/O wait (in_iowait) */
+#define SC_SPLIT_OUT 4U	      /* switched out, not in again (runq_timed) */
+#define SC_SPLIT_PREEMPTED 8U /* switched out preempted, not in again */
 
 /*
  * A call's split so far, while it is in flight. Waiting for a CPU is
@@ -43,18 +45,14 @@ struct sc_split {
 	__u64 call;	 /* the call's start stamp: whose figures these are */
 	__u64 out_ns;	 /* switched out asleep (or at all: runq_timed) at */
 	__u64 run_delay; /* the task's run-queue delay at the first switch out */
-	__u64 seg_delay; /* and at the last one: the wait since is the
-			  * preempter's (if any)
+	__u64 seg_delay; /* and at the last one (a wait since, after a
+			  * wake-up, is sampled at the next one)
 			  */
 	__u64 wait_ns;	 /* runq_timed: waits so far */
 	__u64 blocked_ns;
 	__u64 iowait_ns;
 	__u32 flags;
-	/* the task that preempted it at the last switch out (tgid); 0: it
-	 * went to sleep there
-	 */
-	__u32 preempter_pid;
-	char preempter_comm[16];
+	__u32 pad2;
 };
 
 /* What a sampled event is. */
@@ -75,8 +73,8 @@ struct sc_split_event {
 	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
-	 * shows); WAIT: the task that preempted the call (pid 0 and no
-	 * name: none did; it waited after a wake-up)
+	 * shows); WAIT: the task that ran just before the call ran again,
+	 * after a preemption (pid 0 and no name: a wait after a wake-up)
 	 */
 	__u32 other_pid;
 	__u32 other_tid;

@@ -200,7 +200,8 @@ def test_without_flag_unchanged(tmp_path):
                                env=CLEAN_ENV)
     assert text.splitlines()[0] == ("pid,comm,abi,syscall,nr,calls,errors,"
                                     "total_ns,min_ns,max_ns,avg_ns,p50_ns,"
-                                    "p90_ns,p99_ns,bytes")
+                                    "p90_ns,p99_ns,bytes,on_cpu_ns,"
+                                    "cpu_wait_ns,blocked_ns,io_wait_ns")
 
 
 def test_fd_types_count_only_refused():

@@ -14,9 +14,9 @@ from conftest import (SCPROF, by_name, run, run_scprof, scprof_json,
                       workload, nothing_dropped)
 
 FACILITIES = ["task_btf", "task_storage", "cmpxchg", "task_regs",
-              "tail_calls"]
+              "tail_calls", "run_delay"]
 # without these the default build runs still (a cheaper path is not taken)
-OPTIONAL = ["tail_calls"]
+OPTIONAL = ["tail_calls", "run_delay"]
 
 
 def features(env_without=None):

@@ -160,7 +160,8 @@ def test_csv(name):
     header, rows = rows[0], rows[1:]
     assert header == ["pid", "comm", "abi", "syscall", "nr", "calls", "errors",
                       "total_ns", "min_ns", "max_ns", "avg_ns", "p50_ns",
-                      "p90_ns", "p99_ns", "bytes"]
+                      "p90_ns", "p99_ns", "bytes", "on_cpu_ns", "cpu_wait_ns",
+                      "blocked_ns", "io_wait_ns"]
     assert rows and all(len(r) == len(header) for r in rows)
     want = esc_text(name[:COMM_LEN])
     assert {r[1] for r in rows} == {want}

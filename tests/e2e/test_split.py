@@ -699,7 +699,10 @@ def test_truth_io(tmp_path, ext4_loop, psi_cgroup):
         pytest.skip("no cgroup v2 io.pressure (PSI) here: the I/O wait is "
                     "checked by its D state only")
     io = (psi_some_us(psi_cgroup, "io") - before) * 1000
-    near(io, t["blocked_ns"], t["wall_ns"], "PSI's I/O wait vs blocked")
+    # (PSI books from the dequeue to the enqueue, weighed over CPUs: seen
+    # 40 ms of 350 from schedstat's blocked, both ways)
+    near(io, t["blocked_ns"], t["wall_ns"], "PSI's I/O wait vs blocked",
+         tol=0.2)
 
 
 def test_truth_quota(tmp_path, quota_cgroup):
@@ -870,12 +873,16 @@ def test_split_io(tmp_path, ext4_loop, psi_cgroup):
             pinned=True)
     s, t = r.split("pread64"), r.facts.truth["pread64"]
     check_against_truth(s, r.facts)
+    # the blocked time is I/O wait as far as the sleeps sampled in D state
+    # in the I/O path go (90% or more), never more than blocked
+    fn, frac = r.sampler.top("pread64", "D")
+    assert s.io_wait <= s.blocked + 1000, s
+    assert s.io_wait >= (frac - TOL) * s.blocked, (frac, s)
     if before is not None:
+        # PSI books I/O wait from the dequeue to the enqueue, weighed over
+        # CPUs: a looser check (seen 40 ms of 350 apart, both ways)
         io = (psi_some_us(psi_cgroup, "io") - before) * 1000
-        near(s.io_wait, io, s.total, "pread64's I/O wait (PSI)")
-    else:
-        near(s.io_wait, s.blocked, s.total, "pread64's I/O wait (blocked)")
-    fn, _ = r.sampler.top("pread64", "D")
+        near(s.io_wait, io, s.total, "pread64's I/O wait (PSI)", tol=0.2)
     assert s.blocked_in and s.blocked_in[0]["function"] == fn, \
         f"slept in {fn} (kernel stack), scprof: {s}"
     assert s.blocked_in[0]["share"] >= 0.9, s
@@ -909,7 +916,9 @@ def test_split_quota(tmp_path, quota_cgroup):
     assert abs(th["throttled_ns"] - delta["throttled_ns"]) <= \
         TOL * delta["throttled_ns"] + 10e6, (th, delta)
     assert abs(th["nr_throttled"] - delta["nr_throttled"]) <= 2, (th, delta)
-    assert abs(th["nr_periods"] - delta["nr_periods"]) <= 2, (th, delta)
+    # (the bandwidth timer counts a few idle periods after the task has
+    # gone, between scprof's last read and the test's)
+    assert -2 <= delta["nr_periods"] - th["nr_periods"] <= 5, (th, delta)
     check_against_truth(r.split("read"), r.facts)
 
 

@@ -392,6 +392,8 @@ int collector__add_target(struct collector *c, pid_t tgid)
 			return -EINVAL;
 		*w |= 1U << (t % 32);
 		c->skel->bss->live_targets++;
+		if (!c->first)
+			c->first = tgid;
 		if (!c->ntargets++ && c->opts.cells == SC_CELLS_ONE_TARGET) {
 			c->one = tgid;
 			c->skel->bss->one_tgid = (__u32)tgid;
@@ -505,6 +507,9 @@ int collector__attach(struct collector *c)
 	 */
 	forget_verdicts(c);
 	memset(c->skel->bss->flights, 0, sizeof(c->skel->bss->flights));
+	/* the quota throttling of the first target's cgroup, or --cgroup's */
+	if (c->split)
+		split_drain_watch(c->split, c->first, c->opts.cgroup_path);
 	err = attach_ordered(c);
 	c->attached = !err;
 	if (err) {

@@ -71,6 +71,7 @@ struct collector {
 	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
 	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
 	struct split_drain *split;  /* opts.split (split_drain.c) */
+	pid_t first;		    /* the first target added */
 	struct cgroups *cgroups;    /* opts.read_cgid: names (cgroups.c) */
 };
 

@@ -274,7 +274,7 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	m->meta.split = c->opts.split;
 	if (!err && c->split) {
 		whys_free(&m->why);
-		err = split_drain_take(c->split, &m->why);
+		err = split_drain_take(c->split, &m->why, &m->meta.throttle);
 		m->meta.split_lost = split_drain_dropped(c->split);
 	}
 	for (int i = 0; i < SC_DROP_COUNT; i++)

@@ -23,12 +23,20 @@
 
 #include "collect/collector_priv.h"
 #include "collect/split_drain.h"
+#include "collect/throttle.h"
 #include "sc_split.h"
 #include "util/caps.h"
+#include "util/clock.h"
 #include "util/ksyms.h"
 #include "util/log.h"
 
 #define SPLIT_POLL_MS 50
+/* For the first seconds, a look every few ms: a command that puts
+ * itself in a cgroup does it first, and the throttling counted there
+ * before it is seen is lost (when the cgroup is older than the run).
+ */
+#define SPLIT_EARLY_MS 5
+#define SPLIT_EARLY_NS 2000000000ULL
 #define SPLIT_BUCKETS 16384
 
 struct split_drain {
@@ -41,7 +49,8 @@ struct split_drain {
 	uint32_t *bucket; /* SPLIT_BUCKETS heads: an entry's index + 1 */
 	uint32_t *next;	  /* the next entry in its bucket (index + 1) */
 	size_t next_cap;
-	uint64_t dropped; /* no room (lock) */
+	uint64_t dropped;	   /* no room (lock) */
+	struct throttle *throttle; /* (lock) */
 	bool running, stop, few_caps;
 };
 
@@ -294,6 +303,7 @@ static void *drain_thread(void *arg)
 {
 	struct split_drain *d = arg;
 	int efd = ring_buffer__epoll_fd(d->rb), err;
+	uint64_t t0 = clock_mono_ns();
 
 	/* capabilities are each thread's own: kallsyms needs none more */
 	if (d->few_caps && (err = caps_drop_to(0)))
@@ -303,9 +313,14 @@ static void *drain_thread(void *arg)
 		struct epoll_event ev;
 
 		/* woken by the kernel side, else every SPLIT_POLL_MS */
-		epoll_wait(efd, &ev, 1, SPLIT_POLL_MS);
+		epoll_wait(efd, &ev, 1,
+			   d->throttle && clock_mono_ns() - t0 <
+						   SPLIT_EARLY_NS ?
+				   SPLIT_EARLY_MS :
+				   SPLIT_POLL_MS);
 		pthread_mutex_lock(&d->lock);
 		err = ring_buffer__consume(d->rb);
+		throttle_poll(d->throttle);
 		pthread_mutex_unlock(&d->lock);
 		if (err < 0 && err != -EINTR) {
 			pr_warn("the split's ring buffer: %s", strerror(-err));
@@ -375,13 +390,25 @@ void split_drain_free(struct split_drain *d)
 	}
 	ring_buffer__free(d->rb);
 	ksyms_free(d->ksyms);
+	throttle_free(d->throttle);
 	whys_free(&d->whys);
 	free(d->bucket);
 	free(d->next);
 	free(d);
 }
 
-int split_drain_take(struct split_drain *d, struct sc_whys *out)
+void split_drain_watch(struct split_drain *d, pid_t pid, const char *dir)
+{
+	struct throttle *t = throttle_start(pid, dir);
+
+	pthread_mutex_lock(&d->lock);
+	throttle_free(d->throttle);
+	d->throttle = t;
+	pthread_mutex_unlock(&d->lock);
+}
+
+int split_drain_take(struct split_drain *d, struct sc_whys *out,
+		     struct sc_throttle *throttle)
 {
 	int err;
 
@@ -389,6 +416,7 @@ int split_drain_take(struct split_drain *d, struct sc_whys *out)
 	pthread_mutex_lock(&d->lock);
 	ring_buffer__consume(d->rb);
 	err = whys_copy(out, &d->whys);
+	throttle_read(d->throttle, throttle);
 	pthread_mutex_unlock(&d->lock);
 	if (!err)
 		whys_sort(out);

@@ -13,7 +13,9 @@
 #define SCPROF_SPLIT_DRAIN_H
 
 #include <stdint.h>
+#include <sys/types.h>
 
+#include "model/model.h"
 #include "model/why.h"
 
 #define SPLIT_MAX_ENTRIES 65536
@@ -25,8 +27,16 @@ struct split_drain;
 int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
 		    bool few_caps);
 void split_drain_free(struct split_drain *d);
-/* The estimates so far (cumulative), into out (empty). 0 or -ENOMEM. */
-int split_drain_take(struct split_drain *d, struct sc_whys *out);
+/* Watch the CPU quota throttling of pid's cgroup (or, pid 0, of the
+ * cgroup v2 directory dir), following pid when it moves (collect/
+ * throttle.h), looked at with every drain (SPLIT_POLL_MS at least).
+ */
+void split_drain_watch(struct split_drain *d, pid_t pid, const char *dir);
+/* The estimates so far (cumulative), into out (empty), and the
+ * throttling since the start. 0 or -ENOMEM.
+ */
+int split_drain_take(struct split_drain *d, struct sc_whys *out,
+		     struct sc_throttle *throttle);
 /* Samples lost: the ring buffer full, or no room for their estimate. */
 uint64_t split_drain_dropped(const struct split_drain *d);
 

@@ -94,6 +94,21 @@ struct sc_map_fail {
 
 #define SC_MAP_FAILS_MAX 32
 
+/* A target's CPU quota throttling over the run (collect/throttle.h): the
+ * cgroup holding its quota (its directory), the quota, and what cpu.stat
+ * counted.
+ */
+struct sc_throttle {
+	bool known;
+	bool v1;	     /* cgroup v1's cpu controller, else v2's */
+	char cgroup[4096];   /* raw bytes: escape to print */
+	int64_t quota_us;    /* -1: none ("max") */
+	uint64_t period_us;
+	uint64_t throttled_ns;
+	uint64_t nr_throttled; /* periods it was throttled in */
+	uint64_t nr_periods;   /* periods it was runnable in */
+};
+
 /* A model's figures beside its rows: how it was collected, and what it
  * lacks. Copied whole (model_copy_meta), so no field is forgotten.
  */
@@ -134,6 +149,7 @@ struct sc_model_meta {
 	 */
 	bool split;
 	uint64_t split_lost;
+	struct sc_throttle throttle;
 };
 
 struct sc_model {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The JSON report: one object, built with json-c. */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <json-c/json.h>
@@ -39,7 +40,8 @@ static struct json_object *errnos_of(const struct sc_model *m,
 #define WHY_LIST_MAX 8
 
 /* One estimate: {function} where it slept; {kind[, comm, pid, tid]} who
- * woke it; {comm, pid} what ran instead; then its ns and share.
+ * woke it; {comm, pid} what ran instead; then its ns and share (rounded
+ * down: a list's shares add up to 1 at most).
  */
 static struct json_object *why_obj(const struct sc_why *e, uint64_t part)
 {
@@ -67,8 +69,12 @@ static struct json_object *why_obj(const struct sc_why *e, uint64_t part)
 	}
 	err = err ?: jw_add_u64(o, "ns", e->ns);
 	err = err   ?:
-		      jw_add_num(o, "share",
-				 part ? (double)e->ns / (double)part : 0, 4);
+		      jw_add_num(
+			      o, "share",
+			      part ? floor((double)e->ns / (double)part * 1e4) /
+					      1e4 :
+				     0,
+			      4);
 	return jw_done(o, err);
 }
 
@@ -234,6 +240,34 @@ static int add_groups(struct json_object *root, int err,
  * unattributed calls are counted, in pid 0, but not in their own process;
  * a failure's errno "E2BIG" is a map that was full.
  */
+/* The target's CPU quota throttling over the run: null, or {cgroup,
+ * throttled_ns, nr_throttled, nr_periods, quota_us (null: none),
+ * period_us}.
+ */
+static struct json_object *throttle_obj(const struct sc_throttle *t)
+{
+	struct json_object *o;
+	char *path;
+	int err;
+
+	if (!t->known)
+		return NULL;
+	o = json_object_new_object();
+	path = strndup(t->cgroup, esc_strnlen(t->cgroup, sizeof(t->cgroup)));
+	err = o && path ? 0 : -ENOMEM;
+	err = err ?: jw_add_str(o, "cgroup", path);
+	err = err ?: jw_add_u64(o, "throttled_ns", t->throttled_ns);
+	err = err ?: jw_add_u64(o, "nr_throttled", t->nr_throttled);
+	err = err ?: jw_add_u64(o, "nr_periods", t->nr_periods);
+	if (t->quota_us >= 0)
+		err = err ?: jw_add_int(o, "quota_us", t->quota_us);
+	else
+		err = err ?: jw_add_null(o, "quota_us");
+	err = err ?: jw_add_u64(o, "period_us", t->period_us);
+	free(path);
+	return jw_done(o, err);
+}
+
 static struct json_object *dropped_obj(const struct sc_model *m)
 {
 	struct json_object *o = json_object_new_object(), *arr = NULL;
@@ -340,6 +374,15 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	if (meta->exit_status >= 0)
 		err = err ?: jw_add_int(root, "exit_status", meta->exit_status);
 	err = err ?: jw_add(root, "dropped", dropped_obj(m));
+	if (m->meta.split) {
+		struct json_object *th = throttle_obj(&m->meta.throttle);
+
+		if (m->meta.throttle.known && !th)
+			err = err ?: -ENOMEM;
+		err = err   ?:
+			      (th ? jw_add(root, "cpu_throttling", th) :
+				    jw_add_null(root, "cpu_throttling"));
+	}
 	err = err   ?:
 		      jw_add(root, "syscalls",
 			     syscall_list(m->total, m->ntotal, o, m,
