@@ -8,20 +8,19 @@
  * call's stamp is there, tstore_calls).
  *
  *  - switched out: asleep (not preempted, its state not running), when
- *    and whether in I/O wait; or preempted, when; at the first switch
- *    out of a call, the task's run-queue delay as the kernel keeps it;
+ *    and whether in I/O wait; or preempted, when; the task's run-queue
+ *    delay as the kernel keeps it (the wait after a sleep is what it
+ *    grew by at the next switch out, or the exit);
  *  - switched in after a preemption (the switch program looks at the
- *    incoming task while any call waits so): one such wait in a
- *    time-weighted sample is sent with the task that ran just before;
+ *    incoming task while any call waits so): the wait is timed, one in a
+ *    time-weighted sample sent with the task that ran just before;
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
  *    waker's kernel stacks;
- *  - at its exit (split_took): its wait for a CPU is what the kernel's
- *    run-queue delay grew by since its first switch out; a wait after a
- *    wake-up (read at the next switch out, or the exit) is sampled with
- *    no task named. Where the kernel keeps no run-queue delay
- *    (split_runq_timed), waits are timed at each switch out and in, which
- *    looks at the incoming task on every switch.
+ *  - at its exit (split_took): the call takes its sums; a wait after a
+ *    wake-up is sampled with no task named. Where the kernel keeps no
+ *    run-queue delay (split_runq_timed), waits are timed at each switch
+ *    out and in, which looks at the incoming task on every switch.
  *
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
@@ -218,6 +217,33 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 	bpf_ringbuf_submit(e, 0);
 }
 
+/*
+ * The wait for a CPU since s's last switch out, read from the kernel's
+ * run-queue delay (now: delay) where that switch out was a sleep: the
+ * wait after its wake-up, sampled with no task named. After a preemption
+ * the wait was timed as it ran again (split_in), throttling included
+ * (a throttled task is off the run queue); one not seen there (it went
+ * unnoticed) is read here too.
+ */
+static __always_inline void split_sleep_wait(struct task_struct *t, __u32 nr,
+					     __u32 abi, __u32 fd_type,
+					     __u32 cgtag, struct sc_split *s,
+					     __u64 delay)
+{
+	__u64 ns = delay > s->seg_delay ? delay - s->seg_delay : 0;
+
+	if (s->flags & SC_SPLIT_PREEMPTED) { /* its switch in unseen */
+		s->flags &= ~SC_SPLIT_PREEMPTED;
+		__sync_fetch_and_sub(&split_preempted, 1);
+	} else if (!(s->flags & SC_SPLIT_SLEPT)) {
+		return;
+	}
+	if (!ns)
+		return;
+	s->wait_ns += ns;
+	split_wait_sample(t, nr, abi, fd_type, cgtag, NULL, ns);
+}
+
 /* prev, in a stamped call, leaves its CPU. A sleep, or a preemption,
  * needs the clock (runq_timed: every switch out).
  */
@@ -236,19 +262,13 @@ static __always_inline void split_out(struct split_ref *r,
 		s->wait_ns = 0;
 		s->blocked_ns = 0;
 		s->iowait_ns = 0;
-		s->run_delay = delay;
-		s->seg_delay = delay;
 		if (r->f)
 			r->f->switched = 1;
-	} else if (!split_runq_timed && delay > s->seg_delay) {
+	} else if (!split_runq_timed) {
 		__u32 nr, abi, fd_type, cgtag;
 
-		/* it waited since its last switch out, a sleep: after its
-		 * wake-up (a preemption's wait was sampled as it ran again)
-		 */
 		split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
-		split_wait_sample(prev, nr, abi, fd_type, cgtag, NULL,
-				  delay - s->seg_delay);
+		split_sleep_wait(prev, nr, abi, fd_type, cgtag, s, delay);
 	}
 	s->seg_delay = delay;
 	/* asleep: it chose to (not preempted), in a state other than
@@ -257,7 +277,7 @@ static __always_inline void split_out(struct split_ref *r,
 	asleep = !preempt && task_state(prev) != 0;
 	s->out_ns = bpf_ktime_get_ns();
 	if (asleep) {
-		s->flags = SC_SPLIT_BLOCKED |
+		s->flags = SC_SPLIT_BLOCKED | SC_SPLIT_SLEPT |
 			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
 	} else {
 		s->flags = SC_SPLIT_PREEMPTED;
@@ -331,7 +351,10 @@ static __always_inline void split_in(struct split_ref *r,
 		return;
 	preempted = s->flags & SC_SPLIT_PREEMPTED;
 	ns = now - s->out_ns;
-	if (split_runq_timed)
+	/* a preemption's wait, timed: its time off the run queue while its
+	 * group is throttled too, which the run-queue delay leaves out
+	 */
+	if (split_runq_timed || preempted)
 		s->wait_ns += ns;
 	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
 	if (preempted)
@@ -358,22 +381,17 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 
 /* The split of a call ending now (s: its own), into c. */
 static __always_inline void split_took(struct task_struct *task,
-				       struct ended_call *c,
-				       const struct sc_split *s)
+				       struct ended_call *c, struct sc_split *s)
 {
+	/* the wait since the last switch out, after a sleep (reads the
+	 * run-queue delay: the split is written, as the thread's own)
+	 */
+	if (!split_runq_timed)
+		split_sleep_wait(task, c->nr, c->abi, c->fd_type, c->cgtag, s,
+				 task_run_delay(task));
 	c->blocked_ns = s->blocked_ns;
 	c->iowait_ns = s->iowait_ns;
-	if (split_runq_timed) {
-		c->wait_ns = s->wait_ns;
-	} else {
-		__u64 now = task_run_delay(task);
-
-		c->wait_ns = now > s->run_delay ? now - s->run_delay : 0;
-		/* the wait since its last switch out, a sleep */
-		if (now > s->seg_delay)
-			split_wait_sample(task, c->nr, c->abi, c->fd_type,
-					  c->cgtag, NULL, now - s->seg_delay);
-	}
+	c->wait_ns = s->wait_ns;
 	/* (the parts never exceed the call: rounding, a sleep or a wait
 	 * not closed)
 	 */
@@ -393,7 +411,7 @@ static __always_inline void split_took(struct task_struct *task,
 static __always_inline void split_claim(struct task_struct *task,
 					struct ended_call *c)
 {
-	const struct sc_split *s = c->split_ts;
+	struct sc_split *s = c->split_ts;
 	__u32 i;
 
 	if (!split_on)

@@ -33,22 +33,24 @@
 #define SC_SPLIT_IOWAIT 2U    /* that sleep is in I/O wait (in_iowait) */
 #define SC_SPLIT_OUT 4U	      /* switched out, not in again (runq_timed) */
 #define SC_SPLIT_PREEMPTED 8U /* switched out preempted, not in again */
+#define SC_SPLIT_SLEPT 16U    /* the last switch out was a sleep */
 
 /*
- * A call's split so far, while it is in flight. Waiting for a CPU is
- * what the kernel's own run-queue delay of the task (sched_info, as
- * /proc/PID/schedstat shows it) grew by since the call's first switch
- * out, where the kernel keeps it (runq_timed off); else it is timed at
- * each switch in.
+ * A call's split so far, while it is in flight. A wait for a CPU after a
+ * sleep (runnable since its wake-up) is what the kernel's own run-queue
+ * delay of the task (sched_info, as /proc/PID/schedstat shows it) grew by
+ * until its next switch out or its exit; a wait after a preemption is
+ * timed from the switch out to the switch in (a task whose group is
+ * throttled is off the run queue, which that delay leaves out). Where the
+ * kernel keeps no run-queue delay, every wait is timed.
  */
 struct sc_split {
 	__u64 call;	 /* the call's start stamp: whose figures these are */
 	__u64 out_ns;	 /* switched out asleep (or at all: runq_timed) at */
-	__u64 run_delay; /* the task's run-queue delay at the first switch out */
-	__u64 seg_delay; /* and at the last one (a wait since, after a
-			  * wake-up, is sampled at the next one)
+	__u64 seg_delay; /* the task's run-queue delay at the last switch
+			  * out: the wait after a sleep is its growth since
 			  */
-	__u64 wait_ns;	 /* runq_timed: waits so far */
+	__u64 wait_ns;	 /* waits so far */
 	__u64 blocked_ns;
 	__u64 iowait_ns;
 	__u32 flags;

@@ -219,6 +219,11 @@ static void follow(struct throttle *t)
 	    !pid_cgroup(t->pid, dir, sizeof(dir), &v1, cg, sizeof(cg)) ||
 	    (t->found && !strcmp(cg, t->cg)))
 		return;
+	/* (cgroup v1 puts an exiting task back in the root before it is a
+	 * zombie: a move to the root, once watching another, is that)
+	 */
+	if (t->found && (!strcmp(cg, "/") || !strcmp(cg, "v1:/")))
+		return;
 	snprintf(t->cg, sizeof(t->cg), "%s", cg);
 	snprintf(t->dir, sizeof(t->dir), "%s", dir);
 	t->v1 = v1;
