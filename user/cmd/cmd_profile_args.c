@@ -147,14 +147,12 @@ static void usage_report(FILE *f)
 	      "                        of them at most; a COMMAND's own stdout then goes to\n"
 	      "                        stderr. ./- names a file called -\n"
 	      "      --format FMT      table (default), json or csv\n"
-	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
-	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
-	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
-	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
-	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-	      "                        bytes, rate (calls/s), interrupted (calls a signal\n"
-	      "                        ended)\n"
-	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "  -S, --sort KEY        sort by a column (default: time), or by nothing\n"
+	      "  -U, --columns COLS    table columns, comma-separated (strace's -U names\n"
+	      "                        and aliases, and scprof's):",
+	      f);
+	column_help(f, false, 51, 24, 80);
+	fputs("  -P, --per-process     add one table per process (pid and comm)\n"
 	      "      --by KEY[,KEY]    add one table per group, largest first, of the\n"
 	      "                        calls grouped by pid, tid (each thread, named),\n"
 	      "                        comm, cgroup (its cgroup v2 path), unit (the\n"
