@@ -697,12 +697,16 @@ int BPF_PROG(sc_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A thread moved to another cgroup (cgtag.bpf.h). */
+/* A thread moved to another cgroup (cgtag.bpf.h); a target process, for
+ * its CPU quota throttling (split.bpf.h).
+ */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(sc_cgroup_attach, struct cgroup *dst, const char *path,
 	     struct task_struct *task, bool threadgroup)
 {
-	cgtag_moved(dst, task, threadgroup);
+	if (read_cgid)
+		cgtag_moved(dst, task, threadgroup);
+	split_moved(task);
 	return 0;
 }
 

@@ -38,6 +38,7 @@
 
 #include "scprof.h"
 #include "sc_split.h"
+#include "filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
 #include "task.bpf.h"
@@ -423,6 +424,27 @@ static __always_inline void split_claim(struct task_struct *task,
 	if (!s || s->call != c->split_call)
 		return;
 	split_took(task ?: current_task(), c, s);
+}
+
+/* A target process moves to another cgroup: userspace looks at its CPU
+ * quota there at once (collect/throttle.c), before it is throttled.
+ */
+static __always_inline void split_moved(struct task_struct *task)
+{
+	struct sc_split_event *e;
+
+	if (!split_on || filter_mode != SC_FILTER_TGID ||
+	    !is_target(task_tgid(task)))
+		return;
+	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&split_lost, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = SC_SPLIT_MOVED;
+	e->proc.tgid = task_tgid(task);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):

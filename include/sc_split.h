@@ -60,7 +60,14 @@ struct sc_split {
 /* What a sampled event is. */
 enum sc_split_kind {
 	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */
-	SC_SPLIT_WAIT, /* a wait for a CPU, sent at the next switch out or exit */
+	/* a wait for a CPU: after a preemption, sent as the call runs
+	 * again; after a wake-up, at its next switch out or its exit
+	 */
+	SC_SPLIT_WAIT,
+	/* not a sample: a target process (proc.tgid) moved to another
+	 * cgroup
+	 */
+	SC_SPLIT_MOVED,
 };
 
 struct sc_split_event {

@@ -798,7 +798,12 @@ def test_split_shared(tmp_path):
                 pytest.skip("the calls waited for a CPU only after sys_exit "
                             f"here ({ms(want['cpu_wait'])} of "
                             f"{ms(s.total)} inside): nothing to check")
-            assert abs(spin[0]["share"] - spin_share) <= 0.15, \
+            # what ran just before the worker got its CPU back names the
+            # spinner first; others on that CPU (a loaded machine's: seen
+            # 22% at a load of 6) take some of the rest
+            assert s.ran_instead[0]["comm"] == "split-spin", s
+            assert spin_share - 0.25 <= spin[0]["share"] <= \
+                spin_share + 0.15, \
                 f"the spinner took {spin_share:.0%} of the worker's waits; " \
                 f"scprof: {s}"
     assert spun <= spin_cpu + TOL * total, \

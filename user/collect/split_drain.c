@@ -26,17 +26,11 @@
 #include "collect/throttle.h"
 #include "sc_split.h"
 #include "util/caps.h"
-#include "util/clock.h"
 #include "util/ksyms.h"
 #include "util/log.h"
 
 #define SPLIT_POLL_MS 50
-/* For the first seconds, a look every few ms: a command that puts
- * itself in a cgroup does it first, and the throttling counted there
- * before it is seen is lost (when the cgroup is older than the run).
- */
-#define SPLIT_EARLY_MS 5
-#define SPLIT_EARLY_NS 2000000000ULL
+
 #define SPLIT_BUCKETS 16384
 
 struct split_drain {
@@ -266,6 +260,10 @@ static int on_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->kind == SC_SPLIT_MOVED) { /* where its quota is now */
+		throttle_poll(d->throttle);
+		return 0;
+	}
 	w.pid = e->proc.tgid;
 	w.cgtag = e->proc.cgtag;
 	w.start_ns = e->proc.start_ns;
@@ -303,7 +301,6 @@ static void *drain_thread(void *arg)
 {
 	struct split_drain *d = arg;
 	int efd = ring_buffer__epoll_fd(d->rb), err;
-	uint64_t t0 = clock_mono_ns();
 
 	/* capabilities are each thread's own: kallsyms needs none more */
 	if (d->few_caps && (err = caps_drop_to(0)))
@@ -312,12 +309,10 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
 		struct epoll_event ev;
 
-		/* woken by the kernel side, else every SPLIT_POLL_MS */
-		epoll_wait(efd, &ev, 1,
-			   d->throttle && clock_mono_ns() - t0 <
-						   SPLIT_EARLY_NS ?
-				   SPLIT_EARLY_MS :
-				   SPLIT_POLL_MS);
+		/* woken by the kernel side (a target's move to another
+		 * cgroup at once), else every SPLIT_POLL_MS
+		 */
+		epoll_wait(efd, &ev, 1, SPLIT_POLL_MS);
 		pthread_mutex_lock(&d->lock);
 		err = ring_buffer__consume(d->rb);
 		throttle_poll(d->throttle);
