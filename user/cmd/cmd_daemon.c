@@ -398,6 +398,8 @@ static int drop_capabilities(bool keep_bpf)
 
 /* ---- the loop -------------------------------------------------------- */
 
+#define TRIM_EVERY_NS 60000000000ULL
+
 static int fold_exited(struct daemon *d)
 {
 	struct sc_model *exited = NULL;
@@ -414,9 +416,14 @@ static int fold_exited(struct daemon *d)
 		comm_series__fold(d->comms, exited);
 	model_free(exited);
 	/* Models are transient: give their memory back, so the daemon's
-	 * footprint is its steady state, not its largest fold.
+	 * footprint is its steady state, not its largest fold; once a
+	 * minute at most (under process churn a fold is every poll, and
+	 * each trim's memory comes back as page faults)
 	 */
-	malloc_trim(0);
+	if (clock_mono_ns() - d->trimmed_ns >= TRIM_EVERY_NS) {
+		malloc_trim(0);
+		d->trimmed_ns = clock_mono_ns();
+	}
 	if (!err && d->o->target.kind == TARGET_PIDS && !d->targets_gone &&
 	    collector__live_targets(d->col) <= 0) {
 		d->targets_gone = true;

@@ -22,7 +22,8 @@ struct daemon {
 	struct target_found found; /* -p's processes, as found at start */
 	struct collector *col;
 	struct comm_series *comms;
-	struct duty *duty; /* latency windows and the budget */
+	struct duty *duty;   /* latency windows and the budget */
+	uint64_t trimmed_ns; /* malloc_trim() last called */
 	struct MHD_Daemon *http;
 	int listen_fd;
 	int pidfile_fd; /* >= 0: locked and written, removed on exit */

@@ -126,6 +126,10 @@ int collector_choose_progs(struct scprof_bpf *skel,
 int collector_map_walk(int fd, size_t ksz, size_t vsz,
 		       int (*fn)(void *ctx, const void *key, const void *val),
 		       void *ctx);
+/* Delete n keys of ksz bytes from map fd, in batches (one by one where
+ * the kernel has no batch API). How many were there and went.
+ */
+int collector_map_delete(int fd, const void *keys, size_t ksz, size_t n);
 void collector_proc_set_info(struct sc_proc *p,
 			     const struct sc_proc_info *info);
 /* The one target's process key, once the programs have seen it. */

@@ -77,8 +77,12 @@ int collector_tslots_reap(struct collector *c)
 
 int collector__tslots_free(struct collector *c)
 {
+	/* (a look at every slot: once an eighth of them are dead, not at
+	 * every death, which under process churn is every poll)
+	 */
 	if (!c->opts.thread_totals ||
-	    __atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED) <= 0)
+	    __atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED) * 8 <
+		    SC_TSLOTS)
 		return 0;
 	return collector_tslots_reap(c);
 }
@@ -124,8 +128,7 @@ static int ptotals_walk(struct collector *c, struct ptotals_ctx *p)
 	int err = collector_map_walk(fd, sizeof(struct sc_proc_key),
 				     sizeof(struct sc_counts), ptotal_one, p);
 
-	for (size_t i = 0; i < p->ndead; i++)
-		bpf_map_delete_elem(fd, &p->dead[i]);
+	collector_map_delete(fd, p->dead, sizeof(*p->dead), p->ndead);
 	free(p->dead);
 	return err;
 }
