@@ -24,6 +24,7 @@
 #include "collect/duty.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
+#include "model/split_hold.h"
 #include "render/report_prom.h"
 #include "render/slowcalls.h"
 #include "util/caps.h"
@@ -623,7 +624,8 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		       "and no cgroup2 file system is mounted here");
 		return EXIT_FAIL;
 	}
-	if (o->comm_series && comm_series__new(&d->comms, &so)) {
+	d->hold = split_hold__new();
+	if (!d->hold || (o->comm_series && comm_series__new(&d->comms, &so))) {
 		pr_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -653,6 +655,7 @@ static void daemon_teardown(void *ctx, int status)
 	duty__free(d->duty);
 	collector__destroy(d->col);
 	comm_series__free(d->comms);
+	split_hold__free(d->hold);
 	close_pidfile(d);
 	if (status == EXIT_OK)
 		pr_warn("stopped: BPF programs detached");
