@@ -108,6 +108,8 @@ static void usage(FILE *f)
 	      "                        (every call timed) unless --latency-duty is given\n"
 	      "Only calls that begin and end in one window are timed: the histograms,\n"
 	      "_sum and _count hold those calls, scprof_syscalls_total every call.\n"
+	      "Their time is split into on a CPU, waiting for a CPU, blocked and I/O\n"
+	      "wait (scprof_syscall_on_cpu_seconds_total and its kin).\n"
 	      "scprof_latency_sample_ratio says the share of time timed;\n"
 	      "scprof_bpf_run_seconds_total what the programs cost.\n"
 	      "\n"
