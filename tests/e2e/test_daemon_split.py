@@ -130,8 +130,9 @@ def run_split(daemons, gates, args, cmd_prefix=lambda c: c):
     assert g.wait() == 0, out
     samples = quiesce(d, lambda s: value(
         s, "scprof_processes_folded_total") == 1, "the workload folded")
-    scraper.check(*parse(d.metrics()))
     assert scraper.join() >= 5, "too few scrapes while the workload ran"
+    # (once the scraper's thread is done: one scrape after another)
+    scraper.check(*parse(d.metrics()))
     return Facts(out.decode()), samples
 
 
