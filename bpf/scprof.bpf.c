@@ -605,8 +605,7 @@ int BPF_PROG(sc_timed_exit, struct pt_regs *regs, long ret)
 	record_call(task, &c, fl, ret, timed, counted);
 	if (timed)
 		slow_check(task, regs, &c, ret);
-	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, c.delta_ns,
-		     timed, counted);
+	thread_count(task, regs, addr, SCR_EXIT, fl, &c, ret, timed, counted);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
 	return 0;
@@ -659,26 +658,33 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 		return 0;
 	c.cgtag = task ? cgtag_of(task) : 0;
 	record_call(task, &c, fl, ret, false, true);
-	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, 0, false,
-		     true);
+	thread_count(task, regs, addr, SCR_EXIT, fl, &c, ret, false, true);
 	return 0;
 }
 
 /* The split of calls' time (split.bpf.h): a context switch, and a task
- * being woken. Attached with the split only.
+ * being woken. Attached with the split only; in sampled mode in latency
+ * windows only, where they time themselves as the syscall programs do
+ * (cost.bpf.h: nothing in full mode).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	__u64 t0 = cost_begin(SC_COST_SWITCH);
+
 	split_switch(preempt, prev, next);
+	cost_end(SC_COST_SWITCH, t0);
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sc_waking, struct task_struct *p)
 {
+	__u64 t0 = cost_begin(SC_COST_WAKING);
+
 	split_woken(ctx, p);
+	cost_end(SC_COST_WAKING, t0);
 	return 0;
 }
 

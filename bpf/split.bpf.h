@@ -24,10 +24,16 @@
  *
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
+ * Sampled mode (the daemon): the scheduler programs are attached in
+ * latency windows only, as the enter program is, and see only the calls
+ * stamped in the current window (the others are not timed); userspace
+ * zeroes split_preempted before it attaches them, as a call preempted
+ * when they were detached is switched in unseen.
+ *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * split_on, split_runq_timed, split_sample_ns, tstore_calls,
- * split_preempted, read_cgid, flights, tstore (struct sc_task, whose split
- * member this fills).
+ * progs, window_gen, split_on, split_runq_timed, split_sample_ns,
+ * tstore_calls, split_preempted, read_cgid, flights, tstore (struct
+ * sc_task, whose split member this fills).
  */
 #ifndef SCPROF_SPLIT_BPF_H
 #define SCPROF_SPLIT_BPF_H
@@ -67,6 +73,14 @@ struct split_ref {
 	__u64 call; /* the call's start stamp */
 };
 
+/* Is a call stamped under window generation gen one to split? Every
+ * one in full mode; in sampled mode, those of the window open now.
+ */
+static __always_inline bool split_gen_ok(__u32 gen)
+{
+	return progs != SC_PROGS_SAMPLED || gen == window_gen;
+}
+
 /* Is t in a stamped call? Its split, found without a helper call when
  * the stamp is in flights[].
  */
@@ -86,14 +100,14 @@ static __always_inline bool split_find(struct task_struct *t,
 				r->f = f;
 				r->ts = NULL;
 				r->call = f->start_ns;
-				return r->s && r->call;
+				return r->s && r->call && split_gen_ok(f->gen);
 			}
 		}
 		if (tstore_calls <= 0)
 			return false;
 	}
 	r->ts = thread_state(&tstore, t, NULL, false);
-	if (!r->ts || !r->ts->start_ns)
+	if (!r->ts || !r->ts->start_ns || !split_gen_ok(r->ts->gen))
 		return false;
 	r->s = &r->ts->split;
 	r->f = NULL;
@@ -136,10 +150,13 @@ struct {
 static __always_inline bool split_sampled(__u64 ns, bool wait, __u64 *weight)
 {
 	__u32 zero = 0;
-	struct split_acc *a = bpf_map_lookup_elem(&split_accs, &zero);
+	struct split_acc *a;
 	__u64 *acc;
 
-	if (!a || !split_sample_ns || !ns)
+	if (!split_sample_ns || !ns) /* (no samples: the sums only) */
+		return false;
+	a = bpf_map_lookup_elem(&split_accs, &zero);
+	if (!a)
 		return false;
 	acc = wait ? &a->wait_ns : &a->sleep_ns;
 	*acc += ns;

@@ -66,6 +66,7 @@ void profile_plan(const struct profile_opts *o,
 	co->raw_symbols = o->raw_symbols;
 	co->slow_ns = o->count_only ? 0 : o->slow_ns;
 	co->split = !o->count_only && !o->no_split;
+	co->split_samples = co->split;
 	co->max_exited = o->max_exited;
 	co->fold = rows ? COLLECTOR_FOLD_PROCS : COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, rows, co);
@@ -111,6 +112,11 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 	 * daemon keeps few itself
 	 */
 	co->slow_ns = o->slow_ns;
+	/* the split of the calls timed, summed (no samples: the metrics
+	 * have no place for where calls slept), and the CPU quota
+	 * throttling of the first target's cgroup, or --cgroup's
+	 */
+	co->split = true;
 	co->drain_few_caps = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);

@@ -326,7 +326,7 @@ static void *drain_thread(void *arg)
 }
 
 int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
-		    bool few_caps)
+		    bool samples, bool few_caps)
 {
 	struct split_drain *d;
 	sigset_t all, old;
@@ -338,9 +338,14 @@ int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
 		return -ENOMEM;
 	d->skel = skel;
 	d->few_caps = few_caps;
+	pthread_mutex_init(&d->lock, NULL);
+	if (!samples) { /* the throttling only, read when taken */
+		*out = d;
+		return 0;
+	}
 	d->bucket = calloc(SPLIT_BUCKETS, sizeof(*d->bucket));
 	if (!d->bucket) {
-		free(d);
+		split_drain_free(d);
 		return -ENOMEM;
 	}
 	/* (kallsyms before capabilities go: it shows addresses to root) */
@@ -358,14 +363,12 @@ int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
 		split_drain_free(d);
 		return err;
 	}
-	pthread_mutex_init(&d->lock, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&d->thread, NULL, drain_thread, d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr_err("cannot start the split's drain: %s", strerror(-err));
-		pthread_mutex_destroy(&d->lock);
 		split_drain_free(d);
 		return err;
 	}
@@ -381,8 +384,8 @@ void split_drain_free(struct split_drain *d)
 	if (d->running) {
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		pthread_join(d->thread, NULL);
-		pthread_mutex_destroy(&d->lock);
 	}
+	pthread_mutex_destroy(&d->lock);
 	ring_buffer__free(d->rb);
 	ksyms_free(d->ksyms);
 	throttle_free(d->throttle);
@@ -409,7 +412,8 @@ int split_drain_take(struct split_drain *d, struct sc_whys *out,
 
 	/* what the ring holds now, then a copy */
 	pthread_mutex_lock(&d->lock);
-	ring_buffer__consume(d->rb);
+	if (d->rb)
+		ring_buffer__consume(d->rb);
 	err = whys_copy(out, &d->whys);
 	throttle_read(d->throttle, throttle);
 	pthread_mutex_unlock(&d->lock);

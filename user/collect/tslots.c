@@ -26,6 +26,9 @@ static void counts_to_stats(const struct sc_counts *c, struct sc_stats *st)
 	st->interrupted = c->interrupted;
 	st->bytes = c->bytes;
 	st->total_ns = c->total_ns;
+	st->wait_ns = c->wait_ns;
+	st->blocked_ns = c->blocked_ns;
+	st->iowait_ns = c->iowait_ns;
 }
 
 static int add_counts(struct sc_model *m, const struct sc_proc_key *k,
@@ -48,6 +51,9 @@ static void slot_counts(const struct sc_tslot *ts, struct sc_counts *c)
 	c->interrupted = __atomic_load_n(&ts->c.interrupted, __ATOMIC_RELAXED);
 	c->bytes = __atomic_load_n(&ts->c.bytes, __ATOMIC_RELAXED);
 	c->total_ns = __atomic_load_n(&ts->c.total_ns, __ATOMIC_RELAXED);
+	c->wait_ns = __atomic_load_n(&ts->c.wait_ns, __ATOMIC_RELAXED);
+	c->blocked_ns = __atomic_load_n(&ts->c.blocked_ns, __ATOMIC_RELAXED);
+	c->iowait_ns = __atomic_load_n(&ts->c.iowait_ns, __ATOMIC_RELAXED);
 }
 
 int collector_tslots_reap(struct collector *c)

@@ -320,6 +320,8 @@ static void test_daemon(void **state)
 	      "daemon -a");
 	CHECK(co.thread_totals == (o.comm_series != 0) && !co.read_cgid,
 	      "per-name series by default");
+	/* the calls' time split, summed: no samples of where they slept */
+	CHECK(co.split && !co.split_samples, "daemon: the split, no samples");
 	daemon_free_opts(&o);
 
 	char *u[] = { "daemon", "--labels", "unit", NULL };
