@@ -16,7 +16,9 @@
  *    time-weighted sample sent with the task that ran just before;
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
- *    waker's kernel stacks;
+ *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked)
+ *    the call's longest sleep is kept, with both stacks, in sleeps[]
+ *    beside splits[] (or in the task state), for its exit (split_sleep);
  *  - at its exit (split_took): the call takes its sums; a wait after a
  *    wake-up is sampled with no task named. Where the kernel keeps no
  *    run-queue delay (split_runq_timed), waits are timed at each switch
@@ -25,7 +27,7 @@
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * split_on, split_runq_timed, split_sample_ns, tstore_calls,
+ * split_on, split_runq_timed, split_sample_ns, sleep_on, tstore_calls,
  * split_preempted, read_cgid, flights, tstore (struct sc_task, whose split
  * member this fills).
  */
@@ -53,6 +55,16 @@ struct {
 	__type(value, struct sc_split);
 } splits SEC(".maps");
 
+/* sleep_on: the longest sleeps of the calls in flights[], slot for slot
+ * (one entry when off: userspace sizes it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SC_FLIGHT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sc_sleep);
+} sleeps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_SPLIT_RINGBUF); /* userspace may resize */
@@ -64,6 +76,7 @@ struct split_ref {
 	struct sc_flight *f; /* NULL: the stamp is in task state */
 	struct sc_task *ts;
 	__u64 call; /* the call's start stamp */
+	__u32 slot; /* f's index in flights[] */
 };
 
 /* Is t in a stamped call? Its split, found without a helper call when
@@ -83,6 +96,7 @@ static __always_inline bool split_find(struct task_struct *t,
 			if (f->owner == addr) {
 				r->s = bpf_map_lookup_elem(&splits, &i);
 				r->f = f;
+				r->slot = i;
 				r->ts = NULL;
 				r->call = f->start_ns;
 				return r->s && r->call;
@@ -96,6 +110,7 @@ static __always_inline bool split_find(struct task_struct *t,
 		return false;
 	r->s = &r->ts->split;
 	r->f = NULL;
+	r->slot = 0;
 	r->call = r->ts->start_ns;
 	return true;
 }
@@ -287,6 +302,42 @@ static __always_inline void split_out(struct split_ref *r,
 		s->flags |= SC_SPLIT_OUT;
 }
 
+/*
+ * sleep_on: a sleep of ns by p, in the call r, has just ended at the
+ * current task's hands: the call's longest so far is kept, with the
+ * sleeper's kernel stack and the waker's (the two stack walks only for a
+ * sleep longer than the call's longest before).
+ */
+static __always_inline void split_keep_sleep(void *ctx, struct task_struct *p,
+					     const struct split_ref *r,
+					     __u64 ns)
+{
+	struct sc_sleep *z;
+	__u32 i = r->slot;
+	long n;
+
+	if (r->f)
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	else
+		z = &r->ts->sleep;
+	if (!z)
+		return;
+	if (z->call != r->call) {
+		z->call = r->call;
+		z->ns = 0;
+	}
+	if (ns <= z->ns)
+		return;
+	z->ns = ns;
+	z->waker_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	z->waker_tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_get_current_comm(z->waker_comm, sizeof(z->waker_comm));
+	n = bpf_get_task_stack(p, z->sleeper, sizeof(z->sleeper), 0);
+	z->nsleeper = n > 0 ? (__u32)n / 8 : 0;
+	n = bpf_get_stack(ctx, z->waker, sizeof(z->waker), 0);
+	z->nwaker = n > 0 ? (__u32)n / 8 : 0;
+}
+
 /* p, in a stamped call, is being woken at the current task's hands (or
  * an interrupt's, on top of it): its sleep ends.
  */
@@ -312,6 +363,8 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	s->flags &= ~(SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
 	/* (runq_timed: the wait for a CPU starts now) */
 	s->out_ns = now;
+	if (sleep_on)
+		split_keep_sleep(ctx, p, &r, ns);
 	if (!split_sampled(ns, false, &weight))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
@@ -423,6 +476,27 @@ static __always_inline void split_claim(struct task_struct *task,
 	if (!s || s->call != c->split_call)
 		return;
 	split_took(task ?: current_task(), c, s);
+}
+
+/* sleep_on: the longest sleep of the call c that has just ended (its
+ * split claimed: split_claim), or NULL when it never slept (or the record
+ * is another call's already).
+ */
+static __always_inline const struct sc_sleep *
+split_sleep(const struct ended_call *c)
+{
+	const struct sc_sleep *z = NULL;
+	__u32 i;
+
+	if (!sleep_on || !c->split_call)
+		return NULL;
+	if (c->split_ts) {
+		z = &container_of(c->split_ts, struct sc_task, split)->sleep;
+	} else if (c->split_slot) {
+		i = c->split_slot - 1;
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	}
+	return z && z->call == c->split_call && z->ns ? z : NULL;
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):
