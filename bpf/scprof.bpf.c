@@ -507,7 +507,7 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
 				  stack_by_blocked ? c.blocked_ns : c.delta_ns,
-				  stack_by_blocked ? split_sleep(&c) : NULL);
+				  stack_by_blocked ? split_sleep(task) : NULL);
 	if (status_ok(ret)) {
 		slow_check(task, regs, &c, ret);
 		record(task, &c, flags_of(c.nr, c.abi), ret, true);

@@ -232,7 +232,7 @@ static __always_inline void slow_emit(struct task_struct *task,
 		e->split_blocked_ns = c->blocked_ns;
 		e->split_iowait_ns = c->iowait_ns;
 	}
-	stack_sleep(e, split_sleep(c));
+	stack_sleep(e, split_sleep(task));
 	slow_fd(task, regs, c, e);
 	/* at once: its fd is looked up in /proc while the process lives */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);

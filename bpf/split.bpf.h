@@ -457,6 +457,38 @@ static __always_inline void split_took(struct task_struct *task,
 	}
 }
 
+/*
+ * sleep_on: which call's longest sleep the exit program may read (its
+ * stamp; 0: none) and where (its flight slot + 1; 0: the task state), per
+ * CPU: noted as the split is claimed, read by split_sleep() at the end of
+ * the same run (a program does not nest in itself on a CPU). Kept out of
+ * struct ended_call so that the exit program keeps no more of it alive
+ * when sleep_on is off.
+ */
+struct sleep_claim {
+	__u64 call;
+	__u32 slot;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sleep_claim);
+} sleep_claims SEC(".maps");
+
+static __always_inline void split_note_sleep(const struct ended_call *c)
+{
+	__u32 zero = 0;
+	struct sleep_claim *cl = bpf_map_lookup_elem(&sleep_claims, &zero);
+
+	if (!cl)
+		return;
+	cl->call = c->split_ts || c->split_slot ? c->split_call : 0;
+	cl->slot = c->split_ts ? 0 : c->split_slot;
+}
+
 /* The call c ending now takes its split from splits[], if it was
  * switched out with its stamp in flights[] (task state's split is taken
  * by task_exit, with split_took too).
@@ -469,6 +501,8 @@ static __always_inline void split_claim(struct task_struct *task,
 
 	if (!split_on)
 		return;
+	if (sleep_on)
+		split_note_sleep(c);
 	if (!s && c->split_slot) {
 		i = c->split_slot - 1;
 		s = bpf_map_lookup_elem(&splits, &i);
@@ -480,23 +514,33 @@ static __always_inline void split_claim(struct task_struct *task,
 
 /* sleep_on: the longest sleep of the call c that has just ended (its
  * split claimed: split_claim), or NULL when it never slept (or the record
- * is another call's already).
+ * is another call's already). task: the caller (NULL: the current task).
  */
 static __always_inline const struct sc_sleep *
-split_sleep(const struct ended_call *c)
+split_sleep(struct task_struct *task)
 {
 	const struct sc_sleep *z = NULL;
-	__u32 i;
+	struct sleep_claim *cl;
+	struct sc_task *ts;
+	__u32 i = 0;
 
-	if (!sleep_on || !c->split_call)
+	if (!sleep_on)
 		return NULL;
-	if (c->split_ts) {
-		z = &container_of(c->split_ts, struct sc_task, split)->sleep;
-	} else if (c->split_slot) {
-		i = c->split_slot - 1;
+	cl = bpf_map_lookup_elem(&sleep_claims, &i);
+	if (!cl || !cl->call)
+		return NULL;
+	if (cl->slot) {
+		i = cl->slot - 1;
 		z = bpf_map_lookup_elem(&sleeps, &i);
+	} else {
+		ts = thread_state(&tstore, task ?: current_task(), NULL, false);
+		if (!ts)
+			return NULL;
+		z = &ts->sleep;
 	}
-	return z && z->call == c->split_call && z->ns ? z : NULL;
+	if (!z || z->call != cl->call || !z->ns)
+		return NULL;
+	return z;
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):
