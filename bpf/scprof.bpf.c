@@ -684,7 +684,17 @@ int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sc_waking, struct task_struct *p)
 {
-	split_woken(ctx, p);
+	split_woken(ctx, p, false);
+	return 0;
+}
+
+/* The same, keeping each call's longest sleep (sleep_on): attached
+ * instead of sc_waking.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sc_waking_sleep, struct task_struct *p)
+{
+	split_woken(ctx, p, true);
 	return 0;
 }
 

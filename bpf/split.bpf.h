@@ -16,9 +16,10 @@
  *    time-weighted sample sent with the task that ran just before;
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
- *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked)
- *    the call's longest sleep is kept, with both stacks, in sleeps[]
- *    beside splits[] (or in the task state), for its exit (split_sleep);
+ *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked:
+ *    the program sc_waking_sleep instead of sc_waking) the call's longest
+ *    sleep is kept, with both stacks, in sleeps[] beside splits[] (or in
+ *    the task state), for its exit (split_sleep);
  *  - at its exit (split_took): the call takes its sums; a wait after a
  *    wake-up is sampled with no task named. Where the kernel keeps no
  *    run-queue delay (split_runq_timed), waits are timed at each switch
@@ -339,9 +340,12 @@ static __always_inline void split_keep_sleep(void *ctx, struct task_struct *p,
 }
 
 /* p, in a stamped call, is being woken at the current task's hands (or
- * an interrupt's, on top of it): its sleep ends.
+ * an interrupt's, on top of it): its sleep ends. keep (a constant: two
+ * programs, sc_waking and sc_waking_sleep, so that the first one is
+ * what it was without it): the call's longest sleep is kept.
  */
-static __always_inline void split_woken(void *ctx, struct task_struct *p)
+static __always_inline void split_woken(void *ctx, struct task_struct *p,
+					const bool keep)
 {
 	__u32 nr, abi, fd_type, cgtag;
 	struct sc_split_event *e;
@@ -363,7 +367,7 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	s->flags &= ~(SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
 	/* (runq_timed: the wait for a CPU starts now) */
 	s->out_ns = now;
-	if (sleep_on)
+	if (keep)
 		split_keep_sleep(ctx, p, &r, ns);
 	if (!split_sampled(ns, false, &weight))
 		return;

@@ -18,6 +18,7 @@ import re
 
 import pytest
 
+from conftest import CLEAN_ENV, run_scprof, workload
 from test_split import Run
 from test_slow import LINE, check_trace, dur_ns
 
@@ -154,13 +155,15 @@ def test_table_lines(tmp_path, mode):
 
 
 def test_no_split_no_split_in_the_log(tmp_path):
-    """--no-split: the slow calls are reported without a split, and the
-    kernel side keeps no sleeps."""
+    """--no-split: the slow calls are reported without a split (sleepmix's
+    reads of 5 and 15 ms)."""
     log = tmp_path / "slow.jsonl"
-    r = Run(tmp_path, ["pipe", 10, 10], scprof_args=[
-        "--no-split", "--slow", "5ms", "--slow-out", str(log)])
+    p = run_scprof(["--no-split", "--slow", "3ms", "--slow-out", str(log),
+                    "--format", "json", "-o", str(tmp_path / "r.json"), "--",
+                    workload("sleepmix"), "5", "5"], env=CLEAN_ENV)
+    assert p.returncode == 0, p.stderr
     objs = [json.loads(ln) for ln in log.read_text().splitlines()]
-    assert objs, "no slow call"
+    assert [o for o in objs if o["syscall"] == "read"], objs
     for o in objs:
         for key in ("on_cpu_ns", "blocked_ns", "slept_in", "woken_by"):
             assert key not in o, o

@@ -206,7 +206,7 @@ static int configure(struct collector *c)
 	stack_drain_configure(
 		skel, opts->stack_period, opts->stack_by,
 		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0,
-		opts->split);
+		collector_keeps_sleeps(opts));
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);

@@ -86,6 +86,17 @@ static inline bool collector_uses_arrays(const struct collector_opts *o)
 	return o->cells != SC_CELLS_PER_PROCESS;
 }
 
+/* Does each call in flight keep its longest sleep (where it slept, who
+ * woke it): for --slow's calls or --stacks-by blocked's samples, with the
+ * split? (rodata sleep_on, and sc_waking_sleep for sc_waking)
+ */
+static inline bool collector_keeps_sleeps(const struct collector_opts *o)
+{
+	return o->split && o->progs != SC_PROGS_COUNT_ONLY &&
+	       (o->slow_ns ||
+		(o->stack_period && o->stack_by == SC_STACKS_BY_BLOCKED));
+}
+
 /* cgroups.c */
 
 /* Before load: the removed cgroups' ring buffer, a page when not on
@@ -165,12 +176,12 @@ void inflight_free(struct inflight *f);
 
 /* Before load: the sampling period (rodata; µs of time in calls, or of
  * blocked time, when by time or blocked), the --slow threshold (0: off),
- * the longest sleeps kept (split: the split is on) and the ring buffers'
- * sizes.
+ * whether the longest sleeps are kept (collector_keeps_sleeps) and the
+ * ring buffers' sizes.
  */
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
 			   enum sc_stack_weighting by, uint64_t slow_ns,
-			   bool split);
+			   bool sleeps);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
  * the thread that drains them (period 0 and no slow: *out NULL), with
  * few_caps keeping only the capabilities it needs; ksyms names kernel

@@ -709,19 +709,18 @@ static void *drain_thread(void *arg)
 
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
 			   enum sc_stack_weighting by, uint64_t slow_ns,
-			   bool split)
+			   bool sleeps)
 {
 	bool timed = by != SC_STACKS_BY_COUNT && period;
-	bool blocked = by == SC_STACKS_BY_BLOCKED && period && split;
 
 	skel->rodata->stack_period = period;
 	skel->rodata->stack_by_time = timed;
-	skel->rodata->stack_by_blocked = blocked;
+	skel->rodata->stack_by_blocked = by == SC_STACKS_BY_BLOCKED && period;
 	skel->rodata->stack_budget_ns = timed ? period * 1000ULL : 0;
 	skel->rodata->slow_ns = slow_ns;
 	/* each call's longest sleep, for a slow call's or a sample's */
-	skel->rodata->sleep_on = split && (slow_ns || blocked);
-	if (!skel->rodata->sleep_on)
+	skel->rodata->sleep_on = sleeps;
+	if (!sleeps)
 		bpf_map__set_max_entries(skel->maps.sleeps, 1);
 	if (!period && !slow_ns) { /* the smallest ring buffers: a page */
 		bpf_map__set_max_entries(skel->maps.stack_events,
