@@ -369,7 +369,11 @@ static int slow_split(const struct stack_drain *d, struct sc_slow_call *c,
 	}
 	if (!(e->flags & SC_STACK_F_SLEEP) || !z->ns)
 		return 0;
-	c->sleep_ns = z->ns;
+	/* (one of its sleeps: no longer than their sum, clamped to the
+	 * call's time at its exit)
+	 */
+	c->sleep_ns = c->has_split && z->ns > c->blocked_ns ? c->blocked_ns :
+							      z->ns;
 	f = kstack_slept_in(d->ksyms, z->sleeper, z->nsleeper);
 	if (f && !(c->slept_in = strdup(f)))
 		return -ENOMEM;
