@@ -16,7 +16,10 @@
  *    time-weighted sample sent with the task that ran just before;
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
- *    waker's kernel stacks;
+ *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked:
+ *    the program sc_waking_sleep instead of sc_waking) the call's longest
+ *    sleep is kept, with both stacks, in sleeps[] beside splits[] (or in
+ *    the task state), for its exit (split_sleep);
  *  - at its exit (split_took): the call takes its sums; a wait after a
  *    wake-up is sampled with no task named. Where the kernel keeps no
  *    run-queue delay (split_runq_timed), waits are timed at each switch
@@ -31,7 +34,7 @@
  * when they were detached is switched in unseen.
  *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * progs, window_gen, split_on, split_runq_timed, split_sample_ns,
+ * progs, window_gen, split_on, split_runq_timed, split_sample_ns, sleep_on,
  * tstore_calls, split_preempted, read_cgid, flights, tstore (struct
  * sc_task, whose split member this fills).
  */
@@ -60,6 +63,16 @@ struct {
 	__type(value, struct sc_split);
 } splits SEC(".maps");
 
+/* sleep_on: the longest sleeps of the calls in flights[], slot for slot
+ * (one entry when off: userspace sizes it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SC_FLIGHT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sc_sleep);
+} sleeps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_SPLIT_RINGBUF); /* userspace may resize */
@@ -71,6 +84,7 @@ struct split_ref {
 	struct sc_flight *f; /* NULL: the stamp is in task state */
 	struct sc_task *ts;
 	__u64 call; /* the call's start stamp */
+	__u32 slot; /* f's index in flights[] */
 };
 
 /* Is a call stamped under window generation gen one to split? Every
@@ -98,6 +112,7 @@ static __always_inline bool split_find(struct task_struct *t,
 			if (f->owner == addr) {
 				r->s = bpf_map_lookup_elem(&splits, &i);
 				r->f = f;
+				r->slot = i;
 				r->ts = NULL;
 				r->call = f->start_ns;
 				return r->s && r->call && split_gen_ok(f->gen);
@@ -111,6 +126,7 @@ static __always_inline bool split_find(struct task_struct *t,
 		return false;
 	r->s = &r->ts->split;
 	r->f = NULL;
+	r->slot = 0;
 	r->call = r->ts->start_ns;
 	return true;
 }
@@ -305,10 +321,49 @@ static __always_inline void split_out(struct split_ref *r,
 		s->flags |= SC_SPLIT_OUT;
 }
 
-/* p, in a stamped call, is being woken at the current task's hands (or
- * an interrupt's, on top of it): its sleep ends.
+/*
+ * sleep_on: a sleep of ns by p, in the call r, has just ended at the
+ * current task's hands: the call's longest so far is kept, with the
+ * sleeper's kernel stack and the waker's (the two stack walks only for a
+ * sleep longer than the call's longest before).
  */
-static __always_inline void split_woken(void *ctx, struct task_struct *p)
+static __always_inline void split_keep_sleep(void *ctx, struct task_struct *p,
+					     const struct split_ref *r,
+					     __u64 ns)
+{
+	struct sc_sleep *z;
+	__u32 i = r->slot;
+	long n;
+
+	if (r->f)
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	else
+		z = &r->ts->sleep;
+	if (!z)
+		return;
+	if (z->call != r->call) {
+		z->call = r->call;
+		z->ns = 0;
+	}
+	if (ns <= z->ns)
+		return;
+	z->ns = ns;
+	z->waker_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	z->waker_tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_get_current_comm(z->waker_comm, sizeof(z->waker_comm));
+	n = bpf_get_task_stack(p, z->sleeper, sizeof(z->sleeper), 0);
+	z->nsleeper = n > 0 ? (__u32)n / 8 : 0;
+	n = bpf_get_stack(ctx, z->waker, sizeof(z->waker), 0);
+	z->nwaker = n > 0 ? (__u32)n / 8 : 0;
+}
+
+/* p, in a stamped call, is being woken at the current task's hands (or
+ * an interrupt's, on top of it): its sleep ends. keep (a constant: two
+ * programs, sc_waking and sc_waking_sleep, so that the first one is
+ * what it was without it): the call's longest sleep is kept.
+ */
+static __always_inline void split_woken(void *ctx, struct task_struct *p,
+					const bool keep)
 {
 	__u32 nr, abi, fd_type, cgtag;
 	struct sc_split_event *e;
@@ -330,6 +385,8 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	s->flags &= ~(SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
 	/* (runq_timed: the wait for a CPU starts now) */
 	s->out_ns = now;
+	if (keep)
+		split_keep_sleep(ctx, p, &r, ns);
 	if (!split_sampled(ns, false, &weight))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
@@ -422,6 +479,38 @@ static __always_inline void split_took(struct task_struct *task,
 	}
 }
 
+/*
+ * sleep_on: which call's longest sleep the exit program may read (its
+ * stamp; 0: none) and where (its flight slot + 1; 0: the task state), per
+ * CPU: noted as the split is claimed, read by split_sleep() at the end of
+ * the same run (a program does not nest in itself on a CPU). Kept out of
+ * struct ended_call so that the exit program keeps no more of it alive
+ * when sleep_on is off.
+ */
+struct sleep_claim {
+	__u64 call;
+	__u32 slot;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sleep_claim);
+} sleep_claims SEC(".maps");
+
+static __always_inline void split_note_sleep(const struct ended_call *c)
+{
+	__u32 zero = 0;
+	struct sleep_claim *cl = bpf_map_lookup_elem(&sleep_claims, &zero);
+
+	if (!cl)
+		return;
+	cl->call = c->split_ts || c->split_slot ? c->split_call : 0;
+	cl->slot = c->split_ts ? 0 : c->split_slot;
+}
+
 /* The call c ending now takes its split from splits[], if it was
  * switched out with its stamp in flights[] (task state's split is taken
  * by task_exit, with split_took too).
@@ -434,6 +523,8 @@ static __always_inline void split_claim(struct task_struct *task,
 
 	if (!split_on)
 		return;
+	if (sleep_on)
+		split_note_sleep(c);
 	if (!s && c->split_slot) {
 		i = c->split_slot - 1;
 		s = bpf_map_lookup_elem(&splits, &i);
@@ -462,6 +553,37 @@ static __always_inline void split_moved(struct task_struct *task)
 	e->kind = SC_SPLIT_MOVED;
 	e->proc.tgid = task_tgid(task);
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* sleep_on: the longest sleep of the call c that has just ended (its
+ * split claimed: split_claim), or NULL when it never slept (or the record
+ * is another call's already). task: the caller (NULL: the current task).
+ */
+static __always_inline const struct sc_sleep *
+split_sleep(struct task_struct *task)
+{
+	const struct sc_sleep *z = NULL;
+	struct sleep_claim *cl;
+	struct sc_task *ts;
+	__u32 i = 0;
+
+	if (!sleep_on)
+		return NULL;
+	cl = bpf_map_lookup_elem(&sleep_claims, &i);
+	if (!cl || !cl->call)
+		return NULL;
+	if (cl->slot) {
+		i = cl->slot - 1;
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	} else {
+		ts = thread_state(&tstore, task ?: current_task(), NULL, false);
+		if (!ts)
+			return NULL;
+		z = &ts->sleep;
+	}
+	if (!z || z->call != cl->call || !z->ns)
+		return NULL;
+	return z;
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):

@@ -57,6 +57,27 @@ struct sc_split {
 	__u32 pad2;
 };
 
+/*
+ * --slow and --stacks-by blocked: a call's longest sleep so far, kept
+ * while it is in flight (beside its split: bpf/split.bpf.h), for where it
+ * slept and who woke it. Written at sched_waking when a sleep is longer
+ * than the call's longest before; read at its exit.
+ */
+struct sc_sleep {
+	__u64 call; /* the call's start stamp: whose sleep this is */
+	__u64 ns;   /* the sleep's length; 0: none yet */
+	/* the waker: the task running the wakeup (an interrupt or a timer
+	 * runs on whatever task was on the CPU: its stack shows which)
+	 */
+	__u32 waker_pid;
+	__u32 waker_tid;
+	char waker_comm[16];
+	__u32 nsleeper;			/* frames in sleeper[] */
+	__u32 nwaker;			/* frames in waker[] */
+	__u64 sleeper[SC_SPLIT_FRAMES]; /* where it slept, innermost first */
+	__u64 waker[SC_SPLIT_FRAMES];	/* the waking context */
+};
+
 /* What a sampled event is. */
 enum sc_split_kind {
 	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */

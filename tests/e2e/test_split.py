@@ -414,14 +414,15 @@ LAST_CPU = os.cpu_count() - 1
 
 
 class Run:
-    """The split workload, under scprof (--by tid, JSON) or alone, with
+    """The split workload, under scprof (--by tid, JSON unless fmt says
+    otherwise: then no report is read) or alone, with
     its thread "split-work" sampled while it runs if asked; in a cgroup if
     given, on one CPU if pinned (the io mode's PSI needs every task of its
     cgroup on the CPU the worker is on: PSI weighs each CPU's stall by how
     busy the cgroup kept it)."""
 
     def __init__(self, tmp_path, args, profile=True, cgroup=None,
-                 sample=False, pinned=False, scprof_args=()):
+                 sample=False, pinned=False, scprof_args=(), fmt="json"):
         cmd = [workload("split")] + [str(a) for a in args]
         if cgroup:
             cmd = in_cgroup(cgroup, cmd)
@@ -430,7 +431,7 @@ class Run:
         self.out = str(tmp_path / "report.json")
         if profile:
             cmd = [SCPROF, "--by", "tid"] + list(scprof_args) + \
-                ["--format", "json", "-o", self.out, "--"] + cmd
+                ["--format", fmt, "-o", self.out, "--"] + cmd
         errf = tempfile.TemporaryFile()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf,
                                 stdin=subprocess.DEVNULL)
@@ -465,7 +466,7 @@ class Run:
         assert self.rc == 0, f"{cmd}: exit {self.rc}: {self.stderr}"
         self.facts = Facts(b"".join(lines).decode())
         self.report = None
-        if profile:
+        if profile and fmt == "json":
             with open(self.out) as f:
                 self.report = json.load(f, strict=True)
 
