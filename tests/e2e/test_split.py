@@ -450,8 +450,10 @@ class Run:
                 tid = int([ln for ln in lines
                            if ln.startswith(b"thread work ")][0].split()[2])
                 self.sampler = StackSampler(pid, tid)
-            rest, _ = proc.communicate(timeout=TIMEOUT)
-            lines.append(rest)
+            # (read through the buffered pipe: communicate() reads the
+            # descriptor, past lines readline had already buffered)
+            lines.append(proc.stdout.read())
+            proc.wait(timeout=TIMEOUT)
         finally:
             watchdog.cancel()
             if proc.poll() is None:

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -121,7 +122,13 @@ def test_batch_stops_when_the_targets_exit(pacers):
             assert line, top.stderr.read()
             first += line
         pa.kill()
-        rest, err = top.communicate(timeout=TIMEOUT)
+        # (through the buffered pipes: communicate() reads the descriptors,
+        # past what readline had already buffered)
+        watchdog = threading.Timer(TIMEOUT, top.kill)
+        watchdog.start()
+        rest, err = top.stdout.read(), top.stderr.read()
+        top.wait()
+        watchdog.cancel()
     finally:
         if top.poll() is None:
             top.kill()

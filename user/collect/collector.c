@@ -353,10 +353,13 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: setup_maps(c);
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
 	err = err ?: cgroups_new(&c->cgroups, c->skel, opts->read_cgid);
-	/* the kernel's names for both drains (read before capabilities
-	 * go: kallsyms shows addresses to root only)
+	/* the kernel's names for both drains, when they name where calls
+	 * slept (read before capabilities go: kallsyms shows addresses to
+	 * root only; the daemon's split sums need none)
 	 */
-	if (!err && opts->split && !(c->ksyms = ksyms_load(NULL)))
+	if (!err && opts->split &&
+	    (opts->split_samples || collector_keeps_sleeps(opts)) &&
+	    !(c->ksyms = ksyms_load(NULL)))
 		pr_warn("cannot read the kernel's symbols (/proc/kallsyms: "
 			"%s): where calls slept is unnamed",
 			strerror(errno));
@@ -451,6 +454,7 @@ static bool not_attached(const struct collector *c,
 	       (prog == skel->progs.sc_sys_enter ||
 		prog == skel->progs.sc_switch ||
 		prog == skel->progs.sc_waking ||
+		prog == skel->progs.sc_waking_sleep ||
 		prog == (c->counting_exit ? skel->progs.sc_timed_exit :
 					    skel->progs.sc_sampled_exit));
 }
@@ -591,6 +595,7 @@ static int split_window(struct collector *c, bool open)
 	} progs[] = {
 		{ skel->progs.sc_switch, &skel->links.sc_switch },
 		{ skel->progs.sc_waking, &skel->links.sc_waking },
+		{ skel->progs.sc_waking_sleep, &skel->links.sc_waking_sleep },
 	};
 
 	if (!c->opts.split)
@@ -599,6 +604,11 @@ static int split_window(struct collector *c, bool open)
 		__atomic_store_n(&skel->bss->split_preempted, 0,
 				 __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		/* (one of the waking programs is loaded: --slow's keeps the
+		 * longest sleeps)
+		 */
+		if (!bpf_program__autoload(progs[i].prog))
+			continue;
 		if (!open) {
 			bpf_link__destroy(*progs[i].link);
 			*progs[i].link = NULL;
