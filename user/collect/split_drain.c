@@ -5,7 +5,9 @@
  *
  *  - where it slept: the first function of the sleeper's stack that is
  *    not the scheduler's or a generic wait ("pipe_read", "futex_wait",
- *    "folio_wait_bit_common", "do_epoll_wait");
+ *    "folio_wait_bit_common", "do_epoll_wait"), and whether it waited
+ *    for a lock: a futex, or a kernel mutex, rwsem or semaphore on the
+ *    way there (a sleep on pipe->mutex is named pipe_write, a lock);
  *  - who woke it: a timer when the waking context ran a timer's callback,
  *    an interrupt when it is an interrupt's (an interrupt entry on its
  *    stack, or ksoftirqd), else the task that ran the wakeup (a softirq
@@ -142,12 +144,22 @@ static const char *const timer_fn[] = {
 	"__run_timers",	   "tick_sched_timer",
 };
 
-/* The first telling function where the sleeper slept. */
+/* Waiting for a lock: a futex, a kernel mutex, rwsem or semaphore. */
+static const char *const lock_wait[] = {
+	"__mutex_lock",	 "mutex_lock", "__rt_mutex", "rt_mutex",
+	"rwsem_down",	 "down_",      "__down",     "percpu_rwsem_wait",
+	"__percpu_down", "futex_",     "__futex_",
+};
+
+/* The first telling function where the sleeper slept, and whether the
+ * frames up to it wait for a lock (*lock).
+ */
 static const char *slept_in(const struct split_drain *d, const __u64 *ips,
-			    __u32 n)
+			    __u32 n, bool *lock)
 {
 	const char *first = NULL;
 
+	*lock = false;
 	for (__u32 i = 0; i < n && i < SC_SPLIT_FRAMES; i++) {
 		const char *f = ksyms_name(d->ksyms, ips[i]);
 
@@ -155,6 +167,7 @@ static const char *slept_in(const struct split_drain *d, const __u64 *ips,
 			continue;
 		if (!first)
 			first = f;
+		*lock |= any_prefix(f, lock_wait, N(lock_wait));
 		if (!any_prefix(f, generic_wait, N(generic_wait)))
 			return f;
 	}
@@ -198,8 +211,8 @@ static bool same_what(const struct sc_why *a, const struct sc_why *b)
 	return a->pid == b->pid && a->start_ns == b->start_ns &&
 	       a->cgtag == b->cgtag && a->abi == b->abi && a->nr == b->nr &&
 	       a->fd_type == b->fd_type && a->kind == b->kind &&
-	       a->waker == b->waker && a->opid == b->opid &&
-	       a->otid == b->otid &&
+	       a->waker == b->waker && a->lock == b->lock &&
+	       a->opid == b->opid && a->otid == b->otid &&
 	       !strncmp(a->name, b->name, SC_WHY_NAME_LEN);
 }
 
@@ -263,6 +276,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct split_drain *d = ctx;
 	struct sc_why w = { 0 };
 	const char *f;
+	bool lock;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -276,10 +290,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	w.samples = 1;
 	if (e->kind == SC_SPLIT_SLEEP) {
 		w.kind = SC_WHY_SLEPT_IN;
-		f = slept_in(d, e->sleeper, e->nsleeper);
+		f = slept_in(d, e->sleeper, e->nsleeper, &lock);
 		snprintf(w.name, sizeof(w.name), "%s", f ? f : "?");
+		w.lock = lock;
 		add_or_fold(d, &w);
 		memset(w.name, 0, sizeof(w.name));
+		w.lock = 0;
 		w.kind = SC_WHY_WOKEN_BY;
 		w.waker = (uint8_t)waker_kind(d, e);
 		if (w.waker == SC_WAKER_TASK) {
