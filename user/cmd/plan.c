@@ -131,4 +131,6 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	co->stack_period = o->stack_period;
 	co->stack_by_time = true;
 	co->raw_symbols = o->raw_symbols;
+	/* the findings per syscall: on a CPU, waiting for one, blocked */
+	co->split = true;
 }

@@ -363,7 +363,7 @@ static void test_verdict(void **state)
 	verdict_plan(&o, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_ONE_TARGET && co.in_flight &&
-		      co.fd_types && co.stack_period == 50,
+		      co.fd_types && co.stack_period == 50 && co.split,
 	      "verdict");
 }
 
