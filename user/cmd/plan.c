@@ -93,6 +93,10 @@ void top_plan(const struct top_opts *o, const struct target_found *found,
 	co->key_kind = group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
 						   SC_KEY_PROCESS;
 	co->read_cgid = top_group_needs_cgroups(group);
+	/* WAIT% and BLK%: the split of the calls timed (all of them, or
+	 * those in the latency windows)
+	 */
+	co->split = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, true, co);
 }
