@@ -99,7 +99,7 @@ def check_shape(report):
         assert f["advice"]
         if f["kind"] == "cpu-quota":
             assert f["syscall"] is None and f["cpu_throttling"], f
-        elif f["kind"] != "blocking" or not f["in_flight"]:
+        elif f["kind"] != "blocking" or not f.get("in_flight"):
             assert f["calls"] > 0, f
 
 
