@@ -12,8 +12,9 @@
  *    delay as the kernel keeps it (the wait after a sleep is what it
  *    grew by at the next switch out, or the exit);
  *  - switched in after a preemption (the switch program looks at the
- *    incoming task while any call waits so): the wait is timed, one in a
- *    time-weighted sample sent with the task that ran just before;
+ *    incoming task while any call waits so): the wait is timed; what ran
+ *    instead is sampled turn by turn on its CPU (split_cpus: each task's
+ *    turn there while the call waits, time-weighted);
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
  *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked:
@@ -84,7 +85,7 @@ struct split_ref {
 	struct sc_flight *f; /* NULL: the stamp is in task state */
 	struct sc_task *ts;
 	__u64 call; /* the call's start stamp */
-	__u32 slot; /* f's index in flights[] */
+	__u32 slot; /* its slot in flights[] + 1; 0: task state */
 };
 
 /* Is a call stamped under window generation gen one to split? Every
@@ -112,7 +113,7 @@ static __always_inline bool split_find(struct task_struct *t,
 			if (f->owner == addr) {
 				r->s = bpf_map_lookup_elem(&splits, &i);
 				r->f = f;
-				r->slot = i;
+				r->slot = i + 1;
 				r->ts = NULL;
 				r->call = f->start_ns;
 				return r->s && r->call && split_gen_ok(f->gen);
@@ -219,14 +220,13 @@ static __always_inline void split_ref_row(const struct split_ref *r, __u32 *nr,
 	}
 }
 
-/* A wait for a CPU of ns by t in the call of row (nr, abi, fd_type,
- * cgtag); other: the task that ran just before t got its CPU back (NULL:
- * unknown, a wait after a wake-up). One in a time-weighted sample goes
- * out.
+/* A wait for a CPU of ns in the call of row (proc, nr, abi, fd_type)
+ * by thread tid; other: a task that ran instead (NULL: unknown, a wait
+ * after a wake-up). One in a time-weighted sample goes out.
  */
 static __always_inline void
-split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
-		  __u32 cgtag, struct task_struct *other, __u64 ns)
+split_wait_event(const struct sc_proc_key *proc, __u32 tid, __u32 nr, __u32 abi,
+		 __u32 fd_type, struct task_struct *other, __u64 ns)
 {
 	struct sc_split_event *e;
 	__u64 weight;
@@ -238,8 +238,17 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 		__sync_fetch_and_add(&split_lost, 1);
 		return;
 	}
-	split_event_fill(e, nr, abi, fd_type, cgtag, t, SC_SPLIT_WAIT, ns,
-			 weight);
+	e->proc = *proc;
+	e->nr = nr;
+	e->abi = abi;
+	e->fd_type = fd_type;
+	e->kind = SC_SPLIT_WAIT;
+	e->tid = tid;
+	e->ns = ns;
+	e->weight_ns = weight;
+	e->nsleeper = 0;
+	e->nwaker = 0;
+	e->iowait = 0;
 	e->other_pid = other ? task_tgid(other) : 0;
 	e->other_tid = other ? task_tid(other) : 0;
 	e->other_comm[0] = 0;
@@ -249,6 +258,90 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 	else if (other)
 		BPF_CORE_READ_STR_INTO(&e->other_comm, other, comm);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* The same for t in the call of row (nr, abi, fd_type, cgtag). */
+static __always_inline void
+split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
+		  __u32 cgtag, struct task_struct *other, __u64 ns)
+{
+	struct sc_proc_key proc;
+
+	proc_key_of(t, read_cgid ? cgtag : 0, &proc);
+	split_wait_event(&proc, task_tid(t), nr, abi, fd_type, other, ns);
+}
+
+/* Per CPU: the last call preempted there while it waits for the CPU
+ * (its row and stamp), and since when the running task's turn runs.
+ */
+struct split_cpu {
+	__u64 call; /* the waiting call's start stamp; 0: none */
+	__u64 turn_ns;
+	struct sc_proc_key proc;
+	__u32 nr, abi, fd_type, tid;
+	__u32 slot; /* its slot in flights[] + 1; 0: task state */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_cpu);
+} split_cpus SEC(".maps");
+
+static __always_inline struct split_cpu *split_cpu(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&split_cpus, &zero);
+}
+
+/* prev's turn on this CPU ends at now: while the call c remembers waits
+ * (still preempted, as its slot's split says where it has one), the
+ * turn is time prev ran instead.
+ */
+static __always_inline void split_turn(struct split_cpu *c,
+				       struct task_struct *prev, __u64 now)
+{
+	__u64 ns = now - c->turn_ns;
+
+	c->turn_ns = now;
+	if (task_tid(prev) == c->tid) { /* it ran: its switch in unseen */
+		c->call = 0;
+		return;
+	}
+	if (c->slot) {
+		__u32 i = c->slot - 1;
+		struct sc_split *s = bpf_map_lookup_elem(&splits, &i);
+
+		if (!s || s->call != c->call ||
+		    !(s->flags & SC_SPLIT_PREEMPTED)) {
+			c->call = 0; /* it ran again elsewhere */
+			return;
+		}
+	}
+	split_wait_event(&c->proc, c->tid, c->nr, c->abi, c->fd_type, prev, ns);
+}
+
+/* prev, in r's call, is preempted on this CPU at now: its wait is
+ * sampled turn by turn here.
+ */
+static __always_inline void
+split_turns_begin(struct split_ref *r, struct task_struct *prev, __u64 now)
+{
+	struct split_cpu *c = split_cpu();
+	__u32 cgtag;
+
+	if (!c)
+		return;
+	split_ref_row(r, &c->nr, &c->abi, &c->fd_type, &cgtag);
+	proc_key_of(prev, read_cgid ? cgtag : 0, &c->proc);
+	c->tid = task_tid(prev);
+	c->slot = r->slot;
+	c->call = r->call;
+	c->turn_ns = now;
+	r->s->flags |= SC_SPLIT_TURNS;
 }
 
 /*
@@ -282,7 +375,8 @@ static __always_inline void split_sleep_wait(struct task_struct *t, __u32 nr,
  * needs the clock (runq_timed: every switch out).
  */
 static __always_inline void split_out(struct split_ref *r,
-				      struct task_struct *prev, bool preempt)
+				      struct task_struct *prev, bool preempt,
+				      __u64 now)
 {
 	struct sc_split *s = r->s;
 	__u64 delay = 0;
@@ -309,13 +403,14 @@ static __always_inline void split_out(struct split_ref *r,
 	 * running; a preempted task is runnable whatever its state says
 	 */
 	asleep = !preempt && task_state(prev) != 0;
-	s->out_ns = bpf_ktime_get_ns();
+	s->out_ns = now;
 	if (asleep) {
 		s->flags = SC_SPLIT_BLOCKED | SC_SPLIT_SLEPT |
 			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
 	} else {
 		s->flags = SC_SPLIT_PREEMPTED;
 		__sync_fetch_and_add(&split_preempted, 1);
+		split_turns_begin(r, prev, now);
 	}
 	if (split_runq_timed)
 		s->flags |= SC_SPLIT_OUT;
@@ -332,7 +427,7 @@ static __always_inline void split_keep_sleep(void *ctx, struct task_struct *p,
 					     __u64 ns)
 {
 	struct sc_sleep *z;
-	__u32 i = r->slot;
+	__u32 i = r->slot - 1;
 	long n;
 
 	if (r->f)
@@ -431,9 +526,19 @@ static __always_inline void split_in(struct split_ref *r,
 	 */
 	if (split_runq_timed || preempted)
 		s->wait_ns += ns;
-	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
 	if (preempted)
 		__sync_fetch_and_sub(&split_preempted, 1);
+	if (preempted && (s->flags & SC_SPLIT_TURNS)) {
+		/* sampled turn by turn, the last one prev's just now */
+		struct split_cpu *c = split_cpu();
+
+		s->flags &=
+			~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED | SC_SPLIT_TURNS);
+		if (c && c->call == r->call)
+			c->call = 0;
+		return;
+	}
+	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
 	split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
 	split_wait_sample(next, nr, abi, fd_type, cgtag,
 			  preempted ? prev : NULL, ns);
@@ -447,11 +552,18 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 					 struct task_struct *next)
 {
 	struct split_ref out, in;
+	struct split_cpu *c;
+	__u64 now = 0;
 
+	/* while some call waits after a preemption: prev's turn here */
+	if (split_preempted > 0 && (c = split_cpu()) && c->call) {
+		now = bpf_ktime_get_ns();
+		split_turn(c, prev, now);
+	}
 	if (split_find(prev, &out))
-		split_out(&out, prev, preempt);
+		split_out(&out, prev, preempt, now ?: bpf_ktime_get_ns());
 	if ((split_runq_timed || split_preempted > 0) && split_find(next, &in))
-		split_in(&in, next, prev, bpf_ktime_get_ns());
+		split_in(&in, next, prev, now ?: bpf_ktime_get_ns());
 }
 
 /* The split of a call ending now (s: its own), into c. */

@@ -13,8 +13,14 @@
  * buffer with what userspace names them by: where the sleeper slept (its
  * kernel stack), who woke it (the waking task, and the waking context's
  * kernel stack: an interrupt or a timer shows there) and, for a wait
- * after a preemption, the task that ran just before the call got its CPU
- * back (none for a wait after a wake-up).
+ * after a preemption, the tasks that ran instead (none for a wait after a
+ * wake-up).
+ *
+ * What ran instead of a call preempted is sampled turn by turn: its CPU
+ * remembers the last call preempted there, and each task's turn on that
+ * CPU while the call waits goes out as time that task ran instead (a
+ * call that moves to another CPU's queue, or a second call preempted on
+ * the same CPU, leaves the rest of its wait unnamed).
  */
 #ifndef SC_SPLIT_H
 #define SC_SPLIT_H
@@ -34,6 +40,10 @@
 #define SC_SPLIT_OUT 4U	      /* switched out, not in again (runq_timed) */
 #define SC_SPLIT_PREEMPTED 8U /* switched out preempted, not in again */
 #define SC_SPLIT_SLEPT 16U    /* the last switch out was a sleep */
+#define SC_SPLIT_TURNS \
+	32U /* its preemption's wait is sampled turn by
+			       * turn on its CPU (split_cpus)
+			       */
 
 /*
  * A call's split so far, while it is in flight. A wait for a CPU after a
@@ -103,8 +113,9 @@ struct sc_split_event {
 	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
-	 * shows); WAIT: the task that ran just before the call ran again,
-	 * after a preemption (pid 0 and no name: a wait after a wake-up)
+	 * shows); WAIT: a task that ran on the call's CPU while it waited
+	 * after a preemption, for ns (pid 0 and no name: a wait after a
+	 * wake-up)
 	 */
 	__u32 other_pid;
 	__u32 other_tid;

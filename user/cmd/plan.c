@@ -94,6 +94,10 @@ void top_plan(const struct top_opts *o, const struct target_found *found,
 	co->key_kind = group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
 						   SC_KEY_PROCESS;
 	co->read_cgid = top_group_needs_cgroups(group);
+	/* WAIT% and BLK%: the split of the calls timed (all of them, or
+	 * those in the latency windows)
+	 */
+	co->split = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, true, co);
 }
@@ -137,4 +141,6 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	co->stack_period = o->stack_period;
 	co->stack_by = SC_STACKS_BY_TIME;
 	co->raw_symbols = o->raw_symbols;
+	/* the findings per syscall: on a CPU, waiting for one, blocked */
+	co->split = true;
 }

@@ -93,9 +93,18 @@ static const char *const timer_fn[] = {
 	"__run_timers",	   "tick_sched_timer",
 };
 
-const char *kstack_slept_in(const struct ksyms *k, const __u64 *ips, __u32 n)
+/* Waiting for a lock: a futex, a kernel mutex, rwsem or semaphore. */
+static const char *const lock_wait[] = {
+	"__mutex_lock",	 "mutex_lock", "__rt_mutex", "rt_mutex",
+	"rwsem_down",	 "down_",      "__down",     "percpu_rwsem_wait",
+	"__percpu_down", "futex_",     "__futex_",
+};
+
+const char *kstack_slept_in(const struct ksyms *k, const __u64 *ips, __u32 n,
+			    bool *lock)
 {
 	const char *first = NULL;
+	bool locked = false;
 
 	for (__u32 i = 0; i < n && i < SC_SPLIT_FRAMES; i++) {
 		const char *f = ksyms_name(k, ips[i]);
@@ -104,9 +113,14 @@ const char *kstack_slept_in(const struct ksyms *k, const __u64 *ips, __u32 n)
 			continue;
 		if (!first)
 			first = f;
-		if (!any_prefix(f, generic_wait, N(generic_wait)))
-			return f;
+		locked |= any_prefix(f, lock_wait, N(lock_wait));
+		if (!any_prefix(f, generic_wait, N(generic_wait))) {
+			first = f;
+			break;
+		}
 	}
+	if (lock)
+		*lock = locked;
 	return first;
 }
 

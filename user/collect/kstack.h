@@ -18,6 +18,8 @@
 #include <stddef.h>
 #include <linux/types.h>
 
+#include <stdbool.h>
+
 #include "model/stacks.h"
 #include "model/why.h"
 
@@ -25,8 +27,12 @@ struct ksyms;
 
 /* Where the sleeper of ips (n frames, innermost first) slept: the first
  * telling function, else the first named; NULL: none named (no ksyms).
+ * *lock (unless NULL): whether the frames up to it wait for a lock (a
+ * futex, a kernel mutex, rwsem or semaphore: a sleep on pipe->mutex is
+ * named pipe_write, and a lock).
  */
-const char *kstack_slept_in(const struct ksyms *k, const __u64 *ips, __u32 n);
+const char *kstack_slept_in(const struct ksyms *k, const __u64 *ips, __u32 n,
+			    bool *lock);
 /* Who woke it: the waking context's stack ips (n frames) and the comm of
  * the task it ran on.
  */

@@ -2,7 +2,7 @@
 /*
  * The split's samples, drained and named (split_drain.h). A sample's
  * names come from its kernel stacks (collect/kstack.h): where it slept,
- * who woke it.
+ * who woke it, and whether it waited for a lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -63,8 +63,8 @@ static bool same_what(const struct sc_why *a, const struct sc_why *b)
 	return a->pid == b->pid && a->start_ns == b->start_ns &&
 	       a->cgtag == b->cgtag && a->abi == b->abi && a->nr == b->nr &&
 	       a->fd_type == b->fd_type && a->kind == b->kind &&
-	       a->waker == b->waker && a->opid == b->opid &&
-	       a->otid == b->otid &&
+	       a->waker == b->waker && a->lock == b->lock &&
+	       a->opid == b->opid && a->otid == b->otid &&
 	       !strncmp(a->name, b->name, SC_WHY_NAME_LEN);
 }
 
@@ -128,6 +128,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct split_drain *d = ctx;
 	struct sc_why w = { 0 };
 	const char *f;
+	bool lock;
 
 	if (size < sizeof(*e))
 		return 0;
@@ -145,10 +146,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	w.samples = 1;
 	if (e->kind == SC_SPLIT_SLEEP) {
 		w.kind = SC_WHY_SLEPT_IN;
-		f = kstack_slept_in(d->ksyms, e->sleeper, e->nsleeper);
+		f = kstack_slept_in(d->ksyms, e->sleeper, e->nsleeper, &lock);
 		snprintf(w.name, sizeof(w.name), "%s", f ? f : "?");
+		w.lock = lock;
 		add_or_fold(d, &w);
 		memset(w.name, 0, sizeof(w.name));
+		w.lock = 0;
 		w.kind = SC_WHY_WOKEN_BY;
 		w.waker = (uint8_t)kstack_waker(d->ksyms, e->other_comm,
 						e->waker, e->nwaker);

@@ -374,7 +374,7 @@ static int slow_split(const struct stack_drain *d, struct sc_slow_call *c,
 	 */
 	c->sleep_ns = c->has_split && z->ns > c->blocked_ns ? c->blocked_ns :
 							      z->ns;
-	f = kstack_slept_in(d->ksyms, z->sleeper, z->nsleeper);
+	f = kstack_slept_in(d->ksyms, z->sleeper, z->nsleeper, NULL);
 	if (f && !(c->slept_in = strdup(f)))
 		return -ENOMEM;
 	c->waker = (uint8_t)kstack_waker(d->ksyms, z->waker_comm, z->waker,

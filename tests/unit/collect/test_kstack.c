@@ -21,6 +21,8 @@
 #define HRTIMER_WAKEUP 0xffffffff81000600ULL
 #define SYSVEC 0xffffffff81000700ULL
 #define PIPE_WRITE 0xffffffff81000800ULL
+#define MUTEX_LOCK 0xffffffff81000a00ULL
+#define FUTEX_WAIT 0xffffffff81000b00ULL
 
 static const char kallsyms[] =
 	"ffffffff81000000 T __schedule\n"
@@ -32,7 +34,9 @@ static const char kallsyms[] =
 	"ffffffff81000600 t hrtimer_wakeup\n"
 	"ffffffff81000700 T sysvec_apic_timer_interrupt\n"
 	"ffffffff81000800 t anon_pipe_write\n"
-	"ffffffff81000900 D some_data\n";
+	"ffffffff81000900 D some_data\n"
+	"ffffffff81000a00 t __mutex_lock.constprop.0\n"
+	"ffffffff81000b00 T futex_do_wait\n";
 
 static struct ksyms *load(void)
 {
@@ -58,13 +62,27 @@ static void test_slept_in(void **state)
 	struct ksyms *k = load();
 
 	(void)state;
-	CHECK_STR(kstack_slept_in(k, sleeper, 5), "anon_pipe_read",
+	const __u64 on_mutex[] = { SCHEDULE + 8, MUTEX_LOCK + 0x10,
+				   PIPE_WRITE + 0x30, ENTRY + 2 };
+	const __u64 on_futex[] = { SCHEDULE + 8, FUTEX_WAIT + 0x10, ENTRY + 2 };
+	bool lock = true;
+
+	CHECK_STR(kstack_slept_in(k, sleeper, 5, &lock), "anon_pipe_read",
 		  "past the scheduler and the generic wait");
+	CHECK(!lock, "a pipe's wait is no lock");
+	/* a kernel mutex passed over as generic: a lock, where it was taken */
+	CHECK_STR(kstack_slept_in(k, on_mutex, 4, &lock), "anon_pipe_write",
+		  "the mutex's taker");
+	CHECK(lock, "pipe->mutex is a lock");
+	CHECK_STR(kstack_slept_in(k, on_futex, 3, &lock), "futex_do_wait",
+		  "a futex");
+	CHECK(lock, "a futex is a lock");
 	/* only generic ones: the first named */
-	CHECK_STR(kstack_slept_in(k, generic, 2), "__schedule", "generic");
+	CHECK_STR(kstack_slept_in(k, generic, 2, NULL), "__schedule",
+		  "generic");
 	/* at most SC_SPLIT_FRAMES, none named without symbols */
-	CHECK(!kstack_slept_in(NULL, sleeper, 5), "no ksyms: unnamed");
-	CHECK(!kstack_slept_in(k, sleeper, 0), "no frames");
+	CHECK(!kstack_slept_in(NULL, sleeper, 5, NULL), "no ksyms: unnamed");
+	CHECK(!kstack_slept_in(k, sleeper, 0, NULL), "no frames");
 	ksyms_free(k);
 }
 
