@@ -141,6 +141,9 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	co->stack_period = o->stack_period;
 	co->stack_by = SC_STACKS_BY_TIME;
 	co->raw_symbols = o->raw_symbols;
-	/* the findings per syscall: on a CPU, waiting for one, blocked */
+	/* the findings per syscall: on a CPU, waiting for one, blocked;
+	 * where they slept, who woke them, what ran instead
+	 */
 	co->split = true;
+	co->split_samples = true;
 }

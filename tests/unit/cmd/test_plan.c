@@ -366,7 +366,8 @@ static void test_verdict(void **state)
 	verdict_plan(&o, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_ONE_TARGET && co.in_flight &&
-		      co.fd_types && co.stack_period == 50 && co.split,
+		      co.fd_types && co.stack_period == 50 && co.split &&
+		      co.split_samples,
 	      "verdict");
 }
 
