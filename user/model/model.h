@@ -292,4 +292,12 @@ static inline uint64_t row_returned_ns(const struct sc_row *r)
 	return ret > 0 ? (uint64_t)ret : 0;
 }
 
+/* cur - prev for a counter that only grows; 0 if it seems to go back
+ * (model_meta_delta's, delta.c's and comm_series.c's differences).
+ */
+static inline uint64_t delta_u64(uint64_t cur, uint64_t prev)
+{
+	return cur > prev ? cur - prev : 0;
+}
+
 #endif
