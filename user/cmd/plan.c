@@ -82,7 +82,7 @@ void profile_plan(const struct profile_opts *o,
 }
 
 void top_plan(const struct top_opts *o, const struct target_found *found,
-	      enum top_group group, struct collector_opts *co)
+	      enum group_key group, struct collector_opts *co)
 {
 	/* --latency-duty: exact counts, latency in one window a frame */
 	bool sampled = o->latency_duty >= 0;
@@ -91,9 +91,8 @@ void top_plan(const struct top_opts *o, const struct target_found *found,
 	target_collector_opts(&o->target, co);
 	co->progs = sampled ? SC_PROGS_SAMPLED : SC_PROGS_FULL;
 	co->in_flight = !sampled;
-	co->key_kind = group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
-						   SC_KEY_PROCESS;
-	co->read_cgid = top_group_needs_cgroups(group);
+	co->key_kind = group == GROUP_TID ? SC_KEY_THREAD : SC_KEY_PROCESS;
+	co->read_cgid = group_key_needs_cgroup(group);
 	/* WAIT% and BLK%: the split of the calls timed (all of them, or
 	 * those in the latency windows)
 	 */

@@ -27,7 +27,7 @@ void profile_plan(const struct profile_opts *o,
 		  struct report_opts *ro);
 /* `scprof top`, its rows grouped by group (the g key changes it). */
 void top_plan(const struct top_opts *o, const struct target_found *found,
-	      enum top_group group, struct collector_opts *co);
+	      enum group_key group, struct collector_opts *co);
 /* `scprof daemon`: every call counted and summed per syscall in the
  * kernel, latency on a duty cycle; per thread with per-name series.
  */

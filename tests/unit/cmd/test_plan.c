@@ -274,32 +274,32 @@ static void test_top(void **state)
 	(void)state;
 	char *a[] = { "top", "--batch", NULL };
 	assert_int_equal(top_parse_args(ARGC(a), a, &o), 0);
-	top_plan(&o, &none, TOP_GROUP_PROCESS, &co);
+	top_plan(&o, &none, GROUP_PID, &co);
 	CHECK(co.mode == SC_FILTER_ALL && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_PER_PROCESS && co.in_flight &&
 		      co.fold == COLLECTOR_FOLD_TOTAL && co.split,
 	      "top -a");
-	top_plan(&o, &none, TOP_GROUP_THREAD, &co);
+	top_plan(&o, &none, GROUP_TID, &co);
 	CHECK(co.key_kind == SC_KEY_THREAD && !co.read_cgid, "g: threads");
-	top_plan(&o, &none, TOP_GROUP_UNIT, &co);
+	top_plan(&o, &none, GROUP_UNIT, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && co.read_cgid, "g: units");
-	top_plan(&o, &none, TOP_GROUP_CONTAINER, &co);
+	top_plan(&o, &none, GROUP_CONTAINER, &co);
 	CHECK(co.read_cgid, "g: containers");
-	top_plan(&o, &none, TOP_GROUP_CGROUP, &co);
+	top_plan(&o, &none, GROUP_CGROUP, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && co.read_cgid, "g: cgroups");
-	top_plan(&o, &none, TOP_GROUP_COMM, &co);
+	top_plan(&o, &none, GROUP_COMM, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && !co.read_cgid, "g: comms");
 	top_free_opts(&o);
 
 	char *p[] = { "top", "--batch", "-p", "101", "--latency-duty",
 		      "0.5", NULL };
 	assert_int_equal(top_parse_args(ARGC(p), p, &o), 0);
-	top_plan(&o, &one, TOP_GROUP_PROCESS, &co);
+	top_plan(&o, &one, GROUP_PID, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_SAMPLED &&
 		      co.cells == SC_CELLS_ONE_TARGET && !co.in_flight &&
 		      co.split,
 	      "top -p PID --latency-duty");
-	top_plan(&o, &one, TOP_GROUP_THREAD, &co);
+	top_plan(&o, &one, GROUP_TID, &co);
 	CHECK(co.cells == SC_CELLS_PER_PROCESS, "threads of one process");
 	top_free_opts(&o);
 }
