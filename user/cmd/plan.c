@@ -146,3 +146,11 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	co->split = true;
 	co->split_samples = true;
 }
+
+void calibrate_plan(struct collector_opts *co)
+{
+	memset(co, 0, sizeof(*co));
+	co->mode = SC_FILTER_TGID;
+	co->progs = SC_PROGS_FULL;
+	co->cells = SC_CELLS_ONE_TARGET;
+}

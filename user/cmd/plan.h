@@ -35,5 +35,9 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 		 struct collector_opts *co);
 /* `scprof verdict -p PID`: one process, fd kinds, the calls in flight. */
 void verdict_plan(const struct verdict_opts *o, struct collector_opts *co);
+/* The calibration's probe effect: scprof itself its one target, timed
+ * as a -p PID run is.
+ */
+void calibrate_plan(struct collector_opts *co);
 
 #endif

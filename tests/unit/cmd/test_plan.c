@@ -371,6 +371,22 @@ static void test_verdict(void **state)
 	      "verdict");
 }
 
+/* The calibration's probe effect is collected as the plan says: scprof
+ * itself, a -p PID run's programs and cells.
+ */
+static void test_calibrate_plan(void **state)
+{
+	struct collector_opts co;
+
+	(void)state;
+	memset(&co, 0xff, sizeof(co));
+	calibrate_plan(&co);
+	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_FULL &&
+		      co.cells == SC_CELLS_ONE_TARGET && !co.split &&
+		      !co.stack_period && !co.slow_ns,
+	      "calibrate");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +396,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_daemon),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_calibrate_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
