@@ -315,7 +315,6 @@ static void draw(struct top *t)
  */
 static int open_collector(struct top *t)
 {
-	bool sampled = t->o->latency_duty >= 0;
 	struct collector_opts copts;
 	/* --latency-duty: one period a frame, each frame's window opening
 	 * at its start.
@@ -336,7 +335,8 @@ static int open_collector(struct top *t)
 	top_plan(t->o, &t->found, t->group, &copts);
 	err = target_attach(&t->found, &copts, &t->col);
 	t->t_prev = clock_mono_ns();
-	if (!err && sampled)
+	/* (the plan's mode: sampled with --latency-duty) */
+	if (!err && copts.progs == SC_PROGS_SAMPLED)
 		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
 	return err;
 }
