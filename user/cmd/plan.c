@@ -57,9 +57,10 @@ void profile_plan(const struct profile_opts *o,
 	co->trace = o->trace.on ? &o->trace : NULL;
 	co->status = o->status;
 	co->progs = o->count_only ? SC_PROGS_COUNT_ONLY : SC_PROGS_FULL;
-	co->fd_types = asked->fd_types && !o->count_only;
+	co->fd_types = o->fd_types && !o->count_only;
 	co->in_flight = !o->count_only;
-	co->key_kind = asked->by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
+	co->key_kind = group_has(&asked->by, GROUP_TID) ? SC_KEY_THREAD :
+							  SC_KEY_PROCESS;
 	co->read_cgid = group_needs_cgroups(&asked->by);
 	co->stack_period = o->stack_period;
 	co->stack_by = o->stack_by;

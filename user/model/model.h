@@ -122,6 +122,11 @@ struct sc_model_meta {
 	 * daemon).
 	 */
 	bool flights_known;
+	/* What the rows are, as collected: calls on an fd split by its kind
+	 * (--fd-types), and entries per thread rather than per process.
+	 */
+	bool fd_types;
+	bool by_threads;
 	/* What the BPF side could not keep, by enum sc_drop. */
 	uint64_t drops[SC_DROP_COUNT];
 	/* Calls of live processes that found no room for a cell of their
