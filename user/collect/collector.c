@@ -23,6 +23,7 @@
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
 #include "util/clock.h"
+#include "util/ksyms.h"
 #include "util/log.h"
 #include "util/procfs.h"
 
@@ -205,8 +206,9 @@ static int configure(struct collector *c)
 	set_trace_filter(skel, opts);
 	inject_map_fail(skel);
 	stack_drain_configure(
-		skel, opts->stack_period, opts->stack_by_time,
-		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0);
+		skel, opts->stack_period, opts->stack_by,
+		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0,
+		collector_keeps_sleeps(opts));
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -351,14 +353,25 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: setup_maps(c);
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
 	err = err ?: cgroups_new(&c->cgroups, c->skel, opts->read_cgid);
+	/* the kernel's names for both drains, when they name where calls
+	 * slept (read before capabilities go: kallsyms shows addresses to
+	 * root only; the daemon's split sums need none)
+	 */
+	if (!err && opts->split &&
+	    (opts->split_samples || collector_keeps_sleeps(opts)) &&
+	    !(c->ksyms = ksyms_load(NULL)))
+		pr_warn("cannot read the kernel's symbols (/proc/kallsyms: "
+			"%s): where calls slept is unnamed",
+			strerror(errno));
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
-				      opts->stack_by_time,
+				      opts->stack_by,
 				      c->skel->rodata->slow_ns != 0,
-				      !opts->raw_symbols, opts->drain_few_caps);
+				      !opts->raw_symbols, opts->drain_few_caps,
+				      c->ksyms);
 	if (!err && opts->split)
 		err = split_drain_new(&c->split, c->skel, opts->split_samples,
-				      opts->drain_few_caps);
+				      c->ksyms, opts->drain_few_caps);
 	if (err)
 		goto err;
 	*out = c;
@@ -441,6 +454,7 @@ static bool not_attached(const struct collector *c,
 	       (prog == skel->progs.sc_sys_enter ||
 		prog == skel->progs.sc_switch ||
 		prog == skel->progs.sc_waking ||
+		prog == skel->progs.sc_waking_sleep ||
 		prog == (c->counting_exit ? skel->progs.sc_timed_exit :
 					    skel->progs.sc_sampled_exit));
 }
@@ -581,6 +595,7 @@ static int split_window(struct collector *c, bool open)
 	} progs[] = {
 		{ skel->progs.sc_switch, &skel->links.sc_switch },
 		{ skel->progs.sc_waking, &skel->links.sc_waking },
+		{ skel->progs.sc_waking_sleep, &skel->links.sc_waking_sleep },
 	};
 
 	if (!c->opts.split)
@@ -589,6 +604,11 @@ static int split_window(struct collector *c, bool open)
 		__atomic_store_n(&skel->bss->split_preempted, 0,
 				 __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		/* (one of the waking programs is loaded: --slow's keeps the
+		 * longest sleeps)
+		 */
+		if (!bpf_program__autoload(progs[i].prog))
+			continue;
 		if (!open) {
 			bpf_link__destroy(*progs[i].link);
 			*progs[i].link = NULL;
@@ -726,6 +746,7 @@ void collector__destroy(struct collector *c)
 	inflight_free(c->inflight);
 	stack_drain_free(c->stacks);
 	split_drain_free(c->split);
+	ksyms_free(c->ksyms);
 	cgroups_free(c->cgroups);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)

@@ -83,12 +83,14 @@ int collector_tslots_reap(struct collector *c)
 
 int collector__tslots_free(struct collector *c)
 {
-	/* (a look at every slot: once an eighth of them are dead, not at
-	 * every death, which under process churn is every poll)
+	/* (at each wake-up with a thread dead: a new thread often runs on a
+	 * dead one's kernel stack and so maps to its slot, which it takes only
+	 * once freed; until then its calls go through the ptotals hash. The
+	 * look at every slot reads only their owners, in the mapped .bss: no
+	 * system call)
 	 */
 	if (!c->opts.thread_totals ||
-	    __atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED) * 8 <
-		    SC_TSLOTS)
+	    !__atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED))
 		return 0;
 	return collector_tslots_reap(c);
 }
