@@ -159,14 +159,15 @@ def metrics(req):
 
 def series(req):
     """{(prometheus name, labels): value} of an export's sums and gauges,
-    and {labels: exponential histogram point} of its histogram."""
+    and {labels: histogram point} of its histogram."""
     out, hists = {}, {}
     for m in metrics(req):
         kind = m.WhichOneof("data")
-        if kind == "exponential_histogram":
-            for p in m.exponential_histogram.data_points:
+        if kind == "histogram":
+            for p in m.histogram.data_points:
                 hists[tuple(sorted(attrs(p).items()))] = p
             continue
+        assert kind in ("sum", "gauge"), (m.name, kind)
         pts = m.sum.data_points if kind == "sum" else m.gauge.data_points
         for p in pts:
             v = p.as_int if p.WhichOneof("value") == "as_int" else p.as_double
@@ -199,13 +200,25 @@ def prom_hists(samples):
     return out
 
 
-def exp_cumulative(p, bound_ns):
-    """Calls of an exponential point (scale 0, ns, zero threshold 1) at
-    most bound_ns long; bound_ns a power of two >= 2: exact."""
-    assert p.scale == 0 and p.zero_threshold == 1
-    total = p.zero_count
-    for i, c in enumerate(p.positive.bucket_counts):
-        idx = p.positive.offset + i  # (2^idx, 2^(idx+1)]
-        if 2 ** (idx + 1) <= bound_ns:
-            total += c
-    return total
+# ---- scprof's histogram buckets (include/scprof_hist.h) ---------------------
+
+SUB_BITS, MAX_LOG2 = 2, 39
+BUCKETS = (1 << SUB_BITS) * MAX_LOG2
+
+
+def hist_lower_ns(i):
+    """The bound below scprof's bucket i, as scprof_hist.h defines it:
+    0, 1, 2, 3, then 4 equal steps per power of two."""
+    sub = 1 << SUB_BITS
+    if i < sub:
+        return i
+    lg = i // sub + SUB_BITS - 1
+    return (sub + i % sub) << (lg - SUB_BITS)
+
+
+def explicit_cumulative(p, bound_ns):
+    """Calls of an explicit-bucket point at most bound_ns long; bound_ns
+    one of its bounds."""
+    bounds = [round(b * 1e9) for b in p.explicit_bounds]
+    k = bounds.index(bound_ns)
+    return sum(p.bucket_counts[:k + 1])

@@ -5,9 +5,9 @@
  * ("scprof") holding a Metric per family of report_prom.c, in its order.
  * Names are chosen so that the OTLP-to-Prometheus translation (dots to
  * underscores, the unit's word added, _total on monotonic sums, _ratio on
- * gauges of unit "1") gives /metrics' names back; only the histogram's
- * differs (scprof_syscall_duration_nanoseconds): its unit is ns, the only
- * one in which scprof's buckets map exactly (otlp_hist_index).
+ * gauges of unit "1") gives /metrics' names back. The histogram
+ * (scprof_syscall_duration_seconds) carries scprof's own buckets, exactly:
+ * /metrics' 15 bounds are among them, so its buckets add up from these.
  *
  * Everything the message points to lives in one arena, freed at once.
  */
@@ -26,10 +26,7 @@
 
 typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberPoint;
-typedef Opentelemetry__Proto__Metrics__V1__ExponentialHistogramDataPoint
-	ExpPoint;
-typedef Opentelemetry__Proto__Metrics__V1__ExponentialHistogramDataPoint__Buckets
-	ExpBuckets;
+typedef Opentelemetry__Proto__Metrics__V1__HistogramDataPoint HistPoint;
 typedef Opentelemetry__Proto__Common__V1__KeyValue KeyValue;
 typedef Opentelemetry__Proto__Common__V1__AnyValue AnyValue;
 
@@ -52,17 +49,6 @@ const char *otlp_host_arch(const char *machine)
 	if (!strncmp(machine, "arm", 3))
 		return "arm32";
 	return machine; /* riscv64, loongarch64...: as the kernel says */
-}
-
-int otlp_hist_index(unsigned int b)
-{
-	uint64_t lo = sc_hist_lower(b);
-	int i = 0;
-
-	/* floor(log2(lo)): lo >= 1 for b >= 1 */
-	while (lo >> (i + 1))
-		i++;
-	return i;
 }
 
 /* ---- an arena: every piece of the message, freed at once ------------ */
@@ -294,84 +280,72 @@ static void single_double(struct builder *b, enum kind kind, const char *name,
 
 /* ---- the latency histograms ------------------------------------------ */
 
-/*
- * scprof's buckets (lo, hi] in ns, each inside one exponential bucket of
- * scale 0 (2^i, 2^(i+1)]: the exponential bucket's count is the sum of
- * its scprof buckets', exactly. Bucket 0 ([0, 1] ns) is the zero bucket,
- * zero_threshold 1 ns. The last scprof bucket also holds every call above
- * 2^40 ns (~18 min): so does exponential bucket 39.
- */
-static ExpPoint *exp_point(struct builder *b, const struct sc_stats *st)
+double otlp_hist_bound_s(unsigned int i)
 {
-	ExpPoint *p = alloc(b, sizeof(*p));
-	ExpBuckets *pos = alloc(b, sizeof(*pos));
-	uint64_t counts[64] = {}, total = st->hist[0];
-	int lo = -1, hi = -1;
+	return (double)sc_hist_upper(i) / 1e9;
+}
 
-	if (!p || !pos)
+/*
+ * scprof's buckets as they are: OTLP's explicit-bucket histogram, bucket
+ * i (explicit_bounds[i-1], explicit_bounds[i]] being scprof's bucket i
+ * (sc_hist_lower(i), sc_hist_upper(i)] in seconds, the last one open
+ * above like scprof's. No exponential scale does this (docs/daemon.md,
+ * "OTLP push"): scale 0 would merge each power of two's four buckets.
+ * The bounds are the same in every point and every export.
+ */
+static HistPoint *hist_point(struct builder *b, const struct sc_stats *st,
+			     double *bounds)
+{
+	HistPoint *p = alloc(b, sizeof(*p));
+	uint64_t *counts = alloc(b, SC_HIST_BUCKETS * sizeof(uint64_t));
+	uint64_t total = 0;
+
+	if (!p || !counts)
 		return NULL;
-	opentelemetry__proto__metrics__v1__exponential_histogram_data_point__init(
-		p);
-	opentelemetry__proto__metrics__v1__exponential_histogram_data_point__buckets__init(
-		pos);
-	for (unsigned int k = 1; k < SC_HIST_BUCKETS; k++) {
-		int i = otlp_hist_index(k);
-
-		if (!st->hist[k])
-			continue;
-		counts[i] += st->hist[k];
+	opentelemetry__proto__metrics__v1__histogram_data_point__init(p);
+	for (unsigned int k = 0; k < SC_HIST_BUCKETS; k++) {
+		counts[k] = st->hist[k];
 		total += st->hist[k];
-		if (lo < 0 || i < lo)
-			lo = i;
-		if (i > hi)
-			hi = i;
 	}
 	p->start_time_unix_nano = b->start_ns;
 	p->time_unix_nano = b->now_ns;
 	p->count = total;
-	p->sum = (double)st->total_ns;
-	p->scale = OTLP_HIST_SCALE;
-	p->zero_threshold = 1;
-	p->zero_count = st->hist[0];
-	p->positive = pos;
-	if (lo >= 0) {
-		pos->offset = lo;
-		pos->n_bucket_counts = (size_t)(hi - lo + 1);
-		pos->bucket_counts =
-			alloc(b, pos->n_bucket_counts * sizeof(uint64_t));
-		if (!pos->bucket_counts)
-			return NULL;
-		memcpy(pos->bucket_counts, &counts[lo],
-		       pos->n_bucket_counts * sizeof(uint64_t));
-	}
+	p->sum = seconds(st->total_ns);
+	p->n_bucket_counts = SC_HIST_BUCKETS;
+	p->bucket_counts = counts;
+	p->n_explicit_bounds = OTLP_HIST_BOUNDS;
+	p->explicit_bounds = bounds;
 	return p;
 }
 
 static void histogram(struct builder *b, const struct row_view *v, size_t n,
 		      char **sys, char **abi)
 {
-	Metric *m = metric(b, SUM, "scprof.syscall.duration", "ns",
+	Metric *m = metric(b, SUM, "scprof.syscall.duration", "s",
 			   "Wall time inside the system calls that were timed "
-			   "(the daemon samples: see "
-			   "scprof.latency.sample), in ns: scale 0's buckets "
-			   "(powers of two) are exact sums of scprof's.");
-	Opentelemetry__Proto__Metrics__V1__ExponentialHistogram *h;
+			   "(the daemon samples: see scprof.latency.sample); "
+			   "the buckets are scprof's own, exact.");
+	Opentelemetry__Proto__Metrics__V1__Histogram *h;
+	double *bounds;
 
 	if (!m)
 		return;
 	/* not a sum: the histogram in its place */
 	h = alloc(b, sizeof(*h));
-	if (!h)
+	bounds = alloc(b, OTLP_HIST_BOUNDS * sizeof(double));
+	if (!h || !bounds)
 		return;
-	opentelemetry__proto__metrics__v1__exponential_histogram__init(h);
+	for (unsigned int k = 0; k < OTLP_HIST_BOUNDS; k++)
+		bounds[k] = otlp_hist_bound_s(k);
+	opentelemetry__proto__metrics__v1__histogram__init(h);
 	h->aggregation_temporality =
 		OPENTELEMETRY__PROTO__METRICS__V1__AGGREGATION_TEMPORALITY__AGGREGATION_TEMPORALITY_CUMULATIVE;
 	m->sum = NULL;
 	m->data_case =
-		OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_EXPONENTIAL_HISTOGRAM;
-	m->exponential_histogram = h;
+		OPENTELEMETRY__PROTO__METRICS__V1__METRIC__DATA_HISTOGRAM;
+	m->histogram = h;
 	for (size_t i = 0; i < n && !b->err; i++) {
-		ExpPoint *p = exp_point(b, &v[i].row->st);
+		HistPoint *p = hist_point(b, &v[i].row->st, bounds);
 
 		if (!p ||
 		    !push(b, (void ***)&h->data_points, &h->n_data_points, p) ||

@@ -3,9 +3,10 @@
  * The OTLP metrics payload (an ExportMetricsServiceRequest, protobuf) of
  * the same figures as the Prometheus exposition (report_prom.h): counters
  * as cumulative monotonic sums from the daemon's start, gauges, and the
- * latency histograms as exponential histograms in ns at scale 0, where
- * every exponential bucket is exactly a union of scprof's buckets
- * (docs/daemon.md, "OTLP push").
+ * latency histograms as explicit-bucket histograms in seconds whose
+ * buckets are scprof's own (include/scprof_hist.h), so nothing is lost:
+ * no exponential histogram's scale has scprof's bounds (docs/daemon.md,
+ * "OTLP push").
  */
 #ifndef SCPROF_OTLP_H
 #define SCPROF_OTLP_H
@@ -17,8 +18,12 @@
 
 #define OTLP_CONTENT_TYPE "application/x-protobuf"
 
-/* The histograms' exponential scale: base 2^(2^-0) = 2. */
-#define OTLP_HIST_SCALE 0
+#include "scprof_hist.h"
+
+/* The histograms' explicit bounds: every bucket's upper bound but the
+ * last's (open above).
+ */
+#define OTLP_HIST_BOUNDS (SC_HIST_BUCKETS - 1)
 
 /* Who sends: the resource's attributes (semantic conventions). */
 struct otlp_resource {
@@ -37,13 +42,8 @@ struct otlp_input {
 /* host.arch's value for a uname machine ("x86_64" -> "amd64"). */
 const char *otlp_host_arch(const char *machine);
 
-/*
- * The exponential bucket index (scale 0, values in ns) that holds all of
- * scprof's bucket b >= 1: (2^i, 2^(i+1)] contains (sc_hist_lower(b),
- * sc_hist_upper(b)]. Bucket 0 ([0, 1] ns) is the zero bucket
- * (zero_threshold 1).
- */
-int otlp_hist_index(unsigned int b);
+/* Explicit bound i in seconds: sc_hist_upper(i) ns, i < OTLP_HIST_BOUNDS. */
+double otlp_hist_bound_s(unsigned int i);
 
 /* The payload into a malloc'ed *buf of *len bytes. 0 or -errno. */
 int otlp_render(const struct otlp_input *in, uint8_t **buf, size_t *len);
