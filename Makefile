@@ -498,17 +498,19 @@ uninstall:
 # One statically linked binary to copy onto a host with nothing installed.
 # GnuTLS cannot be linked statically from Debian's packages (p11-kit ships
 # no static library): pkg/no_gnutls.c stands in for it, so this binary
-# serves plain HTTP only (see docs/deploy.md).
+# serves plain HTTP only (see docs/deploy.md). Neither can libcurl (it
+# needs GnuTLS, Kerberos, LDAP...): pkg/no_curl.c stands in for it, so
+# this binary has no OTLP push (daemon --otlp-endpoint says so).
 # libtinfo is ncurses' own dependency; liblzma and libbz2 are libdw's
 # (unused until something links libdw).
-STATIC_LDLIBS = $(filter-out -lgnutls,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz
-$(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
+STATIC_LDLIBS = $(filter-out -lgnutls -lcurl,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz
+$(OUTPUT)/pkg/no_gnutls.o $(OUTPUT)/pkg/no_curl.o: $(OUTPUT)/pkg/%.o: pkg/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 STATIC_BIN ?= $(BIN)-static
-$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
+$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o $(OUTPUT)/pkg/no_curl.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2> $(OUTPUT)/static-link.log || \
 		{ cat $(OUTPUT)/static-link.log; exit 1; }

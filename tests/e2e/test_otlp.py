@@ -16,7 +16,7 @@ import time
 
 import pytest
 
-from conftest import TIMEOUT, run, run_scprof, stderr_lines
+from conftest import TIMEOUT, run, run_scprof, stderr_lines, unit_slice, workload
 from test_daemon import comm_link, daemons, gates, parse, quiesce, value  # noqa: F401 (fixtures)
 import otlp_util as ou
 
@@ -143,6 +143,47 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
     assert value(samples, "scprof_otlp_exports_sent_total") >= 1
     assert value(samples, "scprof_otlp_exports_dropped_total") == 0
     assert value(samples, "scprof_otlp_exports_failed_total") == 0
+
+
+ID64 = "0123456789abcdef" * 4
+UNITS = {"a.service": 1, f"docker-{ID64}.scope": 2}
+
+
+@pytest.fixture
+def slice_():
+    yield from unit_slice("scprof-otlp", UNITS)
+
+
+def test_labels_become_semantic_attributes(receivers, daemons, slice_):
+    """--labels unit,container,comm: each per-name series' attributes are
+    systemd.unit, container.id and process.executable.name, the values
+    /metrics' labels have."""
+    r = receivers()
+    d = daemons(["--cgroup", slice_, "--labels", "unit,container,comm",
+                 "--fold-interval", "0.1", "--otlp-endpoint", r.url(),
+                 "--otlp-interval", "0.2"])
+    for u, n in UNITS.items():
+        subprocess.run(["sh", "-c", 'echo $$ > "$0/cgroup.procs" && '
+                        'exec "$1" "$2"', os.path.join(slice_, u),
+                        workload("threads"), str(n)], check=True,
+                       timeout=TIMEOUT)
+    samples = quiesce(
+        d, lambda s: value(s, "scprof_processes_folded_total") >= 2,
+        "the 2 processes folded")
+    req = exports_after(r, time.time_ns(), "an export after the folds")
+    (m,) = [m for m in ou.metrics(req) if m.name == "scprof.comm.syscalls"]
+    got = {}
+    for p in m.sum.data_points:
+        a = {x.key: x.value.string_value for x in p.attributes}
+        assert set(a) == {"systemd.unit", "container.id",
+                          "process.executable.name"}, a
+        got[(a["systemd.unit"], a["container.id"],
+             a["process.executable.name"])] = p.as_int
+    want = {(l["unit"], l["container"], l["comm"]): v for n, l, v in samples
+            if n == "scprof_comm_syscalls_total"}
+    assert got == want
+    assert ("a.service", "", "threads") in got
+    assert (f"docker-{ID64}.scope", ID64, "threads") in got
 
 
 def test_final_export_on_sigterm(receivers, daemons):
