@@ -269,6 +269,26 @@ test-stacks-extra: deps-extra
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
 
+# daemon --otlp-endpoint against a real OpenTelemetry Collector
+# (tests/otlp/test_collector.py): one built from the collector's Go modules
+# (tests/otlp/otelcol: the OTLP receiver, the file exporter) with the Go
+# first in PATH (1.26; Debian 12's golang-go is too old), kept in
+# $(OUTPUT)/otelcol and rebuilt only when its sources change.
+GO ?= go
+OTELCOL := $(OUTPUT)/otelcol/otelcol
+$(OTELCOL): $(wildcard tests/otlp/otelcol/*.go) tests/otlp/otelcol/go.mod tests/otlp/otelcol/go.sum
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd tests/otlp/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+
+.PHONY: test-otlp
+test-otlp: deps-test
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(OTELCOL)
+	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		OTELCOL=$(abspath $(OTELCOL)) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/otlp $(PYTEST_ARGS)
+test-extra: test-otlp
+
 .PHONY: test
 # Everything: style, unit and end-to-end tests, the same again under
 # ASan+UBSan (make check), and each fuzz target for FUZZ_SECONDS.

@@ -222,3 +222,44 @@ def explicit_cumulative(p, bound_ns):
     bounds = [round(b * 1e9) for b in p.explicit_bounds]
     k = bounds.index(bound_ns)
     return sum(p.bucket_counts[:k + 1])
+
+
+# ---- an export against a /metrics scrape -----------------------------------
+
+# What moves on its own while the targets are gone: the daemon's own
+# costs, the latency windows' bookkeeping, the exporter's counts.
+VOLATILE = ("scprof_cpu_seconds_total", "scprof_resident_memory_bytes",
+            "scprof_scrape_duration_seconds", "scprof_bpf_run_seconds_total",
+            "scprof_bpf_cost_seconds_total", "scprof_bpf_cost_window_",
+            "scprof_latency_", "scprof_otlp_", "scprof_scrapes_total")
+
+
+def volatile(name):
+    return name.startswith(VOLATILE)
+
+
+def check_equals_scrape(req, samples):
+    """Every series of the export req is one of the scrape's and the other
+    way round, with the same value but for VOLATILE ones; every histogram
+    has scprof's bounds, and /metrics' buckets, sum and count add up from
+    it exactly. Returns (series, histograms) of the export."""
+    got, hists = series(req)
+    want = prom_series(samples)
+    assert set(got) == set(want), set(got) ^ set(want)
+    for k, v in want.items():
+        if not volatile(k[0]):
+            assert got[k] == v or abs(got[k] - v) <= 1e-9 * abs(v), \
+                (k, got[k], v)
+    ph = prom_hists(samples)
+    assert set(hists) == set(ph)
+    bounds = [hist_lower_ns(i + 1) for i in range(BUCKETS - 1)]
+    for key, p in hists.items():
+        assert [round(b * 1e9) for b in p.explicit_bounds] == bounds
+        # the nearest double to each bound in seconds, as /metrics' le
+        assert all(b / 1e9 == x for b, x in zip(bounds, p.explicit_bounds))
+        assert len(p.bucket_counts) == BUCKETS
+        assert p.count == sum(p.bucket_counts) == ph[key]["count"]
+        assert abs(p.sum - ph[key]["sum"]) <= 1e-12 * ph[key]["sum"]
+        for le, cum in ph[key]["le"].items():
+            assert explicit_cumulative(p, le) == cum, (key, le)
+    return got, hists

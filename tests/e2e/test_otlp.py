@@ -20,19 +20,6 @@ from conftest import TIMEOUT, run, run_scprof, stderr_lines, unit_slice, workloa
 from test_daemon import comm_link, daemons, gates, parse, quiesce, value  # noqa: F401 (fixtures)
 import otlp_util as ou
 
-# What moves on its own while the targets are gone: the daemon's own
-# costs, the latency windows' bookkeeping, the exporter's counts.
-VOLATILE = ("scprof_cpu_seconds_total", "scprof_resident_memory_bytes",
-            "scprof_scrape_duration_seconds", "scprof_bpf_run_seconds_total",
-            "scprof_bpf_cost_seconds_total", "scprof_bpf_cost_window_",
-            "scprof_latency_",
-            "scprof_otlp_", "scprof_scrapes_total")
-
-
-def volatile(name):
-    return name.startswith(VOLATILE)
-
-
 @pytest.fixture
 def receivers():
     made = []
@@ -105,14 +92,10 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
 
     # every figure equals the scrape's (the pacer's are still since the
     # fold, which the scrape before the export saw)
-    got, hists = ou.series(req)
     want = ou.prom_series(samples)
     assert want == ou.prom_series(before) | {
-        k: v for k, v in want.items() if volatile(k[0])}
-    assert set(got) == set(want), (set(got) ^ set(want))
-    for k, v in want.items():
-        if not volatile(k[0]):
-            assert got[k] == pytest.approx(v, rel=1e-9, abs=1e-9), k
+        k: v for k, v in want.items() if ou.volatile(k[0])}
+    got, hists = ou.check_equals_scrape(req, samples)
     # the ground truth of the pacer
     assert got[("scprof_syscalls_total",
                 (("abi", "64"), ("syscall", "getppid")))] == 5000
@@ -121,18 +104,6 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
     comm = 'ev"il\\\n\ufffd{x}'
     assert got[("scprof_comm_syscalls_total", (("comm", comm),))] >= 5015
 
-    # the histograms: scprof's own buckets, of which /metrics' are sums
-    ph = ou.prom_hists(samples)
-    assert set(hists) == set(ph)
-    bounds = [ou.hist_lower_ns(i + 1) for i in range(ou.BUCKETS - 1)]
-    for key, p in hists.items():
-        assert [round(b * 1e9) for b in p.explicit_bounds] == bounds
-        assert all(b / 1e9 == x for b, x in zip(bounds, p.explicit_bounds))
-        assert len(p.bucket_counts) == ou.BUCKETS
-        assert p.count == sum(p.bucket_counts) == ph[key]["count"]
-        assert p.sum == pytest.approx(ph[key]["sum"], rel=1e-12)
-        for le, cum in ph[key]["le"].items():
-            assert ou.explicit_cumulative(p, le) == cum, (key, le)
     getppid = hists[(("abi", "64"), ("syscall", "getppid"))]
     assert getppid.count == 5000
     # finer than /metrics: the getppid calls fall in more of scprof's

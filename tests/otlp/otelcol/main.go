@@ -1,7 +1,7 @@
-// A minimal OpenTelemetry Collector for scprof's tests (make test-otlp):
-// the OTLP receiver, the file exporter (what the daemon sent, as the
-// collector decoded it) and the Prometheus exporter (contrib/otel's fleet
-// example), built from the collector's Go modules.
+// A minimal OpenTelemetry Collector for scprof's tests (make test-otlp,
+// tests/otlp/test_collector.py): the OTLP receiver, the file exporter
+// (what the daemon sent, as the collector decoded it) and the Prometheus
+// exporter, built from the collector's Go modules.
 package main
 
 import (
@@ -50,6 +50,8 @@ func main() {
 				ProviderFactories: []confmap.ProviderFactory{
 					fileprovider.NewFactory(),
 				},
+				// ${...} in the config: files only (no envprovider)
+				DefaultScheme: "file",
 			},
 		},
 	}
