@@ -6,13 +6,17 @@ file exporter. What the collector decoded and wrote (OTLP JSON, read back
 with protobuf's json_format into the same messages) equals a /metrics
 scrape of the same daemon once the pacer's figures stand still: every
 series, the histograms' buckets at /metrics' bounds, sums and counts, and
-the pacer's own counts.
+the pacer's own counts. And the collector's own Prometheus exporter,
+whose translation of OTLP names is the collector's, serves /metrics'
+names, labels and values back.
 
 Uses tests/e2e's helpers (the daemon, the gate, the decoder); SCPROF and
 WORKLOADS as there.
 """
+import math
 import os
 import socket
+import urllib.request
 import subprocess
 import sys
 import time
@@ -24,7 +28,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(
 
 from google.protobuf import json_format  # noqa: E402
 
-from conftest import TIMEOUT  # noqa: E402
+from conftest import TIMEOUT, workload as ou_workload  # noqa: E402
 import otlp_util as ou  # noqa: E402
 from test_daemon import (comm_link, daemons, gates, parse,  # noqa: E402,F401
                          quiesce, value)
@@ -42,7 +46,7 @@ def free_port():
 
 class Collector:
     def __init__(self, d):
-        self.port = free_port()
+        self.port, self.prom_port = free_port(), free_port()
         self.out = d / "metrics.jsonl"
         config = d / "otelcol.yaml"
         config.write_text(f"""
@@ -55,6 +59,8 @@ exporters:
   file:
     path: {self.out}
     flush_interval: 100ms
+  prometheus:
+    endpoint: 127.0.0.1:{self.prom_port}
 service:
   telemetry:
     metrics:
@@ -64,7 +70,7 @@ service:
   pipelines:
     metrics:
       receivers: [otlp]
-      exporters: [file]
+      exporters: [file, prometheus]
 """)
         self.log = open(d / "otelcol.log", "wb")
         self.proc = subprocess.Popen([OTELCOL, "--config", f"file:{config}"],
@@ -104,6 +110,12 @@ service:
             assert time.monotonic() < deadline, \
                 f"the collector never wrote {what}: {self.logged()}"
             time.sleep(0.1)
+
+    def scrape(self):
+        """The collector's Prometheus exporter's samples, parsed."""
+        url = f"http://127.0.0.1:{self.prom_port}/metrics"
+        with urllib.request.urlopen(url, timeout=TIMEOUT) as r:
+            return parse(r.read())[0]
 
     def stop(self):
         self.proc.terminate()
@@ -162,3 +174,50 @@ def test_collector_receives_what_metrics_serves(collector, daemons, gates,
     assert value(samples, "scprof_otlp_exports_failed_total") == 0
     assert value(samples, "scprof_otlp_points_rejected_total") == 0
     assert value(samples, "scprof_otlp_exports_sent_total") >= 1
+
+
+# The collector's labels for the per-name attributes and its own, added to
+# every series (the resource's job and instance, the scope's).
+PROM_ATTR = {"process_executable_name": "comm", "systemd_unit": "unit"}
+ADDED = {"job", "instance", "otel_scope_name", "otel_scope_version",
+         "otel_scope_schema_url"}
+
+
+def test_collector_prometheus_exporter_serves_metrics_names(
+        collector, daemons, gates):
+    g = gates([ou_workload("pacer"), "1000", "3", "2", "5"])
+    d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
+                 "--latency-duty", "1", "--labels", "unit,comm",
+                 "--otlp-endpoint", f"http://127.0.0.1:{collector.port}",
+                 "--otlp-interval", "0.2"])
+    g.release()
+    assert g.wait() == 0
+    quiesce(d, lambda s: value(s, "scprof_processes_folded_total") == 1,
+            "the pacer folded")
+    collector.wait(taken_after(time.time_ns()), "an export after the fold")
+    time.sleep(0.3)  # the exporter has it: it answers with the newest
+    theirs = collector.scrape()
+    ours, _ = parse(d.metrics())
+
+    def key(n, labels):
+        labels = {PROM_ATTR.get(k, k): v for k, v in labels.items()
+                  if k not in ADDED}
+        if n.endswith("_bucket"):
+            labels["le"] = float(labels["le"])  # "2.56e-07" or "0.000000256"
+        return n, tuple(sorted(labels.items()))
+
+    got = {key(n, l): v for n, l, v in theirs if n != "target_info"}
+    want = {key(n, l): v for n, l, v in ours}
+    # every series of /metrics, with its value; the collector's histograms
+    # have more buckets (scprof's own), /metrics' among them
+    missing = set(want) - set(got)
+    assert not missing, sorted(missing)[:10]
+    extra = {k for k in set(got) - set(want)
+             if not k[0].endswith("_bucket")}
+    assert not extra, sorted(extra)[:10]
+    for k, v in want.items():
+        if not ou.volatile(k[0]):
+            assert math.isclose(got[k], v, rel_tol=1e-9, abs_tol=1e-12), \
+                (k, got[k], v)
+    assert want[key("scprof_syscalls_total",
+                    {"syscall": "getppid", "abi": "64"})] == 5000
