@@ -75,6 +75,7 @@ COMPLETE = {
     ("*", "by"): ("list,", ["pid", "tid", "comm", "cgroup", "unit",
                             "container", "pod", "qos"]),
     ("daemon", "otlp-ca"): "files",
+    ("daemon", "otlp-compression"): ["gzip", "none"],
     ("daemon", "otlp-cert"): "files",
     ("daemon", "otlp-key"): "files",
     ("daemon", "otlp-headers-file"): "files",

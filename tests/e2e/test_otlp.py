@@ -65,6 +65,7 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
     assert path == "/v1/metrics"
     assert headers["Content-Type"] == "application/x-protobuf"
     assert headers["User-Agent"].startswith("scprof/")
+    assert headers["Content-Encoding"] == "gzip"  # the default
 
     # the resource, by the semantic conventions
     res = ou.resource_attrs(req)
@@ -184,6 +185,16 @@ def test_headers_and_the_header_file_out_of_ps(receivers, daemons, tmp_path):
     assert headers["X-Scope"] == "a b"
     with open(f"/proc/{d.pid}/cmdline", "rb") as f:
         assert b"s3cr3t" not in f.read()
+
+
+def test_compression_none(receivers, daemons):
+    r = receivers()
+    daemons(["-p", str(os.getpid()), "--otlp-endpoint", r.url(),
+             "--otlp-compression", "none"])
+    reqs = r.wait(lambda reqs: len(reqs) >= 1, TIMEOUT, "an export")
+    _, headers, req = reqs[0]
+    assert "Content-Encoding" not in headers
+    assert ou.resource_attrs(req)["service.name"] == "scprof"
 
 
 def test_retries_503_429_with_backoff_then_sends(receivers, daemons):
@@ -315,6 +326,8 @@ def test_tls_without_the_ca_or_the_client_cert_fails(receivers, daemons, pki):
      "invalid --otlp-interval '0'"),
     (["--otlp-endpoint", "http://x", "--otlp-timeout", "1x"],
      "invalid --otlp-timeout '1x'"),
+    (["--otlp-endpoint", "http://x", "--otlp-compression", "zstd"],
+     "invalid --otlp-compression 'zstd'"),
     (["--otlp-endpoint", "http://x", "--otlp-queue", "0"],
      "invalid --otlp-queue '0'"),
     (["--otlp-endpoint", "http://x", "--otlp-ca", "/nonexistent"],

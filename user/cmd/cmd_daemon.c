@@ -114,6 +114,7 @@ static void usage(FILE *f)
 	      "                        (repeatable), e.g. 'Authorization: Bearer ...'\n"
 	      "      --otlp-headers-file FILE  headers from FILE, one a line (# comments):\n"
 	      "                        secrets stay out of ps\n"
+	      "      --otlp-compression gzip|none  the body's (default gzip)\n"
 	      "\n"
 	      "Latency, sampled on a budget (counts, errors and bytes are exact always):\n"
 	      "      --max-overhead PCT  CPU the latency part may use, in percent of one\n"
@@ -215,6 +216,7 @@ enum {
 	OPT_OTLP_KEY,
 	OPT_OTLP_HEADER,
 	OPT_OTLP_HEADERS_FILE,
+	OPT_OTLP_COMPRESSION,
 };
 
 static const struct option long_opts[] = {
@@ -240,6 +242,7 @@ static const struct option long_opts[] = {
 	{ "otlp-key", required_argument, NULL, OPT_OTLP_KEY },
 	{ "otlp-header", required_argument, NULL, OPT_OTLP_HEADER },
 	{ "otlp-headers-file", required_argument, NULL, OPT_OTLP_HEADERS_FILE },
+	{ "otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -369,6 +372,14 @@ static int otlp_option(const struct cli_cmd *cmd, struct daemon_opts *o, int c,
 					 "read it: %s",
 					 arg, strerror(-err));
 		break;
+	case OPT_OTLP_COMPRESSION:
+		if (strcmp(arg, "gzip") && strcmp(arg, "none"))
+			return cli_error(cmd,
+					 "invalid --otlp-compression '%s': "
+					 "expected gzip or none",
+					 arg);
+		x->gzip = !strcmp(arg, "gzip");
+		break;
 	default:
 		return -ENOENT;
 	}
@@ -385,6 +396,8 @@ static int otlp_option(const struct cli_cmd *cmd, struct daemon_opts *o, int c,
 			[OPT_OTLP_HEADER - OPT_OTLP_ENDPOINT] = "--otlp-header",
 			[OPT_OTLP_HEADERS_FILE - OPT_OTLP_ENDPOINT] =
 				"--otlp-headers-file",
+			[OPT_OTLP_COMPRESSION - OPT_OTLP_ENDPOINT] =
+				"--otlp-compression",
 		};
 
 		o->otlp_first = names[c - OPT_OTLP_ENDPOINT];
@@ -516,6 +529,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->otlp.interval_s = OTLP_DEFAULT_INTERVAL_S;
 	o->otlp.timeout_s = OTLP_DEFAULT_TIMEOUT_S;
 	o->otlp.queue = OTLP_DEFAULT_QUEUE;
+	o->otlp.gzip = true;
 	err = cli_parse(&daemon_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <curl/curl.h>
+#include <zlib.h>
 
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
 #include "cmd/daemon_otlp.h"
@@ -244,6 +245,8 @@ static int setup_curl(struct otlp_exporter *e)
 	e->hdrs = h;
 	/* no "Expect: 100-continue" round trip on large bodies */
 	h = h ? curl_slist_append(h, "Expect:") : NULL;
+	if (h && o->gzip)
+		h = curl_slist_append(h, "Content-Encoding: gzip");
 	for (size_t i = 0; h && i < o->nheaders; i++)
 		h = curl_slist_append(h, o->headers[i]);
 	if (!h) {
@@ -465,6 +468,43 @@ static void send_one(struct otlp_exporter *e, struct payload *p, bool last,
 	}
 }
 
+/*
+ * The payload gzip'ed, in place. An export is mostly the histograms' runs
+ * of zero counts: a system's export of 300 kB is 13 kB gzip'ed.
+ */
+static int gzip_payload(struct payload *p)
+{
+	z_stream z = {};
+	uint8_t *out;
+	uLong bound;
+	int rc;
+
+	if (p->len > UINT32_MAX ||
+	    deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	bound = deflateBound(&z, (uLong)p->len);
+	out = malloc(bound);
+	if (!out) {
+		deflateEnd(&z);
+		return -ENOMEM;
+	}
+	z.next_in = p->buf;
+	z.avail_in = (uInt)p->len;
+	z.next_out = out;
+	z.avail_out = (uInt)bound;
+	rc = deflate(&z, Z_FINISH);
+	deflateEnd(&z);
+	if (rc != Z_STREAM_END) {
+		free(out);
+		return -EIO;
+	}
+	free(p->buf);
+	p->buf = out;
+	p->len = z.total_out;
+	return 0;
+}
+
 static void *exporter_thread(void *arg)
 {
 	struct otlp_exporter *e = arg;
@@ -492,7 +532,14 @@ static void *exporter_thread(void *arg)
 		e->n--;
 		last = e->stop;
 		pthread_mutex_unlock(&e->lock);
-		send_one(e, &p, last, &failing);
+		if (e->o.gzip && gzip_payload(&p)) {
+			pr_warn("OTLP: cannot compress an export: out of memory");
+			pthread_mutex_lock(&e->lock);
+			e->st.failed++;
+			pthread_mutex_unlock(&e->lock);
+		} else {
+			send_one(e, &p, last, &failing);
+		}
 		free(p.buf);
 		pthread_mutex_lock(&e->lock);
 		if (last)

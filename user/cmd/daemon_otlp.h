@@ -3,13 +3,14 @@
  * The daemon's OTLP exporter (--otlp-endpoint): payloads made by the
  * daemon's loop (render/otlp.h) go into a bounded queue, and a thread of
  * its own POSTs them to ENDPOINT/v1/metrics with libcurl (OTLP/HTTP,
- * protobuf), retrying with exponential backoff on 429, 502, 503, 504 and
+ * protobuf, gzip'ed unless told not to), retrying with exponential backoff on 429, 502, 503, 504 and
  * connection errors (Retry-After honoured), so that a slow or absent
  * collector never holds up the loop or a scrape.
  */
 #ifndef SCPROF_DAEMON_OTLP_H
 #define SCPROF_DAEMON_OTLP_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ struct otlp_opts {
 	double interval_s;
 	double timeout_s;
 	unsigned int queue; /* exports waiting at most */
+	bool gzip;	    /* --otlp-compression gzip (the default) */
 	const char *ca, *cert, *key;
 	char **headers; /* "Name: value", checked */
 	size_t nheaders;
