@@ -77,19 +77,24 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
     assert len(res["service.instance.id"]) == 36
     assert res["service.instance.id"] in d.proc.stderr.readline().decode()
 
-    # cumulative monotonic sums from one start
-    starts = set()
+    # cumulative monotonic sums from the daemon's start; a per-name series
+    # made later (the pacer's, once it ran) from then
+    starts, comm_starts = set(), set()
     for m in ou.metrics(req):
         kind = m.WhichOneof("data")
         if kind == "sum":
             assert m.sum.is_monotonic, m.name
             assert m.sum.aggregation_temporality == ou.CUMULATIVE, m.name
-            starts |= {p.start_time_unix_nano for p in m.sum.data_points}
+            (comm_starts if m.name.startswith("scprof.comm.") else
+             starts).update(p.start_time_unix_nano
+                            for p in m.sum.data_points)
         elif kind == "histogram":
             assert m.histogram.aggregation_temporality == ou.CUMULATIVE
             starts |= {p.start_time_unix_nano
                        for p in m.histogram.data_points}
-    assert len(starts) == 1 and 0 < starts.pop() < time.time_ns()
+    (start,) = starts
+    assert 0 < start < time.time_ns()
+    assert all(start <= t < time.time_ns() for t in comm_starts)
 
     # every figure equals the scrape's (the pacer's are still since the
     # fold, which the scrape before the export saw)

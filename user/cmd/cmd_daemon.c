@@ -908,6 +908,7 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	}
 	d->start_unix_ns = clock_real_ns();
+	d->start_mono_ns = clock_mono_ns();
 	if (attach(d) || start_http(d) || start_otlp(d))
 		return EXIT_FAIL;
 	served_addr(d, where, sizeof(where));

@@ -154,6 +154,7 @@ int daemon_otlp_payload(struct daemon *d, uint8_t **buf, size_t *len)
 		.prom = &in,
 		.res = &res,
 		.start_unix_ns = d->start_unix_ns,
+		.start_mono_ns = d->start_mono_ns,
 	};
 	int err;
 

@@ -37,6 +37,7 @@ struct daemon {
 	struct otlp_exporter *otlp;
 	uint64_t otlp_next_ns;	/* CLOCK_MONOTONIC of the next export */
 	uint64_t start_unix_ns; /* the counters' start */
+	uint64_t start_mono_ns; /* the same on CLOCK_MONOTONIC */
 	char host_name[256];
 	char host_arch[32];
 	char instance_id[37]; /* a UUID (v4), new each run */

@@ -65,6 +65,7 @@ struct builder {
 	Metric **metrics;
 	size_t nmetrics, cap;
 	uint64_t start_ns, now_ns;
+	uint64_t start_mono_ns; /* start_ns on comm_series' clock */
 };
 
 #define CHUNK_MIN (64 * 1024)
@@ -542,6 +543,11 @@ static void comms(struct builder *b, const struct comm_series_row *rows,
 
 			if (!series_attrs(b, p, &rows[i], labels))
 				return;
+			/* a series made after the start counts from then */
+			if (rows[i].born_ns > b->start_mono_ns)
+				p->start_time_unix_nano =
+					b->start_ns +
+					(rows[i].born_ns - b->start_mono_ns);
 			memcpy(&v, (const char *)&rows[i].c + fam[k].off,
 			       sizeof(v));
 			if (fam[k].ns)
@@ -794,6 +800,7 @@ int otlp_render(const struct otlp_input *in, uint8_t **buf, size_t *len)
 	struct builder b = {
 		.start_ns = in->start_unix_ns,
 		.now_ns = in->now_unix_ns,
+		.start_mono_ns = in->start_mono_ns,
 	};
 	int err;
 

@@ -36,6 +36,10 @@ struct otlp_input {
 	const struct prom_input *prom; /* the figures, as for /metrics */
 	const struct otlp_resource *res;
 	uint64_t start_unix_ns; /* the counters' start: the daemon's */
+	/* the same start on the clock of the per-name series' born_ns
+	 * (model/comm_series.h): a series made later starts later
+	 */
+	uint64_t start_mono_ns;
 	uint64_t now_unix_ns;
 };
 

@@ -228,6 +228,46 @@ static void test_resource(void **state)
 	model_free(m);
 }
 
+static void test_series_made_later_start_later(void **state)
+{
+	struct sc_model *m = model_fixture();
+	struct comm_series_row rows[2] = {};
+	struct prom_input in = { .model = m, .comms = rows, .ncomms = 2 };
+	const struct otlp_resource res = { "h", "amd64", "i" };
+	const struct otlp_input oi = {
+		.prom = &in,
+		.res = &res,
+		.start_unix_ns = START_NS,
+		.start_mono_ns = 500,
+		.now_unix_ns = NOW_NS,
+	};
+	const Metric *x;
+	uint8_t *buf;
+	size_t len;
+	Request *r;
+
+	(void)state;
+	strcpy(rows[0].label, "late");
+	rows[0].born_ns = 500 + 7000; /* 7 us after the start */
+	rows[0].c.calls = 3;
+	rows[1].other = true;
+	assert_int_equal(otlp_render(&oi, &buf, &len), 0);
+	r = opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__unpack(
+		NULL, len, buf);
+	free(buf);
+	assert_non_null(r);
+	x = metric(r, "scprof.comm.syscalls");
+	assert_non_null(x);
+	assert_int_equal(x->sum->n_data_points, 2);
+	assert_int_equal(x->sum->data_points[0]->start_time_unix_nano,
+			 START_NS + 7000);
+	assert_int_equal(x->sum->data_points[0]->as_int, 3);
+	assert_int_equal(x->sum->data_points[1]->start_time_unix_nano,
+			 START_NS);
+	unrender(r);
+	model_free(m);
+}
+
 static void test_host_arch(void **state)
 {
 	(void)state;
@@ -246,6 +286,7 @@ int main(void)
 		cmocka_unit_test(test_histogram_carries_every_bucket),
 		cmocka_unit_test(test_sums_are_cumulative_from_the_start),
 		cmocka_unit_test(test_resource),
+		cmocka_unit_test(test_series_made_later_start_later),
 		cmocka_unit_test(test_host_arch),
 	};
 
