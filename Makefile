@@ -45,7 +45,7 @@ USER_CFLAGS := $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE \
 	-DSCPROF_VERSION='"$(VERSION)"' -Iinclude -Iuser -I$(OUTPUT) \
 	-I$(OUTPUT)/proto -MMD -MP
 LDLIBS := -lbpf -ldw -lelf -lz -ljson-c -lm -lmicrohttpd -lncursesw -lyaml -lcrypt -lgnutls -liberty \
-	-lprotobuf-c
+	-lprotobuf-c -lcurl -lpthread
 BPF_CFLAGS := -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude \
 	-Ivmlinux/$(ARCH) -Wall -Wno-unused-function -MMD -MP
 
@@ -65,10 +65,21 @@ GEN_CLASSES := $(OUTPUT)/user/model/trace_classes.c
 # layer that uses it.
 GEN_PROTO := $(OUTPUT)/proto/profile.pb-c.c $(OUTPUT)/proto/profile.pb-c.h
 PROTO_OBJ := $(OUTPUT)/user/render/profile.pb-c.o
+# OTLP's metrics protos (the daemon's --otlp-endpoint, user/render/otlp.c),
+# vendored in user/render/otlp/ (its README says from where), generated the
+# same way. protoc-c 1.4 refuses proto3's `optional` (histograms' sum, min
+# and max): it is taken out of a copy first, which changes no field's
+# number or wire type, only that a zero is not sent (the renderer sends no
+# min or max, and a sum of 0 only with a count of 0).
+OTLP_PROTOS := common/v1/common resource/v1/resource metrics/v1/metrics \
+	collector/metrics/v1/metrics_service
+OTLP_GEN_DIR := $(OUTPUT)/proto/opentelemetry/proto
+GEN_OTLP := $(foreach p,$(OTLP_PROTOS),$(OTLP_GEN_DIR)/$(p).pb-c.c $(OTLP_GEN_DIR)/$(p).pb-c.h)
+OTLP_OBJS := $(foreach p,$(OTLP_PROTOS),$(OUTPUT)/user/render/otlp_$(notdir $(p)).pb-c.o)
 GEN_NATIVE := $(if $(filter x86,$(ARCH)),,$(OUTPUT)/user/model/syscalls.txt)
 USER_OBJS := $(patsubst user/%.c,$(OUTPUT)/user/%.o,$(USER_SRCS)) \
 	$(GEN_NAMES:.c=.o) $(GEN_TERMINFO:.c=.o) $(GEN_CLASSES:.c=.o) \
-	$(PROTO_OBJ)
+	$(PROTO_OBJ) $(OTLP_OBJS)
 # Everything but main: what the unit tests link against.
 LIB_OBJS := $(filter-out $(OUTPUT)/user/cmd/main.o,$(USER_OBJS))
 
@@ -136,9 +147,23 @@ $(PROTO_OBJ): $(OUTPUT)/proto/profile.pb-c.c | $(OUTPUT)/user/render
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c $< -o $@
 
+$(GEN_OTLP) &: $(foreach p,$(OTLP_PROTOS),user/render/otlp/opentelemetry/proto/$(p).proto)
+	$(call msg,GEN,$(OTLP_GEN_DIR)/*.pb-c.[ch])
+	$(Q)rm -rf $(OUTPUT)/otlp-src && mkdir -p $(OUTPUT)/otlp-src $(OUTPUT)/proto
+	$(Q)cp -r user/render/otlp/opentelemetry $(OUTPUT)/otlp-src/
+	$(Q)sed -i 's/^\([[:space:]]*\)optional /\1/' \
+		$(OUTPUT)/otlp-src/opentelemetry/proto/metrics/v1/metrics.proto
+	$(Q)$(PROTOC_C) --proto_path=$(OUTPUT)/otlp-src --c_out=$(OUTPUT)/proto \
+		$(foreach p,$(OTLP_PROTOS),$(OUTPUT)/otlp-src/opentelemetry/proto/$(p).proto)
+
+$(OUTPUT)/user/render/otlp_%.pb-c.o: $(GEN_OTLP) | $(OUTPUT)/user/render
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(USER_CFLAGS) -Wno-missing-prototypes -c \
+		$(filter %/$*.pb-c.c,$(GEN_OTLP)) -o $@
+
 # The skeletons (and the generated protobuf header) are there before any
 # userspace object is compiled.
-$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h $(addprefix $(OUTPUT)/user/,$(LAYERS))
+$(OUTPUT)/user/%.o: user/%.c $(OUTPUT)/scprof.skel.h $(OUTPUT)/scprof_legacy.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h $(GEN_OTLP) $(addprefix $(OUTPUT)/user/,$(LAYERS))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
@@ -189,7 +214,7 @@ $(OUTPUT)/workloads/%: tests/workloads/m32/%.c | $(OUTPUT)/workloads
 		-fno-stack-protector -fno-asynchronous-unwind-tables -O2 -g \
 		-Wall -Wextra $< -o $@
 
-$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h
+$(OUTPUT)/tests/%.o: tests/unit/%.c $(OUTPUT)/scprof.skel.h | $(OUTPUT)/scprof_version.h $(OUTPUT)/proto/profile.pb-c.h $(GEN_OTLP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -Itests/unit -Wno-missing-prototypes -c $< -o $@
@@ -243,6 +268,26 @@ test-stacks-extra: deps-extra
 	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
+
+# daemon --otlp-endpoint against a real OpenTelemetry Collector
+# (tests/otlp/test_collector.py): one built from the collector's Go modules
+# (tests/otlp/otelcol: the OTLP receiver, the file exporter) with the Go
+# first in PATH (1.26; Debian 12's golang-go is too old), kept in
+# $(OUTPUT)/otelcol and rebuilt only when its sources change.
+GO ?= go
+OTELCOL := $(OUTPUT)/otelcol/otelcol
+$(OTELCOL): $(wildcard tests/otlp/otelcol/*.go) tests/otlp/otelcol/go.mod tests/otlp/otelcol/go.sum
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd tests/otlp/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+
+.PHONY: test-otlp
+test-otlp: deps-test
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(OTELCOL)
+	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
+		OTELCOL=$(abspath $(OTELCOL)) \
+		$(PYTHON) -m pytest -q -p no:cacheprovider tests/otlp $(PYTEST_ARGS)
+test-extra: test-otlp
 
 .PHONY: test
 # Everything: style, unit and end-to-end tests, the same again under
@@ -473,17 +518,19 @@ uninstall:
 # One statically linked binary to copy onto a host with nothing installed.
 # GnuTLS cannot be linked statically from Debian's packages (p11-kit ships
 # no static library): pkg/no_gnutls.c stands in for it, so this binary
-# serves plain HTTP only (see docs/deploy.md).
+# serves plain HTTP only (see docs/deploy.md). Neither can libcurl (it
+# needs GnuTLS, Kerberos, LDAP...): pkg/no_curl.c stands in for it, so
+# this binary has no OTLP push (daemon --otlp-endpoint says so).
 # libtinfo is ncurses' own dependency; liblzma and libbz2 are libdw's
 # (unused until something links libdw).
-STATIC_LDLIBS = $(filter-out -lgnutls,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz
-$(OUTPUT)/pkg/no_gnutls.o: pkg/no_gnutls.c
+STATIC_LDLIBS = $(filter-out -lgnutls -lcurl,$(LDLIBS)) -ltinfo -llzma -lbz2 -lz
+$(OUTPUT)/pkg/no_gnutls.o $(OUTPUT)/pkg/no_curl.o: $(OUTPUT)/pkg/%.o: pkg/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(USER_CFLAGS) -c $< -o $@
 
 STATIC_BIN ?= $(BIN)-static
-$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o
+$(STATIC_BIN): $(USER_OBJS) $(OUTPUT)/pkg/no_gnutls.o $(OUTPUT)/pkg/no_curl.o
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -static $^ $(STATIC_LDLIBS) -o $@ 2> $(OUTPUT)/static-link.log || \
 		{ cat $(OUTPUT)/static-link.log; exit 1; }

@@ -74,6 +74,11 @@ COMPLETE = {
     ("*", "-e"): "free",
     ("*", "by"): ("list,", ["pid", "tid", "comm", "cgroup", "unit",
                             "container", "pod", "qos"]),
+    ("daemon", "otlp-ca"): "files",
+    ("daemon", "otlp-compression"): ["gzip", "none"],
+    ("daemon", "otlp-cert"): "files",
+    ("daemon", "otlp-key"): "files",
+    ("daemon", "otlp-headers-file"): "files",
     ("daemon", "labels"): ("list,", ["comm", "cgroup", "unit", "container",
                                      "pod", "qos"]),
 }
@@ -81,7 +86,8 @@ FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "frames", "rows", "listen", "comm-series", "fold-interval",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
         "latency-period",
-        "max-series", "min-change", "slow"]
+        "max-series", "min-change", "slow", "otlp-endpoint", "otlp-interval",
+        "otlp-timeout", "otlp-queue", "otlp-header"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"
 

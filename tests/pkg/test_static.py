@@ -203,3 +203,17 @@ def test_tls_is_refused_in_the_static_build_and_says_why():
         r = run([exe])
     assert r.stdout == "refused\n"
     assert "TLS is not available in the static scprof" in r.stderr, r.stderr
+
+
+def test_otlp_push_is_refused_in_the_static_build_and_says_why():
+    """libcurl cannot be linked statically from Debian's packages:
+    pkg/no_curl.c stands in, and daemon --otlp-endpoint exits saying
+    so."""
+    r = run(["readelf", "-s", STATIC])
+    assert " curl_global_init" in r.stdout  # the stand-ins are in
+    assert "Curl_" not in r.stdout  # and no libcurl.a
+    r = run([STATIC, "daemon", "-l", "127.0.0.1:0", "-p", str(os.getpid()),
+             "--otlp-endpoint", "http://127.0.0.1:9"])
+    assert r.returncode == 1, r.stderr
+    assert "OTLP push is not available in the static scprof" in r.stderr, \
+        r.stderr

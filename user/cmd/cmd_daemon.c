@@ -9,13 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/random.h>
 #include <sys/signalfd.h>
+#include <sys/utsname.h>
 #include <bpf/libbpf.h>
 #include <microhttpd.h>
 
 #include "cmd/cmd_daemon.h"
 #include "cmd/commands.h"
 #include "cmd/daemon_http.h"
+#include "cmd/daemon_metrics.h"
+#include "cmd/daemon_otlp.h"
 #include "cmd/daemon_priv.h"
 #include "cmd/plan.h"
 #include "cmd/run.h"
@@ -25,6 +29,7 @@
 #include "collect/target.h"
 #include "model/comm_series.h"
 #include "model/split_hold.h"
+#include "render/otlp.h"
 #include "render/report_prom.h"
 #include "render/slowcalls.h"
 #include "util/caps.h"
@@ -87,6 +92,29 @@ static void usage(FILE *f)
 	      "                        CLOCK_MONOTONIC time, and libbpf's messages)\n"
 	      "  -q, --quiet           only errors\n"
 	      "  -h, --help            this help\n"
+	      "\n"
+	      "OpenTelemetry (OTLP/HTTP, protobuf): the same figures, pushed as well\n"
+	      "(counters as cumulative sums, latency histograms with scprof's own\n"
+	      "buckets, --labels as semantic-convention attributes; at the start, every\n"
+	      "interval and on SIGTERM):\n"
+	      "      --otlp-endpoint URL  POST them to URL/v1/metrics (http:// or\n"
+	      "                        https://; a URL ending in /v1/metrics as is)\n"
+	      "      --otlp-interval SECS  how often (default 15)\n"
+	      "      --otlp-timeout SECS  give up an attempt after this (default 10);\n"
+	      "                        429, 502, 503, 504 and connection errors are\n"
+	      "                        retried with backoff (Retry-After honoured)\n"
+	      "                        for up to 120 s, then given up\n"
+	      "      --otlp-queue N    exports waiting at most (default 8, 1 to 1000);\n"
+	      "                        the oldest is dropped when full, counted in\n"
+	      "                        scprof_otlp_exports_dropped_total\n"
+	      "      --otlp-ca FILE    the CA certificates (PEM) that verify the receiver\n"
+	      "      --otlp-cert FILE  a client certificate (PEM) for mutual TLS\n"
+	      "      --otlp-key FILE   its private key (PEM)\n"
+	      "      --otlp-header 'NAME: VALUE'  an HTTP header on every export\n"
+	      "                        (repeatable), e.g. 'Authorization: Bearer ...'\n"
+	      "      --otlp-headers-file FILE  headers from FILE, one a line (# comments):\n"
+	      "                        secrets stay out of ps\n"
+	      "      --otlp-compression gzip|none  the body's (default gzip)\n"
 	      "\n"
 	      "Latency, sampled on a budget (counts, errors and bytes are exact always):\n"
 	      "      --max-overhead PCT  CPU the latency part may use, in percent of one\n"
@@ -179,6 +207,16 @@ enum {
 	OPT_LABELS,
 	OPT_MAX_SERIES,
 	OPT_SLOW,
+	OPT_OTLP_ENDPOINT,
+	OPT_OTLP_INTERVAL,
+	OPT_OTLP_TIMEOUT,
+	OPT_OTLP_QUEUE,
+	OPT_OTLP_CA,
+	OPT_OTLP_CERT,
+	OPT_OTLP_KEY,
+	OPT_OTLP_HEADER,
+	OPT_OTLP_HEADERS_FILE,
+	OPT_OTLP_COMPRESSION,
 };
 
 static const struct option long_opts[] = {
@@ -195,6 +233,16 @@ static const struct option long_opts[] = {
 	{ "max-overhead", required_argument, NULL, OPT_MAX_OVERHEAD },
 	{ "latency-period", required_argument, NULL, OPT_LATENCY_PERIOD },
 	{ "slow", required_argument, NULL, OPT_SLOW },
+	{ "otlp-endpoint", required_argument, NULL, OPT_OTLP_ENDPOINT },
+	{ "otlp-interval", required_argument, NULL, OPT_OTLP_INTERVAL },
+	{ "otlp-timeout", required_argument, NULL, OPT_OTLP_TIMEOUT },
+	{ "otlp-queue", required_argument, NULL, OPT_OTLP_QUEUE },
+	{ "otlp-ca", required_argument, NULL, OPT_OTLP_CA },
+	{ "otlp-cert", required_argument, NULL, OPT_OTLP_CERT },
+	{ "otlp-key", required_argument, NULL, OPT_OTLP_KEY },
+	{ "otlp-header", required_argument, NULL, OPT_OTLP_HEADER },
+	{ "otlp-headers-file", required_argument, NULL, OPT_OTLP_HEADERS_FILE },
+	{ "otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -229,13 +277,144 @@ static int daemon_web_config_option(const struct cli_cmd *cmd, const char *arg,
 	return EXIT_USAGE;
 }
 
+/* --otlp-ca, --otlp-cert, --otlp-key: a file that can be read now. */
+static int otlp_file_option(const struct cli_cmd *cmd, const char *opt,
+			    const char *arg, const char **out)
+{
+	FILE *f = *arg ? fopen(arg, "re") : NULL;
+
+	if (!f)
+		return cli_error(cmd, "%s '%s': cannot read it: %s", opt, arg,
+				 *arg ? strerror(errno) : "no file named");
+	fclose(f);
+	*out = arg;
+	return 0;
+}
+
+/* The --otlp-* options. -ENOENT: not one of them. */
+static int otlp_option(const struct cli_cmd *cmd, struct daemon_opts *o, int c,
+		       const char *arg)
+{
+	struct otlp_opts *x = &o->otlp;
+	const char *why = "";
+	unsigned int line;
+	uint64_t v;
+	int err;
+
+	switch (c) {
+	case OPT_OTLP_ENDPOINT:
+		if (strncmp(arg, "http://", 7) && strncmp(arg, "https://", 8))
+			return cli_error(cmd,
+					 "invalid --otlp-endpoint '%s': "
+					 "expected an http:// or https:// URL "
+					 "(OTLP/HTTP; gRPC is not supported)",
+					 arg);
+		x->endpoint = arg;
+		return 0;
+	case OPT_OTLP_INTERVAL:
+		if (cli_parse_seconds(arg, &x->interval_s) ||
+		    x->interval_s < 0.1 || x->interval_s > 3600)
+			return cli_error(cmd,
+					 "invalid --otlp-interval '%s': "
+					 "expected 0.1 to 3600 seconds",
+					 arg);
+		break;
+	case OPT_OTLP_TIMEOUT:
+		if (cli_parse_seconds(arg, &x->timeout_s) ||
+		    x->timeout_s < 0.1 || x->timeout_s > 600)
+			return cli_error(cmd,
+					 "invalid --otlp-timeout '%s': "
+					 "expected 0.1 to 600 seconds",
+					 arg);
+		break;
+	case OPT_OTLP_QUEUE:
+		if (cli_parse_u64(arg, 1, 1000, &v))
+			return cli_error(cmd,
+					 "invalid --otlp-queue '%s': expected "
+					 "1 to 1000",
+					 arg);
+		x->queue = (unsigned int)v;
+		break;
+	case OPT_OTLP_CA:
+		err = otlp_file_option(cmd, "--otlp-ca", arg, &x->ca);
+		if (err)
+			return err;
+		break;
+	case OPT_OTLP_CERT:
+		err = otlp_file_option(cmd, "--otlp-cert", arg, &x->cert);
+		if (err)
+			return err;
+		break;
+	case OPT_OTLP_KEY:
+		err = otlp_file_option(cmd, "--otlp-key", arg, &x->key);
+		if (err)
+			return err;
+		break;
+	case OPT_OTLP_HEADER:
+		err = otlp_opts_add_header(x, arg, &why);
+		if (err == -ENOMEM)
+			return cli_error(cmd, "out of memory");
+		if (err) {
+			/* a secret, maybe: not echoed */
+			return cli_error(cmd, "invalid --otlp-header: %s", why);
+		}
+		break;
+	case OPT_OTLP_HEADERS_FILE:
+		err = otlp_opts_headers_file(x, arg, &line, &why);
+		if (err == -EINVAL)
+			return cli_error(cmd,
+					 "--otlp-headers-file '%s', line %u: "
+					 "%s",
+					 arg, line, why);
+		if (err)
+			return cli_error(cmd,
+					 "--otlp-headers-file '%s': cannot "
+					 "read it: %s",
+					 arg, strerror(-err));
+		break;
+	case OPT_OTLP_COMPRESSION:
+		if (strcmp(arg, "gzip") && strcmp(arg, "none"))
+			return cli_error(cmd,
+					 "invalid --otlp-compression '%s': "
+					 "expected gzip or none",
+					 arg);
+		x->gzip = !strcmp(arg, "gzip");
+		break;
+	default:
+		return -ENOENT;
+	}
+	if (!o->otlp_first) {
+		static const char *const names[] = {
+			[OPT_OTLP_INTERVAL - OPT_OTLP_ENDPOINT] =
+				"--otlp-interval",
+			[OPT_OTLP_TIMEOUT - OPT_OTLP_ENDPOINT] =
+				"--otlp-timeout",
+			[OPT_OTLP_QUEUE - OPT_OTLP_ENDPOINT] = "--otlp-queue",
+			[OPT_OTLP_CA - OPT_OTLP_ENDPOINT] = "--otlp-ca",
+			[OPT_OTLP_CERT - OPT_OTLP_ENDPOINT] = "--otlp-cert",
+			[OPT_OTLP_KEY - OPT_OTLP_ENDPOINT] = "--otlp-key",
+			[OPT_OTLP_HEADER - OPT_OTLP_ENDPOINT] = "--otlp-header",
+			[OPT_OTLP_HEADERS_FILE - OPT_OTLP_ENDPOINT] =
+				"--otlp-headers-file",
+			[OPT_OTLP_COMPRESSION - OPT_OTLP_ENDPOINT] =
+				"--otlp-compression",
+		};
+
+		o->otlp_first = names[c - OPT_OTLP_ENDPOINT];
+	}
+	return 0;
+}
+
 static int daemon_option(void *ctx, int c, const char *arg)
 {
 	const struct cli_cmd *cmd = &daemon_cmd;
 	struct daemon_opts *o = ctx;
 	const char *bad;
 	uint64_t v;
+	int err = otlp_option(cmd, o, c, arg);
 
+	if (err != -ENOENT)
+		return err;
 	switch (c) {
 	case 'l':
 		if (daemon_parse_listen(arg, &o->addr, &o->addrlen))
@@ -347,9 +526,18 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	o->max_overhead = DUTY_DEFAULT_BUDGET;
 	o->latency_period_s = DUTY_DEFAULT_PERIOD_S;
 	o->verbosity = LOG_WARN;
+	o->otlp.interval_s = OTLP_DEFAULT_INTERVAL_S;
+	o->otlp.timeout_s = OTLP_DEFAULT_TIMEOUT_S;
+	o->otlp.queue = OTLP_DEFAULT_QUEUE;
+	o->otlp.gzip = true;
 	err = cli_parse(&daemon_cmd, argc, argv, o, &sh);
 	if (err)
 		return err;
+	if (o->otlp_first && !o->otlp.endpoint)
+		return cli_error(&daemon_cmd, "%s needs --otlp-endpoint",
+				 o->otlp_first);
+	if (o->otlp.key && !o->otlp.cert)
+		return cli_error(&daemon_cmd, "--otlp-key needs --otlp-cert");
 	if (!o->addrlen)
 		daemon_parse_listen(o->listen, &o->addr, &o->addrlen);
 	/* a slow call is seen when it is timed: every one, unless asked */
@@ -368,6 +556,7 @@ void daemon_free_opts(struct daemon_opts *o)
 	cli_target_free(&o->target);
 	web_config_free(o->web);
 	o->web = NULL;
+	otlp_opts_free(&o->otlp);
 }
 
 /* ---- setup ----------------------------------------------------------- */
@@ -463,6 +652,23 @@ static int slow_log(struct daemon *d)
 	return err;
 }
 
+/* --otlp-endpoint: the figures of now, queued for the exporter's thread
+ * (which never holds the loop up).
+ */
+static int otlp_export(struct daemon *d)
+{
+	uint8_t *buf = NULL;
+	size_t len = 0;
+	int err = daemon_otlp_payload(d, &buf, &len);
+
+	if (err) {
+		pr_err("cannot make the OTLP export: %s", strerror(-err));
+		return err;
+	}
+	otlp_exporter__push(d->otlp, buf, len);
+	return 0;
+}
+
 /* How often the loop wakes up at least, to fold early when a map is a
  * quarter full and to free dead threads' slots (reads of BPF globals).
  */
@@ -508,10 +714,24 @@ static int run(struct daemon *d, int sigfd)
 			}
 			next_fold = now + fold_ns;
 		}
+		if (d->otlp && now >= d->otlp_next_ns) {
+			err = otlp_export(d);
+			if (err)
+				return err;
+			d->otlp_next_ns +=
+				(uint64_t)(d->o->otlp.interval_s * 1e9);
+			/* behind (a stopped daemon): from now on */
+			if (d->otlp_next_ns <= now)
+				d->otlp_next_ns =
+					now +
+					(uint64_t)(d->o->otlp.interval_s * 1e9);
+		}
 		if (next_duty < next_fold)
 			next_fold_or_duty = next_duty;
 		else
 			next_fold_or_duty = next_fold;
+		if (d->otlp && d->otlp_next_ns < next_fold_or_duty)
+			next_fold_or_duty = d->otlp_next_ns;
 		timeout_ms =
 			(int)((next_fold_or_duty - now + 999999) / 1000000);
 		/* How full the maps are is looked at this often. */
@@ -607,6 +827,55 @@ static void served_addr(struct daemon *d, char *where, size_t len)
 		snprintf(where, len, "%s", d->o->listen);
 }
 
+/* service.instance.id: a random UUID (version 4), new each run. */
+static void new_instance_id(char *out, size_t len)
+{
+	uint8_t u[16] = {};
+	size_t got = 0;
+
+	while (got < sizeof(u)) {
+		ssize_t n = getrandom(u + got, sizeof(u) - got, 0);
+
+		if (n <= 0)
+			break;
+		got += (size_t)n;
+	}
+	if (got < sizeof(u)) /* no getrandom: still unique enough a run */
+		for (size_t i = 0; i < sizeof(u); i++)
+			u[i] ^= (uint8_t)(clock_real_ns() >> (i % 8 * 8)) ^
+				(uint8_t)getpid();
+	u[6] = (u[6] & 0x0f) | 0x40;
+	u[8] = (u[8] & 0x3f) | 0x80;
+	snprintf(out, len,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-"
+		 "%02x%02x%02x%02x%02x%02x",
+		 u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9],
+		 u[10], u[11], u[12], u[13], u[14], u[15]);
+}
+
+/* --otlp-endpoint: who sends (the resource), and the exporter's thread. */
+static int start_otlp(struct daemon *d)
+{
+	struct utsname un;
+	int err;
+
+	if (!d->o->otlp.endpoint)
+		return 0;
+	if (gethostname(d->host_name, sizeof(d->host_name) - 1))
+		snprintf(d->host_name, sizeof(d->host_name), "localhost");
+	if (uname(&un))
+		snprintf(un.machine, sizeof(un.machine), "unknown");
+	snprintf(d->host_arch, sizeof(d->host_arch), "%s",
+		 otlp_host_arch(un.machine));
+	new_instance_id(d->instance_id, sizeof(d->instance_id));
+	err = otlp_exporter__new(&d->otlp, &d->o->otlp);
+	if (err)
+		return err;
+	/* the first export at once: figures from the start */
+	d->otlp_next_ns = clock_mono_ns();
+	return 0;
+}
+
 /* The socket first, so a second daemon fails quickly; then the pidfile,
  * the series, the programs and the HTTP server.
  */
@@ -646,12 +915,19 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		pr_err("out of memory");
 		return EXIT_FAIL;
 	}
-	if (attach(d) || start_http(d))
+	d->start_unix_ns = clock_real_ns();
+	d->start_mono_ns = clock_mono_ns();
+	if (attach(d) || start_http(d) || start_otlp(d))
 		return EXIT_FAIL;
 	served_addr(d, where, sizeof(where));
 	pr_warn("serving metrics at %s://%s/metrics (pid %d)",
 		web_config_cert_pem(o->web) ? "https" : "http", where,
 		(int)getpid());
+	if (d->otlp)
+		pr_warn("pushing metrics to %s every %gs (OTLP/HTTP; "
+			"service.instance.id %s)",
+			otlp_exporter__url(d->otlp), o->otlp.interval_s,
+			d->instance_id);
 	return 0;
 }
 
@@ -668,6 +944,10 @@ static void daemon_teardown(void *ctx, int status)
 		MHD_stop_daemon(d->http);
 	if (d->listen_fd >= 0)
 		close(d->listen_fd);
+	/* the final figures, tried once, before the programs go */
+	if (d->otlp && status == EXIT_OK)
+		otlp_export(d);
+	otlp_exporter__free(d->otlp);
 	/* Detaches every BPF program: nothing is left in the kernel. */
 	duty__free(d->duty);
 	collector__destroy(d->col);

@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "cmd/cli.h"
+#include "cmd/daemon_otlp.h"
 #include "model/group.h"
 
 struct web_config;
@@ -36,6 +37,8 @@ struct daemon_opts {
 	uint64_t slow_ns;  /* --slow: log calls this long or longer; 0: off */
 	int verbosity;
 	struct web_config *web; /* --web-config: TLS, basic auth; NULL: none */
+	struct otlp_opts otlp;	/* --otlp-*: endpoint NULL for none */
+	const char *otlp_first; /* the first --otlp-* option given */
 };
 
 /*

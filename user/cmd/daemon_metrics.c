@@ -5,10 +5,12 @@
 #include <stdlib.h>
 
 #include "cmd/daemon_metrics.h"
+#include "cmd/daemon_otlp.h"
 #include "collect/collector.h"
 #include "collect/duty.h"
 #include "model/comm_series.h"
 #include "model/split_hold.h"
+#include "render/otlp.h"
 #include "render/report_prom.h"
 #include "util/clock.h"
 #include "util/procfs.h"
@@ -19,8 +21,8 @@
  * to date, and scprof's own figures into *self; in then refers to all
  * three.
  */
-static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
-		  struct prom_input *in)
+static int scrape(struct daemon *d, bool served, struct sc_model **m,
+		  struct prom_self *self, struct prom_input *in)
 {
 	struct collector_info info;
 	uint64_t t0 = clock_mono_ns();
@@ -54,7 +56,7 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 	self->procs_max = info.procs_max;
 	self->map_bytes = info.map_bytes;
 	self->procs_folded = info.procs_folded;
-	self->scrapes = ++d->scrapes;
+	self->scrapes = served ? ++d->scrapes : d->scrapes;
 	self->scrape_ns = clock_mono_ns() - t0;
 	self->cpu_ns = procfs_self_cpu_ns();
 	self->rss_bytes = procfs_self_rss_bytes();
@@ -87,6 +89,18 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 	self->slow = d->o->slow_ns != 0;
 	self->slow_calls = d->slow_logged;
 	self->slow_lost = d->slow_lost;
+	if (d->otlp) {
+		struct otlp_stats os;
+
+		otlp_exporter__stats(d->otlp, &os);
+		self->otlp = true;
+		self->otlp_sent = os.sent;
+		self->otlp_failed = os.failed;
+		self->otlp_dropped = os.dropped;
+		self->otlp_retries = os.retries;
+		self->otlp_rejected = os.rejected;
+		self->otlp_queued = os.queued;
+	}
 	in->model = *m;
 	in->self = self;
 	return 0;
@@ -117,11 +131,38 @@ int daemon_serve_metrics(struct daemon *d, char **buf, size_t *len)
 	struct sc_model *m = NULL;
 	int err;
 
-	err = scrape(d, &m, &self, &in);
+	err = scrape(d, true, &m, &self, &in);
 	if (!err)
 		err = render(&in, buf, len);
 	model_free(m);
 	/* Models are transient: give their memory back. */
+	malloc_trim(0);
+	return err;
+}
+
+int daemon_otlp_payload(struct daemon *d, uint8_t **buf, size_t *len)
+{
+	struct prom_input in = {};
+	struct prom_self self = {};
+	struct sc_model *m = NULL;
+	const struct otlp_resource res = {
+		.host_name = d->host_name,
+		.host_arch = d->host_arch,
+		.instance_id = d->instance_id,
+	};
+	struct otlp_input oi = {
+		.prom = &in,
+		.res = &res,
+		.start_unix_ns = d->start_unix_ns,
+		.start_mono_ns = d->start_mono_ns,
+	};
+	int err;
+
+	err = scrape(d, false, &m, &self, &in);
+	oi.now_unix_ns = clock_real_ns();
+	if (!err)
+		err = otlp_render(&oi, buf, len);
+	model_free(m);
 	malloc_trim(0);
 	return err;
 }

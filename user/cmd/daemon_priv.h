@@ -17,6 +17,7 @@ struct comm_series;
 struct duty;
 struct split_hold;
 struct MHD_Daemon;
+struct otlp_exporter;
 
 struct daemon {
 	struct daemon_opts *o;
@@ -32,6 +33,14 @@ struct daemon {
 	uint64_t scrapes;
 	bool targets_gone;
 	uint64_t slow_logged, slow_lost; /* --slow */
+	/* --otlp-endpoint */
+	struct otlp_exporter *otlp;
+	uint64_t otlp_next_ns;	/* CLOCK_MONOTONIC of the next export */
+	uint64_t start_unix_ns; /* the counters' start */
+	uint64_t start_mono_ns; /* the same on CLOCK_MONOTONIC */
+	char host_name[256];
+	char host_arch[32];
+	char instance_id[37]; /* a UUID (v4), new each run */
 };
 
 #endif

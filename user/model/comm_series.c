@@ -56,6 +56,7 @@ struct comm_series {
 	struct comm_series_row *rows;
 	size_t nseries;
 	uint64_t folded, evicted;
+	uint64_t settled_ns; /* the last settle's now_ns; 0: none yet */
 };
 
 static size_t hash_label(const char *s)
@@ -422,6 +423,8 @@ static void series_append(struct comm_series *s, const struct pending *p,
 	memcpy(r->label, p->label, sizeof(r->label));
 	r->c = p->c;
 	r->changed_ns = now_ns;
+	/* its first counts grew since the last settle */
+	r->born_ns = s->settled_ns;
 }
 
 static int pending_cmp(const void *pa, const void *pb)
@@ -486,6 +489,7 @@ static void settle(struct comm_series *s, uint64_t now_ns)
 	memset(s->pend, 0, s->pend_cap * sizeof(*s->pend));
 	s->npend = 0;
 	label_set_clear(&s->overflow);
+	s->settled_ns = now_ns;
 }
 
 int comm_series__update(struct comm_series *s, const struct sc_model *snap,

@@ -51,6 +51,12 @@ struct comm_series_row {
 	bool other;		    /* the bucket of everything else */
 	struct comm_counts c;
 	uint64_t changed_ns; /* last update that saw it grow */
+	/* Its counts are those since this time (the updates' clock): the
+	 * update before the one that made it; 0 for from the start (made by
+	 * the first update, or other). A series given up and made again
+	 * starts again from 0, later.
+	 */
+	uint64_t born_ns;
 };
 
 struct comm_series_opts {

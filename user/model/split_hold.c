@@ -137,7 +137,8 @@ int split_hold__apply(struct split_hold *h, struct sc_model *m)
 	/* (the rows of a cumulative snapshot never go: the last ones are
 	 * the next one's past)
 	 */
-	qsort(next, n, sizeof(*next), held_qsort);
+	if (n) /* next is NULL for none: qsort's first argument is nonnull */
+		qsort(next, n, sizeof(*next), held_qsort);
 	free(h->v);
 	h->v = next;
 	h->n = n;

@@ -525,6 +525,30 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 		       "or the list of calls to log was full).",
 		       s->slow_lost);
 	}
+	if (s->otlp) {
+		single(f, "scprof_otlp_exports_sent_total", "counter",
+		       "OTLP exports (--otlp-endpoint) the receiver accepted.",
+		       s->otlp_sent);
+		single(f, "scprof_otlp_exports_failed_total", "counter",
+		       "OTLP exports given up: refused for good, or still "
+		       "failing after every retry.",
+		       s->otlp_failed);
+		single(f, "scprof_otlp_exports_dropped_total", "counter",
+		       "OTLP exports dropped unsent: the queue was full (the "
+		       "oldest goes; the figures are cumulative, the next "
+		       "export has them).",
+		       s->otlp_dropped);
+		single(f, "scprof_otlp_retries_total", "counter",
+		       "OTLP export attempts repeated (429, 502, 503, 504, "
+		       "connection errors and timeouts).",
+		       s->otlp_retries);
+		single(f, "scprof_otlp_points_rejected_total", "counter",
+		       "Data points the receiver rejected in exports it "
+		       "accepted (partial success).",
+		       s->otlp_rejected);
+		single(f, "scprof_otlp_queued_exports", "gauge",
+		       "OTLP exports waiting to be sent.", s->otlp_queued);
+	}
 	single(f, "scprof_scrapes_total", "counter",
 	       "Scrapes of /metrics served.", s->scrapes);
 	family(f, "scprof_scrape_duration_seconds", "gauge",

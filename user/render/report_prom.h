@@ -47,6 +47,11 @@ struct prom_self {
 	/* --slow (not shown when !slow): calls logged, and lost */
 	bool slow;
 	uint64_t slow_calls, slow_lost;
+	/* --otlp-endpoint (not shown when !otlp): the exporter's counts */
+	bool otlp;
+	uint64_t otlp_sent, otlp_failed, otlp_dropped, otlp_retries;
+	uint64_t otlp_rejected; /* points refused in accepted exports */
+	uint64_t otlp_queued;	/* exports waiting (a gauge) */
 };
 
 struct prom_input {

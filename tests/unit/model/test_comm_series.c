@@ -214,6 +214,8 @@ static void test_idle_series_give_their_slot_up(void **state)
 	put(a, 1, "early", 10);
 	assert_int_equal(comm_series__update(s, a, 1000), 0);
 	assert_int_equal(calls_of(s, "early"), 10);
+	/* made by the first update: its counts are from the start */
+	assert_int_equal(row(s, "early")->born_ns, 0);
 	/* early stops; late starts: within idle_ns nothing changes */
 	put(b, 1, "early", 10);
 	put(b, 2, "late", 5);
@@ -226,6 +228,9 @@ static void test_idle_series_give_their_slot_up(void **state)
 	assert_int_equal(comm_series__update(s, c, 1200), 0);
 	assert_null(row(s, "early"));
 	assert_int_equal(calls_of(s, "late"), 20); /* from its promotion */
+	/* its 20 grew since the update before (OTLP's start time) */
+	assert_int_equal(row(s, "late")->born_ns, 1050);
+	assert_int_equal(row(s, NULL)->born_ns, 0);
 	assert_int_equal(comm_series__evicted(s), 1);
 	comm_series__free(s);
 	model_free(a);
