@@ -97,7 +97,7 @@ def test_shipped_configs_give_the_dashboard_its_labels(tmp_path):
     grouped = set()
     for _, _, expr in targets(dashboard()):
         for keys, metric in re.findall(
-                r"by \(([a-z_, ]+)\) \(\w+\((scprof_comm_\w+)", expr):
+                r"by \(([a-z_, ]+)\) \(\w+\((scprof_group_\w+)", expr):
             grouped |= {k.strip() for k in keys.split(",")}
     assert {"comm", "unit"} <= grouped, grouped
     unit = unit_args(tmp_path)
@@ -240,8 +240,8 @@ def test_every_panel_query_returns_data(stack, capsys):
     # six calls a round (two opens, a read, a close, a write, a sleep)
     unit = stack["unit"]
     ratio = prom.query(
-        f'sum(rate(scprof_comm_syscall_errors_total{{instance="{instance}",unit="{unit}"}}[{RATE_INTERVAL}]))'
-        f' / sum(rate(scprof_comm_syscalls_total{{instance="{instance}",unit="{unit}"}}[{RATE_INTERVAL}]))')
+        f'sum(rate(scprof_group_syscall_errors_total{{instance="{instance}",unit="{unit}"}}[{RATE_INTERVAL}]))'
+        f' / sum(rate(scprof_group_syscalls_total{{instance="{instance}",unit="{unit}"}}[{RATE_INTERVAL}]))')
     assert ratio and 0.1 < float(ratio[0]["value"][1]) < 0.25, ratio
 
     # the split: the sleeps' calls are blocked most of their time, and

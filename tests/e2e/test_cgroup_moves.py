@@ -166,14 +166,14 @@ def test_daemon_labels_start_like_runc(slice_):
         key = dict(unit=CONTAINER, container=ID64, comm="trigger")
 
         def folded(samples):
-            v = value(samples, "scprof_comm_syscalls_total", **key)
+            v = value(samples, "scprof_group_syscalls_total", **key)
             return v is not None and v >= 6000
 
         samples = quiesce(d, folded, "the container's calls")
     finally:
         d.kill()
     # its getppid, and its exec, the loader's calls, exit_group
-    v = value(samples, "scprof_comm_syscalls_total", **key)
+    v = value(samples, "scprof_group_syscalls_total", **key)
     assert 6000 <= v < 6000 + 300, v
 
 
@@ -343,13 +343,13 @@ def test_daemon_service_restarted_into_its_unit(slice_):
         key = dict(unit=A_SERVICE, comm="trigger")
 
         def both(samples):
-            v = value(samples, "scprof_comm_syscalls_total", **key)
+            v = value(samples, "scprof_group_syscalls_total", **key)
             return v is not None and v >= 8000
 
         samples = quiesce(d, both, "both runs of the service")
     finally:
         d.kill()
-    v = value(samples, "scprof_comm_syscalls_total", **key)
+    v = value(samples, "scprof_group_syscalls_total", **key)
     assert 8000 <= v < 8000 + 2 * 300, v
 
 

@@ -215,7 +215,7 @@ def test_daemon_counts_every_execve(daemons, gates, series):  # noqa: F811
         if n == "scprof_dropped_total":
             assert v == 0, (labels, v)
     if series is None:
-        comm = sum(v for n, l, v in samples if n == "scprof_comm_syscalls_total")
+        comm = sum(v for n, l, v in samples if n == "scprof_group_syscalls_total")
         total = sum(v for n, l, v in samples if n == "scprof_syscalls_total")
         assert comm == total
 

@@ -303,9 +303,9 @@ def test_metrics_match_ground_truth_and_pass_promtool(daemons, gates, tmp_path):
     # the comm series sum to the syscall totals.
     want = 'ev"il\\\n\ufffd{x}'
     total = sum(v for n, l, v in samples if n == "scprof_syscalls_total")
-    comm_sum = sum(v for n, l, v in samples if n == "scprof_comm_syscalls_total")
+    comm_sum = sum(v for n, l, v in samples if n == "scprof_group_syscalls_total")
     assert comm_sum == total
-    assert value(samples, "scprof_comm_syscalls_total", comm=want) >= 5015
+    assert value(samples, "scprof_group_syscalls_total", comm=want) >= 5015
     raw = d.metrics()
     assert b'comm="ev\\"il\\\\\\n\xef\xbf\xbd{x}"' in raw
 
@@ -435,7 +435,7 @@ def test_prometheus_server_scrapes_it(daemons, gates, tmp_path):
         assert float(res["result"][0]["value"][1]) > 0
         assert api("query", query='up{job="scprof"}')["result"][0]["value"][1] == "1"
         # the hostile name arrived intact in Prometheus's storage
-        res = api("query", query="scprof_comm_syscalls_total")["result"]
+        res = api("query", query="scprof_group_syscalls_total")["result"]
         assert 'prom\\"te\nst' in {r["metric"]["comm"] for r in res}
         # a histogram Prometheus can compute a quantile from
         q = api("query", query="histogram_quantile(0.5, "

@@ -306,10 +306,10 @@ def test_per_name_series_from_threads_are_exact(daemons, gates):
     total = sum(v for n, l, v in s if n == "scprof_syscalls_total")
     getppid = value(s, "scprof_syscalls_total", **GETPPID)
     assert getppid >= 800000
-    assert value(s, "scprof_comm_syscalls_total", comm="python3") == total
+    assert value(s, "scprof_group_syscalls_total", comm="python3") == total
     timed = sum(v for n, l, v in s
                 if n == "scprof_syscall_duration_seconds_sum")
-    assert value(s, "scprof_comm_syscall_seconds_total",
+    assert value(s, "scprof_group_syscall_seconds_total",
                  comm="python3") == pytest.approx(timed, rel=1e-6)
 
 
@@ -377,10 +377,10 @@ def test_a_thread_on_a_dead_threads_stack_gets_its_slot(daemons, gates):
                  "--latency-duty", "0"])
     g.release()
     assert g.wait() == 0
-    s = quiesce(d, lambda s: (value(s, "scprof_comm_syscalls_total",
+    s = quiesce(d, lambda s: (value(s, "scprof_group_syscalls_total",
                                     comm="python3") or 0) >= 1800000,
                 "the loops counted")
-    calls = value(s, "scprof_comm_syscalls_total", comm="python3")
+    calls = value(s, "scprof_group_syscalls_total", comm="python3")
     in_hash = map_calls(d.pid, "ptotals")
     assert in_hash < calls * 0.1, \
         f"{in_hash} of {calls} calls counted by process, not in slots"
@@ -433,7 +433,7 @@ def test_exec_is_counted_and_timed_as_made(daemons, gates, duty):
             assert not any(timed.values()), (what, timed)
         check_histograms(s)
         # the per-name series count each exec once too
-        comm = sum(v for n, _, v in s if n == "scprof_comm_syscalls_total")
+        comm = sum(v for n, _, v in s if n == "scprof_group_syscalls_total")
         total = sum(v for n, _, v in s if n == "scprof_syscalls_total")
         assert comm == total, (what, comm, total)
         # no 32-bit call was filed in the 64-bit table under its number

@@ -2,7 +2,7 @@
 """scprof daemon --labels unit,container,comm with --max-series: processes
 in cgroups named like systemd units (and one with quotes and backslashes)
 under a slice of the cgroup v2 mount; the busiest label sets get series,
-the rest one "(other)" series, counted in scprof_comm_series_folded_total.
+the rest one "(other)" series, counted in scprof_group_series_folded_total.
 """
 import os
 import subprocess
@@ -46,7 +46,7 @@ def test_labels_and_max_series(slice_):
     finally:
         d.kill()
     series = {(l["unit"], l["container"], l["comm"]): v
-              for n, l, v in samples if n == "scprof_comm_syscalls_total"}
+              for n, l, v in samples if n == "scprof_group_syscalls_total"}
     # the three busiest units have a series, a.service went to other
     want = {HOSTILE: ("", 4), f"docker-{ID64}.scope": (ID64, 3),
             "b.scope": ("", 2)}
@@ -57,11 +57,11 @@ def test_labels_and_max_series(slice_):
     other = series.pop(("(other)", "(other)", "(other processes)"))
     assert getppid_of(1) <= other < getppid_of(1) + 300
     assert not series, series
-    assert value(samples, "scprof_comm_series_folded_total") >= 1
+    assert value(samples, "scprof_group_series_folded_total") >= 1
     # every call is in exactly one series
     total = sum(v for n, l, v in samples if n == "scprof_syscalls_total")
     assert total == sum(v for n, l, v in samples
-                        if n == "scprof_comm_syscalls_total")
+                        if n == "scprof_group_syscalls_total")
 
 
 @pytest.mark.parametrize("args,msg", [

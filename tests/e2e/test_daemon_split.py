@@ -29,11 +29,11 @@ PARTS = {"on_cpu_ns": "scprof_syscall_on_cpu_seconds_total",
          "cpu_wait_ns": "scprof_syscall_cpu_wait_seconds_total",
          "blocked_ns": "scprof_syscall_blocked_seconds_total",
          "io_wait_ns": "scprof_syscall_io_wait_seconds_total"}
-SERIES = {"on_cpu_ns": "scprof_comm_syscall_on_cpu_seconds_total",
-          "cpu_wait_ns": "scprof_comm_syscall_cpu_wait_seconds_total",
-          "blocked_ns": "scprof_comm_syscall_blocked_seconds_total",
-          "io_wait_ns": "scprof_comm_syscall_io_wait_seconds_total",
-          "total_ns": "scprof_comm_syscall_seconds_total"}
+SERIES = {"on_cpu_ns": "scprof_group_syscall_on_cpu_seconds_total",
+          "cpu_wait_ns": "scprof_group_syscall_cpu_wait_seconds_total",
+          "blocked_ns": "scprof_group_syscall_blocked_seconds_total",
+          "io_wait_ns": "scprof_group_syscall_io_wait_seconds_total",
+          "total_ns": "scprof_group_syscall_seconds_total"}
 
 
 def ns(seconds):

@@ -85,7 +85,7 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
         if kind == "sum":
             assert m.sum.is_monotonic, m.name
             assert m.sum.aggregation_temporality == ou.CUMULATIVE, m.name
-            (comm_starts if m.name.startswith("scprof.comm.") else
+            (comm_starts if m.name.startswith("scprof.group.") else
              starts).update(p.start_time_unix_nano
                             for p in m.sum.data_points)
         elif kind == "histogram":
@@ -108,7 +108,7 @@ def test_export_equals_scrape_and_ground_truth(receivers, daemons, gates,
     assert got[("scprof_syscall_errors_total",
                 (("abi", "64"), ("syscall", "openat")))] == 15
     comm = 'ev"il\\\n\ufffd{x}'
-    assert got[("scprof_comm_syscalls_total", (("comm", comm),))] >= 5015
+    assert got[("scprof_group_syscalls_total", (("comm", comm),))] >= 5015
 
     getppid = hists[(("abi", "64"), ("syscall", "getppid"))]
     assert getppid.count == 5000
@@ -148,7 +148,7 @@ def test_labels_become_semantic_attributes(receivers, daemons, slice_):
         d, lambda s: value(s, "scprof_processes_folded_total") >= 2,
         "the 2 processes folded")
     req = exports_after(r, time.time_ns(), "an export after the folds")
-    (m,) = [m for m in ou.metrics(req) if m.name == "scprof.comm.syscalls"]
+    (m,) = [m for m in ou.metrics(req) if m.name == "scprof.group.syscalls"]
     got = {}
     for p in m.sum.data_points:
         a = {x.key: x.value.string_value for x in p.attributes}
@@ -157,7 +157,7 @@ def test_labels_become_semantic_attributes(receivers, daemons, slice_):
         got[(a["systemd.unit"], a["container.id"],
              a["process.executable.name"])] = p.as_int
     want = {(l["unit"], l["container"], l["comm"]): v for n, l, v in samples
-            if n == "scprof_comm_syscalls_total"}
+            if n == "scprof_group_syscalls_total"}
     assert got == want
     assert ("a.service", "", "threads") in got
     assert (f"docker-{ID64}.scope", ID64, "threads") in got

@@ -108,7 +108,7 @@ def test_daemon_pod_and_qos_labels(kube):
     finally:
         d.kill()
     series = {(l["pod"], l["qos"]): v for name, l, v in samples
-              if name == "scprof_comm_syscalls_total"}
+              if name == "scprof_group_syscalls_total"}
     for uid, qos, _, n in leaves.values():
         v = series.pop((uid, qos))
         assert getppid_of(n) <= v < getppid_of(n) + 400, (uid, v)

@@ -126,7 +126,7 @@ def test_daemon_labels_an_exited_container(container):
 
         def folded(samples):
             # our container's series, or (unnamed) any series as large
-            return any(n == "scprof_comm_syscalls_total" and v >= CALLS and
+            return any(n == "scprof_group_syscalls_total" and v >= CALLS and
                        (l["container"] == c.id or
                         l["container"].startswith("(cgroup id"))
                        for n, l, v in samples)
@@ -135,7 +135,7 @@ def test_daemon_labels_an_exited_container(container):
     finally:
         d.kill()
     series = {l["container"]: v for n, l, v in samples
-              if n == "scprof_comm_syscalls_total"}
+              if n == "scprof_group_syscalls_total"}
     unnamed = {k: v for k, v in series.items() if k.startswith("(cgroup id")}
     assert c.id in series, f"the container is not named: {unnamed}"
     # ctrjob's calls, and runc init's (the Go runtime's) after its move

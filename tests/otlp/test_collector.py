@@ -167,7 +167,7 @@ def test_collector_receives_what_metrics_serves(collector, daemons, gates,
                 (("abi", "64"), ("syscall", "getppid")))] == 5000
     assert got[("scprof_syscall_errors_total",
                 (("abi", "64"), ("syscall", "openat")))] == 15
-    assert got[("scprof_comm_syscalls_total",
+    assert got[("scprof_group_syscalls_total",
                 (("comm", 'ev"il\\\n\ufffd{x}'),))] >= 5015
     assert hists[(("abi", "64"), ("syscall", "getppid"))].count == 5000
     # the collector took every point: none refused, nothing retried

@@ -76,7 +76,7 @@ static void usage(FILE *f)
 	      "                        QoS class); a series per distinct\n"
 	      "                        set, the rest in one \"(other)\" value (comm:\n"
 	      "                        \"(other processes)\"), counted in\n"
-	      "                        scprof_comm_series_folded_total\n"
+	      "                        scprof_group_series_folded_total\n"
 	      "      --fold-interval SECS  how often exited processes and threads are\n"
 	      "                        folded out of the BPF maps (default 5; at once\n"
 	      "                        when a map is a quarter full)\n"

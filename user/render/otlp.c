@@ -501,32 +501,33 @@ static void comms(struct builder *b, const struct comm_series_row *rows,
 		size_t off;
 		bool ns, split;
 	} fam[] = {
-		{ "scprof.comm.syscalls", "{call}",
-		  "System calls by process name (top names; the others in "
+		{ "scprof.group.syscalls", "{call}",
+		  "System calls by group of processes (--labels; the "
+		  "busiest groups, the others in "
 		  "\"(other processes)\").",
 		  offsetof(struct comm_counts, calls), false, false },
-		{ "scprof.comm.syscall.errors", "{call}",
-		  "Failed system calls by process name.",
+		{ "scprof.group.syscall.errors", "{call}",
+		  "Failed system calls by group of processes.",
 		  offsetof(struct comm_counts, errors), false, false },
-		{ "scprof.comm.syscall", "s",
-		  "Wall time inside system calls by process name (of the "
+		{ "scprof.group.syscall", "s",
+		  "Wall time inside system calls by group of processes (of the "
 		  "calls timed).",
 		  offsetof(struct comm_counts, total_ns), true, false },
-		{ "scprof.comm.syscall.bytes", "By",
-		  "Bytes moved by read/write-family calls by process name.",
+		{ "scprof.group.syscall.bytes", "By",
+		  "Bytes moved by read/write-family calls by group of processes.",
 		  offsetof(struct comm_counts, bytes), false, false },
-		{ "scprof.comm.syscall.on_cpu", "s",
-		  "Of that wall time by process name, the time on a CPU.",
+		{ "scprof.group.syscall.on_cpu", "s",
+		  "Of that wall time by group of processes, the time on a CPU.",
 		  offsetof(struct comm_counts, on_cpu_ns), true, true },
-		{ "scprof.comm.syscall.cpu_wait", "s",
-		  "Of that wall time by process name, the time waiting for a "
+		{ "scprof.group.syscall.cpu_wait", "s",
+		  "Of that wall time by group of processes, the time waiting for a "
 		  "CPU.",
 		  offsetof(struct comm_counts, wait_ns), true, true },
-		{ "scprof.comm.syscall.blocked", "s",
-		  "Of that wall time by process name, the time blocked.",
+		{ "scprof.group.syscall.blocked", "s",
+		  "Of that wall time by group of processes, the time blocked.",
 		  offsetof(struct comm_counts, blocked_ns), true, true },
-		{ "scprof.comm.syscall.io_wait", "s",
-		  "Of that blocked time by process name, the time in I/O "
+		{ "scprof.group.syscall.io_wait", "s",
+		  "Of that blocked time by group of processes, the time in I/O "
 		  "wait.",
 		  offsetof(struct comm_counts, iowait_ns), true, true },
 	};
@@ -682,11 +683,11 @@ static void self_metrics(struct builder *b, const struct prom_self *s,
 		   "Exited processes folded out of the BPF maps.",
 		   s->procs_folded);
 	if (with_comms) {
-		single_int(b, SUM, "scprof.comm.series.folded", "{series}",
+		single_int(b, SUM, "scprof.group.series.folded", "{series}",
 			   "Names whose figures went to the other series for "
 			   "want of a series.",
 			   s->comm_folded);
-		single_int(b, SUM, "scprof.comm.series.evicted", "{series}",
+		single_int(b, SUM, "scprof.group.series.evicted", "{series}",
 			   "Series dropped after being idle.", s->comm_evicted);
 	}
 	if (s->sampled)

@@ -249,35 +249,37 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n,
 		bool ns;    /* a time in ns, shown in seconds */
 		bool split; /* a part of the time (sc_split.h) */
 	} fam[] = {
-		{ "scprof_comm_syscalls_total",
-		  "System calls by process name (top names; the others in "
-		  "comm=\"(other processes)\").",
+		{ "scprof_group_syscalls_total",
+		  "System calls by group of processes, grouped by the "
+		  "daemon's --labels (comm by default; the busiest groups, "
+		  "the others in one series of \"(other)\" values).",
 		  offsetof(struct comm_counts, calls), false, false },
-		{ "scprof_comm_syscall_errors_total",
-		  "Failed system calls by process name.",
+		{ "scprof_group_syscall_errors_total",
+		  "Failed system calls by group of processes (--labels).",
 		  offsetof(struct comm_counts, errors), false, false },
-		{ "scprof_comm_syscall_seconds_total",
-		  "Wall time inside system calls by process name (of the "
-		  "calls timed: see scprof_latency_sample_ratio).",
+		{ "scprof_group_syscall_seconds_total",
+		  "Wall time inside system calls by group of processes "
+		  "(of the calls timed: see scprof_latency_sample_ratio).",
 		  offsetof(struct comm_counts, total_ns), true, false },
-		{ "scprof_comm_syscall_bytes_total",
-		  "Bytes moved by read/write-family calls by process name.",
+		{ "scprof_group_syscall_bytes_total",
+		  "Bytes moved by read/write-family calls by group of "
+		  "processes.",
 		  offsetof(struct comm_counts, bytes), false, false },
-		{ "scprof_comm_syscall_on_cpu_seconds_total",
-		  "Of the wall time inside the system calls timed by process "
-		  "name, the time they ran on a CPU.",
+		{ "scprof_group_syscall_on_cpu_seconds_total",
+		  "Of the wall time inside the system calls timed by group of "
+		  "processes, the time they ran on a CPU.",
 		  offsetof(struct comm_counts, on_cpu_ns), true, true },
-		{ "scprof_comm_syscall_cpu_wait_seconds_total",
-		  "Of the wall time inside the system calls timed by process "
-		  "name, the time they waited for a CPU.",
+		{ "scprof_group_syscall_cpu_wait_seconds_total",
+		  "Of the wall time inside the system calls timed by group of "
+		  "processes, the time they waited for a CPU.",
 		  offsetof(struct comm_counts, wait_ns), true, true },
-		{ "scprof_comm_syscall_blocked_seconds_total",
-		  "Of the wall time inside the system calls timed by process "
-		  "name, the time they were blocked (asleep).",
+		{ "scprof_group_syscall_blocked_seconds_total",
+		  "Of the wall time inside the system calls timed by group of "
+		  "processes, the time they were blocked (asleep).",
 		  offsetof(struct comm_counts, blocked_ns), true, true },
-		{ "scprof_comm_syscall_io_wait_seconds_total",
-		  "Of that blocked time by process name, the time asleep in "
-		  "I/O wait.",
+		{ "scprof_group_syscall_io_wait_seconds_total",
+		  "Of that blocked time by group of processes, the time "
+		  "asleep in I/O wait.",
 		  offsetof(struct comm_counts, iowait_ns), true, true },
 	};
 	char **lbl = calloc(n ? n : 1, sizeof(*lbl));
@@ -505,12 +507,12 @@ static void self_metrics(FILE *f, const struct prom_self *s,
 	       "maps into the totals.",
 	       s->procs_folded);
 	if (with_comms) {
-		single(f, "scprof_comm_series_folded_total", "counter",
-		       "Process names whose figures went to the other bucket "
-		       "for want of a series (once per name and scrape).",
+		single(f, "scprof_group_series_folded_total", "counter",
+		       "Groups of processes whose figures went to the other "
+		       "series for want of one (once per group and scrape).",
 		       s->comm_folded);
-		single(f, "scprof_comm_series_evicted_total", "counter",
-		       "Per-name series dropped after being idle.",
+		single(f, "scprof_group_series_evicted_total", "counter",
+		       "Per-group series dropped after being idle.",
 		       s->comm_evicted);
 	}
 	if (s->sampled)

@@ -256,7 +256,7 @@ static void test_series_made_later_start_later(void **state)
 		NULL, len, buf);
 	free(buf);
 	assert_non_null(r);
-	x = metric(r, "scprof.comm.syscalls");
+	x = metric(r, "scprof.group.syscalls");
 	assert_non_null(x);
 	assert_int_equal(x->sum->n_data_points, 2);
 	assert_int_equal(x->sum->data_points[0]->start_time_unix_nano,

@@ -430,7 +430,7 @@ static void test_hostile_comm_labels(void **state)
 	s = render(&in, &n);
 	for (size_t i = 0; i < nc; i++) {
 		const struct sample *x = find(s, n,
-					      "scprof_comm_syscalls_total",
+					      "scprof_group_syscalls_total",
 					      "comm", cases[i].want);
 		char want[16];
 
@@ -440,7 +440,7 @@ static void test_hostile_comm_labels(void **state)
 		assert_string_equal(x->value, want);
 	}
 	/* the other bucket is there, and no comm can be named like it */
-	assert_non_null(find(s, n, "scprof_comm_syscalls_total", "comm",
+	assert_non_null(find(s, n, "scprof_group_syscalls_total", "comm",
 			     "(other processes)"));
 	assert_true(strlen("(other processes)") >= SC_COMM_LEN);
 	assert_non_null(find(s, n, "scprof_dropped_total", "reason", "calls"));
@@ -470,10 +470,10 @@ static void test_comm_families_values(void **state)
 	static const struct {
 		const char *name, *value;
 	} want[] = {
-		{ "scprof_comm_syscalls_total", "10" },
-		{ "scprof_comm_syscall_errors_total", "2" },
-		{ "scprof_comm_syscall_seconds_total", "1.500000001" },
-		{ "scprof_comm_syscall_bytes_total", "4096" },
+		{ "scprof_group_syscalls_total", "10" },
+		{ "scprof_group_syscall_errors_total", "2" },
+		{ "scprof_group_syscall_seconds_total", "1.500000001" },
+		{ "scprof_group_syscall_bytes_total", "4096" },
 	};
 	size_t n, nrows;
 	struct sample *s;
@@ -571,10 +571,10 @@ static void test_comm_split_families(void **state)
 	static const struct {
 		const char *name, *value;
 	} want[] = {
-		{ "scprof_comm_syscall_on_cpu_seconds_total", "0.250000999" },
-		{ "scprof_comm_syscall_cpu_wait_seconds_total", "0.25" },
-		{ "scprof_comm_syscall_blocked_seconds_total", "1.500000001" },
-		{ "scprof_comm_syscall_io_wait_seconds_total", "1" },
+		{ "scprof_group_syscall_on_cpu_seconds_total", "0.250000999" },
+		{ "scprof_group_syscall_cpu_wait_seconds_total", "0.25" },
+		{ "scprof_group_syscall_blocked_seconds_total", "1.500000001" },
+		{ "scprof_group_syscall_io_wait_seconds_total", "1" },
 	};
 	struct comm_series_opts so = { .max_series = 2 };
 	struct comm_series *cs;
@@ -688,7 +688,7 @@ static void test_no_duplicate_series(void **state)
 				fail_msg("duplicate series %s", s[i].name);
 		}
 	}
-	assert_string_equal(find(s, n, "scprof_comm_syscalls_total", "comm",
+	assert_string_equal(find(s, n, "scprof_group_syscalls_total", "comm",
 				 "a\xef\xbf\xbd")
 				    ->value,
 			    "15");
