@@ -16,6 +16,7 @@ import time
 from probes import (FLOORS, BenchError, Running, foreign_probes, log, med,
                     spread)
 
+SHORT = {v: "floor-" + k for k, v in FLOORS.items()}
 # The targets (#21), on added ns: (config, reference, factor,
 # slack): config <= reference x factor + slack.
 TARGETS = [
@@ -136,8 +137,8 @@ def summarize(a, cfgs, res, triples):
                 v = by[(cfg, k)]["added"]["median"]
                 limit = by[(ref, k)]["added"]["median"] * factor + slack
                 name = "%s: %s <= %s%s%s" % (
-                    k, cfg, "" if factor == 1 else "%g x " % factor, ref,
-                    " + %g" % slack if slack else "")
+                    k, cfg, "" if factor == 1 else "%g x " % factor,
+                    SHORT.get(ref, ref), " + %g" % slack if slack else "")
                 targets.append({"target": name, "value": v, "limit": limit,
                                 "ok": v <= limit})
     return rows, targets
@@ -214,7 +215,7 @@ def report(sec):
               sec["foreign_probes"])
     print("\ntargets (added ns, median):")
     for t in sec["targets"]:
-        print("  %-58s %7.0f <= %7.0f  %s" % (t["target"], t["value"],
+        print("  %-62s %6.0f <= %6.0f  %s" % (t["target"], t["value"],
                                             t["limit"],
                                             "ok" if t["ok"] else "MISSED"))
     print("scprof -- /bin/true, end to end: %.0f ms (%.0f-%.0f)\n" % (

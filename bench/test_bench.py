@@ -126,9 +126,8 @@ def test_added_cost_is_against_the_faster_bare_neighbour():
     assert by[fe.name]["added"]["median"] == 85.0
     assert by[ca.name]["added"]["median"] == 93.0
     assert by[ca.name]["over_floor"] == 8.0
-    assert targets == [{"target": "getppid: scprof -C -a <= floor: empty "
-                        "sys_exit + 25", "value": 93.0, "limit": 110.0,
-                        "ok": True}]
+    assert targets == [{"target": "getppid: scprof -C -a <= floor-exit + 25",
+                        "value": 93.0, "limit": 110.0, "ok": True}]
     assert loops.table({"rows": rows, "kinds": ["getppid"]})[2] == [
         "scprof -C -a", "93 (93-93)", "+8 (exit)"]
 
