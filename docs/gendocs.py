@@ -60,7 +60,7 @@ COMPLETE = {
     ("*", "slow-out"): "files",
     ("*", "trace-out"): "files",
     ("profile", "format"): ["table", "json", "csv"],
-    ("profile", "stacks-by"): ["count", "time"],
+    ("profile", "stacks-by"): ["count", "time", "blocked"],
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],
     ("features", "format"): ["table", "json"],

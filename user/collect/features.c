@@ -400,7 +400,10 @@ static void choose_autoload(struct scprof_bpf *skel,
 		{ skel->progs.sc_cgroup_rmdir, o->read_cgid },
 		/* the split of calls' time: the scheduler's tracepoints */
 		{ skel->progs.sc_switch, o->split },
-		{ skel->progs.sc_waking, o->split },
+		{ skel->progs.sc_waking,
+		  o->split && !collector_keeps_sleeps(o) },
+		/* and keeping each call's longest sleep (--slow, by blocked) */
+		{ skel->progs.sc_waking_sleep, collector_keeps_sleeps(o) },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)
