@@ -115,6 +115,22 @@ def interleaved(a, cfgs, run, what, reps=None):
     return res, triples
 
 
+def over_floors(rows):
+    """Each row against this run's figures: over_floor (added ns over its
+    floor's), x_bare (ns a call over bare), x_floor (added ns over its
+    floor's)."""
+    by = {(r["config"], r["kind"]): r for r in rows}
+    for r in rows:
+        if r["config"] == "bare":
+            continue
+        r["x_bare"] = 1 + r["added"]["median"] / by[("bare", r["kind"])]["ns"]
+        fl = by.get((FLOORS.get(r.get("floor")), r["kind"]))
+        r["over_floor"] = r["added"]["median"] - fl["added"]["median"] \
+            if fl else None
+        r["x_floor"] = r["added"]["median"] / fl["added"]["median"] \
+            if fl and fl["added"]["median"] > 0 else None
+
+
 def summarize(a, cfgs, res, triples):
     rows = [{"config": "bare", "kind": k,
              "ns": med([r[k]["ns"] for r in res["bare"]])} for k in a.kinds]
@@ -125,11 +141,8 @@ def summarize(a, cfgs, res, triples):
             rows.append({"config": c.name, "kind": k, "floor": c.floor,
                          "ns": med([r[k]["ns"] for r in res[c.name]]),
                          "added": spread(added)})
+    over_floors(rows)
     by = {(r["config"], r["kind"]): r for r in rows}
-    for r in rows:
-        fl = by.get((FLOORS.get(r.get("floor")), r["kind"]))
-        r["over_floor"] = r["added"]["median"] - fl["added"]["median"] \
-            if fl else None
     targets = []
     for k in a.kinds:
         for cfg, ref, factor, slack in TARGETS:
@@ -177,43 +190,56 @@ def fmt_ns(v):
 
 def cell(r):
     """A row's added ns as "median (min-max)"."""
-    if r["config"] == "bare":
-        return "%s ns" % fmt_ns(r["ns"])
     ad = r["added"]
     return "%s (%s-%s)" % (fmt_ns(ad["median"]), fmt_ns(ad["min"]),
                            fmt_ns(ad["max"]))
 
 
-def table(sec):
-    """[config, per kind: added ns cell, over its floor] rows."""
-    configs = list(dict.fromkeys(r["config"] for r in sec["rows"]))
-    by = {(r["config"], r["kind"]): r for r in sec["rows"]}
+def table(sec, kind):
+    """One loop's rows: [config, ns a call, added ns (min-max), x bare,
+    ns over its floor, x its floor's added ns]."""
     out = []
-    for c in configs:
-        rs = [by[(c, k)] for k in sec["kinds"]]
-        of = [r["over_floor"] for r in rs if r.get("over_floor") is not None]
-        out.append([c] + [cell(r) for r in rs] + [
-            "/".join("%+.0f" % x for x in of) +
-            " (%s)" % rs[0]["floor"] if of else ""])
+    over_floors(sec["rows"])  # (a bench.json written before x_bare)
+    for r in sec["rows"]:
+        if r["kind"] != kind:
+            continue
+        if r["config"] == "bare":
+            out.append(["bare", fmt_ns(r["ns"]), "", "1.00", "", ""])
+            continue
+        of = r.get("over_floor")
+        out.append([r["config"], fmt_ns(r["ns"]), cell(r),
+                    "%.2f" % r["x_bare"],
+                    "" if of is None else "%+.0f (%s)" % (
+                        of, SHORT[FLOORS[r["floor"]]]),
+                    "" if r.get("x_floor") is None else
+                    "%.2f" % r["x_floor"]])
     return out
+
+
+HEAD = ["config", "ns/call", "added ns (min-max)", "x bare",
+        "over its floor", "x floor"]
 
 
 def report(sec):
     print("loops: pinned to CPU %d, %g s a loop, %d repetitions, each "
-          "between bare runs; added ns a call (%s), median (min-max)\n" % (
+          "between bare runs; added ns a call (%s), median (min-max); "
+          "x bare: ns/call over bare; over its floor: added ns over the "
+          "empty programs' in this run; x floor: added ns over theirs\n" % (
               sec["cpu"], sec["seconds"], sec["reps"],
               "median batch of 256 calls" if sec["stat"] ==
               "batch_median_ns" else "mean over the run"))
-    head = ["config"] + list(sec["kinds"]) + ["over its floor"]
-    fmt = "%-32s" + " %-20s" * len(sec["kinds"]) + " %s"
-    print(fmt % tuple(head))
-    for row in table(sec):
-        print(fmt % tuple(row))
+    fmt = "%-32s %8s %20s %7s %18s %8s"
+    for k in sec["kinds"]:
+        print("the %s loop:" % k)
+        print(fmt % tuple(HEAD))
+        for row in table(sec, k):
+            print(fmt % tuple(row))
+        print()
     if sec["foreign_probes"]:
         print("warning: up to %d BPF tracing programs of other processes "
               "were attached during runs: bare is not bare" %
               sec["foreign_probes"])
-    print("\ntargets (added ns, median):")
+    print("targets (added ns, median):")
     for t in sec["targets"]:
         print("  %-62s %6.0f <= %6.0f  %s" % (t["target"], t["value"],
                                             t["limit"],
@@ -224,22 +250,28 @@ def report(sec):
 
 
 def markdown(sec):
-    out = ["**Loops** (ns a call added to a pinned loop, median over %d "
-           "repetitions of %g s runs (min-max); the last column is a "
-           "configuration's added ns over its floor's, per loop%s):" % (
+    out = ["**Loops** (a pinned loop's ns a call, median over %d "
+           "repetitions of %g s runs; *added ns* over its bare neighbours "
+           "(min-max); *x bare*: ns a call over bare; *over its floor*: "
+           "added ns over the empty programs' (floor-enter, floor-exit, "
+           "floor-pair) in this run; *x floor*: added ns over theirs%s):" % (
                sec["reps"], sec["seconds"],
                "; up to %d BPF tracing programs of other processes were "
                "attached during runs" % sec["foreign_probes"]
-               if sec["foreign_probes"] else ""), "",
-           "| config | " + " | ".join(sec["kinds"]) + " | over its floor |",
-           "| --- |" + " ---: |" * (len(sec["kinds"]) + 1)]
-    out += ["| %s |" % " | ".join(row) for row in table(sec)]
+               if sec["foreign_probes"] else ""), ""]
+    for k in sec["kinds"]:
+        out += ["The %s loop:" % k, "",
+                "| " + " | ".join(HEAD) + " |",
+                "| --- |" + " ---: |" * (len(HEAD) - 1)]
+        out += ["| %s |" % " | ".join(row) for row in table(sec, k)]
+        out.append("")
     missed = [t for t in sec["targets"] if not t["ok"]]
-    out += ["", "Targets (added ns, median): %d of %d met%s." % (
-        len(sec["targets"]) - len(missed), len(sec["targets"]),
-        "; missed: " + "; ".join("%s (%.0f, limit %.0f)" % (
-            t["target"], t["value"], t["limit"]) for t in missed)
-        if missed else ""),
-        "`scprof -- /bin/true` end to end: %.0f ms." % (
-            sec["true_s"]["median"] * 1e3), ""]
+    out += ["Targets (added ns, median, against this run's floors and "
+            "peers): %d of %d met%s." % (
+                len(sec["targets"]) - len(missed), len(sec["targets"]),
+                "; missed: " + "; ".join("%s (%.0f, limit %.0f)" % (
+                    t["target"], t["value"], t["limit"]) for t in missed)
+                if missed else ""),
+            "`scprof -- /bin/true` end to end: %.0f ms." % (
+                sec["true_s"]["median"] * 1e3), ""]
     return "\n".join(out)

@@ -24,8 +24,8 @@ import threading
 import time
 
 from loops import interleaved
-from probes import (BenchError, Running, foreign_probes, grace_period, log,
-                    med, proc_cpu_s, spread)
+from probes import (FLOORS, BenchError, Running, foreign_probes,
+                    grace_period, log, med, proc_cpu_s, spread)
 
 WORKLOADS = ("nginx", "redis")
 
@@ -266,16 +266,32 @@ def run(a, cfgs, tmp):
             cpr = [r["calls_per_request"] for r in rs
                    if "calls_per_request" in r]
             rows.append({"config": c.name, "label": c.label,
+                         "floor": c.floor,
                          "ratio": spread(ratios), "ratios": ratios,
                          "rps": med([r["rps"] for r in rs]),
                          "tracer_cpu": med([r["tracer_cpu"] for r in rs]),
                          "calls_per_request": med(cpr) if cpr else None})
+        floor_ratio(rows)
         out["workloads"][w.name] = {
             "desc": w.desc, "rows": rows, "bare_rps": spread(bare),
             "noise": med(noise) if noise else 0.0,
             "foreign_probes": max(r["foreign_probes"] for v in res.values()
                                   for r in v)}
     return out
+
+
+def floor_ratio(rows):
+    """Each row's ratio over its floor's (the empty programs' of the same
+    run, floor-exit or floor-pair): x_floor, or None."""
+    by = {r["config"]: r for r in rows}
+    for r in rows:
+        fl = by.get(FLOORS.get(r.get("floor")))
+        r["x_floor"] = r["ratio"]["median"] / fl["ratio"]["median"] \
+            if fl and fl is not r else None
+
+
+def x_floor(r):
+    return "" if r.get("x_floor") is None else "%.2f" % r["x_floor"]
 
 
 def report(sec):
@@ -289,13 +305,14 @@ def report(sec):
               "neighbours) %.1f points" % (name, wl["desc"],
                                            wl["bare_rps"]["median"],
                                            100 * wl["noise"]))
-        print("  %-32s %6s %12s %12s %9s %10s" % (
-            "config", "ratio", "(min-max)", "requests/s", "calls/req",
-            "tracer CPU"))
+        print("  %-32s %6s %12s %8s %12s %9s %10s" % (
+            "config", "ratio", "(min-max)", "/ floor", "requests/s",
+            "calls/req", "tracer CPU"))
         for r in wl["rows"]:
-            print("  %-32s %6.2f %12s %12.0f %9s %9.1f%%" % (
+            print("  %-32s %6.2f %12s %8s %12.0f %9s %9.1f%%" % (
                 r["config"], r["ratio"]["median"], "(%.2f-%.2f)" % (
-                    r["ratio"]["min"], r["ratio"]["max"]), r["rps"],
+                    r["ratio"]["min"], r["ratio"]["max"]), x_floor(r),
+                r["rps"],
                 "" if r["calls_per_request"] is None else
                 "%.1f" % r["calls_per_request"], 100 * r["tracer_cpu"]))
         if wl["foreign_probes"]:
@@ -310,26 +327,33 @@ def markdown(sec, chart=None):
     out = ["**Services** (requests/s traced ÷ untraced, the server pinned "
            "to one CPU and its load generator to the other; %d repetitions "
            "of %g s runs, the daemon's %g s, each between untraced runs; "
-           "median (min-max); *noise*: how far an untraced run lands from "
-           "its untraced neighbours):" % (sec["reps"], sec["seconds"],
-                                          sec["long_seconds"]), ""]
+           "median (min-max); */ floor*: that over the ratio of its floor "
+           "(the empty programs: floor-exit for one program on sys_exit, "
+           "floor-pair for two) in this run; *noise*: how far an untraced "
+           "run lands from its untraced neighbours):" % (
+               sec["reps"], sec["seconds"], sec["long_seconds"]), ""]
     if chart:
         out += ["![requests/s traced / untraced](%s)" % chart, ""]
-    out += ["| config | " + " | ".join(names) + " |",
-            "| --- |" + " ---: |" * len(names)]
+    out += ["| config | " + " | ".join("%s | / floor" % n for n in names)
+            + " |", "| --- |" + " ---: | ---: |" * len(names)]
     rows = {n: {r["config"]: r for r in sec["workloads"][n]["rows"]}
             for n in names}
+
+    def cells(r):
+        if r is None:
+            return " | "
+        return "%.2f (%.2f-%.2f) | %s" % (
+            r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"],
+            x_floor(r))
     for r0 in sec["workloads"][names[0]]["rows"]:
         out.append("| %s | %s |" % (r0["label"], " | ".join(
-            "%.2f (%.2f-%.2f)" % (rows[n][r0["config"]]["ratio"]["median"],
-                                  rows[n][r0["config"]]["ratio"]["min"],
-                                  rows[n][r0["config"]]["ratio"]["max"])
-            if r0["config"] in rows[n] else "" for n in names)))
+            cells(rows[n].get(r0["config"])) for n in names)))
     out.append("| *untraced requests/s* | " + " | ".join(
-        "%.0f" % sec["workloads"][n]["bare_rps"]["median"]
+        "%.0f | " % sec["workloads"][n]["bare_rps"]["median"]
         for n in names) + " |")
     out.append("| *noise (points)* | " + " | ".join(
-        "±%.1f" % (100 * sec["workloads"][n]["noise"]) for n in names) + " |")
+        "±%.1f | " % (100 * sec["workloads"][n]["noise"]) for n in names) +
+        " |")
     out += [""] + ["- %s: %s." % (n, sec["workloads"][n]["desc"])
                    for n in names] + [""]
     return "\n".join(out)

@@ -18,6 +18,7 @@ import compare  # noqa: E402
 import daemon  # noqa: E402
 import loops  # noqa: E402
 import probes  # noqa: E402
+import services  # noqa: E402
 import split  # noqa: E402
 
 
@@ -76,6 +77,15 @@ def test_parse_perf_stat_and_perf_bench():
     assert split.parse_usecs_op(out) == 50.82254
 
 
+def test_daemon_metric_by_label_sums_its_samples():
+    text = ('scprof_syscalls_total{syscall="execve",abi="64"} 1200\n'
+            'scprof_syscalls_total{syscall="execve",abi="32"} 3\n'
+            'scprof_syscalls_total{syscall="execveat",abi="64"} 7\n'
+            'scprof_syscall_errors_total{syscall="execve",abi="64"} 5\n')
+    assert daemon.labelled(text, "scprof_syscalls_total",
+                           daemon.EXECVE) == 1203
+
+
 def test_daemon_metrics_without_labels_or_comments():
     text = ("# HELP scprof_latency_cost_seconds_total ...\n"
             "scprof_latency_cost_seconds_total 0.000285\n"
@@ -128,8 +138,19 @@ def test_added_cost_is_against_the_faster_bare_neighbour():
     assert by[ca.name]["over_floor"] == 8.0
     assert targets == [{"target": "getppid: scprof -C -a <= floor-exit + 25",
                         "value": 93.0, "limit": 110.0, "ok": True}]
-    assert loops.table({"rows": rows, "kinds": ["getppid"]})[2] == [
-        "scprof -C -a", "93 (93-93)", "+8 (exit)"]
+    # the ratios are of this run's figures: to bare, to the floor's added
+    assert loops.table({"rows": rows, "kinds": ["getppid"]}, "getppid")[2] \
+        == ["scprof -C -a", "258", "93 (93-93)", "1.56", "+8 (floor-exit)",
+            "1.09"]
+
+
+def test_services_ratio_over_the_floor_of_the_same_run():
+    fp = probes.FLOORS["pair"]
+    rows = [{"config": c, "floor": f, "ratio": spread(r)} for c, f, r in (
+        (fp, None, 0.9), ("scprof -p", "pair", 0.72),
+        ("strace -c -f", None, 0.1), ("scprof -C -a", "exit", 0.95))]
+    services.floor_ratio(rows)
+    assert [r["x_floor"] for r in rows] == [None, 0.72 / 0.9, None, None]
 
 
 def test_split_verdict_by_the_whole_spread_or_the_median():
@@ -169,9 +190,12 @@ def loops_doc(exit_ns, over, lo=None, hi=None):
         "stat": "batch_median_ns", "targets": [], "foreign_probes": 0,
         "true_s": spread(0.06), "rows": [
         {"config": "bare", "kind": "getppid", "ns": 165},
-        {"config": fe, "kind": "getppid", "added": spread(exit_ns)},
+        {"config": fe, "kind": "getppid", "added": spread(exit_ns),
+         "ns": 165 + exit_ns, "x_bare": 1 + exit_ns / 165},
         {"config": "scprof -C -a", "kind": "getppid", "floor": "exit",
-         "added": spread(exit_ns + over, lo, hi), "over_floor": over}]}}
+         "added": spread(exit_ns + over, lo, hi), "over_floor": over,
+         "ns": 165 + exit_ns + over, "x_bare": 1 + (exit_ns + over) / 165,
+         "x_floor": (exit_ns + over) / exit_ns}]}}
 
 
 def test_compare_names_a_dearer_config():
@@ -223,8 +247,9 @@ def full_doc(ratio=0.8, pipe=1.05, over=3.0, bpf=5.0):
                      "limit_ns": 6.7, "calls": 1e8, "lost_s": 0.3,
                      "metrics_cost_s": 0.2, "budget_s": 0.2, "windows": 2,
                      "daemon_cpu": 0.004, "rss_bytes": 12 << 20}
-    per = {"churn_per_s": 1500, "cpu_percent": 2.4, "bpf_per_s": 1500 * bpf,
-           "cpu_us_per_process": 16.0, "bpf_per_process": bpf}
+    per = {"churn_per_s": 1500, "execve_per_s": 1500, "cpu_percent": 2.4,
+           "bpf_per_s": 1500 * bpf, "cpu_us_per_process": 16.0,
+           "bpf_per_process": bpf, "bpf_per_execve": bpf}
     doc["churn"] = {"slices": [per],
                     **{k: spread(v, v, v) for k, v in per.items()}}
     return doc
@@ -272,12 +297,16 @@ def test_report_and_markdown_of_every_section(tmp_path, capsys):
     out = capsys.readouterr().out
     for word in ("split / no-split 1.050", "within the noise (3.0 points)",
                  "the daemon over -C -a: +3.0 ns a call, limit 6.7",
-                 "bpf() calls a second (goal <= 617)"):
+                 "2.40 (2.40-2.40)% of a CPU (issue 44's goal at ~1000 execve/s: <= "
+                 "0.5, missed at this rate)", "5.00 (5.00-5.00) an execve "
+                 "(goal: <= 617 a second at ~1000 execve/s, 0.62 an "
+                 "execve: missed)"):
         assert word in out, word
     assert (tmp_path / "services.svg").exists()
     md = bench.markdown(doc, "chart.svg")
     assert "![requests/s traced / untraced](chart.svg)" in md
-    assert "| scprof -C -a | 120 (119-121) | +20 (exit) |" in md, md
+    assert "| scprof -C -a | 285 | 120 (119-121) | 1.73 | +20 (floor-exit) " \
+        "| 1.20 |" in md, md
 
 
 def test_a_dearer_run_exits_3(tmp_path):
