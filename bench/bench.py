@@ -36,6 +36,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import chart
 import compare
@@ -164,7 +165,11 @@ def measure(a):
                           "--dirty"], capture_output=True, text=True,
                          check=False).stdout.strip() or "unknown"
     doc = {"version": 3, "host": host_desc(), "git": git,
-           "sections": a.sections}
+           "sections": a.sections,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           # the machine's load as each section ends (others' work on a
+           # shared machine: the runs' noise)
+           "loadavg": {}}
     other = subprocess.Popen(["sleep", "100000"])  # the non-target
     try:
         with tempfile.TemporaryDirectory(prefix="scprof-bench.") as tmp:
@@ -177,6 +182,7 @@ def measure(a):
                              ("churn", lambda: daemon.run_churn(a, tmp))):
                 if name in a.sections:
                     doc[name] = fn()
+                    doc["loadavg"][name] = os.getloadavg()[0]
                     write_json(os.path.join(a.out, "bench.json"), doc)
     finally:
         other.kill()
@@ -186,15 +192,26 @@ def measure(a):
 
 def markdown(doc, chart_rel):
     h = doc["host"]
-    out = ["%s, %d CPUs (%s), Linux %s; `make bench` on scprof %s." % (
+    out = ["%s, %d CPUs (%s), Linux %s; `make bench` on scprof %s, %s%s." % (
         h["cpu"], h["cpus"], h["virt"] or "bare metal?", h["kernel"],
-        doc.get("git", "?")), ""]
+        doc.get("git", "?"), doc.get("date", "date not recorded"),
+        load_text(doc)), ""]
     if doc.get("loops"):
         out.append(loops.markdown(doc["loops"]))
     if doc.get("services"):
         out.append(services.markdown(doc["services"], chart_rel))
     out += [split.markdown(doc), daemon.markdown(doc)]
     return "\n".join(x for x in out if x)
+
+
+def load_text(doc):
+    """The load average as each section ended, if recorded."""
+    la = doc.get("loadavg")
+    if not la:
+        return ""
+    return "; load average (1 min) as each section ended: %s, on %d " \
+        "CPUs" % (", ".join("%s %.1f" % kv for kv in la.items()),
+                  doc["host"]["cpus"])
 
 
 def update_results(path, text):
@@ -213,9 +230,11 @@ def update_results(path, text):
 def report(a, doc):
     """Print the run and write its files: the exit status."""
     h = doc["host"]
-    print("scprof overhead benchmark: %s, %d CPUs, %s, Linux %s, scprof %s\n"
-          % (h["cpu"], h["cpus"], h["virt"] or "bare metal?", h["kernel"],
-             doc.get("git", "?")))
+    print("scprof overhead benchmark: %s, %d CPUs, %s, Linux %s, scprof "
+          "%s, %s%s\n" % (h["cpu"], h["cpus"], h["virt"] or "bare metal?",
+                          h["kernel"], doc.get("git", "?"),
+                          doc.get("date", "date not recorded"),
+                          load_text(doc)))
     if doc.get("loops"):
         loops.report(doc["loops"])
     if doc.get("services"):
@@ -257,6 +276,9 @@ def main():
             if doc.get("version") != 3:
                 raise BenchError("%s is not a bench.json of this version" %
                                  a.from_json)
+            doc.setdefault("date", time.strftime(
+                "%Y-%m-%d %H:%M UTC (when its bench.json was written)",
+                time.gmtime(os.path.getmtime(a.from_json))))
         else:
             if os.geteuid() != 0:
                 print("bench: needs root (BPF, ptrace, perf)",

@@ -480,12 +480,16 @@ def proc_cpu_s(pid):
 
 
 def host_desc():
-    cpu = "?"
+    info = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    cpu = info.get("model name", "?")
+    if "cpu family" in info:
+        # a VM may name its CPU only by brand ("AMD EPYC")
+        cpu += " (family %s, model %s)" % (info["cpu family"],
+                                           info.get("model", "?"))
     virt = subprocess.run(["systemd-detect-virt"], capture_output=True,
                           text=True, check=False).stdout.strip() \
         if shutil.which("systemd-detect-virt") else ""

@@ -309,6 +309,16 @@ def test_report_and_markdown_of_every_section(tmp_path, capsys):
         "| 1.20 |" in md, md
 
 
+def test_markdown_says_when_and_under_what_load():
+    doc = dict(full_doc(), date="2026-11-29 03:37 UTC",
+               loadavg={"loops": 8.04, "services": 11.5})
+    head = bench.markdown(doc, None).splitlines()[0]
+    assert "CPU A, 2 CPUs (kvm)" in head and "2026-11-29 03:37 UTC" in head
+    assert "load average (1 min) as each section ended: loops 8.0, " \
+        "services 11.5, on 2 CPUs" in head, head
+    assert "date not recorded" in bench.markdown(full_doc(), None)
+
+
 def test_a_dearer_run_exits_3(tmp_path):
     base = tmp_path / "baseline.json"
     base.write_text(compare.baseline_text(full_doc(), "abc"))
