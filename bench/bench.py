@@ -195,13 +195,14 @@ def markdown(doc, chart_rel):
     out = ["%s, %d CPUs (%s), Linux %s; `make bench` on scprof %s, %s%s." % (
         h["cpu"], h["cpus"], h["virt"] or "bare metal?", h["kernel"],
         doc.get("git", "?"), doc.get("date", "date not recorded"),
-        load_text(doc)), ""]
+        load_text(doc))]
     if doc.get("loops"):
         out.append(loops.markdown(doc["loops"]))
     if doc.get("services"):
         out.append(services.markdown(doc["services"], chart_rel))
     out += [split.markdown(doc), daemon.markdown(doc)]
-    return "\n".join(x for x in out if x)
+    # (the first line a paragraph of its own)
+    return out[0] + "\n\n" + "\n".join(x for x in out[1:] if x)
 
 
 def load_text(doc):

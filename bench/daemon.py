@@ -158,8 +158,22 @@ def run_budget(a, tmp):
         "raw": res}
 
 
+def budget_verdict(b):
+    """The daemon over -C -a against its limit, by the medians and by
+    the two configurations' spreads together: met or missed, or "not
+    resolved" when the spreads reach across the limit."""
+    over, limit = b["over_c_a_ns"], b["limit_ns"]
+    noise = sum((s["max"] - s["min"]) / 2 for s in (b["added"],
+                                                    b["c_a_added"]))
+    if over + noise <= limit:
+        return "met"
+    if over - noise > limit:
+        return "MISSED"
+    return "%s by the medians, not resolved by the spreads (+-%.1f ns)" % (
+        "met" if over <= limit else "missed", noise)
+
+
 def budget_lines(b):
-    ok = b["over_c_a_ns"] <= b["limit_ns"]
     return [
         "getppid loops of %g s, %d repetitions, bare %.0f ns a call: -C -a "
         "adds %.1f ns (%.1f-%.1f), the daemon %.1f (%.1f-%.1f)" % (
@@ -169,7 +183,7 @@ def budget_lines(b):
         "the daemon over -C -a: %+.1f ns a call, limit %.1f (its budget, "
         "%g%% of a CPU, of a bare call + %d ns): %s" % (
             b["over_c_a_ns"], b["limit_ns"], 100 * b["budget_share"],
-            LIMIT_NS, "met" if ok else "MISSED"),
+            LIMIT_NS, budget_verdict(b)),
         "over a loop (%.0f M calls, %g windows): its metrics count %.3f s "
         "of window cost, its budget %.3f s; the loop lost %.3f s over -C -a"
         % (b["calls"] / 1e6, b["windows"], b["metrics_cost_s"],

@@ -312,11 +312,23 @@ def test_report_and_markdown_of_every_section(tmp_path, capsys):
 def test_markdown_says_when_and_under_what_load():
     doc = dict(full_doc(), date="2026-11-29 03:37 UTC",
                loadavg={"loops": 8.04, "services": 11.5})
-    head = bench.markdown(doc, None).splitlines()[0]
+    md = bench.markdown(doc, None).splitlines()
+    head = md[0]
+    assert md[1] == "" and md[2].startswith("**Loops**"), md[:3]
     assert "CPU A, 2 CPUs (kvm)" in head and "2026-11-29 03:37 UTC" in head
     assert "load average (1 min) as each section ended: loops 8.0, " \
         "services 11.5, on 2 CPUs" in head, head
     assert "date not recorded" in bench.markdown(full_doc(), None)
+
+
+def test_budget_is_resolved_only_beyond_the_spreads():
+    b = full_doc()["budget"]  # spreads of 0: +3.0 against 6.7
+    assert daemon.budget_verdict(b) == "met"
+    b = dict(b, added=spread(113.0, 100.0, 126.0))  # +-13 ns, -C -a +-1
+    assert daemon.budget_verdict(b) == \
+        "met by the medians, not resolved by the spreads (+-14.0 ns)"
+    b = dict(b, over_c_a_ns=30.0)
+    assert daemon.budget_verdict(b) == "MISSED"
 
 
 def test_a_dearer_run_exits_3(tmp_path):
