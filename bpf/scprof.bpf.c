@@ -208,11 +208,14 @@ struct sc_want_slot want_cache[SC_WANT_SLOTS] SC_LINE_ALIGNED = {};
 /* Full mode's calls in flight, by the caller's stack (see stamp.bpf.h). */
 struct sc_flight flights[SC_FLIGHT_SLOTS] SC_LINE_ALIGNED = {};
 
-/* Per-thread totals, by the thread's stack (tslots.bpf.h), and how many
- * slots are dead (their thread exited) until userspace frees them.
+/* Per-thread totals, by the thread's stack (tslots.bpf.h), how many
+ * slots are dead (their thread exited) until userspace frees them, and
+ * which: a bit a slot, so that userspace finds them without a look at
+ * every slot.
  */
 struct sc_tslot tslots[SC_TSLOTS] SC_LINE_ALIGNED = {};
 __s64 tslots_dead = 0;
+__u64 tslots_dead_bits[SC_TSLOTS / 64] = {};
 
 /*
  * Scratch words that turn a pointer into a number (see addr_of() in

@@ -10,7 +10,7 @@
  *
  * Uses the settings, globals and maps scprof.bpf.c defines before it
  * includes this file: thread_totals, read_cgid, tslots, tslots_dead,
- * ptotals, unattributed, and regs_addr() with its scratch words.
+ * tslots_dead_bits, ptotals, unattributed, and regs_addr() with its scratch words.
  */
 #ifndef SCPROF_TSLOTS_BPF_H
 #define SCPROF_TSLOTS_BPF_H
@@ -26,9 +26,27 @@
 
 static const struct sc_counts zero_counts = {};
 
+static __always_inline __u32 tslot_index(__u64 addr)
+{
+	return (addr >> SC_FLIGHT_SHIFT) & (SC_TSLOTS - 1);
+}
+
 static __always_inline struct sc_tslot *tslot_of(__u64 addr)
 {
-	return &tslots[(addr >> SC_FLIGHT_SHIFT) & (SC_TSLOTS - 1)];
+	return &tslots[tslot_index(addr)];
+}
+
+/* The slot of addr is dead: no program writes it any more. Its bit is
+ * set once (it is clear until userspace has freed the slot, and no
+ * program marks a slot not its own), so adding it sets it.
+ */
+static __always_inline void tslot_mark_dead(struct sc_tslot *ts, __u64 addr)
+{
+	__u32 i = tslot_index(addr);
+
+	ts->owner = addr | 1;
+	__sync_fetch_and_add(&tslots_dead, 1);
+	__sync_fetch_and_add(&tslots_dead_bits[i / 64], 1ULL << (i % 64));
 }
 
 /* Take a free slot for the current thread (its counts are zero), for its
@@ -123,8 +141,7 @@ static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 {
 	if (!read_cgid || ts->proc.cgtag == cgtag)
 		return false;
-	ts->owner = addr | 1;
-	__sync_fetch_and_add(&tslots_dead, 1);
+	tslot_mark_dead(ts, addr);
 	return true;
 }
 
@@ -181,10 +198,8 @@ static __always_inline void tslot_forget(const struct pt_regs *regs)
 		return;
 	addr = addr_of(regs, SCR_TASK_EXIT);
 	ts = tslot_of(addr);
-	if (addr && ts->owner == addr) {
-		ts->owner = addr | 1;
-		__sync_fetch_and_add(&tslots_dead, 1);
-	}
+	if (addr && ts->owner == addr)
+		tslot_mark_dead(ts, addr);
 }
 
 #endif /* SCPROF_TSLOTS_BPF_H */

@@ -7,6 +7,7 @@ import ctypes
 import json
 import os
 import re
+import shlex
 import select
 import shutil
 import socket
@@ -81,6 +82,22 @@ def daemon_help():
                        timeout=TIMEOUT)
     assert p.returncode == 0, p.stderr.decode()
     return p.stdout.decode()
+
+
+def unit_args(tmp_path):
+    """The shipped systemd unit's daemon options (its ExecStart after
+    `daemon`), on loopback port 0 (the tests' Daemon adds it) and a pid
+    file under tmp_path: the rest exactly as the unit runs it."""
+    with open(os.path.join(CONTRIB, "systemd", "scprof-daemon.service")) as f:
+        lines = re.findall(r"^ExecStart=(.*)$", f.read(), re.M)
+    assert len(lines) == 1, lines
+    argv = shlex.split(lines[0])
+    assert argv[1] == "daemon", argv
+    args = argv[2:]
+    i = args.index("--listen")
+    del args[i:i + 2]
+    args[args.index("--pidfile") + 1] = str(tmp_path / "scprof-daemon.pid")
+    return args
 
 
 class Daemon:

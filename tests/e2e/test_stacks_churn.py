@@ -10,6 +10,7 @@ mappings, and what is kept is capped. Measured here by what the profile
 costs its own process (peak RSS and CPU time from wait4), never by the
 wall clock; and checked for what the samples still name.
 """
+import json
 import os
 import subprocess
 import time
@@ -62,12 +63,13 @@ def run_measured(args):
 
 
 def test_stacks_all_bounded_under_exec_churn(tmp_path):
-    """The operator's command of the report (the table), its call sites
-    also folded to check what they name."""
-    folded = tmp_path / "stacks.folded"
+    """The operator's command of the report (in JSON, to read what the
+    caps left out), its call sites also folded to check what they
+    name."""
+    folded, report = tmp_path / "stacks.folded", tmp_path / "report.json"
     (rc, err, ru), started = churning(lambda: run_measured(
         ["-a", "--stacks=1000", "-d", str(DURATION), "-v", "--folded",
-         str(folded)]))
+         str(folded), "--format", "json", "-o", str(report)]))
     assert rc in (0, 3), err
     # the churn this test is about happened
     assert started > 100 * DURATION, started
@@ -84,6 +86,12 @@ def test_stacks_all_bounded_under_exec_churn(tmp_path):
     named = sum(int(c) for st, c in mine
                 if any(not f.startswith("0x") for f in st.split(";")[2:]))
     assert named >= 0.5 * n, (named, n, mine[:3])
+    # what the caps left out is counted, and no more than was sampled
+    sampling = json.loads(report.read_text())["stack_sampling"]
+    gaps = sampling["gaps"]
+    assert set(gaps) == {"samples_unmapped", "processes_evicted",
+                         "files_over_cap", "files_unopened", "names_cut"}
+    assert 0 <= gaps["samples_unmapped"] <= sampling["samples"], sampling
 
 
 def test_daemon_slow_stacks_bounded_under_exec_churn(tmp_path):

@@ -150,7 +150,9 @@ int calibrate__run(const struct calibrate_opts *o, struct calibration **out)
 	}
 	if (!err && o->probe) {
 		progress(o, step++, steps, "probe effect");
-		if (probe_effect_measure(&e, &p, c->loop_overhead_ns, &c->probe,
+		if (!o->probe_opts ||
+		    probe_effect_measure(o->probe_opts, &e, &p,
+					 c->loop_overhead_ns, &c->probe,
 					 samples))
 			pr_warn("the probe effect was not measured: "
 				"probe_overhead_ns is unknown");

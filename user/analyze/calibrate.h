@@ -19,10 +19,14 @@
 #include "analyze/cal_stats.h" /* the pure helpers, for the unit tests */
 #include "model/calibration.h"
 
+struct collector_opts;
+
 struct calibrate_opts {
 	bool quick;
 	const bool *want; /* per loop index; NULL: every loop */
 	bool probe;	  /* measure the probe effect (needs BPF) */
+	/* with probe: what to collect, as the plan decides (calibrate_plan) */
+	const struct collector_opts *probe_opts;
 	/* Called before each step; i counts from 0 to n - 1. */
 	void (*progress)(void *ctx, size_t i, size_t n, const char *what);
 	void *progress_ctx;

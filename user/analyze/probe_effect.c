@@ -39,14 +39,10 @@ static double reported_floor(struct collector *c)
  * attached and targeting this process, in pairs whose order alternates so
  * that a drift in the machine's speed falls on both sides alike.
  */
-int probe_effect_measure(struct cal_env *e, const struct cal_plan *p,
-			 double overhead_ns, struct cal_probe *out,
-			 double *samples)
+int probe_effect_measure(const struct collector_opts *co, struct cal_env *e,
+			 const struct cal_plan *p, double overhead_ns,
+			 struct cal_probe *out, double *samples)
 {
-	/* scprof itself, the one target: the cost of a -p PID run */
-	struct collector_opts co = { .mode = SC_FILTER_TGID,
-				     .progs = SC_PROGS_FULL,
-				     .cells = SC_CELLS_ONE_TARGET };
 	struct collector *c = NULL;
 	cal_fn floor_loop = cal_loop_fn(CAL_LOOP_GETPPID);
 	double *bare = samples, *probed = samples + p->runs,
@@ -55,7 +51,7 @@ int probe_effect_measure(struct cal_env *e, const struct cal_plan *p,
 	uint64_t n;
 	int err;
 
-	err = collector__open(&c, &co);
+	err = collector__open(&c, co);
 	if (err)
 		return err;
 	err = collector__add_target(c, getpid());

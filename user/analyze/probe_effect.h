@@ -10,9 +10,14 @@
 #include "analyze/cal_loops.h"
 #include "model/calibration.h"
 
-/* samples holds 3 x p->runs doubles. 0 or -errno. */
-int probe_effect_measure(struct cal_env *e, const struct cal_plan *p,
-			 double overhead_ns, struct cal_probe *out,
-			 double *samples);
+struct collector_opts;
+
+/* The floor loop bare and under a collector of co (the plan's
+ * calibrate_plan: scprof itself its one target) added this process as
+ * its target. samples holds 3 x p->runs doubles. 0 or -errno.
+ */
+int probe_effect_measure(const struct collector_opts *co, struct cal_env *e,
+			 const struct cal_plan *p, double overhead_ns,
+			 struct cal_probe *out, double *samples);
 
 #endif

@@ -12,6 +12,7 @@
 #include "analyze/calibrate.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
+#include "cmd/plan.h"
 #include "cmd/run.h"
 #include "render/calib_cache.h"
 #include "render/calib_report.h"
@@ -201,8 +202,11 @@ int cmd_calibrate_run(struct calibrate_opts *co, const char *prefix,
 		.prefix = prefix,
 		.on = verbosity >= LOG_WARN && isatty(STDERR_FILENO),
 	};
+	struct collector_opts probe;
 	int err;
 
+	calibrate_plan(&probe);
+	co->probe_opts = &probe;
 	co->progress = calib_progress_show;
 	co->progress_ctx = &prog;
 	err = calibrate__run(co, cal);

@@ -623,6 +623,14 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 
 	(void)env;
 	signal(SIGPIPE, SIG_IGN); /* a scraper that hangs up is no reason */
+	/* A fold's models come and go at every poll under process churn:
+	 * malloc keeps their memory between polls rather than giving it back
+	 * at each free (and taking it again as page faults); the trims once
+	 * a minute and after each scrape give it back.
+	 */
+	mallopt(M_TRIM_THRESHOLD, 32 << 20);
+	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+
 	if (target_find(&o->target, false, &d->found))
 		return EXIT_FAIL;
 	if (open_listener(d) || (o->pidfile && open_pidfile(d)))

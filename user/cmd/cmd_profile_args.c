@@ -400,7 +400,7 @@ static int profile_option(void *ctx, int c, const char *arg)
 		o->no_split = true;
 		return 0;
 	case OPT_FD_TYPES:
-		o->report.fd_types = true;
+		o->fd_types = true;
 		return 0;
 	case 'e':
 		return trace_option(o, arg);
@@ -559,8 +559,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 	if (o->report.by.n && o->report.per_process)
 		return cli_error(&profile_cmd,
 				 "-P is --by pid: use one of -P, -T and --by");
-	o->report.by_threads = group_has(&o->report.by, GROUP_TID);
-	if (o->count_only && o->report.fd_types)
+	if (o->count_only && o->fd_types)
 		return cli_error(&profile_cmd,
 				 "--fd-types cannot be used with --count-only: "
 				 "the fd kind is read when a call starts, and "

@@ -29,6 +29,7 @@ struct profile_opts {
 	uint32_t max_exited; /* exited processes reported one by one */
 	bool count_only;     /* -C: calls, errors and bytes only; no times */
 	bool no_split;	     /* --no-split: no split of the calls' time */
+	bool fd_types;	     /* --fd-types: calls on an fd split by its kind */
 	/* -e trace=SET (.on false: every call), and -z / -Z */
 	struct trace_set trace;
 	enum sc_status_filter status;

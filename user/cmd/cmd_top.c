@@ -210,7 +210,7 @@ struct top {
 	uint64_t t_prev;
 	struct top_frame frame; /* the last one; empty before the first */
 	enum top_sort sort;
-	enum top_group group;
+	enum group_key group;
 	bool regroup;	      /* g was pressed: reopen for the new group */
 	unsigned long frames; /* built so far */
 	SCREEN *scr;	      /* the live view; NULL with --batch */
@@ -292,7 +292,7 @@ static void draw(struct top *t)
 		mvprintw(0, 0,
 			 "scprof top - collecting for %.1f s (per %s)...   "
 			 "keys: c e p t sort, g group, q quit",
-			 t->o->interval_s, top_group_name(t->group));
+			 t->o->interval_s, group_key_name(t->group));
 	} else if (!top_frame_lines(&t->frame, t->sort, 0, true, &lines, &n)) {
 		for (size_t i = 0; i < n && (int)i < LINES; i++) {
 			if (i == 2)
@@ -315,7 +315,6 @@ static void draw(struct top *t)
  */
 static int open_collector(struct top *t)
 {
-	bool sampled = t->o->latency_duty >= 0;
 	struct collector_opts copts;
 	/* --latency-duty: one period a frame, each frame's window opening
 	 * at its start.
@@ -336,7 +335,8 @@ static int open_collector(struct top *t)
 	top_plan(t->o, &t->found, t->group, &copts);
 	err = target_attach(&t->found, &copts, &t->col);
 	t->t_prev = clock_mono_ns();
-	if (!err && sampled)
+	/* (the plan's mode: sampled with --latency-duty) */
+	if (!err && copts.progs == SC_PROGS_SAMPLED)
 		err = duty__new(&t->duty, t->col, &dopts, t->t_prev);
 	return err;
 }
@@ -347,7 +347,7 @@ static bool on_key(struct top *t, int ch)
 	if (ch == 'q' || ch == 'Q')
 		return true;
 	if (ch == 'g') {
-		t->group = (t->group + 1) % TOP_GROUP_COUNT;
+		t->group = (t->group + 1) % GROUP_KEY_COUNT;
 		t->regroup = true;
 		return false;
 	}
@@ -531,7 +531,7 @@ static int top_start(void *ctx, struct cmd_env *env)
 	if (err)
 		return err;
 	t->group = o->group;
-	if (top_group_needs_cgroups(t->group)) {
+	if (group_key_needs_cgroup(t->group)) {
 		char mnt[4096];
 
 		if (cgroups_v2_mount(mnt, sizeof(mnt)) == -ENOENT) {

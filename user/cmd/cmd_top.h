@@ -26,7 +26,7 @@ struct top_opts {
 	enum top_sort sort;
 	double latency_duty; /* [0, 1]; negative: every call timed */
 	int verbosity;
-	enum top_group group; /* -g: rows per process, thread, unit... */
+	enum group_key group; /* -g: rows per process, thread, unit... */
 };
 
 /* argv[0] is "top". 0 to run, 1 after --help, or EXIT_USAGE. */

@@ -57,9 +57,10 @@ void profile_plan(const struct profile_opts *o,
 	co->trace = o->trace.on ? &o->trace : NULL;
 	co->status = o->status;
 	co->progs = o->count_only ? SC_PROGS_COUNT_ONLY : SC_PROGS_FULL;
-	co->fd_types = asked->fd_types && !o->count_only;
+	co->fd_types = o->fd_types && !o->count_only;
 	co->in_flight = !o->count_only;
-	co->key_kind = asked->by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
+	co->key_kind = group_has(&asked->by, GROUP_TID) ? SC_KEY_THREAD :
+							  SC_KEY_PROCESS;
 	co->read_cgid = group_needs_cgroups(&asked->by);
 	co->stack_period = o->stack_period;
 	co->stack_by = o->stack_by;
@@ -82,7 +83,7 @@ void profile_plan(const struct profile_opts *o,
 }
 
 void top_plan(const struct top_opts *o, const struct target_found *found,
-	      enum top_group group, struct collector_opts *co)
+	      enum group_key group, struct collector_opts *co)
 {
 	/* --latency-duty: exact counts, latency in one window a frame */
 	bool sampled = o->latency_duty >= 0;
@@ -91,9 +92,8 @@ void top_plan(const struct top_opts *o, const struct target_found *found,
 	target_collector_opts(&o->target, co);
 	co->progs = sampled ? SC_PROGS_SAMPLED : SC_PROGS_FULL;
 	co->in_flight = !sampled;
-	co->key_kind = group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
-						   SC_KEY_PROCESS;
-	co->read_cgid = top_group_needs_cgroups(group);
+	co->key_kind = group == GROUP_TID ? SC_KEY_THREAD : SC_KEY_PROCESS;
+	co->read_cgid = group_key_needs_cgroup(group);
 	/* WAIT% and BLK%: the split of the calls timed (all of them, or
 	 * those in the latency windows)
 	 */
@@ -146,4 +146,12 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	 */
 	co->split = true;
 	co->split_samples = true;
+}
+
+void calibrate_plan(struct collector_opts *co)
+{
+	memset(co, 0, sizeof(*co));
+	co->mode = SC_FILTER_TGID;
+	co->progs = SC_PROGS_FULL;
+	co->cells = SC_CELLS_ONE_TARGET;
 }

@@ -27,7 +27,7 @@ void profile_plan(const struct profile_opts *o,
 		  struct report_opts *ro);
 /* `scprof top`, its rows grouped by group (the g key changes it). */
 void top_plan(const struct top_opts *o, const struct target_found *found,
-	      enum top_group group, struct collector_opts *co);
+	      enum group_key group, struct collector_opts *co);
 /* `scprof daemon`: every call counted and summed per syscall in the
  * kernel, latency on a duty cycle; per thread with per-name series.
  */
@@ -35,5 +35,9 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 		 struct collector_opts *co);
 /* `scprof verdict -p PID`: one process, fd kinds, the calls in flight. */
 void verdict_plan(const struct verdict_opts *o, struct collector_opts *co);
+/* The calibration's probe effect: scprof itself its one target, timed
+ * as a -p PID run is.
+ */
+void calibrate_plan(struct collector_opts *co);
 
 #endif

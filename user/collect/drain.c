@@ -366,6 +366,8 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	if (!err && c->stacks)
 		err = stack_drain_add(c->stacks, m);
 	m->meta.split = c->opts.split;
+	m->meta.fd_types = c->opts.fd_types;
+	m->meta.by_threads = c->opts.key_kind == SC_KEY_THREAD;
 	if (!err && c->split) {
 		whys_free(&m->why);
 		err = split_drain_take(c->split, &m->why, &m->meta.throttle);

@@ -862,6 +862,18 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 	pthread_mutex_unlock(&d->qlock);
 	err = err ?: unwinder_flush(d->unwinder, d->stacks);
 	m->stacks = err ? NULL : stacks_clone(d->stacks);
+	if (m->stacks) {
+		struct unwinder_stats st;
+
+		unwinder_stats(d->unwinder, &st);
+		m->stacks->gaps = (struct sc_stack_gaps){
+			.unmapped = st.no_maps,
+			.procs_evicted = st.procs_evicted,
+			.files_over_cap = st.files_over_cap,
+			.files_unopened = st.files_unopened,
+			.names_cut = st.names_cut,
+		};
+	}
 	pthread_mutex_unlock(&d->lock);
 	if (err)
 		return err;

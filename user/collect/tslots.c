@@ -56,29 +56,55 @@ static void slot_counts(const struct sc_tslot *ts, struct sc_counts *c)
 	c->iowait_ns = __atomic_load_n(&ts->c.iowait_ns, __ATOMIC_RELAXED);
 }
 
+/* Take the counts of dead slot i and free it. */
+static int reap_slot(struct collector *c, int i)
+{
+	struct sc_tslot *ts = &c->skel->bss->tslots[i];
+	struct sc_counts cnt;
+
+	slot_counts(ts, &cnt);
+	if (cnt.calls && add_counts(c->tdone, &ts->proc, &cnt))
+		return -ENOMEM;
+	memset(&ts->c, 0, sizeof(ts->c));
+	return 0;
+}
+
 int collector_tslots_reap(struct collector *c)
 {
 	struct scprof_bpf__bss *bss = c->skel->bss;
 	int64_t freed = 0;
+	int err = 0;
 
 	if (!c->opts.thread_totals)
 		return 0;
-	for (int i = 0; i < SC_TSLOTS; i++) {
-		struct sc_tslot *ts = &bss->tslots[i];
-		struct sc_counts cnt;
+	/* the dead slots' bits: a word of 64 slots at a time */
+	for (int w = 0; !err && w < SC_TSLOTS / 64; w++) {
+		uint64_t bits = __atomic_load_n(&bss->tslots_dead_bits[w],
+						__ATOMIC_ACQUIRE);
 
-		if (!(__atomic_load_n(&ts->owner, __ATOMIC_ACQUIRE) & 1))
-			continue;
-		/* dead: no program writes it any more */
-		slot_counts(ts, &cnt);
-		if (cnt.calls && add_counts(c->tdone, &ts->proc, &cnt))
-			return -ENOMEM;
-		memset(&ts->c, 0, sizeof(ts->c));
-		__atomic_store_n(&ts->owner, 0, __ATOMIC_RELEASE);
-		freed++;
+		while (bits) {
+			int b = __builtin_ctzll(bits), i = w * 64 + b;
+			struct sc_tslot *ts = &bss->tslots[i];
+
+			bits &= bits - 1;
+			/* (its owner's mark seen, or at the next look) */
+			if (!(__atomic_load_n(&ts->owner, __ATOMIC_ACQUIRE) &
+			      1))
+				continue;
+			err = reap_slot(c, i);
+			if (err)
+				break;
+			/* the bit clear before the slot is free: a thread
+			 * that takes it next marks it anew when it dies
+			 */
+			__atomic_fetch_and(&bss->tslots_dead_bits[w],
+					   ~(1ULL << b), __ATOMIC_RELEASE);
+			__atomic_store_n(&ts->owner, 0, __ATOMIC_RELEASE);
+			freed++;
+		}
 	}
 	__atomic_fetch_sub(&bss->tslots_dead, freed, __ATOMIC_RELAXED);
-	return 0;
+	return err;
 }
 
 int collector__tslots_free(struct collector *c)
@@ -86,8 +112,8 @@ int collector__tslots_free(struct collector *c)
 	/* (at each wake-up with a thread dead: a new thread often runs on a
 	 * dead one's kernel stack and so maps to its slot, which it takes only
 	 * once freed; until then its calls go through the ptotals hash. The
-	 * look at every slot reads only their owners, in the mapped .bss: no
-	 * system call)
+	 * dead slots are found by their bits, in the mapped .bss: no system
+	 * call, and no look at the live ones)
 	 */
 	if (!c->opts.thread_totals ||
 	    !__atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED))

@@ -11,12 +11,6 @@
 
 #include "model/model.h"
 
-/* cur - prev for a counter that only grows; 0 if it seems to go back. */
-static inline uint64_t delta_u64(uint64_t cur, uint64_t prev)
-{
-	return cur > prev ? cur - prev : 0;
-}
-
 /* dst = cur - prev for every counter and histogram bucket (never below 0).
  * min_ns/max_ns become the bounds of the lowest and highest non-empty
  * bucket of the difference, kept within cur's min/max: the exact extremes

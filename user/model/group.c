@@ -28,11 +28,18 @@ bool group_has(const struct group_by *by, enum group_key k)
 	return false;
 }
 
+bool group_key_needs_cgroup(enum group_key k)
+{
+	return k == GROUP_CGROUP || k == GROUP_UNIT || k == GROUP_CONTAINER ||
+	       k == GROUP_POD || k == GROUP_QOS;
+}
+
 bool group_needs_cgroups(const struct group_by *by)
 {
-	return group_has(by, GROUP_CGROUP) || group_has(by, GROUP_UNIT) ||
-	       group_has(by, GROUP_CONTAINER) || group_has(by, GROUP_POD) ||
-	       group_has(by, GROUP_QOS);
+	for (size_t i = 0; i < by->n; i++)
+		if (group_key_needs_cgroup(by->keys[i]))
+			return true;
+	return false;
 }
 
 /* The key len bytes at s name, or GROUP_KEY_COUNT; top's old names

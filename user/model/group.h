@@ -39,6 +39,8 @@ bool group_has(const struct group_by *by, enum group_key k);
  * ids)?
  */
 bool group_needs_cgroups(const struct group_by *by);
+/* The same of one key. */
+bool group_key_needs_cgroup(enum group_key k);
 const char *group_key_name(enum group_key k);
 
 /* One group: its key values and the sum of its members' rows. */

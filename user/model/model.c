@@ -80,11 +80,6 @@ void model_copy_meta(struct sc_model *dst, const struct sc_model *src)
 	dst->meta = src->meta;
 }
 
-static uint64_t delta_u64(uint64_t cur, uint64_t prev)
-{
-	return cur > prev ? cur - prev : 0;
-}
-
 static uint64_t fail_count(const struct sc_model_meta *m, uint32_t map,
 			   uint32_t err)
 {

@@ -122,6 +122,11 @@ struct sc_model_meta {
 	 * daemon).
 	 */
 	bool flights_known;
+	/* What the rows are, as collected: calls on an fd split by its kind
+	 * (--fd-types), and entries per thread rather than per process.
+	 */
+	bool fd_types;
+	bool by_threads;
 	/* What the BPF side could not keep, by enum sc_drop. */
 	uint64_t drops[SC_DROP_COUNT];
 	/* Calls of live processes that found no room for a cell of their
@@ -290,6 +295,14 @@ static inline uint64_t row_returned_ns(const struct sc_row *r)
 	int64_t ret = (int64_t)r->st.total_ns - r->flight_ns;
 
 	return ret > 0 ? (uint64_t)ret : 0;
+}
+
+/* cur - prev for a counter that only grows; 0 if it seems to go back
+ * (model_meta_delta's, delta.c's and comm_series.c's differences).
+ */
+static inline uint64_t delta_u64(uint64_t cur, uint64_t prev)
+{
+	return cur > prev ? cur - prev : 0;
 }
 
 #endif

@@ -233,6 +233,7 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s)
 		return NULL;
 	memcpy(d->lost, s->lost, sizeof(d->lost));
 	d->lost_total = s->lost_total;
+	d->gaps = s->gaps;
 	d->max_weight = s->max_weight;
 	d->by = s->by;
 	for (size_t i = 0; i < s->n; i++) {

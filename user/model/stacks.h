@@ -95,6 +95,16 @@ struct sc_stacks {
 	/* Samples lost, ring buffer full, by native syscall number. */
 	uint64_t lost[SC_NR_MAX];
 	uint64_t lost_total;
+	/* What the unwinder's caps left out (collect/unwind.h): samples of
+	 * processes gone with no copy of their mappings (their frames by
+	 * address), processes let go to make room (read again if sampled
+	 * again), files not opened (all open ones in use, or unreadable),
+	 * symbol names dropped at a file's cap.
+	 */
+	struct sc_stack_gaps {
+		uint64_t unmapped, procs_evicted, files_over_cap,
+			files_unopened, names_cut;
+	} gaps;
 };
 
 struct sc_stacks *stacks_new(uint32_t period);

@@ -143,6 +143,32 @@ static int syscall_section(FILE *f, const struct sc_stacks *s,
 	return err;
 }
 
+/* What the unwinder's caps left out, a line each that is not zero. */
+static void gaps_table(FILE *f, const struct sc_stack_gaps *g)
+{
+	if (g->unmapped)
+		fprintf(f,
+			"  (%" PRIu64 " samples of processes gone before their "
+			"mappings were read: frames by address)\n",
+			g->unmapped);
+	if (g->procs_evicted)
+		fprintf(f,
+			"  (%" PRIu64 " processes let go at the cap on "
+			"processes kept, read again when sampled again)\n",
+			g->procs_evicted);
+	if (g->files_over_cap || g->files_unopened)
+		fprintf(f,
+			"  (%" PRIu64 " files not opened, every open one in "
+			"use; %" PRIu64 " unreadable: their frames by module "
+			"and offset)\n",
+			g->files_over_cap, g->files_unopened);
+	if (g->names_cut)
+		fprintf(f,
+			"  (%" PRIu64 " symbol names dropped at a file's cap: "
+			"their frames by module and offset)\n",
+			g->names_cut);
+}
+
 int callsites_table(FILE *f, const struct sc_model *m)
 {
 	const struct sc_stacks *s = m->stacks;
@@ -183,6 +209,7 @@ int callsites_table(FILE *f, const struct sc_model *m)
 		fputs("  (more than 5% of the samples were lost: the shares "
 		      "below may be off)\n",
 		      f);
+	gaps_table(f, &s->gaps);
 	top = calloc(m->ntotal ? m->ntotal : 1, sizeof(*top));
 	if (!top)
 		return -ENOMEM;
@@ -283,6 +310,20 @@ static struct json_object *stack_obj(const struct sc_stack *st, bool blocked)
 	return jw_done(o, err);
 }
 
+/* What the unwinder's caps left out, always (zeros included). */
+static int gaps_json(struct json_object *o, const struct sc_stack_gaps *g)
+{
+	struct json_object *j = json_object_new_object();
+	int err = j ? 0 : -ENOMEM;
+
+	err = err ?: jw_add_u64(j, "samples_unmapped", g->unmapped);
+	err = err ?: jw_add_u64(j, "processes_evicted", g->procs_evicted);
+	err = err ?: jw_add_u64(j, "files_over_cap", g->files_over_cap);
+	err = err ?: jw_add_u64(j, "files_unopened", g->files_unopened);
+	err = err ?: jw_add_u64(j, "names_cut", g->names_cut);
+	return err ?: jw_add(o, "gaps", jw_done(j, err));
+}
+
 int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 {
 	struct json_object *o = json_object_new_object(), *list = NULL, *lost;
@@ -296,6 +337,7 @@ int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 	/* 1 in up to period * max_weight while the ring filled */
 	err = err ?: jw_add_u64(o, "max_weight", s->max_weight ?: 1);
 	err = err ?: jw_add_bool(o, "shares_trusted", !stacks_untrusted(s));
+	err = err ?: gaps_json(o, &s->gaps);
 	/* by syscall, so that shares across syscalls can be corrected */
 	lost = err ? NULL : json_object_new_object();
 	err = err ?: (lost ? 0 : -ENOMEM);

@@ -16,6 +16,7 @@
 #include "model/stacks.h"
 #include "render/pprof.h"
 #include "util/escape.h"
+#include "util/intern.h"
 
 typedef Perftools__Profiles__Profile pb_profile;
 typedef Perftools__Profiles__ValueType pb_value_type;
@@ -29,164 +30,10 @@ typedef Perftools__Profiles__Function pb_function;
 /* Sample values, in this order. */
 enum { VAL_CALLS, VAL_NS, NVALS };
 
-/* ---- interning: strings, and ids by a key of four numbers ---- */
-
-struct strtab {
-	char **v; /* v[0] = "" */
-	size_t n, cap;
-	size_t *slot; /* index + 1; 0: empty */
-	size_t nslots;
-};
-
-struct key {
-	uint64_t k[4];
-};
-
-/* key -> id (ids from 1: 0 is an empty slot) */
-struct idtab {
-	struct key *keys;
-	uint64_t *ids;
-	size_t nslots, n;
-};
-
-static uint64_t hash_bytes(const void *p, size_t n)
-{
-	const unsigned char *b = p;
-	uint64_t h = 0xcbf29ce484222325ULL; /* FNV-1a */
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ULL;
-	return h ^ (h >> 29);
-}
-
-static int str_grow(struct strtab *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 256;
-	size_t *slot = calloc(nslots, sizeof(*slot));
-
-	if (!slot)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t h = hash_bytes(t->v[i], strlen(t->v[i])) & (nslots - 1);
-
-		while (slot[h])
-			h = (h + 1) & (nslots - 1);
-		slot[h] = i + 1;
-	}
-	free(t->slot);
-	t->slot = slot;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* The index of s (taken: freed if already there, or on failure), or
- * -ENOMEM.
- */
-static int64_t str_take(struct strtab *t, char *s)
-{
-	size_t h;
-
-	if (!s)
-		return -ENOMEM;
-	if ((t->n + 1) * 2 > t->nslots && str_grow(t)) {
-		free(s);
-		return -ENOMEM;
-	}
-	h = hash_bytes(s, strlen(s)) & (t->nslots - 1);
-	for (; t->slot[h]; h = (h + 1) & (t->nslots - 1)) {
-		if (!strcmp(t->v[t->slot[h] - 1], s)) {
-			free(s);
-			return (int64_t)(t->slot[h] - 1);
-		}
-	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 256;
-		char **v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(s);
-			return -ENOMEM;
-		}
-		t->v = v;
-		t->cap = cap;
-	}
-	t->v[t->n] = s;
-	t->slot[h] = ++t->n;
-	return (int64_t)(t->n - 1);
-}
-
 /* Raw bytes (a name from a binary, a process name) as text: esc_text. */
 static int64_t str_raw(struct strtab *t, const char *s)
 {
-	return str_take(t, esc_text(s, strlen(s)));
-}
-
-static void str_free(struct strtab *t)
-{
-	for (size_t i = 0; i < t->n; i++)
-		free(t->v[i]);
-	free(t->v);
-	free(t->slot);
-}
-
-static int id_grow(struct idtab *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 256;
-	struct key *keys = calloc(nslots, sizeof(*keys));
-	uint64_t *ids = calloc(nslots, sizeof(*ids));
-
-	if (!keys || !ids) {
-		free(keys);
-		free(ids);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < t->nslots; i++) {
-		size_t h;
-
-		if (!t->ids[i])
-			continue;
-		h = hash_bytes(&t->keys[i], sizeof(t->keys[i])) & (nslots - 1);
-		while (ids[h])
-			h = (h + 1) & (nslots - 1);
-		keys[h] = t->keys[i];
-		ids[h] = t->ids[i];
-	}
-	free(t->keys);
-	free(t->ids);
-	t->keys = keys;
-	t->ids = ids;
-	t->nslots = nslots;
-	return 0;
-}
-
-/* The id of k, or 0 with *slot where it goes. -ENOMEM as -1 in *slot. */
-static uint64_t id_find(struct idtab *t, const struct key *k, ssize_t *slot)
-{
-	size_t h;
-
-	*slot = -1;
-	if ((t->n + 1) * 2 > t->nslots && id_grow(t))
-		return 0;
-	h = hash_bytes(k, sizeof(*k)) & (t->nslots - 1);
-	for (; t->ids[h]; h = (h + 1) & (t->nslots - 1))
-		if (!memcmp(&t->keys[h], k, sizeof(*k)))
-			return t->ids[h];
-	*slot = (ssize_t)h;
-	return 0;
-}
-
-static void id_set(struct idtab *t, size_t slot, const struct key *k,
-		   uint64_t id)
-{
-	t->keys[slot] = *k;
-	t->ids[slot] = id;
-	t->n++;
-}
-
-static void id_free(struct idtab *t)
-{
-	free(t->keys);
-	free(t->ids);
+	return strtab_take(t, esc_text(s, strlen(s)));
 }
 
 /* ---- the profile being built ---- */
@@ -252,10 +99,10 @@ static int grow(void *vp, size_t *cap, size_t n, size_t sz)
 static uint64_t function_id(struct builder *b, int64_t name, int64_t file,
 			    uint64_t kind)
 {
-	struct key k = { { (uint64_t)name, (uint64_t)file, kind, 0 } };
+	struct idkey k = { { (uint64_t)name, (uint64_t)file, kind, 0 } };
 	pb_function f = PERFTOOLS__PROFILES__FUNCTION__INIT;
 	ssize_t slot;
-	uint64_t id = id_find(&b->func_ids, &k, &slot);
+	uint64_t id = idtab_find(&b->func_ids, &k, &slot);
 
 	if (id || slot < 0 ||
 	    grow(&b->funcs, &b->funcs_cap, b->nfuncs, sizeof(*b->funcs)))
@@ -265,7 +112,7 @@ static uint64_t function_id(struct builder *b, int64_t name, int64_t file,
 	f.system_name = name;
 	f.filename = file;
 	b->funcs[f.id - 1] = f;
-	id_set(&b->func_ids, (size_t)slot, &k, f.id);
+	idtab_set(&b->func_ids, (size_t)slot, &k, f.id);
 	return f.id;
 }
 
@@ -274,10 +121,10 @@ static uint64_t function_id(struct builder *b, int64_t name, int64_t file,
  */
 static uint64_t mapping_id(struct builder *b, int64_t module)
 {
-	struct key k = { { (uint64_t)module, 0, 0, 0 } };
+	struct idkey k = { { (uint64_t)module, 0, 0, 0 } };
 	pb_mapping mp = PERFTOOLS__PROFILES__MAPPING__INIT;
 	ssize_t slot;
-	uint64_t id = id_find(&b->map_ids, &k, &slot);
+	uint64_t id = idtab_find(&b->map_ids, &k, &slot);
 
 	if (id || slot < 0 ||
 	    grow(&b->maps, &b->maps_cap, b->nmaps, sizeof(*b->maps)))
@@ -290,7 +137,7 @@ static uint64_t mapping_id(struct builder *b, int64_t module)
 	mp.filename = module;
 	mp.has_functions = mp.has_filenames = mp.has_line_numbers = true;
 	b->maps[mp.id - 1] = mp;
-	id_set(&b->map_ids, (size_t)slot, &k, mp.id);
+	idtab_set(&b->map_ids, (size_t)slot, &k, mp.id);
 	return mp.id;
 }
 
@@ -300,10 +147,10 @@ static uint64_t mapping_id(struct builder *b, int64_t module)
 static uint64_t location_id(struct builder *b, uint64_t map, uint64_t addr,
 			    uint64_t func, int64_t line)
 {
-	struct key k = { { map, addr, func, (uint64_t)line } };
+	struct idkey k = { { map, addr, func, (uint64_t)line } };
 	struct loc *l;
 	ssize_t slot;
-	uint64_t id = id_find(&b->loc_ids, &k, &slot);
+	uint64_t id = idtab_find(&b->loc_ids, &k, &slot);
 
 	if (id || slot < 0 ||
 	    grow(&b->locs, &b->locs_cap, b->nlocs, sizeof(*b->locs)))
@@ -317,7 +164,7 @@ static uint64_t location_id(struct builder *b, uint64_t map, uint64_t addr,
 	l->pb.address = addr;
 	l->line.function_id = func;
 	l->line.line = line;
-	id_set(&b->loc_ids, (size_t)slot, &k, l->pb.id);
+	idtab_set(&b->loc_ids, (size_t)slot, &k, l->pb.id);
 	return l->pb.id;
 }
 
@@ -357,7 +204,7 @@ static uint64_t syscall_location(struct builder *b, uint32_t abi, uint32_t nr)
 {
 	char nbuf[SC_NAME_LEN];
 	const char *name = names_syscall_fmt(abi, nr, nbuf, sizeof(nbuf));
-	int64_t s = str_take(&b->str, strdup(name));
+	int64_t s = strtab_take(&b->str, strdup(name));
 	uint64_t func = s < 0 ? 0 : function_id(b, s, 0, 1);
 
 	return func ? location_id(b, 0, 0, func, 0) : 0;
@@ -518,10 +365,10 @@ static void builder_free(struct builder *b)
 	free(b->locs);
 	free(b->maps);
 	free(b->weights);
-	id_free(&b->func_ids);
-	id_free(&b->loc_ids);
-	id_free(&b->map_ids);
-	str_free(&b->str);
+	idtab_free(&b->func_ids);
+	idtab_free(&b->loc_ids);
+	idtab_free(&b->map_ids);
+	strtab_free(&b->str);
 }
 
 /* A comment line (string index), or -ENOMEM. */
@@ -536,7 +383,7 @@ static int64_t comment(struct builder *b, const char *fmt, ...)
 	va_start(ap, fmt);
 	n = vasprintf(&s, fmt, ap);
 	va_end(ap);
-	return str_take(&b->str, n < 0 ? NULL : s);
+	return strtab_take(&b->str, n < 0 ? NULL : s);
 }
 
 /* What the values are, and what the profile lacks, as comments (go tool
@@ -624,17 +471,17 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 		return -EINVAL;
 	b.timed = stacks_timed(s);
 	b.samples = calloc(s->n ? s->n : 1, sizeof(*b.samples));
-	if (!b.samples || str_take(&b.str, strdup("")) != 0) {
+	if (!b.samples || strtab_take(&b.str, strdup("")) != 0) {
 		err = -ENOMEM;
 		goto out;
 	}
-	t_calls = str_take(&b.str, strdup("calls"));
-	u_count = str_take(&b.str, strdup("count"));
-	t_ns = str_take(&b.str, strdup(s->by == SC_STACKS_BY_BLOCKED ?
-					       "blocked-nanoseconds" :
-					       "syscall-nanoseconds"));
-	u_ns = str_take(&b.str, strdup("nanoseconds"));
-	b.comm_key = str_take(&b.str, strdup("comm"));
+	t_calls = strtab_take(&b.str, strdup("calls"));
+	u_count = strtab_take(&b.str, strdup("count"));
+	t_ns = strtab_take(&b.str, strdup(s->by == SC_STACKS_BY_BLOCKED ?
+						  "blocked-nanoseconds" :
+						  "syscall-nanoseconds"));
+	u_ns = strtab_take(&b.str, strdup("nanoseconds"));
+	b.comm_key = strtab_take(&b.str, strdup("comm"));
 	if (t_calls < 0 || u_count < 0 || t_ns < 0 || u_ns < 0 ||
 	    b.comm_key < 0) {
 		err = -ENOMEM;

@@ -51,7 +51,7 @@ static void csv_figure_keys(FILE *f)
 	fputc('\n', f);
 }
 
-static int proc_rows(FILE *f, const struct sc_proc *p,
+static int proc_rows(FILE *f, const struct sc_proc *p, bool fd_types,
 		     const struct report_opts *o,
 		     const struct report_meta *meta)
 {
@@ -70,7 +70,7 @@ static int proc_rows(FILE *f, const struct sc_proc *p,
 		char buf[SC_NAME_LEN];
 
 		csv_lead(f, meta);
-		if (o->fd_types) {
+		if (fd_types) {
 			/* the syscall's own name, its kind in a column */
 			fprintf(f, "%u,%s,%s,%s,%s,", p->pid, comm,
 				names_abi(v[i].row->abi),
@@ -103,7 +103,7 @@ static bool csv_col(const struct report_opts *o, enum group_key k)
 	return group_has(&o->by, k);
 }
 
-static int group_rows(FILE *f, const struct sc_group *g,
+static int group_rows(FILE *f, const struct sc_group *g, bool fd_types,
 		      const struct report_opts *o,
 		      const struct report_meta *meta)
 {
@@ -153,7 +153,7 @@ static int group_rows(FILE *f, const struct sc_group *g,
 		fprintf(f, "%s%s,%s,", cols, names_abi(v[i].row->abi),
 			names_syscall_fmt(v[i].row->abi, v[i].row->nr, buf,
 					  sizeof(buf)));
-		if (o->fd_types)
+		if (fd_types)
 			fprintf(f, "%s,", kind ? kind : "");
 		csv_figures(f, &v[i]);
 	}
@@ -168,7 +168,7 @@ static int report_csv_groups(FILE *f, const struct sc_model *m,
 {
 	struct sc_group *g;
 	size_t n;
-	int err = group_model(m, &o->by, o->by_threads, &g, &n);
+	int err = group_model(m, &o->by, m->meta.by_threads, &g, &n);
 
 	if (err)
 		return err;
@@ -176,11 +176,12 @@ static int report_csv_groups(FILE *f, const struct sc_model *m,
 		for (int k = 0; k < GROUP_KEY_COUNT; k++)
 			if (csv_col(o, k))
 				fprintf(f, "%s,", group_key_name(k));
-		fprintf(f, "abi,syscall,%s", o->fd_types ? "fd_type," : "");
+		fprintf(f, "abi,syscall,%s",
+			m->meta.fd_types ? "fd_type," : "");
 		csv_figure_keys(f);
 	}
 	for (size_t i = 0; i < n && !err; i++)
-		err = group_rows(f, &g[i], o, meta);
+		err = group_rows(f, &g[i], m->meta.fd_types, o, meta);
 	group_free(g, n);
 	return err;
 }
@@ -199,11 +200,11 @@ int report_csv(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		return -ENOMEM;
 	if (csv_header(f, meta)) {
 		fprintf(f, "pid,comm,abi,syscall,%s",
-			o->fd_types ? "fd_type," : "");
+			m->meta.fd_types ? "fd_type," : "");
 		csv_figure_keys(f);
 	}
 	for (size_t i = 0; i < m->nprocs && !err; i++)
-		err = proc_rows(f, by_pid[i], o, meta);
+		err = proc_rows(f, by_pid[i], m->meta.fd_types, o, meta);
 	free(by_pid);
 	return err;
 }

@@ -148,7 +148,7 @@ static struct json_object *syscall_obj(const struct row_view *v,
 
 static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 					const struct report_opts *o,
-					const struct sc_model *m,
+					const struct sc_model *m, bool fd_types,
 					const struct sc_whys *why)
 {
 	struct json_object *arr = json_object_new_array();
@@ -156,7 +156,7 @@ static struct json_object *syscall_list(const struct sc_row *rows, size_t n,
 	int err = arr && (!n || v) ? 0 : -ENOMEM;
 
 	for (size_t i = 0; !err && i < n; i++)
-		err = jw_push(arr, syscall_obj(&v[i], m, o->fd_types, why));
+		err = jw_push(arr, syscall_obj(&v[i], m, fd_types, why));
 	free(v);
 	return jw_done(arr, err);
 }
@@ -185,6 +185,7 @@ static struct json_object *process_obj(const struct sc_model *m,
 	err = err   ?:
 		      jw_add(obj, "syscalls",
 			     syscall_list(p->rows, p->nrows, o, NULL,
+					  m->meta.fd_types,
 					  m->meta.split ? &why : NULL));
 	whys_free(&why);
 	return jw_done(obj, err);
@@ -217,6 +218,7 @@ static struct json_object *group_obj(const struct sc_model *m,
 	err = err   ?:
 		      jw_add(obj, "syscalls",
 			     syscall_list(g->sum.rows, g->sum.nrows, o, NULL,
+					  m->meta.fd_types,
 					  m->meta.split ? &g->why : NULL));
 	return jw_done(obj, err);
 }
@@ -228,7 +230,7 @@ static int add_groups(struct json_object *root, int err,
 	struct sc_group *g = NULL;
 	size_t n = 0;
 
-	err = err ?: group_model(m, &o->by, o->by_threads, &g, &n);
+	err = err ?: group_model(m, &o->by, m->meta.by_threads, &g, &n);
 	err = err ?: jw_add_array(root, "groups", &arr);
 	for (size_t i = 0; !err && i < n; i++)
 		err = jw_push(arr, group_obj(m, &g[i], o));
@@ -384,6 +386,7 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 	err = err   ?:
 		      jw_add(root, "syscalls",
 			     syscall_list(m->total, m->ntotal, o, m,
+					  m->meta.fd_types,
 					  m->meta.split ? &m->why : NULL));
 	if (o->by.n) {
 		err = add_groups(root, err, m, o);

@@ -372,7 +372,7 @@ static int group_tables(FILE *f, const struct sc_model *m,
 {
 	struct sc_group *g;
 	size_t n;
-	int err = group_model(m, &o->by, o->by_threads, &g, &n);
+	int err = group_model(m, &o->by, m->meta.by_threads, &g, &n);
 
 	for (size_t i = 0; !err && i < n; i++) {
 		char *head;

@@ -46,57 +46,21 @@ int top_sort_by_key(int ch, enum top_sort *out)
 	return -EINVAL;
 }
 
-static const char *const label_titles[TOP_GROUP_COUNT] = {
-	[TOP_GROUP_COMM] = "COMM", [TOP_GROUP_CGROUP] = "CGROUP",
-	[TOP_GROUP_UNIT] = "UNIT", [TOP_GROUP_CONTAINER] = "CONTAINER",
-	[TOP_GROUP_POD] = "POD",   [TOP_GROUP_QOS] = "QOS",
+static const char *const label_titles[GROUP_KEY_COUNT] = {
+	[GROUP_COMM] = "COMM", [GROUP_CGROUP] = "CGROUP",
+	[GROUP_UNIT] = "UNIT", [GROUP_CONTAINER] = "CONTAINER",
+	[GROUP_POD] = "POD",   [GROUP_QOS] = "QOS",
 };
 
-/* Each grouping and the --by key it is, then the old names. */
-static const struct {
-	const char *name;
-	enum top_group group;
-	enum group_key key;
-} group_names[] = {
-	{ "pid", TOP_GROUP_PROCESS, GROUP_PID },
-	{ "tid", TOP_GROUP_THREAD, GROUP_TID },
-	{ "comm", TOP_GROUP_COMM, GROUP_COMM },
-	{ "cgroup", TOP_GROUP_CGROUP, GROUP_CGROUP },
-	{ "unit", TOP_GROUP_UNIT, GROUP_UNIT },
-	{ "container", TOP_GROUP_CONTAINER, GROUP_CONTAINER },
-	{ "pod", TOP_GROUP_POD, GROUP_POD },
-	{ "qos", TOP_GROUP_QOS, GROUP_QOS },
-	{ "process", TOP_GROUP_PROCESS, GROUP_PID },
-	{ "thread", TOP_GROUP_THREAD, GROUP_TID },
-};
-
-int top_group_parse(const char *s, enum top_group *out)
+int top_group_parse(const char *s, enum group_key *out)
 {
-	for (size_t i = 0; i < sizeof(group_names) / sizeof(group_names[0]);
-	     i++) {
-		if (!strcmp(s, group_names[i].name)) {
-			*out = group_names[i].group;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
+	struct group_by by;
+	const char *bad;
 
-const char *top_group_name(enum top_group g)
-{
-	return g < TOP_GROUP_COUNT ? group_names[g].name : "?";
-}
-
-bool top_group_is_label(enum top_group g)
-{
-	return g != TOP_GROUP_PROCESS && g != TOP_GROUP_THREAD;
-}
-
-bool top_group_needs_cgroups(enum top_group g)
-{
-	return g == TOP_GROUP_CGROUP || g == TOP_GROUP_UNIT ||
-	       g == TOP_GROUP_CONTAINER || g == TOP_GROUP_POD ||
-	       g == TOP_GROUP_QOS;
+	if (group_parse(s, &by, &bad) || by.n != 1)
+		return -EINVAL;
+	*out = by.keys[0];
+	return 0;
 }
 
 static int cmp_double_desc(double a, double b)
@@ -222,7 +186,7 @@ static void fill(struct top_proc *tp, const struct sc_proc *p,
  * processes.
  */
 static int build_groups(const struct sc_model *d, uint64_t ns,
-			enum top_group group, struct top_frame *fr,
+			enum group_key group, struct top_frame *fr,
 			struct sc_stats *sum)
 {
 	struct group_by by = { .n = 1 };
@@ -230,7 +194,7 @@ static int build_groups(const struct sc_model *d, uint64_t ns,
 	size_t n;
 	int err;
 
-	by.keys[0] = group_names[group].key;
+	by.keys[0] = group;
 	err = group_model(d, &by, false, &g, &n);
 	if (err)
 		return err;
@@ -254,11 +218,11 @@ static int build_groups(const struct sc_model *d, uint64_t ns,
 int top_frame_build(const struct sc_model *d, uint64_t ns, enum top_sort sort,
 		    struct top_frame *fr)
 {
-	return top_frame_build_by(d, ns, sort, TOP_GROUP_PROCESS, fr);
+	return top_frame_build_by(d, ns, sort, GROUP_PID, fr);
 }
 
 int top_frame_build_by(const struct sc_model *d, uint64_t ns,
-		       enum top_sort sort, enum top_group group,
+		       enum top_sort sort, enum group_key group,
 		       struct top_frame *fr)
 {
 	struct sc_stats *sum = malloc(sizeof(*sum));
@@ -319,7 +283,7 @@ int top_frame_build_by(const struct sc_model *d, uint64_t ns,
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
 		tp->exited = p->exited;
 		fill(tp, p, sum, ns, d->meta.split);
-		flights_of(tp, d, p, group == TOP_GROUP_THREAD);
+		flights_of(tp, d, p, group == GROUP_TID);
 	}
 	fr->in_flight = d->nflights;
 	free(sum);
@@ -329,7 +293,7 @@ int top_frame_build_by(const struct sc_model *d, uint64_t ns,
 
 int top_frame_build_timed(const struct sc_model *d, uint64_t ns,
 			  uint64_t timed_ns, enum top_sort sort,
-			  enum top_group group, struct top_frame *fr)
+			  enum group_key group, struct top_frame *fr)
 {
 	int err = top_frame_build_by(d, ns, sort, group, fr);
 
@@ -451,7 +415,7 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 		lines, n, "scprof top - %s, every %.1f s, by %s%s%s%s%s", stamp,
 		(double)fr->interval_ns / 1e9, sorts[sort].title,
 		fr->group ? ", per " : "",
-		fr->group ? top_group_name(fr->group) : "",
+		fr->group ? group_key_name(fr->group) : "",
 		fr->targets_gone ? " - the targets have exited" : "",
 		interactive ? "   keys: c e p t sort, g group, q quit" : "");
 	err = err   ?:
@@ -477,8 +441,7 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 			      push_line(
 				      lines, n,
 				      "%7s %-16s %10s %9s %6s %9s %7s %6s %5s  %s",
-				      fr->group == TOP_GROUP_THREAD ? "TID" :
-								      "PID",
+				      fr->group == GROUP_TID ? "TID" : "PID",
 				      "COMM", "CALLS/s", "ERRORS/s", "ERR%",
 				      "P99-us", "IN-SYS%", "WAIT%", "BLK%",
 				      "TOP SYSCALLS (calls/s)");

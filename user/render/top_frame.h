@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/group.h"
 #include "model/model.h"
 #include "model/names.h"
 
@@ -28,31 +29,17 @@ int top_sort_parse(const char *s, enum top_sort *out);
 int top_sort_by_key(int ch, enum top_sort *out);
 
 /* What a row is: a process, a thread, or the processes of one comm,
- * cgroup, systemd unit or container (as --by defines them); the g key
- * cycles through them.
+ * cgroup, systemd unit or container: a --by key (model/group.h); the g
+ * key cycles through them. A grouping by its --by key (pid, tid, comm,
+ * cgroup, unit, container, pod, qos) or an old name (process, thread).
+ * 0 or -EINVAL.
  */
-enum top_group {
-	TOP_GROUP_PROCESS,
-	TOP_GROUP_THREAD,
-	TOP_GROUP_COMM,
-	TOP_GROUP_CGROUP,
-	TOP_GROUP_UNIT,
-	TOP_GROUP_CONTAINER,
-	TOP_GROUP_POD,
-	TOP_GROUP_QOS,
-	TOP_GROUP_COUNT,
-};
-
-/* A grouping by its --by key (pid, tid, comm, cgroup, unit, container,
- * pod, qos) or an old name (process, thread). 0 or -EINVAL.
- */
-int top_group_parse(const char *s, enum top_group *out);
-/* Its --by key. */
-const char *top_group_name(enum top_group g);
-/* Rows that stand for several processes (comm, cgroup, unit, container). */
-bool top_group_is_label(enum top_group g);
-/* Rows that need each process's cgroup (cgroup, unit, container). */
-bool top_group_needs_cgroups(enum top_group g);
+int top_group_parse(const char *s, enum group_key *out);
+/* Rows that stand for several processes (not pid nor tid). */
+static inline bool top_group_is_label(enum group_key g)
+{
+	return g != GROUP_PID && g != GROUP_TID;
+}
 
 #define TOP_NTOP 3 /* syscalls named per process */
 
@@ -99,24 +86,24 @@ struct top_frame {
 	 * p99 and IN-SYS% come from that time only. 1: all of it.
 	 */
 	double timed_share;
-	enum top_group group;
+	enum group_key group;
 };
 
 /* Build a frame from an interval delta (model_delta). 0 or -ENOMEM. */
 int top_frame_build(const struct sc_model *delta, uint64_t interval_ns,
 		    enum top_sort sort, struct top_frame *out);
 /* The same, rows by group: the delta's entries are threads with
- * TOP_GROUP_THREAD, processes with cgroup ids per unit or container.
+ * GROUP_TID, processes with cgroup ids per unit or container.
  */
 int top_frame_build_by(const struct sc_model *delta, uint64_t interval_ns,
-		       enum top_sort sort, enum top_group group,
+		       enum top_sort sort, enum group_key group,
 		       struct top_frame *out);
 /* The same when calls were timed for timed_ns of the interval only
  * (latency on a duty cycle): IN-SYS% is the share of that time.
  */
 int top_frame_build_timed(const struct sc_model *delta, uint64_t interval_ns,
 			  uint64_t timed_ns, enum top_sort sort,
-			  enum top_group group, struct top_frame *out);
+			  enum group_key group, struct top_frame *out);
 void top_frame_sort(struct top_frame *fr, enum top_sort sort);
 void top_frame_free(struct top_frame *fr);
 /* The frame as text lines: title, summary, column header, then one line

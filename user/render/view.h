@@ -56,13 +56,12 @@ struct report_opts {
 	bool per_process;		 /* -P: a table per process */
 	bool histograms;		 /* -H: latency bar charts */
 	uint64_t rate_ns;		 /* COL_RATE: the interval's length */
-	bool fd_types; /* --fd-types: JSON and CSV say each row's fd kind */
 	bool interval; /* -i: a report without calls is just "no calls" */
-	/* --by (-T): a table, JSON group or CSV rows per group; by_threads:
-	 * the model's entries are threads
+	/* --by (-T): a table, JSON group or CSV rows per group, of the
+	 * model's entries (processes, or threads: meta.by_threads). What the
+	 * rows hold (meta.fd_types) is the model's, as collected.
 	 */
 	struct group_by by;
-	bool by_threads;
 };
 
 /* What was profiled, for the report's header fields. */

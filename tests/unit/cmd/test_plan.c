@@ -229,8 +229,7 @@ static void test_profile_report(void **state)
 	 */
 	plan_of(ARGV("--slow", "15ms", "--", "true"), 0, &o, &co, &ro);
 	CHECK(co.slow_ns == 15000000ULL && co.progs == SC_PROGS_FULL &&
-		      !co.stack_period && !co.fd_types && !ro.fd_types &&
-		      !co.drain_few_caps,
+		      !co.stack_period && !co.fd_types && !co.drain_few_caps,
 	      "--slow 15ms");
 	cli_free_profile(&o);
 
@@ -259,8 +258,12 @@ static void test_profile_report(void **state)
 
 	plan_of(ARGV("--by", "tid,comm", "-H", "--fd-types", "--", "true"), 0,
 		&o, &co, &ro);
-	CHECK(ro.by_threads && ro.by.n == 2 && ro.histograms && ro.fd_types,
-	      "--by, -H and --fd-types reach the report");
+	/* --by and -H are how the report shows it; what the rows are
+	 * (threads, split by fd kind) is what is collected
+	 */
+	CHECK(ro.by.n == 2 && ro.histograms, "--by and -H reach the report");
+	CHECK(co.key_kind == SC_KEY_THREAD && co.fd_types,
+	      "--by tid and --fd-types reach the collector");
 	cli_free_profile(&o);
 }
 
@@ -274,32 +277,32 @@ static void test_top(void **state)
 	(void)state;
 	char *a[] = { "top", "--batch", NULL };
 	assert_int_equal(top_parse_args(ARGC(a), a, &o), 0);
-	top_plan(&o, &none, TOP_GROUP_PROCESS, &co);
+	top_plan(&o, &none, GROUP_PID, &co);
 	CHECK(co.mode == SC_FILTER_ALL && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_PER_PROCESS && co.in_flight &&
 		      co.fold == COLLECTOR_FOLD_TOTAL && co.split,
 	      "top -a");
-	top_plan(&o, &none, TOP_GROUP_THREAD, &co);
+	top_plan(&o, &none, GROUP_TID, &co);
 	CHECK(co.key_kind == SC_KEY_THREAD && !co.read_cgid, "g: threads");
-	top_plan(&o, &none, TOP_GROUP_UNIT, &co);
+	top_plan(&o, &none, GROUP_UNIT, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && co.read_cgid, "g: units");
-	top_plan(&o, &none, TOP_GROUP_CONTAINER, &co);
+	top_plan(&o, &none, GROUP_CONTAINER, &co);
 	CHECK(co.read_cgid, "g: containers");
-	top_plan(&o, &none, TOP_GROUP_CGROUP, &co);
+	top_plan(&o, &none, GROUP_CGROUP, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && co.read_cgid, "g: cgroups");
-	top_plan(&o, &none, TOP_GROUP_COMM, &co);
+	top_plan(&o, &none, GROUP_COMM, &co);
 	CHECK(co.key_kind == SC_KEY_PROCESS && !co.read_cgid, "g: comms");
 	top_free_opts(&o);
 
 	char *p[] = { "top", "--batch", "-p", "101", "--latency-duty",
 		      "0.5", NULL };
 	assert_int_equal(top_parse_args(ARGC(p), p, &o), 0);
-	top_plan(&o, &one, TOP_GROUP_PROCESS, &co);
+	top_plan(&o, &one, GROUP_PID, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_SAMPLED &&
 		      co.cells == SC_CELLS_ONE_TARGET && !co.in_flight &&
 		      co.split,
 	      "top -p PID --latency-duty");
-	top_plan(&o, &one, TOP_GROUP_THREAD, &co);
+	top_plan(&o, &one, GROUP_TID, &co);
 	CHECK(co.cells == SC_CELLS_PER_PROCESS, "threads of one process");
 	top_free_opts(&o);
 }
@@ -371,6 +374,22 @@ static void test_verdict(void **state)
 	      "verdict");
 }
 
+/* The calibration's probe effect is collected as the plan says: scprof
+ * itself, a -p PID run's programs and cells.
+ */
+static void test_calibrate_plan(void **state)
+{
+	struct collector_opts co;
+
+	(void)state;
+	memset(&co, 0xff, sizeof(co));
+	calibrate_plan(&co);
+	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_FULL &&
+		      co.cells == SC_CELLS_ONE_TARGET && !co.split &&
+		      !co.stack_period && !co.slow_ns,
+	      "calibrate");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -380,6 +399,7 @@ int main(void)
 		cmocka_unit_test(test_top),
 		cmocka_unit_test(test_daemon),
 		cmocka_unit_test(test_verdict),
+		cmocka_unit_test(test_calibrate_plan),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

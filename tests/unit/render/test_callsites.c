@@ -215,6 +215,44 @@ static void test_folded(void **state)
 	model_free(m);
 }
 
+/* What the unwinder's caps left out: a line each, only when not zero;
+ * in JSON always.
+ */
+static void test_gaps(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct json_object *root = json_object_new_object(), *s0, *g;
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	m->stacks->gaps.unmapped = 7;
+	m->stacks->gaps.files_over_cap = 3;
+	assert_int_equal(callsites_table(memout_open(&mo), m), 0);
+	out = memout_close(&mo);
+	assert_non_null(strstr(out, "\n  (7 samples of processes gone before "
+				    "their mappings were read: frames by "
+				    "address)\n"));
+	assert_non_null(strstr(out, "\n  (3 files not opened, every open one "
+				    "in use; 0 unreadable"));
+	assert_null(strstr(out, "let go"));
+	assert_null(strstr(out, "symbol names dropped"));
+	free(out);
+	assert_int_equal(callsites_json_add(root, m->stacks), 0);
+	assert_true(json_object_object_get_ex(root, "stack_sampling", &s0));
+	assert_true(json_object_object_get_ex(s0, "gaps", &g));
+	assert_int_equal(json_object_get_int(
+				 json_object_object_get(g, "samples_unmapped")),
+			 7);
+	assert_int_equal(json_object_get_int(
+				 json_object_object_get(g, "files_over_cap")),
+			 3);
+	assert_int_equal(
+		json_object_get_int(json_object_object_get(g, "names_cut")), 0);
+	json_object_put(root);
+	model_free(m);
+}
+
 static void test_json(void **state)
 {
 	struct sc_model *m = model_with_stacks();
@@ -401,6 +439,7 @@ int main(void)
 		cmocka_unit_test(test_adapted_and_untrusted),
 		cmocka_unit_test(test_table_section),
 		cmocka_unit_test(test_folded),
+		cmocka_unit_test(test_gaps),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_svg_escaped),
 		cmocka_unit_test(test_blocked),

@@ -1181,7 +1181,7 @@ static void test_fd_types(void **state)
 	      p->nrows, m->ntotal);
 
 	report_opts_default(&o);
-	o.fd_types = true;
+	m->meta.fd_types = true;
 	o.histograms = true;
 	text = render(m, &o, &meta_cmd);
 	CHECK(strstr(text, " read (socket)\n") &&
@@ -1231,7 +1231,7 @@ static void test_fd_types(void **state)
 	CHECK(found == 7, "every row in JSON: %d", found);
 	json_object_put(j);
 	free(text);
-	o.fd_types = false;
+	m->meta.fd_types = false;
 	text = render(m, &o, &meta_cmd);
 	CHECK(!strstr(text, "fd_type"), "no fd_type without --fd-types");
 	free(text);
@@ -1240,7 +1240,7 @@ static void test_fd_types(void **state)
 	text = render(m, &o, &meta_cmd);
 	CHECK(!strstr(text, "fd_type"), "no fd_type column without the flag");
 	free(text);
-	o.fd_types = true;
+	m->meta.fd_types = true;
 	o.sort = COL_CALLS;
 	text = render(m, &o, &meta_cmd);
 	CHECK_STR(text,

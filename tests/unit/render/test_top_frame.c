@@ -161,7 +161,7 @@ static void test_split_columns(void **state)
 	top_frame_free(&fr);
 	/* per comm, the same figures */
 	assert_int_equal(top_frame_build_by(m, 1000000000, TOP_SORT_CALLS,
-					    TOP_GROUP_COMM, &fr),
+					    GROUP_COMM, &fr),
 			 0);
 	CHECK(fr.nprocs == 1 && fr.procs[0].split &&
 		      fr.procs[0].blk_pct > 59.99 &&
