@@ -19,7 +19,7 @@ churn   The daemon while a shell loop starts processes (`while :; do
         the churn as execve calls a second (the daemon's own
         scprof_syscalls_total{syscall="execve"}, every process's on the
         machine) and as processes started (/proc/stat's processes
-        counter), the daemon's CPU (utime + stime, a share of one CPU)
+        counter), the daemon's CPU (its threads' schedstat, a share of one CPU)
         and its bpf() calls a second, counted by `scprof -C -p` on it, in
         --reps slices. Issue 44's goal is for ~1,000 execve/s: at most
         0.5% of a CPU and 10x fewer bpf() calls than the 6,170 a second
