@@ -22,6 +22,7 @@
 #include "collect/jitmap.h"
 #include "collect/kstack.h"
 #include "collect/objfile.h"
+#include "collect/procmaps.h"
 #include "collect/unwind.h"
 #include "util/clock.h"
 #include "util/log.h"
@@ -41,13 +42,6 @@
 /* Samples kept for naming at report time, at most (about 5 MiB). */
 #define UW_MAX_DEFERRED 8192
 
-/* An executable mapping. */
-struct uw_map {
-	uint64_t start, end, pgoff;
-	struct objfile *file; /* NULL: anonymous, or not opened */
-	char *module;	      /* its file's name; NULL: anonymous */
-};
-
 struct uw_proc {
 	uint32_t pid;
 	uint64_t start_ns;
@@ -55,11 +49,8 @@ struct uw_proc {
 	uint64_t used_ns;      /* its last sample */
 	struct uw_proc *hnext; /* in its bucket */
 	struct uw_proc *newer, *older; /* by use */
-	struct uw_map *maps;	       /* sorted by start */
-	size_t nmaps;
-	bool have_maps; /* read (else only pcs are known) */
-	bool stale;	/* it mapped code since they were read */
-	bool jit_code;	/* it has anonymous executable memory (when read) */
+	struct procmaps maps;
+	bool stale; /* it mapped code since they were read */
 	unsigned int rebuilds;
 	unsigned int deferred; /* its samples waiting in u->deferred */
 	struct jitmap jit;
@@ -93,174 +84,6 @@ struct unwinder {
 
 /* ---- a process's mappings ---- */
 
-static void maps_free(struct unwinder *u, struct uw_proc *p)
-{
-	for (size_t i = 0; i < p->nmaps; i++) {
-		objfile_put(u->files, p->maps[i].file);
-		free(p->maps[i].module);
-	}
-	free(p->maps);
-	p->maps = NULL;
-	p->nmaps = 0;
-	p->have_maps = false;
-	p->jit_code = false;
-}
-
-static const char *base_name(const char *path)
-{
-	const char *s = strrchr(path, '/');
-
-	return s ? s + 1 : path;
-}
-
-/* Anonymous memory, where a JIT writes code: no file, or a name of the
- * kernel's that is no file ("[anon:...]"), but not the heap nor a stack.
- */
-static bool is_anon(const char *path)
-{
-	static const char *const not_jit[] = { "[vdso]", "[heap]", "[stack]",
-					       "[vvar", "[vsyscall]" };
-
-	if (!*path)
-		return true;
-	if (*path != '[')
-		return false;
-	for (size_t i = 0; i < sizeof(not_jit) / sizeof(not_jit[0]); i++)
-		if (!strncmp(path, not_jit[i], strlen(not_jit[i])))
-			return false;
-	return true;
-}
-
-/*
- * One line of /proc/PID/maps into m, if kept: code in a file, and
- * anonymous memory of any protection (a JIT's code space is reserved
- * before it is made executable, which sends no notice of new mappings).
- */
-static bool parse_line(struct unwinder *u, struct uw_proc *p, char *line,
-		       struct uw_map *m)
-{
-	unsigned int maj, mnr;
-	char perms[8];
-	uint64_t ino;
-	char *path;
-	int off = 0;
-
-	line[strcspn(line, "\n")] = '\0';
-	if (sscanf(line,
-		   "%" SCNx64 "-%" SCNx64 " %7s %" SCNx64 " %x:%x %" SCNu64
-		   " %n",
-		   &m->start, &m->end, perms, &m->pgoff, &maj, &mnr, &ino,
-		   &off) < 7 ||
-	    !off || strlen(perms) < 3)
-		return false;
-	path = line + off;
-	m->file = NULL;
-	m->module = NULL;
-	if (is_anon(path)) {
-		if (perms[2] == 'x')
-			p->jit_code = true;
-		return true;
-	}
-	if (jitmap_is_dump(&p->jit, path)) {
-		jitmap_set_dump(&p->jit, path); /* mapped for perf to see */
-		return false;
-	}
-	if (perms[2] != 'x')
-		return false;
-	m->module = strdup(*path == '/' ? base_name(path) : path);
-	if (!strcmp(path, "[vdso]"))
-		m->file =
-			objcache_get(u->files, UINT64_MAX, UINT64_MAX, path, 0);
-	else if (ino)
-		m->file = objcache_get(u->files, (uint64_t)maj << 32 | mnr, ino,
-				       path, p->pid);
-	return true;
-}
-
-static int map_cmp(const void *a, const void *b)
-{
-	const struct uw_map *x = a, *y = b;
-
-	return x->start < y->start ? -1 : x->start > y->start;
-}
-
-/* Its executable mappings, from the text of its /proc/PID/maps. */
-static int maps_parse(struct unwinder *u, struct uw_proc *p, char *text)
-{
-	size_t cap = 0;
-	char *line, *save = NULL;
-
-	maps_free(u, p);
-	for (line = strtok_r(text, "\n", &save); line;
-	     line = strtok_r(NULL, "\n", &save)) {
-		struct uw_map m;
-
-		if (p->nmaps == cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct uw_map *v = realloc(p->maps, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			p->maps = v;
-			cap = ncap;
-		}
-		if (parse_line(u, p, line, &m))
-			p->maps[p->nmaps++] = m;
-	}
-	qsort(p->maps, p->nmaps, sizeof(*p->maps), map_cmp);
-	p->have_maps = true;
-	return 0;
-}
-
-/* A copy of /proc/PID/maps; NULL: the process has gone. */
-static char *maps_read(uint32_t pid)
-{
-	char path[32];
-	FILE *f;
-	char *buf = NULL;
-	size_t len = 0;
-	char chunk[8192];
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/%u/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return NULL;
-	while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0) {
-		char *b = realloc(buf, len + n + 1);
-
-		if (!b) {
-			free(buf);
-			fclose(f);
-			return NULL;
-		}
-		buf = b;
-		memcpy(buf + len, chunk, n);
-		len += n;
-	}
-	fclose(f);
-	if (buf)
-		buf[len] = '\0';
-	return buf;
-}
-
-static const struct uw_map *map_find(const struct uw_proc *p, uint64_t pc)
-{
-	size_t lo = 0, hi = p->nmaps;
-
-	while (lo < hi) {
-		size_t mid = (lo + hi) / 2;
-
-		if (p->maps[mid].start <= pc)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo && pc < p->maps[lo - 1].end)
-		return &p->maps[lo - 1];
-	return NULL;
-}
-
 /* Is the process alive (and the same one)? */
 static bool proc_alive(const struct uw_proc *p)
 {
@@ -292,25 +115,25 @@ static bool proc_load(struct unwinder *u, struct uw_proc *p,
 	bool copy = text != NULL;
 
 	if (!text && proc_alive(p))
-		text = maps_read(p->pid);
+		text = procmaps_read(p->pid);
 	p->exec_id = e->exec_id;
 	p->stale = false;
 	p->rebuilds++;
 	if (!text) {
-		maps_free(u, p);
+		procmaps_free(&p->maps, u->files);
 		return false;
 	}
-	maps_parse(u, p, text);
+	procmaps_parse(&p->maps, u->files, p->pid, &p->jit, text);
 	free(text);
-	if (map_find(p, pc) || !copy || !proc_alive(p))
-		return p->have_maps;
+	if (procmaps_find(&p->maps, pc) || !copy || !proc_alive(p))
+		return p->maps.read;
 	/* mapped since the copy: as they are now */
-	text = maps_read(p->pid);
+	text = procmaps_read(p->pid);
 	if (text) {
-		maps_parse(u, p, text);
+		procmaps_parse(&p->maps, u->files, p->pid, &p->jit, text);
 		free(text);
 	}
-	return p->have_maps;
+	return p->maps.read;
 }
 
 /* ---- processes ---- */
@@ -359,7 +182,7 @@ static void proc_free(struct unwinder *u, struct uw_proc *p)
 	}
 	lru_unlink(u, p);
 	u->nprocs--;
-	maps_free(u, p);
+	procmaps_free(&p->maps, u->files);
 	jitmap_clear(&p->jit);
 	free(p);
 }
@@ -459,10 +282,11 @@ static bool proc_refresh(struct unwinder *u, struct uw_proc *p,
 		p->rebuilds = 0;
 		return proc_load(u, p, e);
 	}
-	if (p->stale || (p->rebuilds < UW_MAX_REBUILDS && !map_find(p, pc) &&
-			 !jitmap_find(&p->jit, pc, false)))
+	if (p->stale ||
+	    (p->rebuilds < UW_MAX_REBUILDS && !procmaps_find(&p->maps, pc) &&
+	     !jitmap_find(&p->jit, pc, false)))
 		return proc_load(u, p, e);
-	return p->have_maps;
+	return p->maps.read;
 }
 
 /* ---- naming a pc ---- */
@@ -541,7 +365,8 @@ static unsigned int frame_runtime(struct objfile *file,
 static int name_pc(struct unwinder *u, struct uw_proc *p, uint64_t pc,
 		   struct sc_frame *out, bool *jit_miss, bool now)
 {
-	const struct uw_map *m = p && p->have_maps ? map_find(p, pc) : NULL;
+	const struct procmap *m =
+		p && p->maps.read ? procmaps_find(&p->maps, pc) : NULL;
 	struct sc_frame f = { .offset = pc };
 	const struct jit_sym *js;
 	uint64_t vaddr;
@@ -560,7 +385,7 @@ static int name_pc(struct unwinder *u, struct uw_proc *p, uint64_t pc,
 	/* JIT code: in no mapped file, or in memory a module's range spans
 	 * without a symbol (node's code space)
 	 */
-	if (!f.func && p && (!m || !m->module || p->jit_code) &&
+	if (!f.func && p && (!m || !m->module || p->maps.jit_code) &&
 	    (js = jitmap_find(&p->jit, pc, now))) {
 		f.offset = pc - js->start;
 		f.line = 0;
@@ -588,7 +413,7 @@ struct locate_ctx {
 static struct objfile *locate(void *arg, uint64_t pc, uint64_t *vaddr)
 {
 	const struct locate_ctx *lc = arg;
-	const struct uw_map *m = map_find(lc->p, pc);
+	const struct procmap *m = procmaps_find(&lc->p->maps, pc);
 
 	if (!m || !m->file ||
 	    !objfile_vaddr(m->file, pc - m->start + m->pgoff, vaddr))

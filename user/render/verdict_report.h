@@ -31,13 +31,7 @@ struct verdict_meta {
 /* How many of the largest syscalls the reports list. */
 #define VERDICT_TOP_ROWS 8
 
-/* The one-line answer: "YES: ..." or "NO: ...". */
-#define VERDICT_ANSWER_LEN 512
-void verdict_answer(const struct verdict *v, char *buf, size_t len);
-/* What a finding means and what to do, in a few sentences. */
-#define VERDICT_ADVICE_LEN 1536
-void verdict_advice(const struct verdict *v, const struct verdict_finding *f,
-		    char *buf, size_t len);
+/* (the answer and the advice: render/verdict_advice.h) */
 
 int verdict_write_table(FILE *f, const struct verdict *v,
 			const struct verdict_meta *meta);

@@ -16,6 +16,7 @@
 
 #include "analyze/verdict.h"
 #include "model/names.h"
+#include "render/verdict_advice.h"
 #include "render/verdict_report.h"
 
 #define FLOOR 100.0   /* ns: the calibrated floor */
