@@ -305,33 +305,30 @@ test: deps-test
 
 # ---- benchmark: `make bench`, never part of `make test` -------------
 # BENCH_ARGS is passed to bench/bench.py (see bench/bench.py --help), e.g.
-# make bench BENCH_ARGS='--reps 3 --sections services'. Sections: loops,
-# services and machine by default, budget and where on demand. Results in
+# make bench BENCH_ARGS='--reps 3 --sections services', or --quick. Sections:
+# loops, services, split, budget, churn, all by default. Results in
 # $(BENCH_OUT)/bench.json and services.svg, compared with bench/baseline.json
-# when there is one (exit status 3 when a configuration got dearer);
-# BENCH_ARGS=--readme also writes them into docs/overhead.md.
+# (exit status 3 when a figure got dearer); BENCH_ARGS=--readme also writes
+# them into docs/overhead.md.
 BENCH_OUT := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop $(BENCH_OUT)/rcumark \
-	$(BENCH_OUT)/httpload $(BENCH_OUT)/dsample
+BENCH_BINS := $(BENCH_OUT)/floor $(BENCH_OUT)/sysloop
 
 $(BENCH_OUT):
 	$(Q)mkdir -p $@
 
-$(BENCH_OUT)/%.bpf.o: bench/%.bpf.c | $(BENCH_OUT)
+$(BENCH_OUT)/floor.bpf.o: bench/floor.bpf.c | $(BENCH_OUT)
 	$(call msg,BPF,$@)
 	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
-$(BENCH_OUT)/%.skel.h: $(BENCH_OUT)/%.bpf.o
+$(BENCH_OUT)/floor.skel.h: $(BENCH_OUT)/floor.bpf.o
 	$(call msg,GEN-SKEL,$@)
-	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
 
-$(BENCH_OUT)/floor $(BENCH_OUT)/rcumark $(BENCH_OUT)/dsample: \
-		$(BENCH_OUT)/%: bench/%.c $(BENCH_OUT)/%.skel.h
+$(BENCH_OUT)/floor: bench/floor.c $(BENCH_OUT)/floor.skel.h
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(USER_CFLAGS) -I$(BENCH_OUT) $< $(LDLIBS) -o $@
 
-$(BENCH_OUT)/sysloop $(BENCH_OUT)/httpload: $(BENCH_OUT)/%: bench/%.c \
-		| $(BENCH_OUT)
+$(BENCH_OUT)/sysloop: bench/sysloop.c | $(BENCH_OUT)
 	$(call msg,CC,$@)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE $< -o $@
 

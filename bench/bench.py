@@ -3,312 +3,247 @@
 """scprof overhead benchmark (`make bench`).
 
 What a syscall costs a process while a probe watches it, in sections
-(--sections, default loops,services,machine):
+(--sections, default all of them):
 
-  loops     pinned C loops (bench/sysloop.c: getppid, 1-byte read of
-            /dev/zero, 1-byte write to /dev/null) bare and under each
-            probe, in ns per call (loops.py)
+  loops     pinned C loops (getppid, 1-byte read, 1-byte write) bare and
+            under the floors (empty BPF programs on raw_syscalls), scprof's
+            modes and the peers: syscount, bpftrace, strace -c, perf trace
+            (loops.py)
   services  nginx and redis, requests/s traced / untraced (services.py)
-  budget    the daemon's latency budget against what it really adds, on a
-            long getppid loop and on nginx (cost.py)
-  where     where full mode's time goes: bpf_stats per program on nginx
-            against the loop, per call and per syscall (cost.py)
-  machine   what this machine charges for the seed experiments' operations
-            (vDSO against a crossing, bytes per crossing, copies from an
-            mmap): ratios from one quick `scprof calibrate` beside what
-            most machines show; no probe involved (machine.py)
+  split     the split of a call's time on against off: perf bench sched
+            pipe, and scprof -p against -p --no-split on the services
+            (split.py)
+  budget    the daemon on a long getppid loop against -C -a and its
+            budget, and its own metrics against that (daemon.py)
+  churn     the daemon's CPU and bpf() calls under a /bin/true loop
+            (daemon.py)
 
-The probes, in every section: the floors, empty BPF programs on
-raw_syscalls (bench/floor.bpf.c); scprof's modes; libbpf-tools syscount,
-with and without -L; bpftrace; strace -c -f; perf trace -s (probes.py).
+Each probed run sits between bare runs, the order rotating between
+repetitions; a probe is attached before the load starts and must count
+what the load did. Only ratios within one run are comparable: the machine
+is shared and noisy.
 
-Method: each probed run sits between bare (untraced) runs, and the order
-of the configurations rotates between repetitions. A probe is started,
-detected as attached (its BPF programs have run; strace's TracerPid;
-perf's ring buffers), and only then does the load start; afterwards its
-own report must count what the load did, so a probe that was not attached
-for the whole timed window is an error, not a result.
-
-The results go to OUT/bench.json (--out) with the services' chart in
-OUT/services.svg; --readme also writes them into docs/overhead.md, between
-its bench-results markers; --from-json reports a saved run again without
-measuring. Each run is compared with --baseline (bench/baseline.json):
-a configuration dearer than it by more than 15% and more than the noise
-is named, and the exit status is then 3.
-
-Only ratios within one run are comparable: the machine is shared and noisy.
+The results go to OUT/bench.json with the services' chart, OUT/services.svg;
+--readme writes them into docs/overhead.md between its bench-results
+markers; --from-json reports a saved run again. Each run is compared with
+--baseline (bench/baseline.json): a figure dearer by more than 15% and more
+than the noise is named, and the exit status is then 3.
 """
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 import chart
 import compare
-import cost
+import daemon
 import loops
-import machine
 import services
-from probes import (KINDS, BenchError, ensure_tracefs, host_desc, log,
-                    make_configs, remove_cgroup, tracing_progs)  # noqa: F401
+import split
+from probes import KINDS, BenchError, ensure_tracefs, host_desc, log, \
+    make_configs
 
-SECTIONS = ("loops", "services", "budget", "where", "machine")
+SECTIONS = ("loops", "services", "split", "budget", "churn")
 HERE = os.path.dirname(os.path.abspath(__file__))
-# --readme writes the run's results between these markers of the overhead
-# page (docs/overhead.md): the text around them is written by hand.
 OVERHEAD_DOC = os.path.join(os.path.dirname(HERE), "docs", "overhead.md")
 RESULTS_BEGIN = "<!-- bench-results:begin (make bench BENCH_ARGS=--readme) -->"
 RESULTS_END = "<!-- bench-results:end -->"
 EXIT_DEARER = 3
 
 
-def parse_args():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n")[0],
         epilog="Examples: make bench BENCH_ARGS='--sections services "
-        "--reps 3'; make bench BENCH_ARGS='--sections loops --only "
-        "floor --only \"-C -a\"'; bench/bench.py --from-json "
-        ".output/bench/bench.json --readme")
-    ap.add_argument("--scprof", help="scprof binary")
-    ap.add_argument("--bin", help="folder with the floor and sysloop "
-                    "binaries")
-    ap.add_argument("--out", default=".output/bench",
-                    help="folder for bench.json, the chart and the "
-                    "services' files (default .output/bench)")
-    ap.add_argument("--sections", default="loops,services,machine",
-                    help="what to measure, comma-separated: %s (default "
-                    "loops,services,machine)" % ",".join(SECTIONS))
-    ap.add_argument("--reps", type=int, default=5,
-                    help="repetitions of each section's matrix (default 5)")
-    ap.add_argument("--only", action="append",
-                    help="only configurations whose name contains this "
-                    "(repeatable)")
-    ap.add_argument("--probe", action="append", metavar="NAME[@N]=CMD",
-                    help="an extra BPF probe to measure, attached once N "
-                    "(default 1) of its programs have run: CMD is split on "
-                    "spaces or |, {pid} is the target's pid, {out} a "
-                    "scratch file")
-    ap.add_argument("--cpu", type=int, default=os.cpu_count() - 1,
-                    help="CPU the loop or server is pinned to (default: the "
-                    "last)")
-    ap.add_argument("--attach-timeout", type=float, default=60)
-    ap.add_argument("--long-seconds", type=float, default=11,
-                    help="timed seconds of a run under a probe whose cost "
-                    "changes over time (the daemon's latency windows open "
-                    "once every 10 s period): default 11")
-    ap.add_argument("--daemon-any", action="store_true",
-                    help="measure `scprof daemon` even without "
-                    "--latency-duty (an older scprof)")
-
-    g = ap.add_argument_group("loops")
-    g.add_argument("--seconds", type=float, default=0.3,
-                   help="timed seconds per syscall kind and run (0.3)")
-    g.add_argument("--kinds", default=",".join(KINDS),
-                   help="syscall loops, comma-separated (%s)" %
-                   ",".join(KINDS))
-    g.add_argument("--stat", choices=("batch_median_ns", "mean_ns"),
-                   default="batch_median_ns",
-                   help="per-run figure: the median over batches of 256 "
-                   "calls (default: robust to bursts of noise) or the "
-                   "mean over the run")
-    g.add_argument("--no-startup", action="store_true",
-                   help="skip scprof startup and -- /bin/true")
-    g.add_argument("--no-prog-stats", action="store_true",
-                   help="skip the per-program bpf_stats pass")
-    g.add_argument("--daemon-args", default="--listen 127.0.0.1:0",
-                   help="arguments for `scprof daemon` in the daemon row")
-    g.add_argument("--daemon-seconds", type=float, default=60)
-    g.add_argument("--daemon-idle-seconds", type=float, default=20)
-
-    g = ap.add_argument_group("services")
-    g.add_argument("--services", default=",".join(services.WORKLOADS),
-                   help="workloads, comma-separated (default %s)" %
-                   ",".join(services.WORKLOADS))
-    g.add_argument("--service-seconds", type=float, default=2,
-                   help="timed seconds of a service run (default 2)")
-    g.add_argument("--service-configs", choices=("default", "all"),
-                   default="default",
-                   help="the floors, each scprof mode and the peers "
-                   "(default), or every configuration the loops have")
-    g.add_argument("--client-cpu", type=int, default=0,
-                   help="CPU of the load generator (default 0)")
-    g.add_argument("--ab-conns", type=int, default=8,
-                   help="ab's concurrent connections (default 8)")
-    g.add_argument("--redis-conns", type=int, default=50,
-                   help="redis-benchmark's clients (default 50)")
-
-    g = ap.add_argument_group("budget and where")
-    g.add_argument("--budget-seconds", type=float, default=20,
-                   help="seconds of each budget loop: whole periods of the "
-                   "daemon's, about 60-80 million calls (default 20)")
-    g.add_argument("--budget-loads", default="loop,nginx",
-                   help="what the budget section loads: the getppid loop, "
-                   "nginx (when --services has it) or both (default "
-                   "loop,nginx)")
-    g.add_argument("--where-seconds", type=float, default=2,
-                   help="seconds of each bpf_stats run (default 2)")
-
-    g = ap.add_argument_group("results")
-    g.add_argument("--json", help="also write the results to this file")
-    g.add_argument("--from-json", metavar="FILE",
-                   help="measure nothing: report, chart, compare and "
-                   "--readme from a saved bench.json")
-    g.add_argument("--baseline", default=os.path.join(HERE, "baseline.json"),
-                   help="compare with this saved run or baseline file "
-                   "(default bench/baseline.json; 'none': do not)")
-    g.add_argument("--save-baseline", metavar="FILE",
-                   help="write this run's figures as a baseline file")
-    g.add_argument("--threshold", type=float, default=0.15,
-                   help="dearer than the baseline by more than this share "
-                   "is a regression (default 0.15)")
-    g.add_argument("--floor-tolerance", type=float, default=0.25,
-                   help="compare the loops only when the floors are within "
-                   "this share of the baseline's (default 0.25)")
-    g.add_argument("--readme", metavar="FILE", nargs="?",
-                   const=OVERHEAD_DOC,
-                   help="rewrite the results between the bench-results "
-                   "markers of FILE (default docs/overhead.md, the "
-                   "overhead page the README links to) from this run")
-    g.add_argument("--readme-chart", default="bench-services.svg",
-                   help="where --readme puts the services' chart, relative "
-                   "to FILE's folder (default bench-services.svg: "
-                   "docs/bench-services.svg)")
-    a = ap.parse_args()
-    a.kinds = a.kinds.split(",")
-    a.sections = a.sections.split(",")
+        "--reps 3'; make bench BENCH_ARGS=--quick; bench/bench.py "
+        "--from-json .output/bench/bench.json --readme")
+    arg = ap.add_argument
+    arg("--scprof", help="scprof binary")
+    arg("--bin", help="folder with the floor and sysloop binaries")
+    arg("--out", default=".output/bench",
+        help="folder for bench.json and the chart (.output/bench)")
+    arg("--sections", default=",".join(SECTIONS),
+        help="what to measure, comma-separated (default: all, %s)" %
+        ",".join(SECTIONS))
+    arg("--reps", type=int, default=5,
+        help="repetitions of each section (5; churn: its slices)")
+    arg("--quick", action="store_true",
+        help="for development: 1 repetition, short budget and churn runs")
+    arg("--only", action="append",
+        help="only configurations whose name contains this (repeatable)")
+    arg("--probe", action="append", metavar="NAME[@N]=CMD",
+        help="an extra BPF probe, attached once N (1) of its programs have "
+        "run: CMD split on spaces or |, {pid} the target, {out} a file")
+    arg("--cpu", type=int, default=os.cpu_count() - 1,
+        help="CPU of the loop, server or pipe (the last)")
+    arg("--client-cpu", type=int, default=0,
+        help="CPU of the load generator, and of scprof in split (0)")
+    arg("--attach-timeout", type=float, default=60)
+    arg("--seconds", type=float, default=0.3,
+        help="loops: timed seconds a kind and run (0.3)")
+    arg("--kinds", default=",".join(KINDS),
+        help="loops: syscalls, comma-separated (%s)" % ",".join(KINDS))
+    arg("--stat", choices=("batch_median_ns", "mean_ns"),
+        default="batch_median_ns",
+        help="loops: a run's figure, the median batch of 256 calls or the "
+        "mean")
+    arg("--services", default=",".join(services.WORKLOADS),
+        help="services: workloads (%s)" % ",".join(services.WORKLOADS))
+    arg("--service-seconds", type=float, default=2,
+        help="services: timed seconds a run (2)")
+    arg("--long-seconds", type=float, default=11,
+        help="services: the daemon's runs, a period and more (11)")
+    arg("--pipe-loops", type=int, default=100000,
+        help="split: perf bench sched pipe -l (100000)")
+    arg("--budget-seconds", type=float, default=20,
+        help="budget: seconds of a loop, whole periods (20)")
+    arg("--budget-reps", type=int, default=3,
+        help="budget: repetitions (3)")
+    arg("--churn-seconds", type=float, default=20,
+        help="churn: seconds under the /bin/true loop (20)")
+    arg("--from-json", metavar="FILE",
+        help="measure nothing: report, chart, compare and --readme from a "
+        "saved bench.json")
+    arg("--baseline", default=os.path.join(HERE, "baseline.json"),
+        help="compare with this baseline (bench/baseline.json; 'none')")
+    arg("--save-baseline", metavar="FILE",
+        help="write this run's figures as a baseline file")
+    arg("--threshold", type=float, default=0.15,
+        help="dearer than the baseline by more than this share is a "
+        "regression (0.15)")
+    arg("--floor-tolerance", type=float, default=0.25,
+        help="compare the loops only when the floors are within this share "
+        "of the baseline's (0.25)")
+    arg("--readme", metavar="FILE", nargs="?", const=OVERHEAD_DOC,
+        help="write the results between the bench-results markers of FILE "
+        "(docs/overhead.md)")
+    arg("--readme-chart", default="bench-services.svg",
+        help="the chart's path for --readme, relative to FILE's folder")
+    a = ap.parse_args(argv)
+    if a.quick:
+        a.reps, a.budget_reps = 1, 1
+        a.budget_seconds, a.churn_seconds, a.pipe_loops = 10, 5, 30000
+    a.kinds, a.sections = a.kinds.split(","), a.sections.split(",")
     a.services = a.services.split(",")
-    a.budget_loads = a.budget_loads.split(",")
     a.out = os.path.abspath(a.out)
-    if any(k not in KINDS for k in a.kinds) or a.reps < 1 or \
-            a.seconds <= 0 or a.service_seconds <= 0:
-        ap.error("bad --kinds, --reps, --seconds or --service-seconds")
+    if any(k not in KINDS for k in a.kinds) or min(a.reps, a.budget_reps,
+                                                   a.pipe_loops) < 1 or \
+            min(a.seconds, a.service_seconds, a.budget_seconds,
+                a.churn_seconds) <= 0:
+        ap.error("bad --kinds, --reps or seconds")
     if any(s not in SECTIONS for s in a.sections):
         ap.error("bad --sections: expected some of %s" % ",".join(SECTIONS))
-    if any(s not in ("loop", "nginx") for s in a.budget_loads):
-        ap.error("bad --budget-loads: expected loop, nginx or both")
     if any(s not in services.WORKLOADS for s in a.services):
         ap.error("bad --services: expected some of %s" %
                  ",".join(services.WORKLOADS))
     if not a.from_json and not (a.scprof and a.bin):
         ap.error("--scprof and --bin are needed to measure")
-    if a.cpu == a.client_cpu and ("services" in a.sections or
-                                  "budget" in a.sections):
+    if a.cpu == a.client_cpu:
         ap.error("--cpu and --client-cpu must differ")
     return a
 
 
-def git_rev():
-    p = subprocess.run(["git", "-C", HERE, "describe", "--always",
-                        "--dirty"], capture_output=True, text=True,
-                       check=False)
-    return p.stdout.strip() or "unknown"
-
-
-def measure(a):
-    """Run the sections asked for: the run's record (bench.json)."""
-    doc = {"version": 2, "host": host_desc(), "git": git_rev(),
-           "sections": a.sections}
-    os.makedirs(a.out, exist_ok=True)
-    other = subprocess.Popen(["sleep", "100000"])
-    try:
-        with tempfile.TemporaryDirectory(prefix="scprof-bench.") as tmp:
-            cfgs = make_configs(a, other.pid)
-            # (bench.json after each section: a later one that fails
-            # loses only itself)
-            partial = os.path.join(a.out, "bench.json")
-            if "loops" in a.sections:
-                doc["loops"] = loops.run(a, cfgs, tmp, other.pid)
-                write_json(partial, doc)
-            if "services" in a.sections:
-                scfgs = [c for c in cfgs if c.service or
-                         a.service_configs == "all"]
-                doc["services"] = services.run(a, scfgs, tmp)
-                write_json(partial, doc)
-            if "budget" in a.sections:
-                doc["budget"] = cost.run_budget(a, cfgs, tmp) \
-                    if "loop" in a.budget_loads else {}
-                write_json(partial, doc)
-                if "nginx" in a.services and "nginx" in a.budget_loads:
-                    doc["budget"]["nginx"] = cost.run_budget_nginx(
-                        a, cfgs, tmp)
-                    write_json(partial, doc)
-            if "where" in a.sections:
-                doc["where"] = cost.run_where(a, cfgs, tmp)
-                write_json(partial, doc)
-            if "machine" in a.sections:
-                doc["machine"] = machine.run(a, tmp)
-    finally:
-        other.kill()
-        other.wait()
-        remove_cgroup()
-    return doc
+def write_text(path, text):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
 
 
 def write_json(path, doc):
-    tmpf = path + ".tmp"
-    with open(tmpf, "w") as f:
-        json.dump(doc, f, indent=1)
-    os.replace(tmpf, path)
+    write_text(path, json.dumps(doc, indent=1) + "\n")
 
 
-def write_text(path, text):
-    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    tmpf = path + ".tmp"
-    with open(tmpf, "w") as f:
-        f.write(text)
-    os.replace(tmpf, path)
+def measure(a):
+    """Run the sections asked for: the run's record (bench.json), written
+    after each section (one that fails later loses only itself)."""
+    git = subprocess.run(["git", "-C", HERE, "describe", "--always",
+                          "--dirty"], capture_output=True, text=True,
+                         check=False).stdout.strip() or "unknown"
+    doc = {"version": 3, "host": host_desc(), "git": git,
+           "sections": a.sections,
+           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+           # the machine's load as each section ends (others' work on a
+           # shared machine: the runs' noise)
+           "loadavg": {}}
+    other = subprocess.Popen(["sleep", "100000"])  # the non-target
+    try:
+        with tempfile.TemporaryDirectory(prefix="scprof-bench.") as tmp:
+            cfgs = make_configs(a, other.pid)
+            for name, fn in (("loops", lambda: loops.run(a, cfgs, tmp)),
+                             ("services",
+                              lambda: services.run(a, cfgs, tmp)),
+                             ("split", lambda: split.run(a, tmp)),
+                             ("budget", lambda: daemon.run_budget(a, tmp)),
+                             ("churn", lambda: daemon.run_churn(a, tmp))):
+                if name in a.sections:
+                    doc[name] = fn()
+                    doc["loadavg"][name] = os.getloadavg()[0]
+                    write_json(os.path.join(a.out, "bench.json"), doc)
+    finally:
+        other.kill()
+        other.wait()
+    return doc
 
 
 def markdown(doc, chart_rel):
     h = doc["host"]
-    out = ["%s, %d CPUs (%s), Linux %s; `make bench` (scprof %s)." % (
+    out = ["%s, %d CPUs (%s), Linux %s; `make bench` on scprof %s, %s%s." % (
         h["cpu"], h["cpus"], h["virt"] or "bare metal?", h["kernel"],
-        doc.get("git", "?")), ""]
+        doc.get("git", "?"), doc.get("date", "date not recorded"),
+        load_text(doc))]
     if doc.get("loops"):
         out.append(loops.markdown(doc["loops"]))
     if doc.get("services"):
         out.append(services.markdown(doc["services"], chart_rel))
-    return "\n".join(out)
+    out += [split.markdown(doc), daemon.markdown(doc)]
+    # (the first line a paragraph of its own)
+    return out[0] + "\n\n" + "\n".join(x for x in out[1:] if x)
+
+
+def load_text(doc):
+    """The load average as each section ended, if recorded."""
+    la = doc.get("loadavg")
+    if not la:
+        return ""
+    return "; load average (1 min) as each section ended: %s, on %d " \
+        "CPUs" % (", ".join("%s %.1f" % kv for kv in la.items()),
+                  doc["host"]["cpus"])
 
 
 def update_results(path, text):
     """Put text between the bench-results markers of the page at path,
-    leaving the rest of it as it is."""
+    leaving the rest as it is."""
     with open(path) as f:
-        doc = f.read()
-    i, j = doc.find(RESULTS_BEGIN), doc.find(RESULTS_END)
+        page = f.read()
+    i, j = page.find(RESULTS_BEGIN), page.find(RESULTS_END)
     if i < 0 or j < i:
         raise BenchError("%s has no %s ... %s markers" % (
             path, RESULTS_BEGIN, RESULTS_END))
-    doc = doc[:i + len(RESULTS_BEGIN)] + "\n" + text + doc[j:]
-    write_text(path, doc)
+    write_text(path, page[:i + len(RESULTS_BEGIN)] + "\n" + text + page[j:])
     log("bench: results written into %s" % path)
 
 
 def report(a, doc):
-    """Print the run, write its files; the exit status."""
+    """Print the run and write its files: the exit status."""
     h = doc["host"]
-    print("scprof overhead benchmark: %s, %d CPUs, %s, kernel %s, scprof %s"
-          "\n" % (h["cpu"], h["cpus"], h["virt"] or "bare metal?",
-                  h["kernel"], doc.get("git", "?")))
+    print("scprof overhead benchmark: %s, %d CPUs, %s, Linux %s, scprof "
+          "%s, %s%s\n" % (h["cpu"], h["cpus"], h["virt"] or "bare metal?",
+                          h["kernel"], doc.get("git", "?"),
+                          doc.get("date", "date not recorded"),
+                          load_text(doc)))
     if doc.get("loops"):
         loops.report(doc["loops"])
     if doc.get("services"):
         services.report(doc["services"])
-        path = os.path.join(a.out, "services.svg")
-        write_text(path, chart.services_chart(doc["services"], h))
-        log("bench: the services' chart: %s" % path)
-    if doc.get("budget"):
-        if doc["budget"].get("rows"):
-            cost.report_budget(doc["budget"])
-        if doc["budget"].get("nginx"):
-            cost.report_budget_nginx(doc["budget"]["nginx"])
-    if doc.get("where"):
-        cost.report_where(doc["where"])
-    if doc.get("machine"):
-        machine.report(doc["machine"])
+        write_text(os.path.join(a.out, "services.svg"),
+                   chart.services_chart(doc["services"], h))
+    split.report(doc)
+    daemon.report(doc)
     if a.readme:
         rel = None
         if doc.get("services"):
@@ -317,45 +252,43 @@ def report(a, doc):
                        chart.services_chart(doc["services"], h))
         update_results(a.readme, markdown(doc, rel))
     if a.save_baseline:
-        write_json(a.save_baseline, compare.baseline_doc(doc, doc["git"]))
+        write_text(a.save_baseline, compare.baseline_text(doc, doc["git"]))
         log("bench: baseline written to %s" % a.save_baseline)
-    rc = 0
-    if a.baseline != "none" and os.path.exists(a.baseline) and \
-            os.path.abspath(a.baseline) != os.path.abspath(
-                a.save_baseline or ""):
-        res = compare.compare(doc, compare.load(a.baseline), a.threshold,
-                              a.floor_tolerance)
-        compare.report(res, a.baseline, a.threshold)
-        doc["compared"] = {"baseline": a.baseline, **res}
-        if res["dearer"]:
-            rc = EXIT_DEARER
-    elif a.baseline != "none":
+    if a.baseline == "none" or os.path.abspath(a.baseline) == \
+            os.path.abspath(a.save_baseline or ""):
+        return 0
+    if not os.path.exists(a.baseline):
         log("bench: no baseline %s to compare with" % a.baseline)
-    return rc
+        return 0
+    res = compare.compare(doc, compare.load(a.baseline), a.threshold,
+                          a.floor_tolerance)
+    compare.report(res, a.baseline, a.threshold)
+    return EXIT_DEARER if res["dearer"] else 0
 
 
 def main():
     a = parse_args()
+    # (probes stop on SIGINT, which a shell in the background ignores for
+    # its children: let them have it back)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         if a.from_json:
             doc = compare.load(a.from_json)
-            if doc.get("version") != 2:
+            if doc.get("version") != 3:
                 raise BenchError("%s is not a bench.json of this version" %
                                  a.from_json)
+            doc.setdefault("date", time.strftime(
+                "%Y-%m-%d %H:%M UTC (when its bench.json was written)",
+                time.gmtime(os.path.getmtime(a.from_json))))
         else:
             if os.geteuid() != 0:
                 print("bench: needs root (BPF, ptrace, perf)",
                       file=sys.stderr)
                 return 1
             ensure_tracefs()
+            os.makedirs(a.out, exist_ok=True)
             doc = measure(a)
-            write_json(os.path.join(a.out, "bench.json"), doc)
-        rc = report(a, doc)
-        if not a.from_json:
-            write_json(os.path.join(a.out, "bench.json"), doc)
-            if a.json:
-                write_json(a.json, doc)
-        return rc
+        return report(a, doc)
     except BenchError as e:
         print("bench: %s" % e, file=sys.stderr)
         return 1

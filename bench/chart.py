@@ -92,13 +92,14 @@ def services_chart(sec, host):
     """The services section's chart: one bar per workload."""
     names = list(sec["workloads"])
     series = [(n, sec["workloads"][n]["noise"]) for n in names]
-    rows = []
-    for i, r0 in enumerate(sec["workloads"][names[0]]["rows"]):
-        vals = []
-        for n in names:
-            r = sec["workloads"][n]["rows"][i]
-            vals.append((r["ratio"], r["ratio_min"], r["ratio_max"]))
-        rows.append((r0["label"], vals))
+    by = {n: {r["config"]: r["ratio"] for r in sec["workloads"][n]["rows"]}
+          for n in names}
+    rows = [(r0["label"], [(by[n][r0["config"]]["median"],
+                            by[n][r0["config"]]["min"],
+                            by[n][r0["config"]]["max"])
+                           if r0["config"] in by[n] else None
+                           for n in names])
+            for r0 in sec["workloads"][names[0]]["rows"]]
     note = "%s, %d CPUs, Linux %s; %d repetitions, median and min-max" % (
         host["cpu"], host["cpus"], host["kernel"], sec["reps"])
     return bars_svg("What a probe costs a real service", series, rows, note)

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """The probes `make bench` measures, and how to run one.
 
-Each probe is a Config: how to start it on a target pid, how to tell it
-is attached (its BPF programs have run, strace's TracerPid, perf's ring
-buffers), how to read what it counted; Running runs one on a target,
-for every section: the loops (loops.py), the real services (services.py)
-and the cost sections (cost.py). Also here: bpf_stats, the BPF programs
-a process holds, and the host's description.
+A Config says how to start a probe on a target pid, how to tell it is
+attached (its BPF programs have run, strace's TracerPid, perf's ring
+buffers) and how to read what it counted. Running runs one: attached
+before the load starts, stopped after it, and its own report must count
+what the load did, so a probe that missed part of the timed window is an
+error, not a figure.
 """
 import ctypes
 import json
@@ -21,14 +21,11 @@ import sys
 import time
 
 KINDS = ("getppid", "read", "write")
-# Syscall numbers, for the bpftrace maps that are keyed by number.
-NRS = {
-    "x86_64": {"getppid": 110, "read": 0, "write": 1},
-    "aarch64": {"getppid": 173, "read": 63, "write": 64},
-}
+# Syscall numbers, for bpftrace's maps keyed by number.
+NRS = {"x86_64": {"getppid": 110, "read": 0, "write": 1},
+       "aarch64": {"getppid": 173, "read": 63, "write": 64}}
 BPF_PROG_TYPES = {"tracing", "tracepoint", "raw_tracepoint",
                   "raw_tracepoint_writable"}
-
 BPFTRACE_COUNT = "tracepoint:raw_syscalls:sys_enter { @[args->id] = count(); }"
 BPFTRACE_HIST = """
 tracepoint:raw_syscalls:sys_enter { @start[tid] = nsecs; }
@@ -37,15 +34,10 @@ tracepoint:raw_syscalls:sys_exit /@start[tid]/ {
 	delete(@start[tid]);
 }
 """
-
-
-# The floors' configuration names, by the floor a configuration has.
+# The floors: empty BPF programs (bench/floor.bpf.c), by what a
+# configuration's floor= names.
 FLOORS = {"enter": "floor: empty sys_enter", "exit": "floor: empty sys_exit",
           "pair": "floor: empty sys_enter+exit"}
-
-# The daemon's reference in the loops section: -C -a in long loops marked
-# in their warm-up, as the daemon's are (Config.mark).
-MARKED_C_A = "scprof -C -a (long loop, marked)"
 
 
 class BenchError(Exception):
@@ -56,16 +48,21 @@ def log(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
-# ---- bpf_stats: enabled only while we wait for programs to run ---------
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+
+
+def spread(xs):
+    """{"median", "min", "max"} of a figure's repetitions."""
+    return {"median": med(xs), "min": min(xs), "max": max(xs)}
+
+
+# ---- the BPF programs a process holds ------------------------------------
 
 class BpfStats:
-    """bpf(BPF_ENABLE_STATS): run_time_ns/run_cnt counted while the fd is
-    open. Refcounted in the kernel, so it does not clobber anyone else's."""
-    BPF_ENABLE_STATS = 32
+    """bpf(BPF_ENABLE_STATS): programs' run_cnt counted while the fd is
+    open (refcounted in the kernel: nobody else's is turned off)."""
     NR_BPF = {"x86_64": 321, "aarch64": 280}
-
-    def __init__(self):
-        self.fd = -1
 
     def __enter__(self):
         libc = ctypes.CDLL(None, use_errno=True)
@@ -73,20 +70,18 @@ class BpfStats:
         nr = self.NR_BPF.get(platform.machine())
         if nr is None:
             raise BenchError("bpf syscall number unknown on this arch")
-        fd = libc.syscall(nr, self.BPF_ENABLE_STATS, attr, 16)
-        if fd < 0:
+        self.fd = libc.syscall(nr, 32, attr, 16)  # BPF_ENABLE_STATS
+        if self.fd < 0:
             raise BenchError("BPF_ENABLE_STATS: %s" %
                              os.strerror(ctypes.get_errno()))
-        self.fd = fd
         return self
 
     def __exit__(self, *exc):
         os.close(self.fd)
-        self.fd = -1
 
 
 def prog_ids_of(pid):
-    """BPF program ids held by a process (prog fds and link fds)."""
+    """BPF program ids held by a process (prog and link fds)."""
     ids = set()
     try:
         fds = os.listdir("/proc/%d/fdinfo" % pid)
@@ -95,87 +90,66 @@ def prog_ids_of(pid):
     for fd in fds:
         try:
             with open("/proc/%d/fdinfo/%s" % (pid, fd)) as f:
-                for line in f:
-                    if line.startswith("prog_id:"):
-                        ids.add(int(line.split()[1]))
+                ids |= {int(l.split()[1]) for l in f
+                        if l.startswith("prog_id:")}
         except (OSError, ValueError):
             pass
     return ids
 
 
-def progs_info():
-    out = subprocess.run(["bpftool", "-j", "prog", "show"],
-                         capture_output=True, text=True, check=False).stdout
+def bpftool_json(*what):
+    out = subprocess.run(["bpftool", "-j"] + list(what), capture_output=True,
+                         text=True, check=False).stdout
     try:
-        return {p["id"]: p for p in json.loads(out or "[]")}
+        return json.loads(out or "[]")
     except ValueError:
-        return {}
+        return []
 
 
-def tracing_progs(pid, info=None):
-    info = progs_info() if info is None else info
-    return {i: info[i] for i in prog_ids_of(pid)
-            if i in info and info[i].get("type") in BPF_PROG_TYPES}
+def tracing_progs(pid):
+    info = {p["id"]: p for p in bpftool_json("prog", "show")}
+    return [info[i] for i in prog_ids_of(pid)
+            if i in info and info[i].get("type") in BPF_PROG_TYPES]
 
 
 def foreign_probes(own_pids):
-    """Attached tracing links that are not ours: other people's probes
-    slow every syscall, the bare runs' included. (Probes attached without
-    a BPF link, as bpftrace does, are not seen.)"""
+    """Tracing links attached by others: other people's probes slow every
+    syscall, the bare runs' too (bpftrace's, attached without a link, are
+    not seen)."""
     own = set()
     for pid in own_pids:
         own |= prog_ids_of(pid)
-    out = subprocess.run(["bpftool", "-j", "link", "show"],
-                         capture_output=True, text=True, check=False).stdout
-    try:
-        links = json.loads(out or "[]")
-    except ValueError:
-        return 0
-    return sum(1 for ln in links
-               if ln.get("type") in ("raw_tracepoint", "tracing", "perf_event")
+    return sum(1 for ln in bpftool_json("link", "show")
+               if ln.get("type") in ("raw_tracepoint", "tracing",
+                                     "perf_event")
                and ln.get("prog_id") not in own)
 
 
-# ---- the probes --------------------------------------------------------
+# ---- the probes ------------------------------------------------------------
 
 class Config:
-    """One probe configuration: how to start it, how to tell it is
-    attached, how to read what it counted."""
+    """One probe configuration.
 
-    def __init__(self, name, argv, attach, parse=None, min_progs=1,
-                 note="", min_seen=1.0, long_run=False, floor=None,
-                 label=None, service=False, mark=None):
-        self.name = name
-        # Short name for charts (floor-exit, -C -a, ...).
+    argv(pid, out) starts it on the target pid (out: a scratch file), or
+    is None for bare; attach is how to tell it is attached ("bpf" with
+    min_progs programs run, "ptrace", "perf"); parse(text, pid) reads the
+    calls it counted ({syscall: calls}); floor names the empty programs it
+    is compared with; sections, where it is measured by default; long_run,
+    a probe whose cost changes over a period (the daemon's windows)."""
+
+    def __init__(self, name, argv, attach="bpf", parse=None, min_progs=1,
+                 floor=None, label=None, sections=("loops",),
+                 min_seen=1.0, long_run=False):
+        self.name, self.argv, self.attach, self.parse = name, argv, attach, parse
+        self.min_progs, self.floor, self.sections = min_progs, floor, sections
         self.label = label or name
-        # Measured on the real services too (the default set there).
-        self.service = service
-        self.argv = argv  # fn(loop_pid, outfile) -> list, or None (bare)
-        self.attach = attach  # "bpf", "line", "ptrace", "perf", None
-        self.parse = parse  # fn(text, loop pid) -> {kind: count}, or None
-        self.min_progs = min_progs
-        self.note = note
-        # Share of the loop's calls the probe must report. perf trace
-        # reads its ring buffers from userspace and may lose a few events
-        # on a loaded machine after attaching: that is not detachment.
+        # perf trace reads its ring buffers from userspace and may lose a
+        # few events on a loaded machine: that is not detachment
         self.min_seen = min_seen
-        # A probe whose cost changes over time (the daemon's latency
-        # windows): its loops run --long-seconds and are compared by their
-        # mean with the means of the bare runs on both sides.
         self.long_run = long_run
-        # The physical floor this configuration is compared with: "exit"
-        # (one empty program), "pair" (empty enter and exit programs) or
-        # "enter" (for the peers on sys_enter only).
-        self.floor = floor
-        # True: its loops are marked in their warm-up (mark_running), so
-        # that a probe which marks them itself midway (the daemon's first
-        # closing window) is compared in one state all along, with a
-        # reference marked alike.
-        self.mark = mark
 
 
-# The parsers return {syscall: calls} for every syscall a report shows;
-# the loops look up their own kinds, the services add them all up.
+# The parsers return {syscall: calls} for every syscall a report shows.
 NAME_RE = re.compile(r"^[a-z_][a-z0-9_]*(\([a-z0-9_]+\))?$")
 
 
@@ -206,11 +180,11 @@ def parse_count_table(text, _pid=None):
 
 def parse_scprof_csv(text, pid):
     """scprof --format csv: the target's own rows."""
-    counts = {}
-    lines = [l for l in text.splitlines() if l.startswith(("pid,", "%d," % pid))]
+    lines = [l for l in text.splitlines()
+             if l.startswith(("pid,", "%d," % pid))]
     if not lines or not lines[0].startswith("pid,"):
-        return counts
-    head = lines[0].split(",")
+        return {}
+    head, counts = lines[0].split(","), {}
     ip, isc, ic = head.index("pid"), head.index("syscall"), head.index("calls")
     for line in lines[1:]:
         f = line.split(",")
@@ -228,15 +202,17 @@ def parse_syscount(text, _pid=None):
     return counts
 
 
+parse_perf_trace = parse_syscount  # "syscall calls ..." rows too
+
+
 def _by_nr_names(by_nr):
     names = {nr: k for k, nr in NRS.get(platform.machine(), {}).items()}
     return {names.get(nr, "nr%d" % nr): n for nr, n in by_nr.items()}
 
 
 def parse_bpftrace_count(text, _pid=None):
-    return _by_nr_names({
-        int(m.group(1)): int(m.group(2))
-        for m in re.finditer(r"^@\[(\d+)\]: (\d+)$", text, re.M)})
+    return _by_nr_names({int(m.group(1)): int(m.group(2)) for m in
+                         re.finditer(r"^@\[(\d+)\]: (\d+)$", text, re.M)})
 
 
 def parse_bpftrace_hist(text, _pid=None):
@@ -253,355 +229,165 @@ def parse_bpftrace_hist(text, _pid=None):
     return _by_nr_names(by_nr)
 
 
-def parse_perf_trace(text, _pid=None):
-    counts = {}
-    for line in text.splitlines():
-        tok = line.split()
-        if len(tok) >= 3 and tok[1].isdigit():
-            _add(counts, tok[0], tok[1])
-    return counts
-
-
 def scprof_has(scprof, opt, cmd=()):
-    out = subprocess.run([scprof] + list(cmd) + ["--help"],
-                         capture_output=True, text=True, check=False).stdout
-    return opt in out
-
-
-def cgroup2_mount():
-    """Where cgroup v2 is mounted (/sys/fs/cgroup, or .../unified on a
-    hybrid host), or None."""
-    with open("/proc/self/mounts") as f:
-        for line in f:
-            tok = line.split()
-            if len(tok) > 2 and tok[2] == "cgroup2":
-                return tok[1]
-    return None
-
-
-def bench_cgroup():
-    root = cgroup2_mount()
-    return os.path.join(root, "scprof-bench") if root else None
-
-
-def into_cgroup(pid):
-    """Put the loop in a cgroup of its own (for --cgroup); its path."""
-    path = bench_cgroup()
-    if pid and path:
-        os.makedirs(path, exist_ok=True)
-        with open(os.path.join(path, "cgroup.procs"), "w") as f:
-            f.write(str(pid))
-    return path or "/nonexistent-cgroup2"
-
-
-def remove_cgroup():
-    try:
-        os.rmdir(bench_cgroup() or "/nonexistent-cgroup2")
-    except OSError:
-        pass
+    return opt in subprocess.run([scprof] + list(cmd) + ["--help"],
+                                 capture_output=True, text=True,
+                                 check=False).stdout
 
 
 def make_configs(a, other_pid):
-    """Every probe configuration; service=True marks the ones the
-    services section measures by default (the floors, each scprof mode,
-    the peers)."""
+    """Every probe configuration, the floors first. Those with "services"
+    in their sections are the services' default set; --only keeps those
+    whose name contains one of its words."""
     S, B = a.scprof, a.bin
-    count_only = scprof_has(S, "--count-only")
-    cfgs = [
-        Config("floor: empty sys_enter", lambda p, o: [B + "/floor"],
-               "bpf", min_progs=1, label="floor-enter"),
-        Config("floor: empty sys_exit", lambda p, o: [B + "/floor", "--exit"],
-               "bpf", min_progs=1, label="floor-exit", service=True),
-        Config("floor: empty sys_enter+exit",
-               lambda p, o: [B + "/floor", "--both"], "bpf", min_progs=2,
-               label="floor-pair", service=True),
-    ]
-    if count_only:
-        cfgs.append(Config(
-            "scprof --count-only",
-            lambda p, o: [S, "-q", "--count-only", "--format", "csv",
-                          "-o", o, "-p", str(p)],
-            "bpf", parse_scprof_csv, min_progs=1, floor="exit",
-            label="scprof -C -p", service=True))
-        cfgs.append(Config(
-            "scprof -C -a",
-            lambda p, o: [S, "-q", "--count-only", "-a", "-o", o],
-            "bpf", parse_count_table, min_progs=1, floor="exit",
-            label="scprof -C -a", service=True))
-    cfgs += [
-        Config("scprof (full)",
-               lambda p, o: [S, "-q", "--format", "csv", "-o", o,
-                             "-p", str(p)],
-               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
-               label="scprof -p", service=True),
-        Config("scprof -a (full)",
-               lambda p, o: [S, "-q", "-a", "-o", o],
-               "bpf", parse_strace_table, min_progs=2, floor="pair",
-               label="scprof -a", service=True),
-        Config("scprof -a -P (full)",
-               lambda p, o: [S, "-q", "-a", "--format", "csv", "-o", o],
-               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
-               note="per-process rows: a hash cell per call",
-               label="scprof -a -P"),
-        Config("scprof --cgroup (full)",
-               lambda p, o: [S, "-q", "--cgroup", into_cgroup(p),
-                             "-o", o],
-               "bpf", parse_strace_table, min_progs=2, floor="pair",
-               label="scprof --cgroup"),
-        Config("scprof -p LOOP,OTHER (full)",
-               lambda p, o: [S, "-q", "-o", o,
-                             "-p", "%d,%d" % (p, other_pid)],
-               "bpf", parse_strace_table, min_progs=2, floor="pair",
-               label="scprof -p A,B"),
-        Config("scprof -f -p (full)",
-               lambda p, o: [S, "-q", "-f", "-o", o, "-p", str(p)],
-               "bpf", parse_strace_table, min_progs=2, floor="pair",
-               label="scprof -f -p"),
-        Config("scprof --stacks (1 in 1000)",
-               lambda p, o: [S, "-q", "--stacks", "--format", "csv", "-o", o,
-                             "-p", str(p)],
-               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
-               label="scprof --stacks", service=True) if scprof_has(
-                   S, "--stacks") else None,
-        # #23: the time graph at its default (one sample per 1000 µs in
-        # calls) must cost under 5% on nginx
-        Config("scprof --stacks-by time",
-               lambda p, o: [S, "-q", "--stacks-by", "time", "--format",
-                             "csv", "-o", o, "-p", str(p)],
-               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
-               label="scprof --stacks-by time", service=True) if scprof_has(
-                   S, "--stacks-by") else None,
-        # #23: the slow-call log at the issue's threshold, likewise
-        Config("scprof --slow 10ms",
-               lambda p, o: [S, "-q", "--slow", "10ms", "--slow-out",
-                             "/dev/null", "--format", "csv", "-o", o,
-                             "-p", str(p)],
-               "bpf", parse_scprof_csv, min_progs=2, floor="pair",
-               label="scprof --slow 10ms", service=True) if scprof_has(
-                   S, "--slow") else None,
-        Config("scprof -p other (non-target)",
-               lambda p, o: [S, "-q", "--format", "csv", "-o", o,
-                             "-p", str(other_pid)],
-               "bpf", None, min_progs=2, floor="pair",
-               note="the loop is not a target", label="scprof non-target"),
-        Config("scprof -C -p other (non-target)",
-               lambda p, o: [S, "-q", "--count-only", "--format", "csv",
-                             "-o", o, "-p", str(other_pid)],
-               "bpf", None, min_progs=1, floor="exit",
-               note="the loop is not a target",
-               label="scprof -C non-target") if count_only else None,
-    ]
-    if scprof_has(S, "--latency-duty", ["daemon"]) or a.daemon_any:
-        cfgs.append(Config(
-            "scprof daemon (defaults)",
-            lambda p, o: [S, "daemon", "--listen", "127.0.0.1:0"],
-            "bpf", None, min_progs=1, floor="exit", long_run=True,
-            note="latency windows on a budget: a long loop, its mean; "
-            "marked", label="scprof daemon", service=True, mark=True))
-        if count_only:
-            # The daemon's reference: -C -a in the same state and the same
-            # long loops.
-            cfgs.append(Config(
-                MARKED_C_A,
-                lambda p, o: [S, "-q", "--count-only", "-a", "-o", o],
-                "bpf", parse_count_table, min_progs=1, floor="exit",
-                long_run=True, note="the daemon's reference",
-                label="-C -a, marked", mark=True))
-    cfgs += [
-        Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
-               "bpf", parse_syscount, min_progs=1, floor="exit",
-               service=True),
-        Config("syscount -L -p",
-               lambda p, o: ["syscount", "-L", "-p", str(p)],
-               "bpf", parse_syscount, min_progs=2, floor="pair",
-               service=True),
-        Config("bpftrace count (all)",
-               lambda p, o: ["bpftrace", "-e", BPFTRACE_COUNT],
-               "bpf", parse_bpftrace_count, min_progs=1, floor="enter",
-               label="bpftrace count"),
-        Config("bpftrace latency hist (all)",
-               lambda p, o: ["bpftrace", "-e", BPFTRACE_HIST],
-               "bpf", parse_bpftrace_hist, min_progs=2, floor="pair",
-               label="bpftrace latency", service=True),
-        Config("strace -c -f -p",
-               lambda p, o: ["strace", "-c", "-f", "-o", o, "-p", str(p)],
-               "ptrace", parse_strace_table, label="strace -c -f",
-               service=True),
-        Config("perf trace -s -p",
-               lambda p, o: ["perf", "trace", "-s", "-m", "1024", "-o", o,
-                             "-p", str(p)],
-               "perf", parse_perf_trace, min_seen=0.99,
-               label="perf trace -s", service=True),
-    ]
-    cfgs = [c for c in cfgs if c is not None]
+    L, SV = ("loops",), ("loops", "services")
 
+    def sc(*args):
+        return lambda p, o: [S, "-q", "-o", o] + [
+            str(p) if x == "{pid}" else str(other_pid) if x == "{other}"
+            else x for x in args]
+    csv = ("--format", "csv")
+    cfgs = [
+        Config(FLOORS["enter"], lambda p, o: [B + "/floor"],
+               label="floor-enter"),
+        Config(FLOORS["exit"], lambda p, o: [B + "/floor", "--exit"],
+               label="floor-exit", sections=SV),
+        Config(FLOORS["pair"], lambda p, o: [B + "/floor", "--both"],
+               min_progs=2, label="floor-pair", sections=SV),
+        Config("scprof -C -p", sc("-C", *csv, "-p", "{pid}"),
+               parse=parse_scprof_csv, floor="exit"),
+        Config("scprof -C -a", sc("-C", "-a"), parse=parse_count_table,
+               floor="exit", sections=SV),
+        Config("scprof -p", sc(*csv, "-p", "{pid}"), parse=parse_scprof_csv,
+               min_progs=2, floor="pair", sections=SV),
+        Config("scprof -a", sc("-a"), parse=parse_strace_table, min_progs=2,
+               floor="pair", sections=SV),
+        Config("scprof -a -P", sc("-a", *csv), parse=parse_scprof_csv,
+               min_progs=2, floor="pair"),
+        Config("scprof --stacks", sc("--stacks", *csv, "-p", "{pid}"),
+               parse=parse_scprof_csv, min_progs=2, floor="pair"),
+        Config("scprof -p other (non-target)", sc(*csv, "-p", "{other}"),
+               min_progs=2, floor="pair", label="scprof non-target"),
+        Config("scprof -C -p other (non-target)",
+               sc("-C", *csv, "-p", "{other}"), floor="exit",
+               label="scprof -C non-target"),
+    ]
+    if scprof_has(S, "--no-split"):
+        # the split's cost on a server (issue 41): -p against this
+        cfgs.append(Config("scprof -p --no-split",
+                           sc("--no-split", *csv, "-p", "{pid}"),
+                           parse=parse_scprof_csv, min_progs=2, floor="pair",
+                           sections=("services",)))
+    for name, args in (("scprof --stacks-by time", ("--stacks-by", "time")),
+                       ("scprof --slow 10ms", ("--slow", "10ms", "--slow-out",
+                                               "/dev/null"))):
+        cfgs.append(Config(name, sc(*args, *csv, "-p", "{pid}"),
+                           parse=parse_scprof_csv, min_progs=2, floor="pair",
+                           sections=("services",)))
+    cfgs += [
+        # its cost changes over its 10 s periods: 11 s runs (its budget
+        # against -C -a is daemon.py's)
+        Config("scprof daemon", lambda p, o: [S, "daemon", "--listen",
+                                              "127.0.0.1:0"],
+               floor="exit", sections=("services",), long_run=True),
+        Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
+               parse=parse_syscount, floor="exit", sections=SV),
+        Config("syscount -L -p", lambda p, o: ["syscount", "-L", "-p", str(p)],
+               parse=parse_syscount, min_progs=2, floor="pair", sections=SV),
+        Config("bpftrace count", lambda p, o: ["bpftrace", "-e",
+                                               BPFTRACE_COUNT],
+               parse=parse_bpftrace_count, floor="enter"),
+        Config("bpftrace latency", lambda p, o: ["bpftrace", "-e",
+                                                 BPFTRACE_HIST],
+               parse=parse_bpftrace_hist, min_progs=2, floor="pair",
+               sections=SV),
+        Config("strace -c -f", lambda p, o: ["strace", "-c", "-f", "-o", o,
+                                             "-p", str(p)],
+               attach="ptrace", parse=parse_strace_table, sections=SV),
+        Config("perf trace -s", lambda p, o: ["perf", "trace", "-s", "-m",
+                                              "1024", "-o", o, "-p", str(p)],
+               attach="perf", parse=parse_perf_trace, min_seen=0.99,
+               sections=SV),
+    ]
     for spec in a.probe or []:
         name, _, cmd = spec.partition("=")
         name, _, nprogs = name.partition("@")
         cfgs.append(Config(name, lambda p, o, cmd=cmd: [
             w.replace("{pid}", str(p)).replace("{out}", o)
-            for w in cmd.replace("|", " ").split()], "bpf",
-            min_progs=int(nprogs or 1), service=True))
-    cfgs = [c for c in cfgs if not a.only or
-            any(s in c.name for s in a.only)]
+            for w in cmd.replace("|", " ").split()],
+            min_progs=int(nprogs or 1), sections=SV))
+    cfgs = [c for c in cfgs if not a.only or any(s in c.name for s in a.only)]
     for c in list(cfgs):
-        tool = c.argv(0, "")[0]
-        if not shutil.which(tool):
+        if not shutil.which(c.argv(0, "")[0]):
             log("bench: skipping %s: %s is not installed (make bench "
-                "installs bench/deps)" % (c.name, tool))
+                "installs bench/deps)" % (c.name, c.argv(0, "")[0]))
             cfgs.remove(c)
     return cfgs
 
 
-# ---- running one configuration -----------------------------------------
+# ---- running one ----------------------------------------------------------
 
-def wait_attached(cfg, tracer, loop_pid, timeout):
+def wait_attached(cfg, tracer, target, timeout):
     """Return once the probe is attached, or raise."""
     deadline = time.monotonic() + timeout
-    if cfg.attach == "bpf":
-        with BpfStats():
-            while time.monotonic() < deadline:
-                if tracer.poll() is not None:
-                    raise BenchError("%s exited before attaching" % cfg.name)
-                # A program that has run is attached (some tools load
-                # programs they do not attach: syscount without -L).
-                ran = [p for p in tracing_progs(tracer.pid).values()
+    while time.monotonic() < deadline:
+        if tracer.poll() is not None:
+            raise BenchError("%s exited before attaching" % cfg.name)
+        if cfg.attach == "bpf":
+            # A program that has run is attached (syscount without -L
+            # loads one it does not attach).
+            with BpfStats():
+                ran = [p for p in tracing_progs(tracer.pid)
                        if p.get("run_cnt", 0) > 0]
                 if len(ran) >= cfg.min_progs:
                     return
-                # Make a fork, an exec and an exit for sched_* programs.
+                # a fork, an exec and an exit for the sched_* programs
                 subprocess.run(["/bin/true"], check=False)
                 time.sleep(0.02)
-    elif cfg.attach == "ptrace":
-        while time.monotonic() < deadline:
-            if tracer.poll() is not None:
-                raise BenchError("%s exited before attaching" % cfg.name)
-            with open("/proc/%d/status" % loop_pid) as f:
+        elif cfg.attach == "ptrace":
+            with open("/proc/%d/status" % target) as f:
                 m = re.search(r"^TracerPid:\s+(\d+)", f.read(), re.M)
             if m and int(m.group(1)) == tracer.pid:
-                time.sleep(0.2)  # seized; let it set up syscall stops
+                time.sleep(0.2)  # seized; let it set up its syscall stops
                 return
-            time.sleep(0.01)
-    elif cfg.attach == "perf":
-        # Ring buffers are mapped after the events are opened, right
-        # before they are enabled.
-        while time.monotonic() < deadline:
-            if tracer.poll() is not None:
-                raise BenchError("%s exited before attaching" % cfg.name)
-            try:
-                with open("/proc/%d/maps" % tracer.pid) as f:
-                    if "perf_event" in f.read():
-                        time.sleep(0.5)
-                        return
-            except OSError:
-                pass
-            time.sleep(0.02)
-    else:
-        return
+        elif cfg.attach == "perf":
+            # its ring buffers are mapped right before the events are on
+            with open("/proc/%d/maps" % tracer.pid) as f:
+                if "perf_event" in f.read():
+                    time.sleep(0.5)
+                    return
+        time.sleep(0.02)
     raise BenchError("%s: not attached after %gs" % (cfg.name, timeout))
 
 
-# ---- RCU Tasks Trace marks ---------------------------------------------
-#
-# The syscall tracepoints run their probes under RCU Tasks Trace (kernels
-# 6.13 on, before its reimplementation on SRCU). A grace period of it,
-# which every removal of a probe from a syscall tracepoint starts (a probe
-# that stops; a daemon's latency window that closes), leaves each thread
-# that was running at that moment marked (need_qs), for good: from then on
-# each of its syscall tracepoint calls takes the slow unlock, a full
-# barrier. So a long-lived busy thread is marked sooner or later, and a
-# fresh one is not: the budget section marks every loop it times, bare
-# ones included, so that its figures compare alike, but the loops of one
-# copy of -C -a, which price the mark (cost.UNMARKED); the services section
-# tries to mark each server's main thread in its warm-up, before the first
-# probe that stops would, and records whether it took (services.warm_up).
-
-def rcu_marks(a, pid):
-    """{tid: need_qs} for process pid's threads (bench/rcumark.c): 0 not
-    marked, -1 a kernel without the state."""
-    p = subprocess.run([a.bin + "/rcumark", str(pid)], capture_output=True,
-                       text=True, check=False)
-    if p.returncode:
-        raise BenchError("rcumark: %s" % p.stderr.strip())
-    marks = {}
-    for line in p.stdout.splitlines():
-        tok = line.split()
-        if len(tok) == 2:
-            marks[int(tok[0])] = int(tok[1])
-    return marks
-
-
-def rcu_marked(a, pid, tids=None):
-    """Are all of process pid's threads (or those of tids) marked? None on
-    a kernel without marks."""
-    marks = rcu_marks(a, pid)
-    if tids is not None:
-        marks = {t: m for t, m in marks.items() if t in tids}
-    if not marks or min(marks.values()) < 0:
-        return None
-    return all(marks.values())
-
-
-def mark_running(a, pid, tries=3, timeout=2.0, tids=None):
-    """Mark the threads of pid (or those of tids: a server's busy ones, its
-    sleeping ones never are), which must be running syscalls: a grace
-    period (an empty sys_enter program attached and removed), then wait
-    until they are marked. True when they are, False when not in time,
-    None on a kernel without marks."""
-    for _ in range(tries):
-        marked = rcu_marked(a, pid, tids)
-        if marked is not False:
-            return marked
-        f = subprocess.Popen([a.bin + "/floor"], stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, text=True)
-        try:
-            attached = f.stdout.readline().strip() == "attached"
-        finally:
-            stop(f)
-            f.stdout.close()
-        if not attached:
-            raise BenchError("floor did not attach")
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if rcu_marked(a, pid, tids):
-                return True
-            time.sleep(0.05)
-    return False
+def stop(proc, timeout=20):
+    """SIGINT (every probe's "report and exit"), then wait."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGINT)
+    try:
+        return proc.wait(timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise BenchError("pid %d did not stop on SIGINT" % proc.pid)
 
 
 def settle(prog_ids, timeout=10):
-    """Wait until a stopped probe's BPF programs are freed: the kernel
-    tears them down after the process exits, and a teardown in progress
-    was seen to slow the next (bare) run."""
+    """Wait until a stopped probe's programs are freed: a teardown in
+    progress was seen to slow the next (bare) run."""
     deadline = time.monotonic() + timeout
     while prog_ids and time.monotonic() < deadline:
-        if not prog_ids & set(progs_info()):
+        if not prog_ids & {p["id"] for p in bpftool_json("prog", "show")}:
             break
         time.sleep(0.05)
     time.sleep(0.2)
 
 
-def stop(proc, timeout=20):
-    if proc.poll() is None:
-        try:
-            os.kill(proc.pid, signal.SIGINT)
-        except ProcessLookupError:
-            pass
-    try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        raise BenchError("pid %d did not stop on SIGINT" % proc.pid)
-
-
 class Running:
-    """A probe started on pid, its output in files under tmpdir (files,
-    not pipes: a probe printing more than a pipe holds, such as
-    bpftrace's maps, would block and never stop). As a context manager:
-    attached on entering (or BenchError), killed on leaving if it still
-    runs. The loops, the services and the cost sections all run a probe
-    this way."""
+    """A probe started on pid, its output in files under tmpdir (a probe
+    that prints more than a pipe holds would block). As a context manager:
+    attached on entering (or BenchError), killed on leaving if still
+    running; finish() stops it and returns what it printed and wrote."""
 
     def __init__(self, a, cfg, pid, tmpdir):
         self.a, self.cfg, self.pid = a, cfg, pid
@@ -614,9 +400,9 @@ class Running:
     def __enter__(self):
         try:
             self.proc = subprocess.Popen(
-                self.cfg.argv(self.pid, self.out),
-                stdin=subprocess.DEVNULL, stdout=self.tout,
-                stderr=subprocess.STDOUT, start_new_session=True)
+                self.cfg.argv(self.pid, self.out), stdin=subprocess.DEVNULL,
+                stdout=self.tout, stderr=subprocess.STDOUT,
+                start_new_session=True)
             wait_attached(self.cfg, self.proc, self.pid,
                           self.a.attach_timeout)
         except BaseException:
@@ -630,9 +416,12 @@ class Running:
             self.proc.wait()
         self.tout.close()
 
+    def text(self):
+        """What it printed so far."""
+        self.tout.seek(0)
+        return self.tout.read()
+
     def finish(self):
-        """Stop the probe (it must still be running), wait until its
-        programs are freed, and return what it printed and wrote."""
         if self.cfg.attach == "perf":
             time.sleep(1)  # perf reads its ring buffers behind
         if self.proc.poll() is not None:
@@ -640,37 +429,89 @@ class Running:
         progs = prog_ids_of(self.proc.pid)
         stop(self.proc)
         settle(progs)
-        self.tout.seek(0)
-        text = self.tout.read()
+        text = self.text()
         if os.path.exists(self.out):
             with open(self.out, errors="replace") as f:
                 text += f.read()
         return text
 
+    def check_seen(self, text, need, what):
+        """The probe must have counted need calls of the target (a dict
+        {syscall: calls}, or a total), or it was not attached all along:
+        {syscall: calls} it counted."""
+        seen = self.cfg.parse(text, self.pid) if self.cfg.parse else None
+        if seen is None:
+            return None
+        short = [k for k, n in need.items()
+                 if seen.get(k, 0) < n * self.cfg.min_seen] \
+            if isinstance(need, dict) else \
+            [] if sum(seen.values()) >= need * self.cfg.min_seen else ["all"]
+        if short:
+            raise BenchError("%s counted %s of %s: it was not attached for "
+                             "the whole run\n%s" % (self.cfg.name, seen, what,
+                                                    text[-2000:]))
+        return seen
 
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
+
+def grace_period(a):
+    """Attach an empty sys_enter program and remove it. On kernels whose
+    syscall tracepoints run under RCU Tasks Trace (6.13 on, before its
+    reimplementation), a removal leaves every thread running then marked
+    for good, dearer on each later traced call (docs/overhead.md, "The
+    RCU Tasks Trace mark"), as the first probe to stop or the daemon's
+    first window to close would: a long run calls this in its warm-up so
+    that every configuration's runs are in the same state."""
+    f = subprocess.Popen([a.bin + "/floor"], stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, text=True)
+    try:
+        if f.stdout.readline().strip() != "attached":
+            raise BenchError("floor did not attach")
+    finally:
+        stop(f)
+        f.stdout.close()
+    time.sleep(0.5)  # (the grace period's scan of running threads)
+
+
+def proc_cpu_s(pid):
+    """The CPU time of a process's threads, in seconds: the sum of their
+    /proc/PID/task/TID/schedstat run times (nanoseconds; utime + stime in
+    /proc/PID/stat count clock ticks, 10 ms, a quarter of a percent of a
+    CPU over a 4 s slice). A thread gone before the second reading takes
+    its time with it."""
+    total = 0
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total / 1e9
+
 
 def host_desc():
-    cpu = "?"
+    info = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
+            k, _, v = line.partition(":")
+            info.setdefault(k.strip(), v.strip())
+    cpu = info.get("model name", "?")
+    if "cpu family" in info:
+        # a VM may name its CPU only by brand ("AMD EPYC")
+        cpu += " (family %s, model %s)" % (info["cpu family"],
+                                           info.get("model", "?"))
+    virt = subprocess.run(["systemd-detect-virt"], capture_output=True,
+                          text=True, check=False).stdout.strip() \
+        if shutil.which("systemd-detect-virt") else ""
     return {"cpu": cpu, "cpus": os.cpu_count(), "kernel": platform.release(),
-            "virt": subprocess.run(["systemd-detect-virt"],
-                                   capture_output=True, text=True,
-                                   check=False).stdout.strip()
-            if shutil.which("systemd-detect-virt") else ""}
+            "virt": virt}
 
 
 def ensure_tracefs():
     """syscount, bpftrace and perf need the tracepoints' ids from tracefs."""
-    if os.path.exists("/sys/kernel/tracing/events/raw_syscalls"):
-        return
-    subprocess.run(["mount", "-t", "tracefs", "tracefs",
-                    "/sys/kernel/tracing"], check=False)
-    if not os.path.exists("/sys/kernel/tracing/events/raw_syscalls"):
-        raise BenchError("tracefs is not mounted on /sys/kernel/tracing "
-                         "and cannot be: syscount, bpftrace and perf need it")
+    ev = "/sys/kernel/tracing/events/raw_syscalls"
+    if not os.path.exists(ev):
+        subprocess.run(["mount", "-t", "tracefs", "tracefs",
+                        "/sys/kernel/tracing"], check=False)
+    if not os.path.exists(ev):
+        raise BenchError("tracefs is not mounted on /sys/kernel/tracing and "
+                         "cannot be: syscount, bpftrace and perf need it")

@@ -1,29 +1,19 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""The services section of `make bench`: what a probe costs a real server,
-as its requests per second traced divided by untraced.
+"""services: what a probe costs a real server, as its requests/s traced
+divided by untraced.
 
-Workloads, each a server pinned to one CPU and its load generator pinned
-to the other, over loopback, with configuration files of ours under the
-bench output folder (never the system's):
+  nginx   one worker, a 612-byte static file, `ab -k -c 8`
+  redis   redis-server, `redis-benchmark -t set,get -c 50`
 
-  nginx         one worker, a small static file, `ab -k -c 8`
-  redis         redis-server, `redis-benchmark -t set,get -c 50`
-  redis-P16     the same, 16 requests pipelined per round trip
-
-Method, as for the loops: a repetition runs every configuration once, each
-right after an untraced (bare) run, and ends with a bare run; the order
-rotates between repetitions. A probe is started on the server's pid and
-detected as attached before the load starts, and stopped after it ends;
-its own report must show at least one call of the server per request (per
-pipeline of requests), so a probe that missed part of the window is an
-error, not a figure. A run's ratio is its requests/s over the mean of the
-bare runs just before and after it; the table gives the median over
-repetitions and the min-max, and the bare runs' own spread (each against
-its neighbours) is the noise figure. The warm-up tries to mark the server's
-main thread by an RCU Tasks Trace grace period (probes.py), as the first
-probe to stop would, so that every run, bare ones too, sees it alike; the
-report says whether it took (not always: redis's main thread was not, in a
-run where it was by the end, marked by a probe's stop).
+The server is pinned to one CPU and its load generator to the other, over
+loopback, with configuration files of ours under the output folder. As
+for the loops, each probed run sits between bare runs, the order rotating
+between repetitions; a run's ratio is its requests/s over the mean of its
+two bare neighbours'. The noise is how far a bare run lands from the
+bare runs on its sides (median). The probe must count at least one call
+of the server per request. The warm-up runs a grace period under load
+(probes.grace_period), as the first probe to stop would, so that every
+run finds the server's thread in the same state.
 """
 import os
 import re
@@ -33,10 +23,11 @@ import subprocess
 import threading
 import time
 
-from probes import BenchError, Running, foreign_probes, log, mark_running, \
-    med, parse_scprof_csv, rcu_marked
+from loops import interleaved
+from probes import (FLOORS, BenchError, Running, foreign_probes,
+                    grace_period, log, med, proc_cpu_s, spread)
 
-WORKLOADS = ("nginx", "redis", "redis-P16")
+WORKLOADS = ("nginx", "redis")
 
 
 def pinned(cpu):
@@ -63,97 +54,26 @@ def wait_port(port, proc, what, timeout=10):
     raise BenchError("%s is not listening on port %d" % (what, port))
 
 
-def children(pid):
-    try:
-        with open("/proc/%d/task/%d/children" % (pid, pid)) as f:
-            return [int(x) for x in f.read().split()]
-    except OSError:
-        return []
-
-
-class Nginx:
-    """nginx with one worker pinned to cpu; `ab -k -c 8` pinned to
-    client_cpu fetches one small static file."""
-    tool = ("nginx", "ab")
-    desc = "nginx, one worker, `ab -k -c {conns}` for a 612-byte file"
+class Server:
+    """A server pinned to a.cpu, started from a configuration file of
+    ours; load(secs) -> {"rps", "requests"}."""
+    tools = ()
 
     def __init__(self, a, workdir):
-        self.a, self.dir = a, os.path.join(workdir, "nginx")
-        self.conns = a.ab_conns
+        self.a, self.dir = a, os.path.join(workdir, self.name)
         self.proc, self.pid, self.port = None, None, free_port()
+        os.makedirs(self.dir, exist_ok=True)
 
-    def start(self):
-        d = self.dir
-        os.makedirs(os.path.join(d, "www"), exist_ok=True)
-        os.makedirs(os.path.join(d, "tmp"), exist_ok=True)
-        with open(os.path.join(d, "www", "index.html"), "w") as f:
-            f.write("<!doctype html><title>scprof bench</title>\n" +
-                    "x" * 562 + "\n")
-        conf = os.path.join(d, "nginx.conf")
-        tmp = os.path.join(d, "tmp")
-        with open(conf, "w") as f:
-            f.write("\n".join([
-                "# Written by bench/services.py for `make bench`.",
-                "worker_processes 1;",
-                "daemon off;",
-                "master_process on;",
-                "user root;",
-                "pid %s/nginx.pid;" % d,
-                "error_log %s/error.log;" % d,
-                "events { worker_connections 1024; }",
-                "http {",
-                "  access_log off;",
-                "  sendfile on;",
-                "  keepalive_requests 1000000;",
-                "  client_body_temp_path %s/body;" % tmp,
-                "  proxy_temp_path %s/proxy;" % tmp,
-                "  fastcgi_temp_path %s/fastcgi;" % tmp,
-                "  uwsgi_temp_path %s/uwsgi;" % tmp,
-                "  scgi_temp_path %s/scgi;" % tmp,
-                "  server {",
-                "    listen 127.0.0.1:%d;" % self.port,
-                "    root %s/www;" % d,
-                "    location / { }",
-                "  }",
-                "}", ""]))
-        # The master and so its worker pinned to the server CPU.
+    def spawn(self, argv):
         self.proc = subprocess.Popen(
-            ["nginx", "-c", conf, "-p", d, "-e", os.path.join(d, "error.log")],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.STDOUT, preexec_fn=pinned(self.a.cpu),
             start_new_session=True)
-        wait_port(self.port, self.proc, "nginx")
-        deadline = time.monotonic() + 10
-        while not children(self.proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        kids = children(self.proc.pid)
-        if len(kids) != 1:
-            raise BenchError("nginx: expected one worker, found %r" % kids)
-        self.pid = kids[0]
-        return self.pid
-
-    def load(self, secs):
-        """ab for secs: {"rps", "requests"}."""
-        p = subprocess.run(
-            ["ab", "-k", "-c", str(self.conns), "-t", "%g" % secs,
-             "-n", "20000000", "http://127.0.0.1:%d/" % self.port],
-            capture_output=True, text=True, preexec_fn=pinned(self.a.client_cpu),
-            check=False)
-        rps = re.search(r"^Requests per second:\s+([\d.]+)", p.stdout, re.M)
-        done = re.search(r"^Complete requests:\s+(\d+)", p.stdout, re.M)
-        failed = re.search(r"^Failed requests:\s+(\d+)", p.stdout, re.M)
-        if p.returncode != 0 or not rps or not done:
-            raise BenchError("ab failed (%d): %s" % (
-                p.returncode, (p.stderr or p.stdout).strip()[-300:]))
-        if failed and int(failed.group(1)):
-            raise BenchError("ab: %s of %s requests failed" % (
-                failed.group(1), done.group(1)))
-        return {"rps": float(rps.group(1)), "requests": int(done.group(1)),
-                "per_call": 1}
+        wait_port(self.port, self.proc, self.name)
 
     def stop(self):
         if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()  # SIGTERM: fast shutdown
+            self.proc.terminate()
             try:
                 self.proc.wait(10)
             except subprocess.TimeoutExpired:
@@ -161,41 +81,75 @@ class Nginx:
                 self.proc.wait()
 
 
-class Redis:
-    """redis-server pinned to cpu, `redis-benchmark -t set,get` pinned to
-    client_cpu in a loop; requests/s counted by the server
-    (total_commands_processed) over the timed window."""
-    tool = ("redis-server", "redis-benchmark")
-    desc = "redis-server, `redis-benchmark -t set,get -c {conns} -P {pipe}`"
-
-    def __init__(self, a, workdir, pipeline):
-        self.a, self.pipeline = a, pipeline
-        self.dir = os.path.join(workdir, "redis-P%d" % pipeline)
-        self.conns = a.redis_conns
-        self.proc, self.pid, self.port = None, None, free_port()
+class Nginx(Server):
+    name, tools = "nginx", ("nginx", "ab")
+    desc = "nginx, one worker, `ab -k -c 8` for a 612-byte file"
 
     def start(self):
-        os.makedirs(self.dir, exist_ok=True)
+        d = self.dir
+        os.makedirs(os.path.join(d, "www"), exist_ok=True)
+        with open(os.path.join(d, "www", "index.html"), "w") as f:
+            f.write("<!doctype html><title>scprof bench</title>\n" +
+                    "x" * 562 + "\n")
+        conf = os.path.join(d, "nginx.conf")
+        with open(conf, "w") as f:
+            f.write("\n".join([
+                "# Written by bench/services.py for `make bench`.",
+                "worker_processes 1; daemon off; master_process on;",
+                "user root; pid %s/nginx.pid; error_log %s/error.log;" % (d, d),
+                "events { worker_connections 1024; }",
+                "http {",
+                "  access_log off; sendfile on; keepalive_requests 1000000;",
+                "  client_body_temp_path %s/tmp;" % d,
+                "  proxy_temp_path %s/tmp; fastcgi_temp_path %s/tmp;" % (d, d),
+                "  uwsgi_temp_path %s/tmp; scgi_temp_path %s/tmp;" % (d, d),
+                "  server { listen 127.0.0.1:%d; root %s/www; location / { } }"
+                % (self.port, d), "}", ""]))
+        self.spawn(["nginx", "-c", conf, "-p", d, "-e",
+                    os.path.join(d, "error.log")])
+        deadline = time.monotonic() + 10
+        kids = []
+        while not kids and time.monotonic() < deadline:
+            time.sleep(0.05)
+            with open("/proc/%d/task/%d/children" % (self.proc.pid,
+                                                     self.proc.pid)) as f:
+                kids = [int(x) for x in f.read().split()]
+        if len(kids) != 1:
+            raise BenchError("nginx: expected one worker, found %r" % kids)
+        self.pid = kids[0]
+
+    def load(self, secs):
+        p = subprocess.run(
+            ["ab", "-k", "-c", "8", "-t", "%g" % secs, "-n", "20000000",
+             "http://127.0.0.1:%d/" % self.port], capture_output=True,
+            text=True, preexec_fn=pinned(self.a.client_cpu), check=False)
+        got = {k: re.search(r"^%s:\s+([\d.]+)" % k, p.stdout, re.M)
+               for k in ("Requests per second", "Complete requests",
+                         "Failed requests")}
+        if p.returncode or not all(got.values()):
+            raise BenchError("ab failed (%d): %s" % (
+                p.returncode, (p.stderr or p.stdout).strip()[-300:]))
+        if float(got["Failed requests"].group(1)):
+            raise BenchError("ab: %s requests failed" %
+                             got["Failed requests"].group(1))
+        return {"rps": float(got["Requests per second"].group(1)),
+                "requests": int(got["Complete requests"].group(1))}
+
+
+class Redis(Server):
+    name, tools = "redis", ("redis-server", "redis-benchmark")
+    desc = "redis-server, `redis-benchmark -t set,get -c 50`"
+
+    def start(self):
         conf = os.path.join(self.dir, "redis.conf")
         with open(conf, "w") as f:
             f.write("\n".join([
                 "# Written by bench/services.py for `make bench`.",
-                "bind 127.0.0.1",
-                "port %d" % self.port,
-                "daemonize no",
-                "save \"\"",
-                "appendonly no",
-                "dir %s" % self.dir,
-                "logfile %s/redis.log" % self.dir,
-                "databases 1",
-                "io-threads 1", ""]))
-        self.proc = subprocess.Popen(
-            ["redis-server", conf], stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-            preexec_fn=pinned(self.a.cpu), start_new_session=True)
-        wait_port(self.port, self.proc, "redis-server")
+                "bind 127.0.0.1", "port %d" % self.port, "daemonize no",
+                "save \"\"", "appendonly no", "dir %s" % self.dir,
+                "logfile %s/redis.log" % self.dir, "databases 1", ""]))
+        self.spawn(["redis-server", conf])
         self.pid = self.proc.pid
-        return self.pid
 
     def commands(self):
         """The server's total_commands_processed (our INFO adds one)."""
@@ -214,16 +168,17 @@ class Redis:
         return int(m.group(1))
 
     def load(self, secs):
+        """redis-benchmark in a loop; requests/s by the server's count
+        over the timed window, once its clients are connected."""
         gen = subprocess.Popen(
             ["redis-benchmark", "-h", "127.0.0.1", "-p", str(self.port),
-             "-c", str(self.conns), "-P", str(self.pipeline), "-t",
-             "set,get", "-l", "-q", "-r", "10000"],
+             "-c", "50", "-t", "set,get", "-l", "-q", "-r", "10000"],
             stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL, preexec_fn=pinned(self.a.client_cpu),
             start_new_session=True)
         try:
             c0 = self.commands()
-            time.sleep(min(0.5, secs / 4))  # its clients connect
+            time.sleep(min(0.5, secs / 4))
             c1, t1 = self.commands(), time.monotonic()
             time.sleep(secs)
             c2, t2 = self.commands(), time.monotonic()
@@ -233,284 +188,172 @@ class Redis:
         finally:
             gen.kill()
             gen.wait()
-        c3 = self.commands()
-        return {"rps": (c2 - c1 - 1) / (t2 - t1), "requests": c3 - c0,
-                "per_call": self.pipeline}
-
-    def stop(self):
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        return {"rps": (c2 - c1 - 1) / (t2 - t1),
+                "requests": self.commands() - c0}
 
 
-def make_workloads(a, workdir):
-    out = []
-    for name in a.services:
-        if name == "nginx":
-            w = Nginx(a, workdir)
-        elif name == "redis":
-            w = Redis(a, workdir, 1)
-        elif name == "redis-P16":
-            w = Redis(a, workdir, 16)
-        else:
-            raise BenchError("unknown service %r" % name)
-        missing = [t for t in w.tool if not shutil.which(t)]
-        if missing:
-            log("bench: skipping %s: %s not installed (make bench installs "
-                "bench/deps)" % (name, ", ".join(missing)))
-            continue
-        w.name = name
-        w.desc = w.desc.format(conns=w.conns,
-                               pipe=getattr(w, "pipeline", 1))
-        out.append(w)
-    return out
-
-
-# ---- one run, and the matrix ---------------------------------------------
-
-def cpu_seconds(pid):
-    """A process's CPU time so far (user + system), or None."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-def run_once(a, w, cfg, tmpdir):
+def run_once(a, w, cfg, tmp):
     """One timed load, bare (cfg None) or under a probe."""
-    secs = a.long_seconds if cfg is not None and cfg.long_run else \
-        a.service_seconds
     if cfg is None:
-        r = w.load(secs)
-        r["foreign_probes"] = foreign_probes(set())
+        r = w.load(a.service_seconds)
+        r["foreign_probes"] = foreign_probes(())
         return r
-    with Running(a, cfg, w.pid, tmpdir) as t:
-        foreign = foreign_probes({t.proc.pid})
-        c0, t0 = cpu_seconds(t.proc.pid), time.monotonic()
-        r = w.load(secs)
-        c1, t1 = cpu_seconds(t.proc.pid), time.monotonic()
-        r["foreign_probes"] = foreign
-        # The tracer's own CPU during the load, a share of one CPU: what
-        # it takes from the machine beside what it adds to each call
-        # (with 2 CPUs, from the server or its client).
-        if c0 is not None and c1 is not None and t1 > t0:
-            r["tracer_cpu"] = (c1 - c0) / (t1 - t0)
+    with Running(a, cfg, w.pid, tmp) as t:
+        r = {"foreign_probes": foreign_probes((t.proc.pid,))}
+        c0, t0 = proc_cpu_s(t.proc.pid), time.monotonic()
+        r.update(w.load(a.long_seconds if cfg.long_run else
+                        a.service_seconds))
+        # the probe's own CPU during the load, a share of one CPU
+        r["tracer_cpu"] = (proc_cpu_s(t.proc.pid) - c0) / \
+            (time.monotonic() - t0)
         text = t.finish()
-    if cfg.parse is not None:
-        seen = sum(cfg.parse(text, w.pid).values())
-        # The server's calls alone, or every process's (-a, bpftrace).
-        r["seen_target"] = cfg.parse is parse_scprof_csv or \
-            str(w.pid) in cfg.argv(w.pid, t.out)
-        need = r["requests"] / r["per_call"] * cfg.min_seen
-        if seen < need:
-            raise BenchError(
-                "%s saw %d calls for %d requests: it was not attached "
-                "for the whole run\n%s" % (cfg.name, seen, r["requests"],
-                                           text[-2000:]))
-        r["seen"] = seen
+    seen = t.check_seen(text, r["requests"], "%d requests" % r["requests"])
+    if seen is not None and str(w.pid) in cfg.argv(w.pid, "")[1:]:
+        r["calls_per_request"] = sum(seen.values()) / r["requests"]
     return r
 
 
 def warm_up(a, w):
-    """Load the server, not counted, and try to mark its main thread, the
-    one that serves (probes.py, "RCU Tasks Trace marks"), as the first
-    probe that stops would. True/False: marked or not; None: a kernel
-    without marks."""
-    w.load(min(1.0, a.service_seconds))
+    """A load not counted, with a grace period in it."""
+    w.load(1.0)
     failed = []
-
-    def load():
-        try:
-            w.load(4.0)
-        except BenchError as e:
-            failed.append(e)
-    t = threading.Thread(target=load)
+    t = threading.Thread(target=lambda: failed.append(w.load(2.0)))
     t.start()
     try:
-        time.sleep(0.5)  # (redis: its clients connect)
-        marked = mark_running(a, w.pid, tries=3, timeout=0.8, tids={w.pid})
+        time.sleep(0.5)
+        grace_period(a)
     finally:
         t.join()
-    if failed:
-        raise failed[0]
-    return marked
+    if len(failed) != 1:
+        raise BenchError("%s: the warm-up load failed" % w.name)
 
 
-def run_workload(a, w, cfgs, tmpdir):
-    res = {"bare": []}
-    ratios = {c.name: [] for c in cfgs}
-    bare_ratios = []
-    for c in cfgs:
-        res[c.name] = []
-    marks = {"warm_up": warm_up(a, w)}
-    log("  %s: its main thread %s" % (w.name, {
-        True: "marked in the warm-up", False: "not marked in the warm-up",
-        None: "(a kernel without RCU Tasks Trace marks)"}[marks["warm_up"]]))
-    for rep in range(a.reps):
-        order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
-        before = run_once(a, w, None, tmpdir)
-        res["bare"].append(before)
-        prev_bare = None
-        for c in order:
-            log("  %s, rep %d/%d: %s" % (w.name, rep + 1, a.reps, c.name))
-            for tries in range(3):
-                try:
-                    r = run_once(a, w, c, tmpdir)
-                    break
-                except BenchError as e:
-                    if tries == 2:
-                        raise
-                    log("  retrying %s: %s" % (c.name,
-                                               str(e).splitlines()[0]))
-            after = run_once(a, w, None, tmpdir)
-            base = (before["rps"] + after["rps"]) / 2
-            r["ratio"] = r["rps"] / base
-            ratios[c.name].append(r["ratio"])
-            res[c.name].append(r)
-            res["bare"].append(after)
-            # The noise: a bare run against the bare runs on its sides.
-            if prev_bare is not None:
-                bare_ratios.append(before["rps"] /
-                                   ((prev_bare["rps"] + after["rps"]) / 2))
-            prev_bare, before = before, after
-    # (a mark is for good: marked now if in the warm-up or by a probe's
-    # stop since)
-    marks["end"] = rcu_marked(a, w.pid, {w.pid})
-    return res, ratios, bare_ratios, marks
-
-
-def summarize(cfgs, ratios, res):
-    rows = []
-    for c in cfgs:
-        rs = ratios[c.name]
-        seen = [r["seen"] / r["requests"] for r in res[c.name]
-                if r.get("seen_target") and r["requests"]]
-        cpu = [r["tracer_cpu"] for r in res[c.name] if "tracer_cpu" in r]
-        rows.append({"config": c.name, "label": c.label,
-                     "tracer_cpu": med(cpu) if cpu else None,
-                     "ratio": med(rs), "ratio_min": min(rs),
-                     "ratio_max": max(rs), "ratios": rs,
-                     "rps": med([r["rps"] for r in res[c.name]]),
-                     "calls_per_request": med(seen) if seen else None})
-    return rows
-
-
-def run(a, cfgs, tmpdir):
-    """Measure every workload: the section's record."""
-    workdir = os.path.join(a.out, "services")
-    wls = make_workloads(a, workdir)
-    if not wls:
-        raise BenchError("services: no workload can run")
-    per_run = 0.6  # attach, settle and start-up, seconds, about
-    est = len(wls) * a.reps * (
-        (2 * len(cfgs) + 1) * (a.service_seconds + per_run) +
-        sum(a.long_seconds - a.service_seconds for c in cfgs if c.long_run))
-    log("bench: services: %s; %d configurations x %d repetitions, %g s per "
-        "run: about %.0f minutes" % (", ".join(w.name for w in wls),
-                                     len(cfgs), a.reps, a.service_seconds,
-                                     est / 60))
+def run(a, cfgs, tmp):
+    cfgs = [c for c in cfgs if "services" in c.sections]
+    wls = []
+    for cls in (Nginx, Redis):
+        if cls.name not in a.services:
+            continue
+        missing = [t for t in cls.tools if not shutil.which(t)]
+        if missing:
+            log("bench: skipping %s: %s not installed (make bench installs "
+                "bench/deps)" % (cls.name, ", ".join(missing)))
+            continue
+        wls.append(cls(a, os.path.join(a.out, "services")))
+    log("bench: services: %s; %d configurations x %d repetitions, %g s runs"
+        % (", ".join(w.name for w in wls), len(cfgs), a.reps,
+           a.service_seconds))
     out = {"reps": a.reps, "seconds": a.service_seconds,
            "long_seconds": a.long_seconds, "cpu": a.cpu,
            "client_cpu": a.client_cpu, "workloads": {}}
     for w in wls:
-        t0 = time.monotonic()
         try:
             w.start()
-            res, ratios, bare_ratios, marks = run_workload(a, w, cfgs,
-                                                           tmpdir)
+            warm_up(a, w)
+            res, triples = interleaved(a, cfgs,
+                                       lambda c: run_once(a, w, c, tmp),
+                                       w.name)
         finally:
             w.stop()
         bare = [r["rps"] for r in res["bare"]]
-        noise = [abs(1 - x) for x in bare_ratios]
+        noise = [abs(1 - bare[i] / ((bare[i - 1] + bare[i + 1]) / 2))
+                 for i in range(1, len(bare) - 1)]
+        rows = []
+        for c in cfgs:
+            ratios = [r["rps"] / ((pre["rps"] + post["rps"]) / 2)
+                      for pre, r, post, name in triples if name == c.name]
+            rs = res[c.name]
+            cpr = [r["calls_per_request"] for r in rs
+                   if "calls_per_request" in r]
+            rows.append({"config": c.name, "label": c.label,
+                         "floor": c.floor,
+                         "ratio": spread(ratios), "ratios": ratios,
+                         "rps": med([r["rps"] for r in rs]),
+                         "tracer_cpu": med([r["tracer_cpu"] for r in rs]),
+                         "calls_per_request": med(cpr) if cpr else None})
+        floor_ratio(rows)
         out["workloads"][w.name] = {
-            "desc": w.desc, "rows": summarize(cfgs, ratios, res),
-            "bare_rps": med(bare), "bare_rps_min": min(bare),
-            "bare_rps_max": max(bare),
-            # Half the bare-vs-neighbours range, and its median distance
-            # from 1: what a ratio moves by with no probe at all.
-            "noise": med(noise) if noise else None,
-            "noise_max": max(noise) if noise else None,
+            "desc": w.desc, "rows": rows, "bare_rps": spread(bare),
+            "noise": med(noise) if noise else 0.0,
             "foreign_probes": max(r["foreign_probes"] for v in res.values()
-                                  for r in v),
-            # its main thread's RCU Tasks Trace mark after the warm-up and
-            # at the end (None: a kernel without marks)
-            "marked": marks["warm_up"], "marked_at_end": marks["end"],
-            "raw": res, "minutes": (time.monotonic() - t0) / 60}
+                                  for r in v)}
     return out
 
 
-# ---- report ------------------------------------------------------------
+def floor_ratio(rows):
+    """Each row's ratio over its floor's (the empty programs' of the same
+    run, floor-exit or floor-pair): x_floor, or None."""
+    by = {r["config"]: r for r in rows}
+    for r in rows:
+        fl = by.get(FLOORS.get(r.get("floor")))
+        r["x_floor"] = r["ratio"]["median"] / fl["ratio"]["median"] \
+            if fl and fl is not r else None
+
+
+def x_floor(r):
+    return "" if r.get("x_floor") is None else "%.2f" % r["x_floor"]
+
 
 def report(sec):
-    print("Services: requests/s traced / untraced; server on CPU %d, load "
-          "on CPU %d; %d repetitions of %g s runs (the daemon: %g s), each "
-          "between bare runs; median (min..max)\n" % (
+    print("services: requests/s traced / untraced; server on CPU %d, load "
+          "on CPU %d; %d repetitions of %g s runs (the daemon's: %g s), "
+          "each between bare runs; median (min-max)\n" % (
               sec["cpu"], sec["client_cpu"], sec["reps"], sec["seconds"],
               sec["long_seconds"]))
     for name, wl in sec["workloads"].items():
-        print("%s: %s; bare %.0f requests/s (%.0f..%.0f); noise: a bare "
-              "run against its neighbours, median %.1f points, max %.1f" % (
-                  name, wl["desc"], wl["bare_rps"], wl["bare_rps_min"],
-                  wl["bare_rps_max"], 100 * (wl["noise"] or 0),
-                  100 * (wl["noise_max"] or 0)))
-        print("  %-32s %6s %15s %12s %9s %10s" % (
-            "config", "ratio", "(min..max)", "requests/s", "calls/req",
-            "tracer CPU"))
-        # calls/req: the server's calls per request, as the probe counted
-        # them (probes of one process only).
+        print("%s: %s; bare %.0f requests/s; noise (a bare run against its "
+              "neighbours) %.1f points" % (name, wl["desc"],
+                                           wl["bare_rps"]["median"],
+                                           100 * wl["noise"]))
+        print("  %-32s %6s %12s %8s %12s %9s %10s" % (
+            "config", "ratio", "(min-max)", "/ floor", "requests/s",
+            "calls/req", "tracer CPU"))
         for r in wl["rows"]:
-            cpu = r.get("tracer_cpu")
-            print("  %-32s %6.2f %15s %12.0f %9s %10s" % (
-                r["config"], r["ratio"], "(%.2f..%.2f)" % (
-                    r["ratio_min"], r["ratio_max"]), r["rps"],
+            print("  %-32s %6.2f %12s %8s %12.0f %9s %9.1f%%" % (
+                r["config"], r["ratio"]["median"], "(%.2f-%.2f)" % (
+                    r["ratio"]["min"], r["ratio"]["max"]), x_floor(r),
+                r["rps"],
                 "" if r["calls_per_request"] is None else
-                "%.1f" % r["calls_per_request"],
-                "" if cpu is None else "%.1f%%" % (100 * cpu)))
-        if wl.get("marked") is not None:  # (runs before this: no record)
-            print("  the server's main thread: %s in the warm-up, %s at "
-                  "the end (RCU Tasks Trace)" % (
-                      "marked" if wl["marked"] else "NOT marked",
-                      "marked" if wl["marked_at_end"] else "NOT marked"))
+                "%.1f" % r["calls_per_request"], 100 * r["tracer_cpu"]))
         if wl["foreign_probes"]:
             print("  warning: up to %d BPF tracing programs of other "
-                  "processes were loaded during runs: bare is not bare" %
+                  "processes were attached during runs" %
                   wl["foreign_probes"])
         print()
 
 
 def markdown(sec, chart=None):
-    out = ["Real services: requests/s traced ÷ untraced, the server pinned "
-           "to one CPU and its load generator to the other, over loopback; "
-           "%d repetitions of %g s runs (the daemon's: %g s), each between "
-           "untraced runs; the median and the min-max over repetitions. "
-           "*Noise* is how far an untraced run lands from the untraced runs "
-           "on its sides (median)." % (sec["reps"], sec["seconds"],
-                                       sec["long_seconds"]), ""]
+    names = list(sec["workloads"])
+    out = ["**Services** (requests/s traced ÷ untraced, the server pinned "
+           "to one CPU and its load generator to the other; %d repetitions "
+           "of %g s runs, the daemon's %g s, each between untraced runs; "
+           "median (min-max); */ floor*: that over the ratio of its floor "
+           "(the empty programs: floor-exit for one program on sys_exit, "
+           "floor-pair for two) in this run; *noise*: how far an untraced "
+           "run lands from its untraced neighbours):" % (
+               sec["reps"], sec["seconds"], sec["long_seconds"]), ""]
     if chart:
         out += ["![requests/s traced / untraced](%s)" % chart, ""]
-    names = list(sec["workloads"])
-    out.append("| config | " + " | ".join(names) + " |")
-    out.append("| --- |" + " ---: |" * len(names))
-    first = sec["workloads"][names[0]]["rows"]
-    for i, r0 in enumerate(first):
-        cells = []
-        for n in names:
-            r = sec["workloads"][n]["rows"][i]
-            cells.append("%.2f (%.2f-%.2f)" % (r["ratio"], r["ratio_min"],
-                                               r["ratio_max"]))
-        out.append("| %s | %s |" % (r0["label"], " | ".join(cells)))
+    out += ["| config | " + " | ".join("%s | / floor" % n for n in names)
+            + " |", "| --- |" + " ---: | ---: |" * len(names)]
+    rows = {n: {r["config"]: r for r in sec["workloads"][n]["rows"]}
+            for n in names}
+
+    def cells(r):
+        if r is None:
+            return " | "
+        return "%.2f (%.2f-%.2f) | %s" % (
+            r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"],
+            x_floor(r))
+    for r0 in sec["workloads"][names[0]]["rows"]:
+        out.append("| %s | %s |" % (r0["label"], " | ".join(
+            cells(rows[n].get(r0["config"])) for n in names)))
     out.append("| *untraced requests/s* | " + " | ".join(
-        "%.0f" % sec["workloads"][n]["bare_rps"] for n in names) + " |")
-    out.append("| *noise (points)* | " + " | ".join(
-        "±%.1f" % (100 * (sec["workloads"][n]["noise"] or 0))
+        "%.0f | " % sec["workloads"][n]["bare_rps"]["median"]
         for n in names) + " |")
-    out.append("")
-    for n in names:
-        out.append("- %s: %s." % (n, sec["workloads"][n]["desc"]))
-    return "\n".join(out) + "\n"
+    out.append("| *noise (points)* | " + " | ".join(
+        "±%.1f | " % (100 * sec["workloads"][n]["noise"]) for n in names) +
+        " |")
+    out += [""] + ["- %s: %s." % (n, sec["workloads"][n]["desc"])
+                   for n in names] + [""]
+    return "\n".join(out)

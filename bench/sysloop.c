@@ -15,14 +15,9 @@
  * NS_PER_CALL is the mean over the whole run; MEDIAN_BATCH_NS the median
  * of the per-call time of each batch, which interrupts, other tasks and
  * other probes' bursts move much less. TOTAL_CALLS counts the warm-up too:
- * a tracer attached before the start must have seen at least that many. Last it waits for EOF on stdin,
- * so the driver stops its tracer while the loop is still alive.
- *
- * With SYSLOOP_BATCHES=FILE in the environment it also writes each timed
- * batch to FILE, one line each, "KIND END NS_PER_CALL": END is when the
- * batch ended, in seconds of CLOCK_MONOTONIC (the clock the daemon's -vv
- * window lines give), so that the driver can tell the batches run inside
- * a tracer's windows from the others.
+ * a tracer attached before the start must have seen at least that many.
+ * Last it waits for EOF on stdin, so the driver stops its tracer while the
+ * loop is still alive.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,8 +35,7 @@
 enum kind { K_GETPPID, K_READ, K_WRITE };
 
 static int fd_zero, fd_null;
-static double *batch_ns;  /* per-call ns of each timed batch */
-static double *batch_end; /* and when it ended (s) */
+static double *batch_ns; /* per-call ns of each timed batch */
 
 static double now_s(void)
 {
@@ -84,26 +78,14 @@ static long run_for(enum kind k, double secs, double *elapsed, double *times,
 		batch(k);
 		n += BATCH;
 		t = now_s();
-		if (times && b < MAX_BATCHES) {
-			batch_end[b] = t;
+		if (times && b < MAX_BATCHES)
 			times[b++] = (t - prev) * 1e9 / BATCH;
-		}
 		prev = t;
 	} while (t - t0 < secs);
 	*elapsed = t - t0;
 	if (nb)
 		*nb = b;
 	return n;
-}
-
-/* The batches of one kind's run to the file, if one is asked for. */
-static int dump_batches(FILE *f, const char *name, long nb)
-{
-	for (long i = 0; f && i < nb; i++)
-		if (fprintf(f, "%s %.6f %.2f\n", name, batch_end[i],
-			    batch_ns[i]) < 0)
-			return -1;
-	return 0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -131,7 +113,6 @@ int main(int argc, char **argv)
 	enum kind kinds[16];
 	int nkinds = 0, cpu;
 	char line[64], *end;
-	FILE *dump = NULL;
 	double secs;
 	cpu_set_t set;
 
@@ -177,17 +158,8 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	batch_ns = malloc(MAX_BATCHES * sizeof(*batch_ns));
-	batch_end = malloc(MAX_BATCHES * sizeof(*batch_end));
-	if (!batch_ns || !batch_end)
+	if (!batch_ns)
 		return 1;
-	if (getenv("SYSLOOP_BATCHES")) {
-		dump = fopen(getenv("SYSLOOP_BATCHES"), "w");
-		if (!dump) {
-			fprintf(stderr, "sysloop: cannot write %s: %s\n",
-				getenv("SYSLOOP_BATCHES"), strerror(errno));
-			return 1;
-		}
-	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	if (!fgets(line, sizeof(line), stdin))
@@ -201,17 +173,9 @@ int main(int argc, char **argv)
 					NULL);
 		long n = run_for(kinds[i], secs, &el, batch_ns, &nb);
 
-		if (dump_batches(dump, names[kinds[i]], nb)) {
-			fprintf(stderr, "sysloop: cannot write the batches\n");
-			return 1;
-		}
 		qsort(batch_ns, (size_t)nb, sizeof(*batch_ns), cmp_double);
 		printf("%s %.2f %.2f %ld %ld\n", names[kinds[i]],
 		       el * 1e9 / (double)n, batch_ns[nb / 2], n, n + warm);
-	}
-	if (dump && fclose(dump)) {
-		fprintf(stderr, "sysloop: cannot write the batches\n");
-		return 1;
 	}
 	/* Stay alive until the driver has stopped its tracer. */
 	while (fgets(line, sizeof(line), stdin))

@@ -4,7 +4,7 @@
 The figures are this machine's, under whatever else runs on it: the tests
 check what scprof guarantees (every loop with its figures, the calls each
 loop makes, the probe effect's parts, the cache), never how fast the
-machine is; `make bench` reports that (bench/machine.py).
+machine is; the calibration's own report shows that.
 """
 import json
 import os
@@ -68,8 +68,7 @@ def test_every_loop_with_its_figures(quick):
 
 # What each loop makes per call, by the syscall counts of a profile of the
 # calibration (scprof -f around scprof calibrate). How fast this machine
-# does them is no test's business: `make bench` reports those ratios
-# (bench/machine.py). At least one call per timed call where the loop
+# does them is no test's business. At least one call per timed call where the loop
 # crosses; for the loops that must not cross per call, at most one per
 # 100 calls (their setup: a 16 MiB file written and read in 64 KiB
 # blocks, an mmap per pass over it, a 4 KiB getrandom pool per 256 calls).

@@ -14,11 +14,11 @@ wl = sys.argv[2] if len(sys.argv) > 2 else ".output/workloads"
 secs = float(sys.argv[3]) if len(sys.argv) > 3 else 3
 
 
-# The programs a process holds, by name: bench.py's reading of fdinfo and
+# The programs a process holds, by name: the bench's reading of fdinfo and
 # bpftool.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                 "..", "..", "bench"))
-from bench import tracing_progs  # noqa: E402
+from probes import tracing_progs  # noqa: E402
 
 
 def progs_of(pid):

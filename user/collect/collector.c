@@ -22,7 +22,6 @@
 #include "collect/split_drain.h"
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
-#include "util/clock.h"
 #include "util/ksyms.h"
 #include "util/log.h"
 #include "util/procfs.h"
@@ -552,9 +551,7 @@ bool collector__has_windows(const struct collector *c)
 }
 
 /* Sampled mode: the counting exit program hands calls to the timing one
- * while any bit of exit_timing is set (enum sc_timing). Each switch is
- * logged with -vv, on the clock a benchmark's loop can read (make bench
- * tells the calls made in windows from the others).
+ * while any bit of exit_timing is set (enum sc_timing).
  */
 static void set_timing(struct collector *c, __u32 bit, bool on)
 {
@@ -564,9 +561,6 @@ static void set_timing(struct collector *c, __u32 bit, bool on)
 		__atomic_or_fetch(t, bit, __ATOMIC_SEQ_CST);
 	else
 		__atomic_and_fetch(t, ~bit, __ATOMIC_SEQ_CST);
-	pr_debug("%s window %s at %.6f s (CLOCK_MONOTONIC)",
-		 bit == SC_TIMING_COST ? "cost" : "latency",
-		 on ? "opens" : "closes", (double)clock_mono_ns() / 1e9);
 }
 
 bool collector__has_cost_windows(const struct collector *c)

@@ -207,7 +207,7 @@ int collector__stacks_poll(struct collector *c);
  */
 int collector__slow_take(struct collector *c, struct sc_slowlog *out,
 			 uint64_t *lost);
-/* Samples unwound so far and their frames (for -v and the bench). */
+/* Samples unwound so far and their frames (for -v). */
 void collector__unwind_stats(struct collector *c, uint64_t *samples,
 			     uint64_t *frames);
 /* The kernel facilities the programs adapt to, probed here (also without
