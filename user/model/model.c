@@ -130,10 +130,12 @@ void model_meta_delta(struct sc_model_meta *d, const struct sc_model_meta *cur,
 				       prev ? prev->cgroups_unnamed : 0);
 	d->split_lost = delta_u64(cur->split_lost, prev ? prev->split_lost : 0);
 	if (prev && prev->throttle.known) {
-		d->throttle.throttled_ns = delta_u64(cur->throttle.throttled_ns,
-						     prev->throttle.throttled_ns);
-		d->throttle.nr_throttled = delta_u64(cur->throttle.nr_throttled,
-						     prev->throttle.nr_throttled);
+		d->throttle.throttled_ns =
+			delta_u64(cur->throttle.throttled_ns,
+				  prev->throttle.throttled_ns);
+		d->throttle.nr_throttled =
+			delta_u64(cur->throttle.nr_throttled,
+				  prev->throttle.nr_throttled);
 		d->throttle.nr_periods = delta_u64(cur->throttle.nr_periods,
 						   prev->throttle.nr_periods);
 	}

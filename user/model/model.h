@@ -100,9 +100,9 @@ struct sc_map_fail {
  */
 struct sc_throttle {
 	bool known;
-	bool v1;	     /* cgroup v1's cpu controller, else v2's */
-	char cgroup[4096];   /* raw bytes: escape to print */
-	int64_t quota_us;    /* -1: none ("max") */
+	bool v1;	   /* cgroup v1's cpu controller, else v2's */
+	char cgroup[4096]; /* raw bytes: escape to print */
+	int64_t quota_us;  /* -1: none ("max") */
 	uint64_t period_us;
 	uint64_t throttled_ns;
 	uint64_t nr_throttled; /* periods it was throttled in */
