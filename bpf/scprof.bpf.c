@@ -664,8 +664,8 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* The split of calls' time (split.bpf.h): a context switch, and a task
- * being woken. Attached with the split only.
+/* The split of calls' time (split.bpf.h): a context switch, a task being
+ * woken, and on a run queue again. Attached with the split only.
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
@@ -679,6 +679,14 @@ SEC("tp_btf/sched_waking")
 int BPF_PROG(sc_waking, struct task_struct *p)
 {
 	split_woken(ctx, p);
+	return 0;
+}
+
+/* With the run-queue delay only (else a wait is timed at the switch in). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sc_wakeup, struct task_struct *p)
+{
+	split_enqueued(p);
 	return 0;
 }
 

@@ -399,6 +399,10 @@ static void choose_autoload(struct scprof_bpf *skel,
 		/* the split of calls' time: the scheduler's tracepoints */
 		{ skel->progs.sc_switch, o->split },
 		{ skel->progs.sc_waking, o->split },
+		/* the end of a wake-up, where the kernel's run-queue delay
+		 * gives the wait after it (else it is timed at the switch in)
+		 */
+		{ skel->progs.sc_wakeup, o->split && k->run_delay },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)
