@@ -131,15 +131,19 @@ def check_parts(row, facts, exact_calls=True):
             ("off CPU", off, t["blocked_ns"] + t["runq_ns"])):
         assert want - outside - tol <= got <= want + tol, f"{what}: {why}"
     assert row["blocked_ns"] <= t["blocked_ns"] + tol, f"blocked: {why}"
-    assert row["cpu_wait_ns"] >= t["runq_ns"] - outside - tol, \
+    # waiting holds the run-queue delay inside the calls at least (the
+    # windows' less what fell outside the calls), whatever the calls'
+    # time: 5% of that delay and a millisecond apart at most
+    assert row["cpu_wait_ns"] >= (t["runq_ns"] - outside) * (1 - TOL) - 1e6, \
         f"waiting: {why}"
 
 
 def check_slept_in(row, facts, nr, pattern):
     """Where the calls slept: scprof's first function takes 90% of the
     blocked time or more, is named as pattern says, and is on the kernel
-    stack of 90% or more of the samples of the worker asleep in syscall
-    nr (the guest's own /proc/PID/stack, named from its kallsyms)."""
+    stack of 80% or more of the samples of the worker asleep in syscall
+    nr (the guest's own /proc/PID/stack, named from its kallsyms; a few
+    are read as the thread wakes)."""
     # (a stack read as the thread wakes may come out as bare addresses)
     asleep = [fr for st, n, fr in facts.stacks if st in "SD" and n == nr
               and any(not f.startswith("0x") for f in fr)]
@@ -151,7 +155,7 @@ def check_slept_in(row, facts, nr, pattern):
     assert re.fullmatch(pattern, fn), f"slept in {fn}? {describe(row)}"
     assert top["share"] >= 0.9, describe(row)
     on = sum(fn in fr for fr in asleep)
-    assert on >= 0.9 * len(asleep), \
+    assert on >= 0.8 * len(asleep), \
         f"{fn} is on {on} of {len(asleep)} sampled stacks: {asleep[:5]}"
     return fn
 

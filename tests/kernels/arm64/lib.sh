@@ -45,8 +45,7 @@ split_case() {
 	SCPROF_WITHOUT=$without scprof --by tid --format json -o /tmp/report \
 		-- /w/split "$@" > /tmp/split.out &
 	sp=$!
-	. /split_sample.sh
-	split_sample /tmp/split.out > /tmp/split.stacks
+	sh /split_sample.sh /tmp/split.out > /tmp/split.stacks
 	wait $sp
 	rc=$?
 	cat /tmp/split.out /tmp/split.stacks
