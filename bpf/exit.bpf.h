@@ -48,7 +48,7 @@ static __always_inline void count_current(struct task_struct *p,
 	if (!record_current(p, c, fl) || progs != SC_PROGS_SAMPLED)
 		return;
 	thread_count(p, (struct pt_regs *)task_regs_addr(p), 0, SCR_TASK_EXIT,
-		     fl, c->cgtag, 0, 0, false, true);
+		     fl, c, 0, false, true);
 }
 
 /*

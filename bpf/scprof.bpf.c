@@ -104,6 +104,10 @@ const volatile __u64 split_sample_ns = SC_SPLIT_SAMPLE_NS;
  * CPU are timed at each switch in, which looks at the incoming task.
  */
 const volatile bool split_runq_timed = false;
+/* --slow, --stacks-by blocked (with the split): each call in flight keeps
+ * its longest sleep, with where it slept and who woke it (split.bpf.h).
+ */
+const volatile bool sleep_on = false;
 /* -e trace=SET (trace_filter.bpf.h): calls counted, by ABI and number, at
  * entry and (a superset) at exit; trace_beyond: numbers past SC_NR_MAX.
  * -z/-Z: status_filter (enum sc_status_filter).
@@ -266,6 +270,7 @@ struct sc_task {
 	__u32 gen;	       /* sampled mode: window_gen at entry */
 	__u32 cgtag;	       /* the thread's cgroup tag at entry */
 	struct sc_split split; /* the call's split (split.bpf.h) */
+	struct sc_sleep sleep; /* sleep_on: its longest sleep */
 };
 
 struct {
@@ -501,7 +506,8 @@ int BPF_PROG(sc_sys_exit, struct pt_regs *regs, long ret)
 	split_claim(task, &c);
 	if (stack_period && stack_by_time)
 		stack_sample_time(task ?: current_task(), regs, c.nr, c.abi,
-				  c.delta_ns);
+				  stack_by_blocked ? c.blocked_ns : c.delta_ns,
+				  stack_by_blocked ? split_sleep(task) : NULL);
 	if (status_ok(ret)) {
 		slow_check(task, regs, &c, ret);
 		record(task, &c, flags_of(c.nr, c.abi), ret, true);
@@ -605,8 +611,7 @@ int BPF_PROG(sc_timed_exit, struct pt_regs *regs, long ret)
 	record_call(task, &c, fl, ret, timed, counted);
 	if (timed)
 		slow_check(task, regs, &c, ret);
-	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, c.delta_ns,
-		     timed, counted);
+	thread_count(task, regs, addr, SCR_EXIT, fl, &c, ret, timed, counted);
 out:
 	cost_end(timed ? SC_COST_EXIT_TIMED : SC_COST_EXIT, t0);
 	return 0;
@@ -659,26 +664,46 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 		return 0;
 	c.cgtag = task ? cgtag_of(task) : 0;
 	record_call(task, &c, fl, ret, false, true);
-	thread_count(task, regs, addr, SCR_EXIT, fl, c.cgtag, ret, 0, false,
-		     true);
+	thread_count(task, regs, addr, SCR_EXIT, fl, &c, ret, false, true);
 	return 0;
 }
 
 /* The split of calls' time (split.bpf.h): a context switch, a task being
- * woken, and on a run queue again. Attached with the split only.
+ * woken, and on a run queue again. Attached with the split only; in
+ * sampled mode in latency windows only, where they time themselves as the
+ * syscall programs do (cost.bpf.h: nothing in full mode).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next)
 {
+	__u64 t0 = cost_begin(SC_COST_SWITCH);
+
 	split_switch(preempt, prev, next);
+	cost_end(SC_COST_SWITCH, t0);
 	return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(sc_waking, struct task_struct *p)
 {
-	split_woken(ctx, p);
+	__u64 t0 = cost_begin(SC_COST_WAKING);
+
+	split_woken(ctx, p, false);
+	cost_end(SC_COST_WAKING, t0);
+	return 0;
+}
+
+/* The same, keeping each call's longest sleep (sleep_on): attached
+ * instead of sc_waking.
+ */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(sc_waking_sleep, struct task_struct *p)
+{
+	__u64 t0 = cost_begin(SC_COST_WAKING);
+
+	split_woken(ctx, p, true);
+	cost_end(SC_COST_WAKING, t0);
 	return 0;
 }
 
@@ -686,7 +711,10 @@ int BPF_PROG(sc_waking, struct task_struct *p)
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(sc_wakeup, struct task_struct *p)
 {
+	__u64 t0 = cost_begin(SC_COST_WAKEUP);
+
 	split_enqueued(p);
+	cost_end(SC_COST_WAKEUP, t0);
 	return 0;
 }
 
@@ -705,12 +733,16 @@ int BPF_PROG(sc_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* A thread moved to another cgroup (cgtag.bpf.h). */
+/* A thread moved to another cgroup (cgtag.bpf.h); a target process, for
+ * its CPU quota throttling (split.bpf.h).
+ */
 SEC("tp_btf/cgroup_attach_task")
 int BPF_PROG(sc_cgroup_attach, struct cgroup *dst, const char *path,
 	     struct task_struct *task, bool threadgroup)
 {
-	cgtag_moved(dst, task, threadgroup);
+	if (read_cgid)
+		cgtag_moved(dst, task, threadgroup);
+	split_moved(task);
 	return 0;
 }
 

@@ -14,9 +14,13 @@
  * entry, so that fast calls pay nothing for it; with --fd-types the kind
  * read at entry is used (a close has freed its fd by its return).
  *
+ * With the split on, the call's split and its longest sleep (where it
+ * slept, who woke it: split.bpf.h, sleep_on) go with it.
+ *
  * Uses the settings and helpers scprof.bpf.c includes before this file:
- * flags_of (syscall.bpf.h), fd_file, file_kind, fd_arg (fdkind.bpf.h),
- * stack_fill, stack_new_maps, stack_unwindable, stack_events (stacks.bpf.h).
+ * split_on, flags_of (syscall.bpf.h), fd_file, file_kind, fd_arg
+ * (fdkind.bpf.h), split_sleep (split.bpf.h), stack_fill, stack_new_maps,
+ * stack_unwindable, stack_sleep, stack_events (stacks.bpf.h).
  */
 #ifndef SCPROF_SLOW_BPF_H
 #define SCPROF_SLOW_BPF_H
@@ -29,6 +33,7 @@
 #include "scprof.h"
 #include "sc_stack.h"
 #include "fdkind.bpf.h"
+#include "split.bpf.h"
 #include "stacks.bpf.h"
 #include "stamp.bpf.h"
 
@@ -220,6 +225,14 @@ static __always_inline void slow_emit(struct task_struct *task,
 	e->end_ns = bpf_ktime_get_ns();
 	e->delta_ns = c->delta_ns;
 	e->ret = ret;
+	/* its split (claimed before: split_claim), its longest sleep */
+	if (split_on) {
+		e->flags |= SC_STACK_F_SPLIT;
+		e->split_wait_ns = c->wait_ns;
+		e->split_blocked_ns = c->blocked_ns;
+		e->split_iowait_ns = c->iowait_ns;
+	}
+	stack_sleep(e, split_sleep(task));
 	slow_fd(task, regs, c, e);
 	/* at once: its fd is looked up in /proc while the process lives */
 	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);

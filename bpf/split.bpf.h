@@ -12,11 +12,15 @@
  *    delay as the kernel keeps it (the wait after a sleep is what it
  *    grew by at the next switch out, or the exit);
  *  - switched in after a preemption (the switch program looks at the
- *    incoming task while any call waits so): the wait is timed, one in a
- *    time-weighted sample sent with the task that ran just before;
+ *    incoming task while any call waits so): the wait is timed; what ran
+ *    instead is sampled turn by turn on its CPU (split_cpus: each task's
+ *    turn there while the call waits, time-weighted);
  *  - sched_waking: a sleeping call is woken, its blocked time ends; one
  *    sleep in a time-weighted sample is sent with the sleeper's and the
- *    waker's kernel stacks;
+ *    waker's kernel stacks; with sleep_on (--slow, --stacks-by blocked:
+ *    the program sc_waking_sleep instead of sc_waking) the call's longest
+ *    sleep is kept, with both stacks, in sleeps[] beside splits[] (or in
+ *    the task state), for its exit (split_sleep);
  *  - sched_wakeup (with the run-queue delay only): the woken call is on a
  *    run queue; the wake-up's time until then (an IPI to an idle CPU, its
  *    way out of idle: no run-queue delay holds it) is waiting too, taken
@@ -30,10 +34,16 @@
  *
  * record.bpf.h adds a call's sums to its cell beside its time.
  *
+ * Sampled mode (the daemon): the scheduler programs are attached in
+ * latency windows only, as the enter program is, and see only the calls
+ * stamped in the current window (the others are not timed); userspace
+ * zeroes split_preempted before it attaches them, as a call preempted
+ * when they were detached is switched in unseen.
+ *
  * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * split_on, split_runq_timed, split_sample_ns, tstore_calls,
- * split_preempted, read_cgid, flights, tstore (struct sc_task, whose split
- * member this fills).
+ * progs, window_gen, split_on, split_runq_timed, split_sample_ns, sleep_on,
+ * tstore_calls, split_preempted, read_cgid, flights, tstore (struct
+ * sc_task, whose split member this fills).
  */
 #ifndef SCPROF_SPLIT_BPF_H
 #define SCPROF_SPLIT_BPF_H
@@ -44,6 +54,7 @@
 
 #include "scprof.h"
 #include "sc_split.h"
+#include "filter.bpf.h"
 #include "proc.bpf.h"
 #include "stamp.bpf.h"
 #include "task.bpf.h"
@@ -59,6 +70,16 @@ struct {
 	__type(value, struct sc_split);
 } splits SEC(".maps");
 
+/* sleep_on: the longest sleeps of the calls in flights[], slot for slot
+ * (one entry when off: userspace sizes it).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SC_FLIGHT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sc_sleep);
+} sleeps SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_SPLIT_RINGBUF); /* userspace may resize */
@@ -70,7 +91,16 @@ struct split_ref {
 	struct sc_flight *f; /* NULL: the stamp is in task state */
 	struct sc_task *ts;
 	__u64 call; /* the call's start stamp */
+	__u32 slot; /* its slot in flights[] + 1; 0: task state */
 };
+
+/* Is a call stamped under window generation gen one to split? Every
+ * one in full mode; in sampled mode, those of the window open now.
+ */
+static __always_inline bool split_gen_ok(__u32 gen)
+{
+	return progs != SC_PROGS_SAMPLED || gen == window_gen;
+}
 
 /* Is t in a stamped call? Its split, found without a helper call when
  * the stamp is in flights[].
@@ -89,19 +119,21 @@ static __always_inline bool split_find(struct task_struct *t,
 			if (f->owner == addr) {
 				r->s = bpf_map_lookup_elem(&splits, &i);
 				r->f = f;
+				r->slot = i + 1;
 				r->ts = NULL;
 				r->call = f->start_ns;
-				return r->s && r->call;
+				return r->s && r->call && split_gen_ok(f->gen);
 			}
 		}
 		if (tstore_calls <= 0)
 			return false;
 	}
 	r->ts = thread_state(&tstore, t, NULL, false);
-	if (!r->ts || !r->ts->start_ns)
+	if (!r->ts || !r->ts->start_ns || !split_gen_ok(r->ts->gen))
 		return false;
 	r->s = &r->ts->split;
 	r->f = NULL;
+	r->slot = 0;
 	r->call = r->ts->start_ns;
 	return true;
 }
@@ -141,10 +173,13 @@ struct {
 static __always_inline bool split_sampled(__u64 ns, bool wait, __u64 *weight)
 {
 	__u32 zero = 0;
-	struct split_acc *a = bpf_map_lookup_elem(&split_accs, &zero);
+	struct split_acc *a;
 	__u64 *acc;
 
-	if (!a || !split_sample_ns || !ns)
+	if (!split_sample_ns || !ns) /* (no samples: the sums only) */
+		return false;
+	a = bpf_map_lookup_elem(&split_accs, &zero);
+	if (!a)
 		return false;
 	acc = wait ? &a->wait_ns : &a->sleep_ns;
 	*acc += ns;
@@ -191,14 +226,13 @@ static __always_inline void split_ref_row(const struct split_ref *r, __u32 *nr,
 	}
 }
 
-/* A wait for a CPU of ns by t in the call of row (nr, abi, fd_type,
- * cgtag); other: the task that ran just before t got its CPU back (NULL:
- * unknown, a wait after a wake-up). One in a time-weighted sample goes
- * out.
+/* A wait for a CPU of ns in the call of row (proc, nr, abi, fd_type)
+ * by thread tid; other: a task that ran instead (NULL: unknown, a wait
+ * after a wake-up). One in a time-weighted sample goes out.
  */
 static __always_inline void
-split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
-		  __u32 cgtag, struct task_struct *other, __u64 ns)
+split_wait_event(const struct sc_proc_key *proc, __u32 tid, __u32 nr, __u32 abi,
+		 __u32 fd_type, struct task_struct *other, __u64 ns)
 {
 	struct sc_split_event *e;
 	__u64 weight;
@@ -210,8 +244,17 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 		__sync_fetch_and_add(&split_lost, 1);
 		return;
 	}
-	split_event_fill(e, nr, abi, fd_type, cgtag, t, SC_SPLIT_WAIT, ns,
-			 weight);
+	e->proc = *proc;
+	e->nr = nr;
+	e->abi = abi;
+	e->fd_type = fd_type;
+	e->kind = SC_SPLIT_WAIT;
+	e->tid = tid;
+	e->ns = ns;
+	e->weight_ns = weight;
+	e->nsleeper = 0;
+	e->nwaker = 0;
+	e->iowait = 0;
 	e->other_pid = other ? task_tgid(other) : 0;
 	e->other_tid = other ? task_tid(other) : 0;
 	e->other_comm[0] = 0;
@@ -221,6 +264,90 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 	else if (other)
 		BPF_CORE_READ_STR_INTO(&e->other_comm, other, comm);
 	bpf_ringbuf_submit(e, 0);
+}
+
+/* The same for t in the call of row (nr, abi, fd_type, cgtag). */
+static __always_inline void
+split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
+		  __u32 cgtag, struct task_struct *other, __u64 ns)
+{
+	struct sc_proc_key proc;
+
+	proc_key_of(t, read_cgid ? cgtag : 0, &proc);
+	split_wait_event(&proc, task_tid(t), nr, abi, fd_type, other, ns);
+}
+
+/* Per CPU: the last call preempted there while it waits for the CPU
+ * (its row and stamp), and since when the running task's turn runs.
+ */
+struct split_cpu {
+	__u64 call; /* the waiting call's start stamp; 0: none */
+	__u64 turn_ns;
+	struct sc_proc_key proc;
+	__u32 nr, abi, fd_type, tid;
+	__u32 slot; /* its slot in flights[] + 1; 0: task state */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct split_cpu);
+} split_cpus SEC(".maps");
+
+static __always_inline struct split_cpu *split_cpu(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&split_cpus, &zero);
+}
+
+/* prev's turn on this CPU ends at now: while the call c remembers waits
+ * (still preempted, as its slot's split says where it has one), the
+ * turn is time prev ran instead.
+ */
+static __always_inline void split_turn(struct split_cpu *c,
+				       struct task_struct *prev, __u64 now)
+{
+	__u64 ns = now - c->turn_ns;
+
+	c->turn_ns = now;
+	if (task_tid(prev) == c->tid) { /* it ran: its switch in unseen */
+		c->call = 0;
+		return;
+	}
+	if (c->slot) {
+		__u32 i = c->slot - 1;
+		struct sc_split *s = bpf_map_lookup_elem(&splits, &i);
+
+		if (!s || s->call != c->call ||
+		    !(s->flags & SC_SPLIT_PREEMPTED)) {
+			c->call = 0; /* it ran again elsewhere */
+			return;
+		}
+	}
+	split_wait_event(&c->proc, c->tid, c->nr, c->abi, c->fd_type, prev, ns);
+}
+
+/* prev, in r's call, is preempted on this CPU at now: its wait is
+ * sampled turn by turn here.
+ */
+static __always_inline void
+split_turns_begin(struct split_ref *r, struct task_struct *prev, __u64 now)
+{
+	struct split_cpu *c = split_cpu();
+	__u32 cgtag;
+
+	if (!c)
+		return;
+	split_ref_row(r, &c->nr, &c->abi, &c->fd_type, &cgtag);
+	proc_key_of(prev, read_cgid ? cgtag : 0, &c->proc);
+	c->tid = task_tid(prev);
+	c->slot = r->slot;
+	c->call = r->call;
+	c->turn_ns = now;
+	r->s->flags |= SC_SPLIT_TURNS;
 }
 
 /*
@@ -257,7 +384,8 @@ static __always_inline void split_sleep_wait(struct task_struct *t, __u32 nr,
  * needs the clock (runq_timed: every switch out).
  */
 static __always_inline void split_out(struct split_ref *r,
-				      struct task_struct *prev, bool preempt)
+				      struct task_struct *prev, bool preempt,
+				      __u64 now)
 {
 	struct sc_split *s = r->s;
 	__u64 delay = 0;
@@ -285,22 +413,62 @@ static __always_inline void split_out(struct split_ref *r,
 	 * running; a preempted task is runnable whatever its state says
 	 */
 	asleep = !preempt && task_state(prev) != 0;
-	s->out_ns = bpf_ktime_get_ns();
+	s->out_ns = now;
 	if (asleep) {
 		s->flags = SC_SPLIT_BLOCKED | SC_SPLIT_SLEPT |
 			   (task_in_iowait(prev) ? SC_SPLIT_IOWAIT : 0);
 	} else {
 		s->flags = SC_SPLIT_PREEMPTED;
 		__sync_fetch_and_add(&split_preempted, 1);
+		split_turns_begin(r, prev, now);
 	}
 	if (split_runq_timed)
 		s->flags |= SC_SPLIT_OUT;
 }
 
-/* p, in a stamped call, is being woken at the current task's hands (or
- * an interrupt's, on top of it): its sleep ends.
+/*
+ * sleep_on: a sleep of ns by p, in the call r, has just ended at the
+ * current task's hands: the call's longest so far is kept, with the
+ * sleeper's kernel stack and the waker's (the two stack walks only for a
+ * sleep longer than the call's longest before).
  */
-static __always_inline void split_woken(void *ctx, struct task_struct *p)
+static __always_inline void split_keep_sleep(void *ctx, struct task_struct *p,
+					     const struct split_ref *r,
+					     __u64 ns)
+{
+	struct sc_sleep *z;
+	__u32 i = r->slot - 1;
+	long n;
+
+	if (r->f)
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	else
+		z = &r->ts->sleep;
+	if (!z)
+		return;
+	if (z->call != r->call) {
+		z->call = r->call;
+		z->ns = 0;
+	}
+	if (ns <= z->ns)
+		return;
+	z->ns = ns;
+	z->waker_pid = (__u32)(bpf_get_current_pid_tgid() >> 32);
+	z->waker_tid = (__u32)bpf_get_current_pid_tgid();
+	bpf_get_current_comm(z->waker_comm, sizeof(z->waker_comm));
+	n = bpf_get_task_stack(p, z->sleeper, sizeof(z->sleeper), 0);
+	z->nsleeper = n > 0 ? (__u32)n / 8 : 0;
+	n = bpf_get_stack(ctx, z->waker, sizeof(z->waker), 0);
+	z->nwaker = n > 0 ? (__u32)n / 8 : 0;
+}
+
+/* p, in a stamped call, is being woken at the current task's hands (or
+ * an interrupt's, on top of it): its sleep ends. keep (a constant: two
+ * programs, sc_waking and sc_waking_sleep, so that the first one is
+ * what it was without it): the call's longest sleep is kept.
+ */
+static __always_inline void split_woken(void *ctx, struct task_struct *p,
+					const bool keep)
 {
 	__u32 nr, abi, fd_type, cgtag;
 	struct sc_split_event *e;
@@ -326,6 +494,8 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p)
 	s->out_ns = now;
 	if (!split_runq_timed)
 		s->flags |= SC_SPLIT_WAKING;
+	if (keep)
+		split_keep_sleep(ctx, p, &r, ns);
 	if (!split_sampled(ns, false, &weight))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
@@ -399,9 +569,19 @@ static __always_inline void split_in(struct split_ref *r,
 	 */
 	if (split_runq_timed || preempted)
 		s->wait_ns += ns;
-	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
 	if (preempted)
 		__sync_fetch_and_sub(&split_preempted, 1);
+	if (preempted && (s->flags & SC_SPLIT_TURNS)) {
+		/* sampled turn by turn, the last one prev's just now */
+		struct split_cpu *c = split_cpu();
+
+		s->flags &=
+			~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED | SC_SPLIT_TURNS);
+		if (c && c->call == r->call)
+			c->call = 0;
+		return;
+	}
+	s->flags &= ~(SC_SPLIT_OUT | SC_SPLIT_PREEMPTED);
 	split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
 	split_wait_sample(next, nr, abi, fd_type, cgtag,
 			  preempted ? prev : NULL, ns);
@@ -415,11 +595,18 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 					 struct task_struct *next)
 {
 	struct split_ref out, in;
+	struct split_cpu *c;
+	__u64 now = 0;
 
+	/* while some call waits after a preemption: prev's turn here */
+	if (split_preempted > 0 && (c = split_cpu()) && c->call) {
+		now = bpf_ktime_get_ns();
+		split_turn(c, prev, now);
+	}
 	if (split_find(prev, &out))
-		split_out(&out, prev, preempt);
+		split_out(&out, prev, preempt, now ?: bpf_ktime_get_ns());
 	if ((split_runq_timed || split_preempted > 0) && split_find(next, &in))
-		split_in(&in, next, prev, bpf_ktime_get_ns());
+		split_in(&in, next, prev, now ?: bpf_ktime_get_ns());
 }
 
 /* The split of a call ending now (s: its own), into c. */
@@ -447,6 +634,38 @@ static __always_inline void split_took(struct task_struct *task,
 	}
 }
 
+/*
+ * sleep_on: which call's longest sleep the exit program may read (its
+ * stamp; 0: none) and where (its flight slot + 1; 0: the task state), per
+ * CPU: noted as the split is claimed, read by split_sleep() at the end of
+ * the same run (a program does not nest in itself on a CPU). Kept out of
+ * struct ended_call so that the exit program keeps no more of it alive
+ * when sleep_on is off.
+ */
+struct sleep_claim {
+	__u64 call;
+	__u32 slot;
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sleep_claim);
+} sleep_claims SEC(".maps");
+
+static __always_inline void split_note_sleep(const struct ended_call *c)
+{
+	__u32 zero = 0;
+	struct sleep_claim *cl = bpf_map_lookup_elem(&sleep_claims, &zero);
+
+	if (!cl)
+		return;
+	cl->call = c->split_ts || c->split_slot ? c->split_call : 0;
+	cl->slot = c->split_ts ? 0 : c->split_slot;
+}
+
 /* The call c ending now takes its split from splits[], if it was
  * switched out with its stamp in flights[] (task state's split is taken
  * by task_exit, with split_took too).
@@ -459,6 +678,8 @@ static __always_inline void split_claim(struct task_struct *task,
 
 	if (!split_on)
 		return;
+	if (sleep_on)
+		split_note_sleep(c);
 	if (!s && c->split_slot) {
 		i = c->split_slot - 1;
 		s = bpf_map_lookup_elem(&splits, &i);
@@ -466,6 +687,58 @@ static __always_inline void split_claim(struct task_struct *task,
 	if (!s || s->call != c->split_call)
 		return;
 	split_took(task ?: current_task(), c, s);
+}
+
+/* A target process moves to another cgroup: userspace looks at its CPU
+ * quota there at once (collect/throttle.c), before it is throttled.
+ */
+static __always_inline void split_moved(struct task_struct *task)
+{
+	struct sc_split_event *e;
+
+	if (!split_on || filter_mode != SC_FILTER_TGID ||
+	    !is_target(task_tgid(task)))
+		return;
+	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
+	if (!e) {
+		__sync_fetch_and_add(&split_lost, 1);
+		return;
+	}
+	__builtin_memset(e, 0, sizeof(*e));
+	e->kind = SC_SPLIT_MOVED;
+	e->proc.tgid = task_tgid(task);
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+}
+
+/* sleep_on: the longest sleep of the call c that has just ended (its
+ * split claimed: split_claim), or NULL when it never slept (or the record
+ * is another call's already). task: the caller (NULL: the current task).
+ */
+static __always_inline const struct sc_sleep *
+split_sleep(struct task_struct *task)
+{
+	const struct sc_sleep *z = NULL;
+	struct sleep_claim *cl;
+	struct sc_task *ts;
+	__u32 i = 0;
+
+	if (!sleep_on)
+		return NULL;
+	cl = bpf_map_lookup_elem(&sleep_claims, &i);
+	if (!cl || !cl->call)
+		return NULL;
+	if (cl->slot) {
+		i = cl->slot - 1;
+		z = bpf_map_lookup_elem(&sleeps, &i);
+	} else {
+		ts = thread_state(&tstore, task ?: current_task(), NULL, false);
+		if (!ts)
+			return NULL;
+		z = &ts->sleep;
+	}
+	if (!z || z->call != cl->call || !z->ns)
+		return NULL;
+	return z;
 }
 
 /* A thread exits in a call stamped in its task state (killed in it):

@@ -40,6 +40,11 @@ const volatile __u32 stack_period = 0;
  * (stack_period is then unused but non-zero).
  */
 const volatile bool stack_by_time = false;
+/* --stacks-by blocked: as by time (stack_by_time is set too), by the
+ * call's blocked time, each sample with the kernel stack of the call's
+ * longest sleep. (Before the budget: the settings share two cache lines.)
+ */
+const volatile bool stack_by_blocked = false;
 const volatile __u64 stack_budget_ns = 0;
 
 /* Samples lost (ring buffer full), by native syscall. */
@@ -228,12 +233,24 @@ static __always_inline bool stack_unwindable(__u32 nr, __u32 abi)
 	       !(flags_of(nr, abi) & SC_NR_EXEC);
 }
 
+/* The call's longest sleep into e (z NULL: none). */
+static __always_inline void stack_sleep(struct sc_stack_event *e,
+					const struct sc_sleep *z)
+{
+	if (!z)
+		return;
+	__builtin_memcpy(&e->sleep, z, sizeof(e->sleep));
+	e->flags |= SC_STACK_F_SLEEP;
+}
+
 /* Send the call's user stack, standing for weight shares of calls (or of
- * time); one the ring has no room for is counted lost.
+ * time), with its longest sleep (z: --stacks-by blocked, else NULL); one
+ * the ring has no room for is counted lost.
  */
 static __always_inline void stack_emit(struct task_struct *task,
 				       struct pt_regs *regs, __u32 nr,
-				       __u32 abi, __u32 weight)
+				       __u32 abi, __u32 weight,
+				       const struct sc_sleep *z)
 {
 	struct sc_stack_event *e;
 	bool new_maps;
@@ -252,6 +269,7 @@ static __always_inline void stack_emit(struct task_struct *task,
 	e->nr = nr;
 	e->abi = abi;
 	e->weight = weight;
+	stack_sleep(e, z);
 	bpf_ringbuf_submit(e, stack_wakeup());
 }
 
@@ -285,7 +303,7 @@ static __always_inline void stack_sample(struct task_struct *task,
 				    0;
 		mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
 		cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
-		stack_emit(task, regs, nr, abi, weight);
+		stack_emit(task, regs, nr, abi, weight, NULL);
 	}
 	stack_note_code(task, regs, nr, abi);
 }
@@ -296,17 +314,22 @@ static __always_inline void stack_sample(struct task_struct *task,
  * taken each time it passes stack_budget_ns << shift, weighted by the
  * budgets it passed (in stack_budget_ns units), so a call is sampled in
  * proportion to its time and the weighted shares are shares of time.
+ * --stacks-by blocked: the same with the call's blocked time (delta_ns
+ * is that), a call never blocked never sampled, each sample with the
+ * call's longest sleep (z).
  */
 static __always_inline void stack_sample_time(struct task_struct *task,
 					      struct pt_regs *regs, __u32 nr,
-					      __u32 abi, __u64 delta_ns)
+					      __u32 abi, __u64 delta_ns,
+					      const struct sc_sleep *z)
 {
 	struct stack_countdown *cd;
 	__u32 zero = 0;
 	__u64 unit, n;
 
 	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
-	if (cd) {
+	/* (by blocked time: no time, no sample, whatever the shift did) */
+	if (cd && (delta_ns || !stack_by_blocked)) {
 		cd->acc += delta_ns;
 		unit = stack_budget_ns << (cd->shift & SC_STACK_MAX_SHIFT);
 		if (unit && cd->acc >= unit) {
@@ -315,7 +338,8 @@ static __always_inline void stack_sample_time(struct task_struct *task,
 			n <<= cd->shift & SC_STACK_MAX_SHIFT;
 			cd->shift = stack_shift();
 			stack_emit(task, regs, nr, abi,
-				   n > 0xffffffffULL ? 0xffffffffU : (__u32)n);
+				   n > 0xffffffffULL ? 0xffffffffU : (__u32)n,
+				   z);
 		}
 	}
 	stack_note_code(task, regs, nr, abi);

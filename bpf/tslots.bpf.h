@@ -44,9 +44,13 @@ static __always_inline bool tslot_claim(struct sc_tslot *ts, __u64 addr,
 	return true;
 }
 
+/* A call's counts into a thread's slot (plain adds); timed: its time,
+ * and its split (nothing for a call never switched out: all on a CPU).
+ */
 static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
-					   long ret, __u64 delta_ns, bool timed,
-					   bool counted)
+					   long ret,
+					   const struct ended_call *call,
+					   bool timed, bool counted)
 {
 	if (!counted)
 		goto timing;
@@ -59,19 +63,25 @@ static __always_inline void counts_of_call(struct sc_counts *c, __u8 fl,
 		c->bytes += ret;
 	}
 timing:
-	if (timed)
-		c->total_ns += delta_ns;
+	if (!timed)
+		return;
+	c->total_ns += call->delta_ns;
+	if (call->wait_ns || call->blocked_ns) {
+		c->wait_ns += call->wait_ns;
+		c->blocked_ns += call->blocked_ns;
+		c->iowait_ns += call->iowait_ns;
+	}
 }
 
 /* A thread without a slot: its process's entry in ptotals. */
 static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
-					 __u32 cgtag, long ret, __u64 delta_ns,
-					 bool timed, bool counted)
+					 const struct ended_call *call,
+					 long ret, bool timed, bool counted)
 {
 	struct sc_proc_key key;
 	struct sc_counts *c;
 
-	proc_key_of(task, cgtag, &key);
+	proc_key_of(task, call->cgtag, &key);
 	c = bpf_map_lookup_elem(&ptotals, &key);
 	if (!c) {
 		/* the process's first call here: its entry, and its name */
@@ -94,8 +104,14 @@ static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
 		__sync_fetch_and_add(&c->bytes, ret);
 	}
 timing:
-	if (timed)
-		__sync_fetch_and_add(&c->total_ns, delta_ns);
+	if (!timed)
+		return;
+	__sync_fetch_and_add(&c->total_ns, call->delta_ns);
+	if (call->wait_ns || call->blocked_ns) {
+		__sync_fetch_and_add(&c->wait_ns, call->wait_ns);
+		__sync_fetch_and_add(&c->blocked_ns, call->blocked_ns);
+		__sync_fetch_and_add(&c->iowait_ns, call->iowait_ns);
+	}
 }
 
 /* The thread's slot was taken under another cgroup tag than its call's:
@@ -112,17 +128,18 @@ static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 	return true;
 }
 
-/* A call of the current thread (regs: its saved registers, known: regs
+/* A call c of the current thread (regs: its saved registers, known: regs
  * as a number or 0, scr: the scratch word of the calling program kind;
- * see regs_addr()) with flags fl (flags_of()) under cgroup tag cgtag;
- * timed and counted as record_call() takes them.
+ * see regs_addr()) with flags fl (flags_of()), filed under c->cgtag;
+ * timed (c->delta_ns and its split) and counted as record_call() takes
+ * them.
  * task: the current task, or NULL when not fetched yet (a thread with its
  * slot needs none).
  */
 static __always_inline void thread_count(struct task_struct *task,
 					 const struct pt_regs *regs,
 					 __u64 known, int scr, __u8 fl,
-					 __u32 cgtag, long ret, __u64 delta_ns,
+					 const struct ended_call *c, long ret,
 					 bool timed, bool counted)
 {
 	struct sc_tslot *ts;
@@ -134,22 +151,22 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of ptotals.
 	 */
 	if (!KERN_TASK_REGS) {
-		ptotal_count(task ?: current_task(), fl, cgtag, ret, delta_ns,
-			     timed, counted);
+		ptotal_count(task ?: current_task(), fl, c, ret, timed,
+			     counted);
 		return;
 	}
 	addr = regs_addr(regs, known, scr);
 	ts = tslot_of(addr);
-	if (addr && ts->owner == addr && !tslot_moved(ts, addr, cgtag)) {
-		counts_of_call(&ts->c, fl, ret, delta_ns, timed, counted);
+	if (addr && ts->owner == addr && !tslot_moved(ts, addr, c->cgtag)) {
+		counts_of_call(&ts->c, fl, ret, c, timed, counted);
 		return;
 	}
 	if (!task)
 		task = current_task();
-	if (addr && tslot_claim(ts, addr, task, cgtag))
-		counts_of_call(&ts->c, fl, ret, delta_ns, timed, counted);
+	if (addr && tslot_claim(ts, addr, task, c->cgtag))
+		counts_of_call(&ts->c, fl, ret, c, timed, counted);
 	else
-		ptotal_count(task, fl, cgtag, ret, delta_ns, timed, counted);
+		ptotal_count(task, fl, c, ret, timed, counted);
 }
 
 /* A thread exits (regs: its stack): its slot, if it has one, is dead

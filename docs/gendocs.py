@@ -34,13 +34,19 @@ OPERANDS = {"diff": "files"}
 # What the value of an option completes to, by (command, long option);
 # "*" matches any command. A list: those words ("csv" after "," when the
 # kind is "list,": a comma-separated list); "pids", "files", "dirs":
-# running pids, file names, directories; "loops": calibrate's loop names
+# running pids, file names, directories; "loops": calibrate's loop names;
+# "columns", "sort-keys": the column table's (scprof --list-columns,
+# --list-sort-keys)
 # (from `scprof calibrate --list`); "free": nothing (a number, an address).
 # `check` fails when an option that takes a value has no entry, so a new
 # option is not forgotten here.
-COLUMNS = ["time-percent", "total-time", "avg-time", "calls", "errors",
-           "name", "min-time", "max-time", "p50", "p90", "p99", "bytes",
-           "rate", "interrupted"]
+def scprof_list(what):
+    """A hidden list of scprof's: --list-columns, --list-sort-keys (the
+    column table's canonical names)."""
+    return subprocess.run([SCPROF, what], check=True, capture_output=True,
+                          text=True).stdout.split()
+
+
 COMPLETE = {
     ("*", "pid"): "pids",
     ("*", "cgroup"): "dirs",
@@ -54,13 +60,13 @@ COMPLETE = {
     ("*", "slow-out"): "files",
     ("*", "trace-out"): "files",
     ("profile", "format"): ["table", "json", "csv"],
-    ("profile", "stacks-by"): ["count", "time"],
+    ("profile", "stacks-by"): ["count", "time", "blocked"],
     ("calibrate", "format"): ["table", "json"],
     ("verdict", "format"): ["table", "json"],
     ("features", "format"): ["table", "json"],
     ("diff", "format"): ["table", "json"],
-    ("profile", "sort"): COLUMNS[:12] + ["nothing"],
-    ("profile", "columns"): ("list,", COLUMNS),
+    ("profile", "sort"): "sort-keys",
+    ("profile", "columns"): ("list,", "columns"),
     ("top", "sort"): ["calls", "errors", "p99", "time"],
     ("top", "group"): ["pid", "tid", "comm", "cgroup", "unit", "container",
                        "pod", "qos"],
@@ -121,7 +127,11 @@ def value_kind(cmd, opt):
     for key in ((cmd, opt.long), ("*", opt.long), (cmd, opt.short),
                 ("*", opt.short)):
         if key in COMPLETE:
-            return COMPLETE[key]
+            kind = COMPLETE[key]
+            # the column table's names, from scprof itself
+            if kind == "sort-keys":
+                return scprof_list("--list-sort-keys")
+            return kind
     return None
 
 
@@ -312,6 +322,8 @@ def loops():
 def words_of(kind):
     if kind == "loops":
         return loops()
+    if kind == "columns":
+        return scprof_list("--list-columns")
     return kind
 
 

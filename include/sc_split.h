@@ -13,8 +13,14 @@
  * buffer with what userspace names them by: where the sleeper slept (its
  * kernel stack), who woke it (the waking task, and the waking context's
  * kernel stack: an interrupt or a timer shows there) and, for a wait
- * after a preemption, the task that ran just before the call got its CPU
- * back (none for a wait after a wake-up).
+ * after a preemption, the tasks that ran instead (none for a wait after a
+ * wake-up).
+ *
+ * What ran instead of a call preempted is sampled turn by turn: its CPU
+ * remembers the last call preempted there, and each task's turn on that
+ * CPU while the call waits goes out as time that task ran instead (a
+ * call that moves to another CPU's queue, or a second call preempted on
+ * the same CPU, leaves the rest of its wait unnamed).
  */
 #ifndef SC_SPLIT_H
 #define SC_SPLIT_H
@@ -34,7 +40,9 @@
 #define SC_SPLIT_OUT 4U	      /* switched out, not in again (runq_timed) */
 #define SC_SPLIT_PREEMPTED 8U /* switched out preempted, not in again */
 #define SC_SPLIT_SLEPT 16U    /* the last switch out was a sleep */
-#define SC_SPLIT_WAKING 32U   /* woken, not on a run queue yet */
+/* its preemption's wait is sampled turn by turn on its CPU (split_cpus) */
+#define SC_SPLIT_TURNS 32U
+#define SC_SPLIT_WAKING 64U /* woken, not on a run queue yet */
 
 /*
  * A call's split so far, while it is in flight. A wait for a CPU after a
@@ -63,10 +71,38 @@ struct sc_split {
 	__u32 pad2;
 };
 
+/*
+ * --slow and --stacks-by blocked: a call's longest sleep so far, kept
+ * while it is in flight (beside its split: bpf/split.bpf.h), for where it
+ * slept and who woke it. Written at sched_waking when a sleep is longer
+ * than the call's longest before; read at its exit.
+ */
+struct sc_sleep {
+	__u64 call; /* the call's start stamp: whose sleep this is */
+	__u64 ns;   /* the sleep's length; 0: none yet */
+	/* the waker: the task running the wakeup (an interrupt or a timer
+	 * runs on whatever task was on the CPU: its stack shows which)
+	 */
+	__u32 waker_pid;
+	__u32 waker_tid;
+	char waker_comm[16];
+	__u32 nsleeper;			/* frames in sleeper[] */
+	__u32 nwaker;			/* frames in waker[] */
+	__u64 sleeper[SC_SPLIT_FRAMES]; /* where it slept, innermost first */
+	__u64 waker[SC_SPLIT_FRAMES];	/* the waking context */
+};
+
 /* What a sampled event is. */
 enum sc_split_kind {
 	SC_SPLIT_SLEEP, /* a sleep, sent as the sleeper is woken */
-	SC_SPLIT_WAIT, /* a wait for a CPU, sent at the next switch out or exit */
+	/* a wait for a CPU: after a preemption, sent as the call runs
+	 * again; after a wake-up, at its next switch out or its exit
+	 */
+	SC_SPLIT_WAIT,
+	/* not a sample: a target process (proc.tgid) moved to another
+	 * cgroup
+	 */
+	SC_SPLIT_MOVED,
 };
 
 struct sc_split_event {
@@ -81,8 +117,9 @@ struct sc_split_event {
 	__u64 ns;		 /* the sleep's or the wait's own length */
 	/* SLEEP: the waker (the task running the wakeup; an interrupt or
 	 * a timer runs on whatever task was on the CPU, which its stack
-	 * shows); WAIT: the task that ran just before the call ran again,
-	 * after a preemption (pid 0 and no name: a wait after a wake-up)
+	 * shows); WAIT: a task that ran on the call's CPU while it waited
+	 * after a preemption, for ns (pid 0 and no name: a wait after a
+	 * wake-up)
 	 */
 	__u32 other_pid;
 	__u32 other_tid;

@@ -5,11 +5,16 @@
  * unwound there with the binaries' CFI (user/collect/unwind.c).
  *
  * --slow: a call that took longer than the threshold comes the same way
- * (bpf/slow.bpf.h), flagged SC_STACK_F_SLOW, with what it returned and
- * what its fd was at its return.
+ * (bpf/slow.bpf.h), flagged SC_STACK_F_SLOW, with what it returned, what
+ * its fd was at its return, the split of its time and its longest sleep.
+ *
+ * --stacks-by blocked: a sample carries the kernel stack of where the
+ * call's longest sleep slept, to be drawn on top of its user stack.
  */
 #ifndef SC_STACK_H
 #define SC_STACK_H
+
+#include "sc_split.h"
 
 /* How much of the user stack is copied, from the stack pointer up. */
 #define SC_STACK_BYTES 16384
@@ -60,6 +65,12 @@
  * stack was not copied (another ABI than the native one, or an exec).
  */
 #define SC_STACK_F_SLOW 2U
+/* The split of the call's time (split_wait_ns, split_blocked_ns,
+ * split_iowait_ns) is known: the split is on (--slow).
+ */
+#define SC_STACK_F_SPLIT 4U
+/* sleep holds the call's longest sleep (--slow, --stacks-by blocked). */
+#define SC_STACK_F_SLEEP 8U
 
 /*
  * --slow: the name of a slow call's fd as the kernel has it at the call's
@@ -115,6 +126,16 @@ struct sc_stack_event {
 	__u8 name_flags;   /* SC_SLOW_ROOT, SC_SLOW_PSEUDO */
 	__u8 name_parts;
 	char name[SC_SLOW_NAME_BYTES];
+	/* SC_STACK_F_SPLIT: of delta_ns, waiting for a CPU, blocked, and
+	 * of blocked in I/O wait
+	 */
+	__u64 split_wait_ns;
+	__u64 split_blocked_ns;
+	__u64 split_iowait_ns;
+	/* SC_STACK_F_SLEEP (a slow call, or a sample by blocked time): the
+	 * call's longest sleep, where it slept and who woke it
+	 */
+	struct sc_sleep sleep;
 	__u8 data[SC_STACK_BYTES];
 };
 

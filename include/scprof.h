@@ -326,6 +326,12 @@ enum sc_cost_kind {
 	 * the dispatch the daemon measures with its own such calls
 	 */
 	SC_COST_ENTER_OTHER,
+	/* the split's scheduler programs (sc_switch, sc_waking or
+	 * sc_waking_sleep, sc_wakeup), attached in latency windows only
+	 */
+	SC_COST_SWITCH,
+	SC_COST_WAKING,
+	SC_COST_WAKEUP,
 	SC_COST_COUNT,
 };
 #define SC_COST_EVERY 256 /* a power of two */
@@ -370,12 +376,12 @@ struct sc_counts {
 
 /*
  * Per-thread totals (the daemon's per-name series without per-process
- * cells): a thread's calls, errors, bytes and timed time, in a slot of
- * tslots found from its kernel stack address as flights[] are, written by
- * that thread alone (plain adds). When the thread exits, its slot is
- * marked dead (owner | 1) and keeps its counts until userspace has read
- * them and freed it; a thread whose slot is taken counts in ptotals, a
- * hash by process.
+ * cells): a thread's calls, errors, bytes and timed time with its split,
+ * in a slot of tslots found from its kernel stack address as flights[]
+ * are, written by that thread alone (plain adds). When the thread exits,
+ * its slot is marked dead (owner | 1) and keeps its counts until
+ * userspace has read them and freed it; a thread whose slot is taken
+ * counts in ptotals, a hash by process.
  */
 #define SC_TSLOTS 4096
 

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """contrib/grafana: every query of the dashboard returns data from a real
 Prometheus (Debian's prometheus) scraping a real scprof daemon, over HTTPS
-with basic auth from --web-config, while a small workload runs; the
-contrib/prometheus recording rules are loaded into the same server and
-checked against the same data."""
+with basic auth from --web-config, while a small workload runs (it sleeps,
+so its calls block, and shares its CPU with a spinning process, so they
+wait for it); the contrib/prometheus recording rules are loaded into the
+same server and checked against the same data."""
 import json
 import os
 import re
@@ -76,7 +77,10 @@ def test_dashboard_is_well_formed():
                 assert 'instance=~"$instance"' in sel, (p["title"], t["expr"])
     titles = " ".join(p["title"] for p in dash["panels"]).lower()
     for want in ("calls/s", "errors/s", "heatmap", "quantiles", "process",
-                 "unit", "cpu used by scprof", "dropped"):
+                 "unit", "cpu used by scprof", "dropped", "where the time goes",
+                 "waiting for a cpu by syscall", "blocked by syscall",
+                 "i/o wait by syscall", "waiting for a cpu by unit",
+                 "blocked by unit"):
         assert want in titles, want
 
 
@@ -89,10 +93,15 @@ def stack(tmp_path):
                    f"  key_file: {key}\nbasic_auth_users:\n"
                    f"  prometheus: {bcrypt(PASSWORD)}\n")
     # The workload runs in a cgroup named like a systemd service, so that
-    # the units panels have a unit to show (--labels comm,unit).
+    # the units panels have a unit to show (--labels comm,unit), on one
+    # CPU with a process that spins there, so that its calls wait for the
+    # CPU now and then (the split's waiting panels); its sleeps block.
     unit = unit_cgroup()
+    cpu = str(os.cpu_count() - 1)
+    spin = subprocess.Popen(["taskset", "-c", cpu, sys.executable, "-c",
+                             "while True: pass"], stdin=subprocess.DEVNULL)
     work = subprocess.Popen(
-        [sys.executable, "-c",
+        ["taskset", "-c", cpu, sys.executable, "-c",
          "import os, time; time.sleep(0.3)\n"
          "devnull = os.open('/dev/null', os.O_WRONLY)\n" + WORKLOAD],
         stdin=subprocess.DEVNULL)
@@ -100,7 +109,7 @@ def stack(tmp_path):
         f.write(str(work.pid))
     args = ["--web-config", str(web), "-p", str(work.pid),
             "--fold-interval", "1", "--labels", "comm,unit"]
-    made = {"work": work}
+    made = {"work": work, "spin": spin}
     try:
         made["daemon"] = d = Daemon(args)
         assert d.scheme == "https"
@@ -132,8 +141,9 @@ scrape_configs:
             made["prom"].stop()
         if "daemon" in made:
             made["daemon"].stop()
-        work.kill()
-        work.wait(timeout=TIMEOUT)
+        for p in (work, spin):
+            p.kill()
+            p.wait(timeout=TIMEOUT)
         for d in (unit, os.path.dirname(unit)):
             try:
                 os.rmdir(d)
@@ -202,6 +212,17 @@ def test_every_panel_query_returns_data(stack, capsys):
         f'sum(rate(scprof_syscall_errors_total{{instance="{instance}",syscall="openat"}}[{RATE_INTERVAL}]))'
         f' / sum(rate(scprof_syscalls_total{{instance="{instance}",syscall="openat"}}[{RATE_INTERVAL}]))')
     assert 0.3 < float(ratio[0]["value"][1]) < 0.7, ratio
+
+    # the split: the sleeps' calls are blocked most of their time, and
+    # some of the calls waited for the CPU the spinner shares
+    def shares(metric):
+        return {r["metric"]["syscall"]: float(r["value"][1]) for r in prom.query(
+            f'sum by (syscall) (rate({metric}{{instance="{instance}"}}[{RATE_INTERVAL}]))'
+            f' / (sum by (syscall) (rate(scprof_syscall_duration_seconds_sum{{instance="{instance}"}}[{RATE_INTERVAL}])) > 0)')}
+    blocked = shares("scprof_syscall_blocked_seconds_total")
+    assert max(blocked.values()) > 0.5, blocked
+    waiting = shares("scprof_syscall_cpu_wait_seconds_total")
+    assert max(waiting.values()) > 0, waiting
 
     # the recording rules give data on the same real series
     prom.wait_for("instance_syscall:scprof_syscall_duration_seconds:p99_rate5m",

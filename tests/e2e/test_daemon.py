@@ -354,10 +354,11 @@ def test_counters_never_go_backwards(daemons, gates, tmp_path):
         check()
         time.sleep(0.02)
     assert g.wait() == 0
-    # until the 40 short pacers, the steady one and seq are folded
-    while check() and prev[("scprof_processes_folded_total", ())] < 42:
+    # until the 40 short pacers, the steady one and seq are folded, and
+    # 10 scrapes at least (a loaded machine scrapes fewer while it runs)
+    while check() and (prev[("scprof_processes_folded_total", ())] < 42 or
+                       scrapes < 10):
         time.sleep(0.05)
-    assert scrapes >= 10
     assert prev[("scprof_syscalls_total", (("abi", "64"), ("syscall", "getppid")))] \
         >= 40 * 150
 

@@ -36,7 +36,7 @@ LINE = re.compile(
     r"^(?P<time>\d\d:\d\d:\d\d\.\d{6}) (?P<comm>.*)\[(?P<pid>\d+)/(?P<tid>\d+)\] "
     r"(?P<syscall>[a-z0-9_@]+)\((?P<fd>\d+)?(?:<(?P<what>.*)>)?\) = "
     r"(?P<ret>-?\d+)(?: (?P<errno>E[A-Z0-9]+))? <(?P<dur>[\d.]+) (?P<unit>ms|s)>"
-    r"(?:  (?P<site>.*))?$")
+    r"(?P<split> on-cpu .*?)?(?:  (?P<site>.*))?$")
 
 
 def ground_truth(stdout):

@@ -414,14 +414,15 @@ LAST_CPU = os.cpu_count() - 1
 
 
 class Run:
-    """The split workload, under scprof (--by tid, JSON) or alone, with
+    """The split workload, under scprof (--by tid, JSON unless fmt says
+    otherwise: then no report is read) or alone, with
     its thread "split-work" sampled while it runs if asked; in a cgroup if
     given, on one CPU if pinned (the io mode's PSI needs every task of its
     cgroup on the CPU the worker is on: PSI weighs each CPU's stall by how
     busy the cgroup kept it)."""
 
     def __init__(self, tmp_path, args, profile=True, cgroup=None,
-                 sample=False, pinned=False, scprof_args=()):
+                 sample=False, pinned=False, scprof_args=(), fmt="json"):
         cmd = [workload("split")] + [str(a) for a in args]
         if cgroup:
             cmd = in_cgroup(cgroup, cmd)
@@ -430,7 +431,7 @@ class Run:
         self.out = str(tmp_path / "report.json")
         if profile:
             cmd = [SCPROF, "--by", "tid"] + list(scprof_args) + \
-                ["--format", "json", "-o", self.out, "--"] + cmd
+                ["--format", fmt, "-o", self.out, "--"] + cmd
         errf = tempfile.TemporaryFile()
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf,
                                 stdin=subprocess.DEVNULL)
@@ -449,8 +450,10 @@ class Run:
                 tid = int([ln for ln in lines
                            if ln.startswith(b"thread work ")][0].split()[2])
                 self.sampler = StackSampler(pid, tid)
-            rest, _ = proc.communicate(timeout=TIMEOUT)
-            lines.append(rest)
+            # (read through the buffered pipe: communicate() reads the
+            # descriptor, past lines readline had already buffered)
+            lines.append(proc.stdout.read())
+            proc.wait(timeout=TIMEOUT)
         finally:
             watchdog.cancel()
             if proc.poll() is None:
@@ -465,7 +468,7 @@ class Run:
         assert self.rc == 0, f"{cmd}: exit {self.rc}: {self.stderr}"
         self.facts = Facts(b"".join(lines).decode())
         self.report = None
-        if profile:
+        if profile and fmt == "json":
             with open(self.out) as f:
                 self.report = json.load(f, strict=True)
 
@@ -788,9 +791,10 @@ def test_split_shared(tmp_path):
         want = check_against_truth(s, r.facts)
         assert s.blocked <= TOL * s.total, s
         assert sum(e["ns"] for e in s.ran_instead) <= s.cpu_wait * 1.001, s
-        spin = [e for e in s.ran_instead if e["comm"] == "split-spin"]
+        # (other tests' spinners may share the CPU: this one's, by pid)
+        spin = [e for e in s.ran_instead if e["comm"] == "split-spin" and
+                e["pid"] in (r.facts.pid, r.facts.tid("spin"))]
         assert len(spin) == 1, f"the spinner is not in ran_instead: {s}"
-        assert spin[0]["pid"] in (r.facts.pid, r.facts.tid("spin")), spin
         spun += spin[0]["ns"]
         total += s.total
         if name == "getrandom":
@@ -798,7 +802,12 @@ def test_split_shared(tmp_path):
                 pytest.skip("the calls waited for a CPU only after sys_exit "
                             f"here ({ms(want['cpu_wait'])} of "
                             f"{ms(s.total)} inside): nothing to check")
-            assert abs(spin[0]["share"] - spin_share) <= 0.15, \
+            # what ran just before the worker got its CPU back names the
+            # spinner first; others on that CPU (a loaded machine's: seen
+            # 22% at a load of 6) take some of the rest
+            assert s.ran_instead[0]["comm"] == "split-spin", s
+            assert spin_share - 0.25 <= spin[0]["share"] <= \
+                spin_share + 0.15, \
                 f"the spinner took {spin_share:.0%} of the worker's waits; " \
                 f"scprof: {s}"
     assert spun <= spin_cpu + TOL * total, \

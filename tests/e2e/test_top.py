@@ -2,10 +2,12 @@
 """scprof top (issue 4): frames checked against pacers of known rates, in
 --batch mode and through a real terminal (tmux: keys, Ctrl-C, resize);
 hostile names escaped; bad input."""
+import json
 import os
 import re
 import shutil
 import subprocess
+import threading
 import time
 
 import pytest
@@ -13,7 +15,9 @@ import pytest
 from conftest import CLEAN_ENV, SCPROF, TIMEOUT, cgroup2_mount, run, workload
 
 ROW = re.compile(r"\s*(\d+) (.{16,}?) +([\d.]+) +([\d.]+) +([\d.]+) +([\d.]+) "
-                 r"+([\d.]+)  (.*)")
+                 r"+([\d.]+) +([\d.]+|-) +([\d.]+|-)  (.*)")
+HEADER = ["PID", "COMM", "CALLS/s", "ERRORS/s", "ERR%", "P99-us", "IN-SYS%",
+          "WAIT%", "BLK%", "TOP", "SYSCALLS", "(calls/s)"]
 TITLE = re.compile(r"scprof top - \d\d:\d\d:\d\d, every ([\d.]+) s, by (\S+)")
 
 
@@ -42,9 +46,14 @@ def pacers(tmp_path):
         p.wait()
 
 
-def frames(text, timed=None):
+def pct(field):
+    return None if field == "-" else float(field)
+
+
+def frames(text, timed=None, by="PID"):
     """[(title match, [row dicts])] of batch output; timed: the share of
-    time calls are timed in (--latency-duty), None: every call."""
+    time calls are timed in (--latency-duty), None: every call; by: the
+    first column's title (PID, TID)."""
     out = []
     for block in text.strip("\n").split("\n\n"):
         lines = block.split("\n")
@@ -52,16 +61,14 @@ def frames(text, timed=None):
         assert t, f"bad title {lines[0]!r}"
         m = re.match(r"\d+ processes active, [\d.]+ calls/s, [\d.]+ "
                      r"errors/s, \d+ calls dropped, \d+ threads in a "
-                     r"syscall now(?:; P99 and IN-SYS% from the ([\d.]+)% "
-                     r"of the time timed)?$", lines[1])
+                     r"syscall now(?:; P99, IN-SYS%, WAIT% and BLK% from "
+                     r"the ([\d.]+)% of the time timed)?$", lines[1])
         assert m, lines[1]
         if timed is None:
             assert m.group(1) is None, lines[1]
         else:
             assert abs(float(m.group(1)) - 100 * timed) < 10, lines[1]
-        assert lines[2].split() == ["PID", "COMM", "CALLS/s", "ERRORS/s",
-                                    "ERR%", "P99-us", "IN-SYS%", "TOP",
-                                    "SYSCALLS", "(calls/s)"]
+        assert lines[2].split() == [by] + HEADER[1:], lines[2]
         rows = []
         for line in lines[3:]:
             m = ROW.fullmatch(line)
@@ -71,7 +78,9 @@ def frames(text, timed=None):
                          "errors": float(m.group(4)),
                          "err_pct": float(m.group(5)),
                          "p99": float(m.group(6)),
-                         "in_sys": float(m.group(7)), "top": m.group(8)})
+                         "in_sys": float(m.group(7)),
+                         "wait": pct(m.group(8)), "blk": pct(m.group(9)),
+                         "top": m.group(10)})
         out.append((t, rows))
     return out
 
@@ -121,7 +130,13 @@ def test_batch_stops_when_the_targets_exit(pacers):
             assert line, top.stderr.read()
             first += line
         pa.kill()
-        rest, err = top.communicate(timeout=TIMEOUT)
+        # (through the buffered pipes: communicate() reads the descriptors,
+        # past what readline had already buffered)
+        watchdog = threading.Timer(TIMEOUT, top.kill)
+        watchdog.start()
+        rest, err = top.stdout.read(), top.stderr.read()
+        top.wait()
+        watchdog.cancel()
     finally:
         if top.poll() is None:
             top.kill()
@@ -274,8 +289,103 @@ def test_latency_duty_keeps_rates_exact_and_times_a_share(pacers):
             assert 101 * 100 * 0.7 < row["calls"] < 101 * 100 * 1.3, row
             if duty == "0":
                 assert row["p99"] == 0 and row["in_sys"] == 0, row
+                # no call timed: nothing to split
+                assert row["wait"] is None and row["blk"] is None, row
             else:
                 assert row["p99"] > 0 and row["in_sys"] > 0, row
+                # the timed calls' split: their sleeps (what is left of
+                # 10 ms a tick), asleep and then waiting for a CPU on a
+                # busy machine, dwarf the getppid calls
+                assert row["blk"] > 0 and row["wait"] + row["blk"] > 30, row
+
+
+# ---- the split: WAIT% and BLK% ------------------------------------------------
+
+def split_workload(mode, *args):
+    """split MODE ARGS, running until killed: (process, pid, worker tid)."""
+    p = subprocess.Popen([workload("split"), mode] + [str(a) for a in args],
+                         stdout=subprocess.PIPE, bufsize=0, env=CLEAN_ENV)
+    pid = tid = None
+    while tid is None:
+        line = p.stdout.readline().split()
+        assert line, f"split {mode} ended"
+        if line[0] == b"pid":
+            pid = int(line[1])
+        elif line[:2] == [b"thread", b"work"]:
+            tid = int(line[2])
+    return p, pid, tid
+
+
+def schedstat(pid, tid):
+    with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+        cpu, runq, _ = (int(x) for x in f.read().split())
+    return cpu, runq, time.monotonic_ns()
+
+
+def one_shot_split(report, tid):
+    """(WAIT%, BLK%) of a thread's calls in a --by tid JSON report."""
+    g, = [g for g in report["groups"] if g["tid"] == tid]
+    rows = g["syscalls"]
+    parts = [sum(r[k] for r in rows)
+             for k in ("on_cpu_ns", "cpu_wait_ns", "blocked_ns")]
+    return 100 * parts[1] / sum(parts), 100 * parts[2] / sum(parts)
+
+
+def test_split_columns(tmp_path):
+    """WAIT% and BLK% of two worker threads (top -g tid): one blocked in
+    pipe reads fed every 10 ms (split pipe), one reading /dev/zero on a
+    CPU a spinner shares (split shared). Each within 15 points of what a
+    one-shot profile of the same threads over the same seconds says
+    (--by tid, JSON: cpu_wait_ns and blocked_ns of the calls' time), and
+    within the thread's own books (schedstat over the run): the pipe
+    reader asleep 85% or more of its time and BLK% so, the spinner's
+    neighbour waiting no more than schedstat's run-queue wait and hardly
+    asleep. Before the split, top had no such columns."""
+    blocks, pb, tb = split_workload("pipe", 10 ** 9, 10)
+    waits, pw, tw = split_workload("shared", 10 ** 9)
+    try:
+        s0 = {t: schedstat(p, t) for p, t in ((pb, tb), (pw, tw))}
+        out = str(tmp_path / "one.json")
+        one = subprocess.Popen([SCPROF, "--by", "tid", "-d", "4", "-p",
+                                f"{pb},{pw}", "--format", "json", "-o",
+                                out], env=CLEAN_ENV, stderr=subprocess.PIPE)
+        p = run([SCPROF, "top", "--batch", "-g", "tid", "-n", "4", "-i", "1",
+                 "--rows", "0", "-p", f"{pb},{pw}"])
+        _, err = one.communicate(timeout=TIMEOUT)
+        s1 = {t: schedstat(p_, t) for p_, t in ((pb, tb), (pw, tw))}
+    finally:
+        for w in (blocks, waits):
+            w.kill()
+            w.wait()
+            w.stdout.close()
+    assert p.returncode == 0, p.stderr
+    assert one.returncode == 0, err
+    with open(out) as f:
+        report = json.load(f)
+    fs = frames(p.stdout.decode(), by="TID")
+    assert len(fs) == 4
+    truth = {}
+    for t in (tb, tw):
+        cpu, runq, wall = (b - a for a, b in zip(s0[t], s1[t]))
+        truth[t] = {"runq": 100 * runq / wall,
+                    "asleep": 100 * (1 - (cpu + runq) / wall)}
+    for tid in (tb, tw):
+        rows = [r for _, rs in fs[1:] for r in rs if r["pid"] == tid]
+        assert len(rows) == 3, fs
+        assert all(r["wait"] is not None for r in rows), rows
+        top = (sum(r["wait"] for r in rows) / 3,
+               sum(r["blk"] for r in rows) / 3)
+        want = one_shot_split(report, tid)
+        assert abs(top[0] - want[0]) <= 15 and abs(top[1] - want[1]) <= 15, \
+            (tid, top, want, rows)
+    blk_reader = [r for _, rs in fs[1:] for r in rs if r["pid"] == tb]
+    assert truth[tb]["asleep"] >= 85, truth
+    assert all(r["blk"] >= 80 for r in blk_reader), blk_reader
+    waiting = [r for _, rs in fs[1:] for r in rs if r["pid"] == tw]
+    for r in waiting:
+        assert r["blk"] <= 5, waiting
+        assert r["wait"] <= truth[tw]["runq"] + 15, (waiting, truth)
+    assert sum(r["wait"] for r in waiting) / 3 >= 15, (waiting, truth)
 
 
 # ---- bad input -----------------------------------------------------------------

@@ -63,6 +63,31 @@ def test_man_pages_document_every_option():
     assert r.returncode == 0, r.stderr
 
 
+def test_help_man_and_completion_list_every_column():
+    """-U's columns and -S's keys come from the column table (the hidden
+    --list-columns, --list-sort-keys): --help names each with its help,
+    the man page has the same text, and bash offers each after -U and
+    -S."""
+    cols = run([SCPROF, "--list-columns"]).stdout.split()
+    keys = run([SCPROF, "--list-sort-keys"]).stdout.split()
+    assert "on-cpu" in cols and "io-wait" in cols and "calls" in cols, cols
+    assert keys == cols + ["nothing"], keys
+    help_text = " ".join(run([SCPROF, "--help"]).stdout.split())
+    with open(os.path.join(MANDIR, "scprof.8")) as f:
+        man = " ".join(f.read().replace("\\-", "-").replace("\\", "")
+                       .split())
+    with open(os.path.join(OUTPUT, "completion", "scprof")) as f:
+        bash = f.read()
+    for c in cols:
+        assert re.search(r"(?:[:,]| or) %s[ ,(]" % re.escape(c), help_text), c
+        assert c in man, c
+    for opt in ("-U", "-S"):
+        line = next(ln for ln in bash.splitlines()
+                    if f"profile:{opt}|" in ln and "compgen" in ln)
+        for c in cols:
+            assert f" {c} " in f" {line.split(chr(39))[1]} ", (opt, c)
+
+
 def fake_scprof(d, extra_option=None, drop_help=None):
     """A wrapper around scprof whose option table gains an option, or whose
     --help loses a line: what a forgotten option looks like."""

@@ -193,6 +193,8 @@ static struct diff_est estimate(const struct diff_run *r,
 	e.v = sum / weight;
 	if (sd->intervals && n >= DIFF_MIN_INTERVALS)
 		set_noise(&e, f, x, n);
+	if (f == DIFF_P99 && weight * 0.01 < DIFF_TAIL_CALLS)
+		e.rerun = hypot(e.rerun, DIFF_TAIL_RES * e.v);
 	return e;
 }
 

@@ -122,8 +122,8 @@ static size_t trim_end(const char *s, size_t n)
 	return n;
 }
 
-/* "# ...": a comment line of a folded file (scprof --stacks-by time
- * writes one first).
+/* "# ...": a comment line of a folded file (scprof --stacks-by time and
+ * blocked write one first).
  */
 static bool folded_comment(const char *s, size_t n)
 {
@@ -131,6 +131,12 @@ static bool folded_comment(const char *s, size_t n)
 }
 
 #define BY_TIME_LINE "# scprof --stacks-by time"
+#define BY_BLOCKED_LINE "# scprof --stacks-by blocked"
+
+static bool starts(const char *s, size_t n, const char *p)
+{
+	return n >= strlen(p) && !memcmp(s, p, strlen(p));
+}
 
 enum diff_input diff_sniff(const char *text, size_t len)
 {
@@ -795,9 +801,10 @@ int folded_parse(const char *text, size_t len, const char *name,
 		if (!end)
 			continue;
 		if (folded_comment(s, end)) {
-			out->by_time |=
-				end >= strlen(BY_TIME_LINE) &&
-				!memcmp(s, BY_TIME_LINE, strlen(BY_TIME_LINE));
+			if (starts(s, end, BY_TIME_LINE))
+				out->by = SC_STACKS_BY_TIME;
+			else if (starts(s, end, BY_BLOCKED_LINE))
+				out->by = SC_STACKS_BY_BLOCKED;
 			continue;
 		}
 		sp = end;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "model/diff.h"
+#include "model/stacks.h"
 
 /* One syscall's figures in one interval (or the whole one-shot run). */
 struct diff_cell {
@@ -80,7 +81,8 @@ struct folded_stack {
 struct folded_file {
 	struct folded_stack *v;
 	size_t n;
-	bool by_time; /* "# scprof --stacks-by time": counts are µs */
+	/* "# scprof --stacks-by time" (or blocked): counts are µs */
+	enum sc_stack_weighting by;
 };
 
 /* Folded stacks read from text. 0 or -errno (reported). */

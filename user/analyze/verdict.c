@@ -48,12 +48,79 @@ static void row_figures(const struct verdict_input *in, const struct sc_row *r,
 		       (double)r->flight_ns) /
 		      1e9;
 	out->in_flight = r->flight_calls;
+	out->flight_s = r->flight_ns > 0 ? (double)r->flight_ns / 1e9 : 0;
+	out->abi = r->abi;
+	out->nr = r->nr;
+	out->on_cpu_ns = rt;
+	out->on_cpu_s = out->time_s;
 	out->fd_type = r->fd_type;
 	out->avg_bytes = -1;
 	if (names_is_io(name))
 		out->avg_bytes = out->ok_calls ? (double)r->st.bytes /
 							 (double)out->ok_calls :
 						 0;
+}
+
+/* Of the row's time asleep, what the samples say waited for a lock. */
+static int lock_share(const struct verdict_input *in, const struct sc_row *r,
+		      double *share)
+{
+	uint64_t all = 0, lock = 0;
+	size_t n;
+	struct sc_why *e;
+
+	*share = 0;
+	if (!in->why)
+		return 0;
+	e = whys_of_row(in->why, r->abi, r->nr, r->fd_type, SC_WHY_SLEPT_IN,
+			r->st.blocked_ns, &n);
+	if (n == SIZE_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		all += e[i].ns;
+		if (e[i].lock)
+			lock += e[i].ns;
+	}
+	free(e);
+	*share = all ? (double)lock / (double)all : 0;
+	return 0;
+}
+
+/* The split of the calls that returned, when it was measured: their
+ * parts, and the round trip on a CPU. 0 or -ENOMEM.
+ */
+static int row_split(const struct verdict_input *in, const struct sc_row *r,
+		     struct verdict_row *out)
+{
+	uint64_t timed = hist_count(r->st.hist), ret = row_returned_ns(r);
+	double off, lock;
+	int err;
+
+	if (timed > r->st.calls)
+		timed = r->st.calls;
+	if (!in->split || !timed || !ret)
+		return 0;
+	err = lock_share(in, r, &lock);
+	if (err)
+		return err;
+	off = (double)r->st.wait_ns + (double)r->st.blocked_ns;
+	if (off > (double)ret)
+		off = (double)ret;
+	out->split = true;
+	out->returned_s = (double)ret / 1e9;
+	out->wait_s = (double)r->st.wait_ns / 1e9;
+	out->blocked_s = (double)r->st.blocked_ns / 1e9;
+	out->iowait_s = (double)r->st.iowait_ns / 1e9;
+	if (out->iowait_s > out->blocked_s)
+		out->iowait_s = out->blocked_s;
+	out->lock_s = lock * out->blocked_s;
+	out->on_cpu_ns = out->round_trip_ns - off / (double)timed;
+	if (out->on_cpu_ns < in->floor_ns)
+		out->on_cpu_ns = in->floor_ns;
+	out->on_cpu_s = ((double)timed * out->on_cpu_ns +
+			 (double)(r->st.calls - timed) * in->floor_ns) /
+			1e9;
+	return 0;
 }
 
 static int cmp_row(const void *a, const void *b)
@@ -92,6 +159,8 @@ static int gather_rows(struct verdict *v, const struct verdict_input *in)
 		if (!row_seen(&in->rows[i]))
 			continue;
 		row_figures(in, &in->rows[i], &v->rows[v->nrows]);
+		if (row_split(in, &in->rows[i], &v->rows[v->nrows]))
+			return -ENOMEM;
 		v->calls += v->rows[v->nrows].calls;
 		v->syscall_s += v->rows[v->nrows].time_s;
 		v->nrows++;
@@ -101,10 +170,37 @@ static int gather_rows(struct verdict *v, const struct verdict_input *in)
 	return 0;
 }
 
+/*
+ * Asleep in syscalls, and the CPU time they may have used at most: with
+ * the split, what the calls that returned measured (asleep; on a CPU)
+ * plus the time of the calls still in flight, whose split is not known
+ * yet (a thread asleep in a call for the whole run spent it so).
+ */
+static void split_figures(struct verdict *v, double *blocked, double *on_cpu)
+{
+	*blocked = *on_cpu = 0;
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+
+		if (r->split) {
+			*blocked += r->blocked_s + r->flight_s;
+			*on_cpu += r->on_cpu_s + r->flight_s;
+			v->wait_s += r->wait_s;
+			v->split_blocked_s += r->blocked_s;
+			v->split_s += r->returned_s;
+		} else {
+			*blocked += r->flight_s;
+			*on_cpu += r->time_s;
+		}
+	}
+	v->wait_share =
+		v->split_s > 0 ? verdict_clamp01(v->wait_s / v->split_s) : 0;
+}
+
 /* The whole process's figures (verdict.h), the probe's cost taken off. */
 static void process_figures(struct verdict *v, const struct verdict_input *in)
 {
-	double sleep_s, stime;
+	double sleep_s, stime, on_cpu = v->syscall_s;
 
 	v->calls_per_s = in->wall_s > 0 ? (double)v->calls / in->wall_s : 0;
 	v->probe_s = (double)v->calls * in->probe_ns / 1e9;
@@ -123,6 +219,9 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 	sleep_s = v->thread_s - v->cpu_s - v->runq_s;
 	if (sleep_s < 0)
 		sleep_s = 0;
+	v->split = in->split;
+	if (in->split)
+		split_figures(v, &sleep_s, &on_cpu);
 	v->blocked_s = sleep_s < v->syscall_s ? sleep_s : v->syscall_s;
 	v->blocked_share = v->thread_s > 0 ?
 				   verdict_clamp01(v->blocked_s / v->thread_s) :
@@ -133,7 +232,9 @@ static void process_figures(struct verdict *v, const struct verdict_input *in)
 	stime = in->stime_s - v->probe_s;
 	if (stime < 0)
 		stime = 0;
-	v->syscall_cpu_s = stime < v->syscall_s ? stime : v->syscall_s;
+	if (on_cpu > v->syscall_s)
+		on_cpu = v->syscall_s;
+	v->syscall_cpu_s = stime < on_cpu ? stime : on_cpu;
 	v->cpu_syscall_share =
 		v->cpu_s > 0 ? verdict_clamp01(v->syscall_cpu_s / v->cpu_s) : 0;
 	v->crossing_s = (double)v->calls * in->floor_ns / 1e9;
@@ -184,6 +285,9 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	v->vdso_ns = in->vdso_ns;
 	v->wall_s = in->wall_s;
 	v->corrected = in->probe_ns > 0 || in->probe_reported_ns > 0;
+	v->pid = in->pid;
+	if (in->throttle)
+		v->throttle = *in->throttle;
 	err = gather_rows(v, in);
 	if (!err) {
 		process_figures(v, in);

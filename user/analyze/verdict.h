@@ -16,7 +16,12 @@
  *    syscalls is min(syscall_s, system time less the probe's cost);
  *  - what is left of thread_s after CPU time and run-queue waits is
  *    spent asleep, which happens inside syscalls: blocked_s =
- *    min(syscall_s, that);
+ *    min(syscall_s, that); with the split (split), what the calls
+ *    measured asleep instead, plus the calls still in flight;
+ *  - with the split, a call's round trip on a CPU is its round trip less
+ *    its share of the row's waiting and blocked time (at least the
+ *    floor): what the call costs, which the advice on cost prices, and
+ *    the CPU time inside syscalls is at most the rows' time on a CPU;
  *  - syscall_bound: the process keeps at least a tenth of a CPU busy
  *    (cpu_s >= 0.1 x wall) and at least half of its CPU time is spent
  *    inside syscalls. Waiting, for an event or for a CPU, is not syscall
@@ -61,6 +66,15 @@ struct verdict_input {
 	size_t npaths;
 	/* Sampled call sites, if any: each finding names its top one. */
 	const struct sc_stacks *stacks;
+	/* The split of the calls' time was measured (the rows' wait_ns,
+	 * blocked_ns, iowait_ns), with its estimates (why: where the calls
+	 * slept, who woke them, what ran instead; NULL: none); the CPU
+	 * quota throttling of the process's cgroup (NULL: not read).
+	 */
+	bool split;
+	const struct sc_whys *why;
+	const struct sc_throttle *throttle;
+	uint32_t pid; /* the process (its own threads among the others) */
 };
 
 /* 0 or -ENOMEM / -EINVAL (floor_ns <= 0, times not finite). */

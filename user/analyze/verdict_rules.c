@@ -110,8 +110,23 @@ static void fill(struct verdict_finding *f, const struct verdict *v,
 	f->calls = r->calls;
 	f->share = r->share;
 	f->round_trip_ns = r->round_trip_ns;
+	f->on_cpu_ns = r->on_cpu_ns;
 	f->per_s = v->wall_s > 0 ? (double)r->calls / v->wall_s : 0;
 	f->row_fd_type = r->fd_type;
+}
+
+/*
+ * Is the row's time, its waits for a CPU aside, mostly on a CPU (all of
+ * it, when not split)? The advice on a call's cost is for calls that
+ * spend their time so: a call that sleeps is not priced by its
+ * crossings; one kept waiting for a CPU costs its CPU time still (the
+ * waits are a cpu-wait finding of their own).
+ */
+static bool mostly_on_cpu(const struct verdict_row *r)
+{
+	double t = r->time_s - r->flight_s - r->wait_s;
+
+	return !r->split || (t > 0 && r->on_cpu_s >= VERDICT_ON_CPU_SHARE * t);
 }
 
 /* The CPU share a number of crossings costs; 0 when the CPU time is too
@@ -242,7 +257,7 @@ static int rule_churn(struct verdict *v, size_t *cap,
 {
 	const struct verdict_row *top = NULL;
 	uint64_t opens = 0, closes = 0, io = 0, by_kind[SC_FD_COUNT] = {};
-	double cycle_s = 0, oc_s = 0, io_bytes = 0;
+	double cycle_s = 0, cycle_cpu_s = 0, oc_s = 0, io_bytes = 0;
 	bool split = rows_split(v);
 	size_t nothers = 0;
 	struct verdict_finding *f;
@@ -253,12 +268,12 @@ static int rule_churn(struct verdict *v, size_t *cap,
 
 		if (is_open(r->name)) {
 			opens += r->calls;
-			oc_s += r->time_s;
+			oc_s += r->on_cpu_s;
 			if (!top || r->calls > top->calls)
 				top = r;
 		} else if (is_close(r->name) && on_opened(r, split)) {
 			closes += r->calls;
-			oc_s += r->time_s;
+			oc_s += r->on_cpu_s;
 			if (r->fd_type < SC_FD_COUNT)
 				by_kind[r->fd_type] += r->calls;
 		} else if (is_io(r) && on_opened(r, split)) {
@@ -286,6 +301,7 @@ static int rule_churn(struct verdict *v, size_t *cap,
 			continue;
 		r->in_churn = true;
 		cycle_s += r->time_s;
+		cycle_cpu_s += r->on_cpu_s;
 		if (other && nothers++ < 3)
 			snprintf(f->companions + len,
 				 sizeof(f->companions) - len, "%s%s",
@@ -298,7 +314,7 @@ static int rule_churn(struct verdict *v, size_t *cap,
 	f->calls = opens;
 	f->share = verdict_clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)opens / v->wall_s : 0;
-	f->cpu_share = verdict_clamp01(cycle_s / v->cpu_s);
+	f->cpu_share = verdict_clamp01(cycle_cpu_s / v->cpu_s);
 	f->closes = closes;
 	f->io_per_open = (double)io / (double)opens;
 	f->bytes_per_open = io_bytes / (double)opens;
@@ -329,7 +345,7 @@ static int rule_short_connections(struct verdict *v, size_t *cap)
 {
 	const struct verdict_row *top = NULL;
 	uint64_t accepts = 0, closes = 0;
-	double ac_s = 0, cycle_s = 0;
+	double ac_s = 0, cycle_s = 0, cycle_cpu_s = 0;
 	size_t nothers = 0;
 	struct verdict_finding *f;
 	int err;
@@ -339,12 +355,12 @@ static int rule_short_connections(struct verdict *v, size_t *cap)
 
 		if (is_accept(r->name)) {
 			accepts += r->calls;
-			ac_s += r->time_s;
+			ac_s += r->on_cpu_s;
 			if (!top || r->calls > top->calls)
 				top = r;
 		} else if (is_close(r->name) && r->fd_type == SC_FD_SOCKET) {
 			closes += r->calls;
-			ac_s += r->time_s;
+			ac_s += r->on_cpu_s;
 		}
 	}
 	if (!top || accepts < VERDICT_MIN_ACCEPTS || closes * 2 < accepts ||
@@ -363,6 +379,7 @@ static int rule_short_connections(struct verdict *v, size_t *cap)
 		if (!ends && !per_connection(r, accepts))
 			continue;
 		cycle_s += r->time_s;
+		cycle_cpu_s += r->on_cpu_s;
 		if (!ends && nothers++ < 3)
 			snprintf(f->companions + len,
 				 sizeof(f->companions) - len, "%s%s",
@@ -373,7 +390,7 @@ static int rule_short_connections(struct verdict *v, size_t *cap)
 	f->fd_type = SC_FD_SOCKET;
 	f->share = verdict_clamp01(cycle_s / v->thread_s);
 	f->per_s = v->wall_s > 0 ? (double)accepts / v->wall_s : 0;
-	f->cpu_share = verdict_clamp01(cycle_s / v->cpu_s);
+	f->cpu_share = verdict_clamp01(cycle_cpu_s / v->cpu_s);
 	return 0;
 }
 
@@ -396,8 +413,10 @@ static int rule_small_io(struct verdict *v, size_t *cap)
 		    verdict_crossing_cpu(v, (double)r->calls) <
 			    VERDICT_VISIBLE_SHARE)
 			continue;
-		/* A few small reads per open are the churn's doing. */
-		if (r->in_churn)
+		/* A few small reads per open are the churn's doing; calls
+		 * that wait more than they run are not priced by crossings.
+		 */
+		if (r->in_churn || !mostly_on_cpu(r))
 			continue;
 		bytes = r->avg_bytes * (double)r->ok_calls;
 		need = ceil(bytes / VERDICT_BUFFER_BYTES);
@@ -442,11 +461,13 @@ static int rule_high_rate(struct verdict *v, size_t *cap)
 
 		if (r->in_churn || is_read(r->name) || is_write(r->name) ||
 		    is_open(r->name) || is_close(r->name) || is_wait(r->name) ||
-		    r->calls < VERDICT_MIN_CALLS)
+		    r->calls < VERDICT_MIN_CALLS || !mostly_on_cpu(r))
 			continue;
-		/* Cheap by nature, or measured within a few floors. */
+		/* Cheap by nature, or measured within a few floors (on a
+		 * CPU: a cheap call kept waiting for one is still cheap).
+		 */
 		if (call == VERDICT_CALL_OTHER &&
-		    r->round_trip_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
+		    r->on_cpu_ns > VERDICT_CHEAP_FLOORS * v->floor_ns)
 			continue;
 		cost = verdict_crossing_cpu(v, (double)r->calls);
 		if (cost < VERDICT_VISIBLE_SHARE)
@@ -461,27 +482,258 @@ static int rule_high_rate(struct verdict *v, size_t *cap)
 	return 0;
 }
 
-static int rule_blocking(struct verdict *v, size_t *cap)
+/* The old rule, for a row whose split is not known: the process spends
+ * VERDICT_BLOCKED_SHARE of its thread time asleep (as /proc leaves it),
+ * and the row is a waiting call with VERDICT_BLOCKING_ROW of it.
+ */
+static int unsplit_blocking(struct verdict *v, size_t *cap,
+			    const struct verdict_row *r)
 {
-	if (v->blocked_s < VERDICT_BLOCKED_SHARE * v->thread_s)
+	struct verdict_finding *f;
+	int err;
+
+	if (v->blocked_s < VERDICT_BLOCKED_SHARE * v->thread_s ||
+	    r->share < VERDICT_BLOCKING_ROW ||
+	    !(is_wait(r->name) ||
+	      r->round_trip_ns >= VERDICT_WAIT_FLOORS * v->floor_ns))
 		return 0;
+	err = add_finding(v, cap, &f);
+	if (err)
+		return err;
+	fill(f, v, VERDICT_BLOCKING, r);
+	f->avg_bytes = r->avg_bytes;
+	f->in_flight = r->in_flight;
+	f->flight_s = r->flight_s;
+	if (is_sleep(r->name))
+		f->call = VERDICT_CALL_SLEEP;
+	return 0;
+}
+
+/* A part of a split row's time worth a finding: VERDICT_PART_SHARE of
+ * its calls' time, and of the threads' time VERDICT_VISIBLE_SHARE
+ * (waiting for a CPU, I/O, a lock: causes to name) or, for blocking
+ * (which is often its purpose), VERDICT_BLOCKING_ROW.
+ */
+static bool part_matters(const struct verdict *v, const struct verdict_row *r,
+			 double part_s, enum verdict_kind kind)
+{
+	double min = kind == VERDICT_BLOCKING ? VERDICT_BLOCKING_ROW :
+						VERDICT_VISIBLE_SHARE;
+
+	return r->split && part_s > 0 &&
+	       part_s >= VERDICT_PART_SHARE * r->returned_s &&
+	       part_s >= min * v->thread_s;
+}
+
+/*
+ * The row's largest estimates of kind (where it slept: only those that
+ * waited for a lock, lock 1, or not, lock 0, or all, -1), each with its
+ * share of the part it splits (blocked or waiting), as the profile's
+ * JSON has it. 0 or -ENOMEM.
+ */
+static int take_whys(const struct verdict_input *in,
+		     const struct verdict_row *r, enum sc_why_kind kind,
+		     int lock, struct verdict_why *out, size_t *n)
+{
+	const uint64_t whole = 1000000000ULL; /* shares in ns of it */
+	struct sc_why *e;
+	size_t m;
+
+	*n = 0;
+	if (!in->why)
+		return 0;
+	e = whys_of_row(in->why, r->abi, r->nr, r->fd_type, kind, whole, &m);
+	if (m == SIZE_MAX)
+		return -ENOMEM;
+	for (size_t i = 0; i < m && *n < VERDICT_MAX_WHYS; i++) {
+		struct verdict_why *w;
+
+		if (lock >= 0 && e[i].lock != lock)
+			continue;
+		if (kind == SC_WHY_RAN_INSTEAD && !e[i].opid && !*e[i].name)
+			continue; /* a wait after a wake-up: no one named */
+		w = &out[(*n)++];
+		w->waker = e[i].waker;
+		w->lock = e[i].lock;
+		w->pid = e[i].opid;
+		w->tid = e[i].otid;
+		memcpy(w->name, e[i].name, sizeof(w->name));
+		w->share = verdict_clamp01((double)e[i].ns / (double)whole);
+	}
+	free(e);
+	return 0;
+}
+
+/* A split finding of kind on row r about part_s of its time. */
+static int add_part(struct verdict *v, size_t *cap, enum verdict_kind kind,
+		    const struct verdict_row *r, double part_s,
+		    struct verdict_finding **out)
+{
+	struct verdict_finding *f;
+	int err = add_finding(v, cap, &f);
+
+	if (err)
+		return err;
+	fill(f, v, kind, r);
+	f->avg_bytes = r->avg_bytes;
+	f->split = true;
+	f->part_s = part_s;
+	f->part_share =
+		r->returned_s > 0 ? verdict_clamp01(part_s / r->returned_s) : 0;
+	f->share = v->thread_s > 0 ? verdict_clamp01(part_s / v->thread_s) : 0;
+	*out = f;
+	return 0;
+}
+
+/* Of a split row's time asleep: in I/O wait; waiting for a lock (not in
+ * I/O wait); the rest.
+ */
+static double lock_part(const struct verdict_row *r)
+{
+	double rest = r->blocked_s - r->iowait_s;
+
+	return r->lock_s < rest ? r->lock_s : rest > 0 ? rest : 0;
+}
+
+static double other_part(const struct verdict_row *r)
+{
+	double rest = r->blocked_s - r->iowait_s - lock_part(r);
+
+	return rest > 0 ? rest : 0;
+}
+
+/*
+ * Blocked: a split row's time asleep that is neither I/O wait nor a
+ * lock's (where it slept and who woke it), and its calls still in flight
+ * (their time so far: where they wait is not known yet); a row without
+ * the split by the old rule.
+ */
+static int rule_blocking(struct verdict *v, size_t *cap,
+			 const struct verdict_input *in)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		double other = other_part(r);
+		bool measured = part_matters(v, r, other, VERDICT_BLOCKING),
+		     flight = r->flight_s >= VERDICT_BLOCKING_ROW * v->thread_s;
+		struct verdict_finding *f;
+		int err;
+
+		if (!r->split) {
+			err = unsplit_blocking(v, cap, r);
+			if (err)
+				return err;
+			continue;
+		}
+		if (!measured && !flight)
+			continue;
+		err = add_part(v, cap, VERDICT_BLOCKING, r,
+			       (measured ? other : 0) + r->flight_s, &f);
+		if (err)
+			return err;
+		f->part_share =
+			measured ? verdict_clamp01(other / r->returned_s) : 0;
+		f->in_flight = r->in_flight;
+		f->flight_s = r->flight_s;
+		if (is_sleep(r->name))
+			f->call = VERDICT_CALL_SLEEP;
+		if (!measured)
+			continue;
+		err = take_whys(in, r, SC_WHY_SLEPT_IN, 0, f->slept_in,
+				&f->nslept_in);
+		err = err   ?:
+			      take_whys(in, r, SC_WHY_WOKEN_BY, -1, f->woken_by,
+					&f->nwoken_by);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Waiting for a CPU inside the calls: what ran instead. */
+static int rule_cpu_wait(struct verdict *v, size_t *cap,
+			 const struct verdict_input *in)
+{
 	for (size_t i = 0; i < v->nrows; i++) {
 		const struct verdict_row *r = &v->rows[i];
 		struct verdict_finding *f;
 		int err;
 
-		if (r->share < VERDICT_BLOCKING_ROW ||
-		    !(is_wait(r->name) ||
-		      r->round_trip_ns >= VERDICT_WAIT_FLOORS * v->floor_ns))
+		if (!part_matters(v, r, r->wait_s, VERDICT_CPU_WAIT))
 			continue;
-		err = add_finding(v, cap, &f);
+		err = add_part(v, cap, VERDICT_CPU_WAIT, r, r->wait_s, &f);
+		err = err   ?:
+			      take_whys(in, r, SC_WHY_RAN_INSTEAD, -1,
+					f->ran_instead, &f->nran_instead);
 		if (err)
 			return err;
-		fill(f, v, VERDICT_BLOCKING, r);
-		f->avg_bytes = r->avg_bytes;
-		if (is_sleep(r->name))
-			f->call = VERDICT_CALL_SLEEP;
 	}
+	return 0;
+}
+
+/* Asleep in I/O wait: where. */
+static int rule_io_wait(struct verdict *v, size_t *cap,
+			const struct verdict_input *in)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		struct verdict_finding *f;
+		int err;
+
+		if (!part_matters(v, r, r->iowait_s, VERDICT_IO_WAIT))
+			continue;
+		err = add_part(v, cap, VERDICT_IO_WAIT, r, r->iowait_s, &f);
+		err = err   ?:
+			      take_whys(in, r, SC_WHY_SLEPT_IN, -1, f->slept_in,
+					&f->nslept_in);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Asleep waiting for a lock: where, and who woke it (the holder). */
+static int rule_lock_wait(struct verdict *v, size_t *cap,
+			  const struct verdict_input *in)
+{
+	for (size_t i = 0; i < v->nrows; i++) {
+		const struct verdict_row *r = &v->rows[i];
+		struct verdict_finding *f;
+		int err;
+
+		if (!part_matters(v, r, lock_part(r), VERDICT_LOCK_WAIT))
+			continue;
+		err = add_part(v, cap, VERDICT_LOCK_WAIT, r, lock_part(r), &f);
+		err = err   ?:
+			      take_whys(in, r, SC_WHY_SLEPT_IN, 1, f->slept_in,
+					&f->nslept_in);
+		err = err   ?:
+			      take_whys(in, r, SC_WHY_WOKEN_BY, -1, f->woken_by,
+					&f->nwoken_by);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+/* Its cgroup held back by its CPU quota for VERDICT_THROTTLED_SHARE of
+ * the run or more (inside the calls or not).
+ */
+static int rule_cpu_quota(struct verdict *v, size_t *cap)
+{
+	const struct sc_throttle *t = &v->throttle;
+	double s = (double)t->throttled_ns / 1e9;
+	struct verdict_finding *f;
+	int err;
+
+	if (!t->known || s <= 0 || s < VERDICT_THROTTLED_SHARE * v->wall_s)
+		return 0;
+	err = add_finding(v, cap, &f);
+	if (err)
+		return err;
+	f->kind = VERDICT_CPU_QUOTA;
+	f->part_s = s;
+	f->share = v->thread_s > 0 ? verdict_clamp01(s / v->thread_s) : 0;
 	return 0;
 }
 
@@ -512,7 +764,11 @@ int verdict_apply_rules(struct verdict *v, const struct verdict_input *in)
 	err = err ?: rule_short_connections(v, &cap);
 	err = err ?: rule_small_io(v, &cap);
 	err = err ?: rule_high_rate(v, &cap);
-	err = err ?: rule_blocking(v, &cap);
+	err = err ?: rule_blocking(v, &cap, in);
+	err = err ?: rule_cpu_wait(v, &cap, in);
+	err = err ?: rule_io_wait(v, &cap, in);
+	err = err ?: rule_lock_wait(v, &cap, in);
+	err = err ?: rule_cpu_quota(v, &cap);
 	if (err)
 		return err;
 	if (v->nfindings > 1)

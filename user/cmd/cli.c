@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cmd/cli.h"
+#include "render/columns.h"
 #include "util/log.h"
 #include "util/strlist.h"
 
@@ -428,6 +429,12 @@ int cli_parse(const struct cli_cmd *cmd, int argc, char **argv, void *ctx,
 
 	if (argc == 2 && !strcmp(argv[1], "--list-options")) {
 		list_options(cmd, stdout);
+		return 1;
+	}
+	/* hidden too: -U's columns, -S's keys, from the column table */
+	if (argc == 2 && (!strcmp(argv[1], "--list-columns") ||
+			  !strcmp(argv[1], "--list-sort-keys"))) {
+		column_list(stdout, argv[1][7] == 's');
 		return 1;
 	}
 

@@ -24,6 +24,7 @@
 #include "collect/duty.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
+#include "model/split_hold.h"
 #include "render/report_prom.h"
 #include "render/slowcalls.h"
 #include "util/caps.h"
@@ -107,6 +108,8 @@ static void usage(FILE *f)
 	      "                        (every call timed) unless --latency-duty is given\n"
 	      "Only calls that begin and end in one window are timed: the histograms,\n"
 	      "_sum and _count hold those calls, scprof_syscalls_total every call.\n"
+	      "Their time is split into on a CPU, waiting for a CPU, blocked and I/O\n"
+	      "wait (scprof_syscall_on_cpu_seconds_total and its kin).\n"
 	      "scprof_latency_sample_ratio says the share of time timed;\n"
 	      "scprof_bpf_run_seconds_total what the programs cost.\n"
 	      "\n"
@@ -398,6 +401,8 @@ static int drop_capabilities(bool keep_bpf)
 
 /* ---- the loop -------------------------------------------------------- */
 
+#define TRIM_EVERY_NS 60000000000ULL
+
 static int fold_exited(struct daemon *d)
 {
 	struct sc_model *exited = NULL;
@@ -414,9 +419,14 @@ static int fold_exited(struct daemon *d)
 		comm_series__fold(d->comms, exited);
 	model_free(exited);
 	/* Models are transient: give their memory back, so the daemon's
-	 * footprint is its steady state, not its largest fold.
+	 * footprint is its steady state, not its largest fold; once a
+	 * minute at most (under process churn a fold is every poll, and
+	 * each trim's memory comes back as page faults)
 	 */
-	malloc_trim(0);
+	if (clock_mono_ns() - d->trimmed_ns >= TRIM_EVERY_NS) {
+		malloc_trim(0);
+		d->trimmed_ns = clock_mono_ns();
+	}
 	if (!err && d->o->target.kind == TARGET_PIDS && !d->targets_gone &&
 	    collector__live_targets(d->col) <= 0) {
 		d->targets_gone = true;
@@ -623,7 +633,8 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		       "and no cgroup2 file system is mounted here");
 		return EXIT_FAIL;
 	}
-	if (o->comm_series && comm_series__new(&d->comms, &so)) {
+	d->hold = split_hold__new();
+	if (!d->hold || (o->comm_series && comm_series__new(&d->comms, &so))) {
 		pr_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -653,6 +664,7 @@ static void daemon_teardown(void *ctx, int status)
 	duty__free(d->duty);
 	collector__destroy(d->col);
 	comm_series__free(d->comms);
+	split_hold__free(d->hold);
 	close_pidfile(d);
 	if (status == EXIT_OK)
 		pr_warn("stopped: BPF programs detached");

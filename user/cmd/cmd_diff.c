@@ -247,6 +247,14 @@ out:
 	return status;
 }
 
+/* "calls", "time", "blocked time": what a folded file's counts are. */
+static const char *weighed_by(enum sc_stack_weighting by)
+{
+	return by == SC_STACKS_BY_TIME	  ? "time" :
+	       by == SC_STACKS_BY_BLOCKED ? "blocked time" :
+					    "calls";
+}
+
 static int compare_stacks(const struct diff_cli *o, const struct inputs *in,
 			  struct output *out)
 {
@@ -266,11 +274,11 @@ static int compare_stacks(const struct diff_cli *o, const struct inputs *in,
 		      folded_parse(in->text[1], in->len[1], o->files[1], &fb);
 	if (err)
 		goto out;
-	if (fa.by_time != fb.by_time) {
+	if (fa.by != fb.by) {
 		pr_err("%s is weighted by %s and %s by %s (--stacks-by): they "
 		       "do not compare",
-		       o->files[0], fa.by_time ? "time" : "calls", o->files[1],
-		       fb.by_time ? "time" : "calls");
+		       o->files[0], weighed_by(fa.by), o->files[1],
+		       weighed_by(fb.by));
 		goto out;
 	}
 	err = diff_stacks(&fa, &fb, &dopts, &d);

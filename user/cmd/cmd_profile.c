@@ -401,8 +401,11 @@ static int write_stack_files(struct run *r, const struct sc_model *m,
 		char *title = NULL;
 
 		if (asprintf(&title, "%s (%s)", target,
-			     m->stacks->by_time ? "by time in calls" :
-						  "by calls") < 0)
+			     m->stacks->by == SC_STACKS_BY_BLOCKED ?
+				     "by blocked time, off CPU" :
+			     m->stacks->by == SC_STACKS_BY_TIME ?
+				     "by time in calls" :
+				     "by calls") < 0)
 			return -ENOMEM;
 		err = flamegraph_svg(r->flame.f, m->stacks, title);
 		free(title);

@@ -85,10 +85,15 @@ static void usage_collect(FILE *f)
 	      "                        in N sampled at entry; time: by time in the calls,\n"
 	      "                        one sample per N µs of it (default 1000) at exit,\n"
 	      "                        where a 200 ms read weighs as much as 200000 1 µs\n"
-	      "                        getppid calls. The call sites, JSON, the flame\n"
-	      "                        graph and --folded (counts in µs, a first line\n"
-	      "                        \"# ...\") say which. Implies --stacks; not with\n"
-	      "                        --count-only\n"
+	      "                        getppid calls; blocked: by the calls' blocked\n"
+	      "                        time (asleep), the same way, with the kernel\n"
+	      "                        stack of where each slept (its longest sleep) on\n"
+	      "                        top of its user stack: an off-CPU flame graph.\n"
+	      "                        The call sites, JSON, the flame graph and\n"
+	      "                        --folded (counts in µs, a first line \"# ...\";\n"
+	      "                        kernel frames end in _[k]) say which. Implies\n"
+	      "                        --stacks; time and blocked not with --count-only,\n"
+	      "                        blocked not with --no-split\n"
 	      "      --folded FILE     write the sampled stacks to FILE in flamegraph.pl's\n"
 	      "                        folded format (COMM;FRAME;...;SYSCALL COUNT, root\n"
 	      "                        first); implies --stacks\n"
@@ -109,7 +114,11 @@ static void usage_collect(FILE *f)
 	      "                        time, comm[pid/tid], syscall, its fd and what the\n"
 	      "                        fd is (a file's path, a socket's addresses, a\n"
 	      "                        pipe), result or errno, duration and the call\n"
-	      "                        site (its first frames); with --format json, one\n"
+	      "                        site (its first frames); with the split, its\n"
+	      "                        on-cpu, cpu-wait, blocked and io-wait times,\n"
+	      "                        where its longest sleep slept (the first telling\n"
+	      "                        kernel function) and who woke it (comm[pid/tid],\n"
+	      "                        interrupt or timer); with --format json, one\n"
 	      "                        JSON object a line. On stderr while the run goes\n"
 	      "                        on; the report says how many there were and how\n"
 	      "                        many were lost (ring buffer full). A faster call\n"
@@ -147,14 +156,12 @@ static void usage_report(FILE *f)
 	      "                        of them at most; a COMMAND's own stdout then goes to\n"
 	      "                        stderr. ./- names a file called -\n"
 	      "      --format FMT      table (default), json or csv\n"
-	      "  -S, --sort KEY        sort by time (default), calls, errors, name, avg-time,\n"
-	      "                        min-time, max-time, p50, p90, p99, bytes or nothing\n"
-	      "  -U, --columns COLS    table columns, comma-separated: time-percent,\n"
-	      "                        total-time, avg-time, calls, errors, name, min-time,\n"
-	      "                        max-time (strace -U names and aliases), p50, p90, p99,\n"
-	      "                        bytes, rate (calls/s), interrupted (calls a signal\n"
-	      "                        ended)\n"
-	      "  -P, --per-process     add one table per process (pid and comm)\n"
+	      "  -S, --sort KEY        sort by a column (default: time), or by nothing\n"
+	      "  -U, --columns COLS    table columns, comma-separated (strace's -U names\n"
+	      "                        and aliases, and scprof's):",
+	      f);
+	column_help(f, false, 51, 24, 80);
+	fputs("  -P, --per-process     add one table per process (pid and comm)\n"
 	      "      --by KEY[,KEY]    add one table per group, largest first, of the\n"
 	      "                        calls grouped by pid, tid (each thread, named),\n"
 	      "                        comm, cgroup (its cgroup v2 path), unit (the\n"
@@ -427,12 +434,17 @@ static int profile_option(void *ctx, int c, const char *arg)
 		o->stack_period_given = arg != NULL;
 		return 0;
 	case OPT_STACKS_BY:
-		if (strcmp(arg, "count") && strcmp(arg, "time"))
+		if (!strcmp(arg, "count"))
+			o->stack_by = SC_STACKS_BY_COUNT;
+		else if (!strcmp(arg, "time"))
+			o->stack_by = SC_STACKS_BY_TIME;
+		else if (!strcmp(arg, "blocked"))
+			o->stack_by = SC_STACKS_BY_BLOCKED;
+		else
 			return cli_error(cmd,
 					 "invalid --stacks-by '%s': expected "
-					 "count or time",
+					 "count, time or blocked",
 					 arg);
-		o->stack_by_time = !strcmp(arg, "time");
 		if (!o->stack_period)
 			o->stack_period = SC_STACK_DEFAULT_PERIOD;
 		return 0;
@@ -555,7 +567,7 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--count-only sees calls only as they return");
 	if ((o->folded || o->flamegraph || o->pprof) && !o->stack_period)
 		o->stack_period = SC_STACK_DEFAULT_PERIOD;
-	if (o->stack_by_time && !o->stack_period_given)
+	if (o->stack_by != SC_STACKS_BY_COUNT && !o->stack_period_given)
 		o->stack_period = SC_STACK_DEFAULT_TIME_US;
 	if (o->slow_ns && o->count_only)
 		return cli_error(&profile_cmd,
@@ -566,10 +578,19 @@ int cli_parse_profile(int argc, char **argv, struct profile_opts *o)
 				 "--%s writes the slow calls: give --slow "
 				 "DURATION",
 				 o->slow_out ? "slow-out" : "trace-out");
-	if (o->stack_by_time && o->count_only)
+	if (o->stack_by != SC_STACKS_BY_COUNT && o->count_only)
 		return cli_error(&profile_cmd,
-				 "--stacks-by time weighs calls by their time: "
-				 "--count-only does not time them");
+				 "--stacks-by %s weighs calls by their %s: "
+				 "--count-only does not time them",
+				 stacks_weighting_name(o->stack_by),
+				 o->stack_by == SC_STACKS_BY_TIME ?
+					 "time" :
+					 "blocked time");
+	if (o->stack_by == SC_STACKS_BY_BLOCKED && o->no_split)
+		return cli_error(&profile_cmd,
+				 "--stacks-by blocked weighs calls by their "
+				 "blocked time: --no-split does not measure "
+				 "it");
 	if (o->stack_period && o->interval_s > 0)
 		return cli_error(&profile_cmd,
 				 "--stacks reports the call sites of the "

@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "collect/target.h"
+#include "model/stacks.h"
 #include "model/trace_set.h"
 #include "render/report.h"
 
@@ -35,8 +36,8 @@ struct profile_opts {
 	 * --pprof FILE
 	 */
 	uint32_t stack_period;
-	bool stack_period_given; /* --stacks=N */
-	bool stack_by_time;	 /* --stacks-by time */
+	bool stack_period_given;	  /* --stacks=N */
+	enum sc_stack_weighting stack_by; /* --stacks-by */
 	const char *folded;
 	const char *flamegraph;
 	const char *pprof;

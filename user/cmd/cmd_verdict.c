@@ -51,6 +51,10 @@ static void usage(FILE *f)
 	      "                  and at least half of its CPU time is spent inside\n"
 	      "                  syscalls; time asleep in a syscall, or waiting for a CPU,\n"
 	      "                  does not count: waiting is not syscall overhead\n"
+	      "  split           of the calls' time, the shares on a CPU, waiting for a\n"
+	      "                  CPU and asleep, measured on the scheduler's tracepoints;\n"
+	      "                  ns/call is a call's round trip on a CPU, the waits left\n"
+	      "                  out (wall ns/call: with them)\n"
 	      "  CPU time        user and system time from /proc, and calls per second\n"
 	      "  crossing cost   calls x the calibrated floor (the cheapest syscall's round\n"
 	      "                  trip), as a share of its CPU time\n"
@@ -67,10 +71,24 @@ static void usage(FILE *f)
 	      "                      keep connections open (keep-alive, reuse)\n"
 	      "    high-rate         a cheap call (getpid and other ids, clock calls that\n"
 	      "                      bypass the vDSO, sched_yield, or any call within 4\n"
-	      "                      floors) made so often that the crossings take >= 5%\n"
-	      "                      of its CPU\n"
-	      "    blocking          >= 20% of its threads' time asleep inside syscalls;\n"
-	      "                      names the waiting calls (>= 10% of the time each)\n"
+	      "                      floors on a CPU) made so often that the crossings\n"
+	      "                      take >= 5% of its CPU\n"
+	      "    (small-io and high-rate only for calls that spend at least half of\n"
+	      "    their time on a CPU, waits for one aside: not for calls that sleep;\n"
+	      "    the cycles weigh their time on a CPU)\n"
+	      "    cpu-wait          a syscall waiting for a CPU inside its calls for\n"
+	      "                      >= 25% of their time and >= 5% of its threads':\n"
+	      "                      contention or throttling, not its cost; names what\n"
+	      "                      ran instead and the cgroup's throttled time\n"
+	      "    io-wait           asleep in I/O wait as much: where it slept\n"
+	      "    lock-wait         asleep waiting for a lock (a futex, a kernel mutex,\n"
+	      "                      rwsem or semaphore) as much: the thread that woke\n"
+	      "                      it, which held the lock, and where it slept\n"
+	      "    blocking          asleep otherwise for >= 25% of its calls' time and\n"
+	      "                      >= 10% of its threads': where it slept, who woke it;\n"
+	      "                      calls still in flight at the end taking >= 10%\n"
+	      "    cpu-quota         its cgroup throttled by its CPU quota (cpu.max, or\n"
+	      "                      cgroup v1's CFS quota) for >= 10% of the run\n"
 	      "A process with no calls and no CPU time is idle: nothing is weighed. CPU\n"
 	      "time too small for /proc to show (it counts 10 ms ticks) gets no share\n"
 	      "of it claimed, and the rules that weigh calls against it do not fire.\n"
@@ -86,9 +104,11 @@ static void usage(FILE *f)
 	      "                        Ctrl-C or SIGTERM stops early and reports\n"
 	      "      --format FMT      table (default) or json: one object with\n"
 	      "                        syscall_share, syscall_bound, findings [{kind,\n"
-	      "                        syscall, calls, avg_bytes?, share, advice, ...}],\n"
-	      "                        syscalls [{name, fd_type?, ...}], CPU and\n"
-	      "                        calibration figures\n"
+	      "                        syscall, calls, avg_bytes?, share, advice,\n"
+	      "                        part_s?, ran_instead?, blocked_in?, woken_by?,\n"
+	      "                        ...}], syscalls [{name, fd_type?,\n"
+	      "                        round_trip_on_cpu_ns, cpu_wait_s?, ...}],\n"
+	      "                        cpu_throttling, CPU and calibration figures\n"
 	      "  -o, --output FILE     write the report to FILE (atomically) instead of\n"
 	      "                        stdout; - is stdout (./- names a file called -)\n"
 	      "      --cache FILE      the saved calibration (default\n"
@@ -402,6 +422,10 @@ static int judge(const struct verdict_opts *o, const struct proc_sampler *s,
 	in.paths = paths;
 	in.npaths = paths ? s->paths.npaths : 0;
 	in.stacks = m->stacks;
+	in.split = m->meta.split;
+	in.why = m->meta.split ? &m->why : NULL;
+	in.throttle = &m->meta.throttle;
+	in.pid = (uint32_t)s->pid;
 	if (s->have_waits)
 		in.runq_s = (double)procfs_waits_delta(s->waits0, s->nwaits0,
 						       s->waits1, s->nwaits1) /

@@ -8,14 +8,16 @@
 #include "collect/collector.h"
 #include "collect/duty.h"
 #include "model/comm_series.h"
+#include "model/split_hold.h"
 #include "render/report_prom.h"
 #include "util/clock.h"
 #include "util/procfs.h"
 
 /*
  * One scrape: a cumulative snapshot of the maps (*m, which the caller
- * frees), the per-name series brought up to date, and scprof's own
- * figures into *self; in then refers to all three.
+ * frees, its split held from going back), the per-name series brought up
+ * to date, and scprof's own figures into *self; in then refers to all
+ * three.
  */
 static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		  struct prom_input *in)
@@ -25,6 +27,8 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 	int err;
 
 	err = collector__snapshot(d->col, m);
+	if (!err)
+		err = split_hold__apply(d->hold, *m);
 	if (!err && d->comms) {
 		struct sc_model *totals = NULL;
 
@@ -67,6 +71,9 @@ static int scrape(struct daemon *d, struct sc_model **m, struct prom_self *self,
 		self->budget = di.budget;
 		self->enter_s = di.enter_s;
 		self->exit_s = di.exit_s;
+		self->split = (*m)->meta.split;
+		self->switch_s = di.switch_s;
+		self->waking_s = di.waking_s;
 		self->latency_s = di.latency_s;
 		self->latency_cost_s = di.latency_cost_s;
 		self->dispatch_ns = di.dispatch_ns;

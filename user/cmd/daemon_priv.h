@@ -15,6 +15,7 @@
 struct collector;
 struct comm_series;
 struct duty;
+struct split_hold;
 struct MHD_Daemon;
 
 struct daemon {
@@ -22,7 +23,9 @@ struct daemon {
 	struct target_found found; /* -p's processes, as found at start */
 	struct collector *col;
 	struct comm_series *comms;
-	struct duty *duty; /* latency windows and the budget */
+	struct split_hold *hold; /* the split's counters never go back */
+	struct duty *duty;	 /* latency windows and the budget */
+	uint64_t trimmed_ns;	 /* malloc_trim() last called */
 	struct MHD_Daemon *http;
 	int listen_fd;
 	int pidfile_fd; /* >= 0: locked and written, removed on exit */

@@ -62,10 +62,11 @@ void profile_plan(const struct profile_opts *o,
 	co->key_kind = asked->by_threads ? SC_KEY_THREAD : SC_KEY_PROCESS;
 	co->read_cgid = group_needs_cgroups(&asked->by);
 	co->stack_period = o->stack_period;
-	co->stack_by_time = o->stack_by_time;
+	co->stack_by = o->stack_by;
 	co->raw_symbols = o->raw_symbols;
 	co->slow_ns = o->count_only ? 0 : o->slow_ns;
 	co->split = !o->count_only && !o->no_split;
+	co->split_samples = co->split;
 	co->max_exited = o->max_exited;
 	co->fold = rows ? COLLECTOR_FOLD_PROCS : COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, rows, co);
@@ -93,6 +94,10 @@ void top_plan(const struct top_opts *o, const struct target_found *found,
 	co->key_kind = group == TOP_GROUP_THREAD ? SC_KEY_THREAD :
 						   SC_KEY_PROCESS;
 	co->read_cgid = top_group_needs_cgroups(group);
+	/* WAIT% and BLK%: the split of the calls timed (all of them, or
+	 * those in the latency windows)
+	 */
+	co->split = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, true, co);
 }
@@ -111,6 +116,11 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 	 * daemon keeps few itself
 	 */
 	co->slow_ns = o->slow_ns;
+	/* the split of the calls timed, summed (no samples: the metrics
+	 * have no place for where calls slept), and the CPU quota
+	 * throttling of the first target's cgroup, or --cgroup's
+	 */
+	co->split = true;
 	co->drain_few_caps = true;
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);
@@ -129,6 +139,11 @@ void verdict_plan(const struct verdict_opts *o, struct collector_opts *co)
 	 * goes (the blocking and latency findings are about time)
 	 */
 	co->stack_period = o->stack_period;
-	co->stack_by_time = true;
+	co->stack_by = SC_STACKS_BY_TIME;
 	co->raw_symbols = o->raw_symbols;
+	/* the findings per syscall: on a CPU, waiting for one, blocked;
+	 * where they slept, who woke them, what ran instead
+	 */
+	co->split = true;
+	co->split_samples = true;
 }

@@ -23,6 +23,7 @@
 #include "model/names.h"
 #include "scprof_legacy.skel.h"
 #include "util/clock.h"
+#include "util/ksyms.h"
 #include "util/log.h"
 #include "util/procfs.h"
 
@@ -186,8 +187,10 @@ static int configure(struct collector *c)
 	skel->rodata->fd_types = opts->fd_types;
 	skel->rodata->thread_totals = opts->thread_totals;
 	skel->rodata->split_on = opts->split;
-	if (!opts->split) { /* the smallest: one entry, a page */
+	if (!opts->split) /* the smallest: one entry */
 		bpf_map__set_max_entries(skel->maps.splits, 1);
+	if (!opts->split || !opts->split_samples) { /* no sample: a page */
+		skel->rodata->split_sample_ns = 0;
 		bpf_map__set_max_entries(skel->maps.split_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
 	}
@@ -203,8 +206,9 @@ static int configure(struct collector *c)
 	set_trace_filter(skel, opts);
 	inject_map_fail(skel);
 	stack_drain_configure(
-		skel, opts->stack_period, opts->stack_by_time,
-		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0);
+		skel, opts->stack_period, opts->stack_by,
+		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0,
+		collector_keeps_sleeps(opts));
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -349,13 +353,25 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err ?: setup_maps(c);
 	err = err ?: inflight_new(&c->inflight, c->skel, opts->key_kind);
 	err = err ?: cgroups_new(&c->cgroups, c->skel, opts->read_cgid);
+	/* the kernel's names for both drains, when they name where calls
+	 * slept (read before capabilities go: kallsyms shows addresses to
+	 * root only; the daemon's split sums need none)
+	 */
+	if (!err && opts->split &&
+	    (opts->split_samples || collector_keeps_sleeps(opts)) &&
+	    !(c->ksyms = ksyms_load(NULL)))
+		pr_warn("cannot read the kernel's symbols (/proc/kallsyms: "
+			"%s): where calls slept is unnamed",
+			strerror(errno));
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
-				      opts->stack_by_time,
+				      opts->stack_by,
 				      c->skel->rodata->slow_ns != 0,
-				      !opts->raw_symbols, opts->drain_few_caps);
+				      !opts->raw_symbols, opts->drain_few_caps,
+				      c->ksyms);
 	if (!err && opts->split)
-		err = split_drain_new(&c->split, c->skel, opts->drain_few_caps);
+		err = split_drain_new(&c->split, c->skel, opts->split_samples,
+				      c->ksyms, opts->drain_few_caps);
 	if (err)
 		goto err;
 	*out = c;
@@ -424,9 +440,10 @@ static bool is_iter_prog(const struct bpf_program *prog)
 	return !strncmp(bpf_program__section_name(prog), "iter/", 5);
 }
 
-/* Sampled mode: the enter program is attached by the latency windows;
- * the timing exit program is tail-called by the counting one, if that
- * is in use, else it is the exit program, alone.
+/* Sampled mode: the enter program, and the split's scheduler programs,
+ * are attached by the latency windows; the timing exit program is
+ * tail-called by the counting one, if that is in use, else it is the
+ * exit program, alone.
  */
 static bool not_attached(const struct collector *c,
 			 const struct bpf_program *prog)
@@ -435,6 +452,10 @@ static bool not_attached(const struct collector *c,
 
 	return skel->rodata->progs == SC_PROGS_SAMPLED &&
 	       (prog == skel->progs.sc_sys_enter ||
+		prog == skel->progs.sc_switch ||
+		prog == skel->progs.sc_waking ||
+		prog == skel->progs.sc_waking_sleep ||
+		prog == skel->progs.sc_wakeup ||
 		prog == (c->counting_exit ? skel->progs.sc_timed_exit :
 					    skel->progs.sc_sampled_exit));
 }
@@ -560,11 +581,62 @@ void collector__cost_window(struct collector *c, bool open)
 		set_timing(c, SC_TIMING_COST, open);
 }
 
+/* The split's scheduler programs, in or out with a latency window: they
+ * only look at calls stamped in it (split.bpf.h), so outside windows they
+ * would cost every context switch and wake-up of the machine for nothing.
+ * A call preempted as they go is switched in unseen: the count of such
+ * calls starts again from zero with each window.
+ */
+static int split_window(struct collector *c, bool open)
+{
+	struct scprof_bpf *skel = c->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+	} progs[] = {
+		{ skel->progs.sc_switch, &skel->links.sc_switch },
+		{ skel->progs.sc_waking, &skel->links.sc_waking },
+		{ skel->progs.sc_waking_sleep, &skel->links.sc_waking_sleep },
+		{ skel->progs.sc_wakeup, &skel->links.sc_wakeup },
+	};
+
+	if (!c->opts.split)
+		return 0;
+	if (open)
+		__atomic_store_n(&skel->bss->split_preempted, 0,
+				 __ATOMIC_SEQ_CST);
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		/* (one of the waking programs is loaded: --slow's keeps the
+		 * longest sleeps; the wake-up's end with the run-queue delay
+		 * only)
+		 */
+		if (!bpf_program__autoload(progs[i].prog))
+			continue;
+		if (!open) {
+			bpf_link__destroy(*progs[i].link);
+			*progs[i].link = NULL;
+			continue;
+		}
+		*progs[i].link = bpf_program__attach(progs[i].prog);
+		if (!*progs[i].link) {
+			int err = -errno;
+
+			split_window(c, false);
+			pr_err("cannot attach the split's program %s: %s",
+			       bpf_program__name(progs[i].prog),
+			       strerror(-err));
+			return err;
+		}
+	}
+	return 0;
+}
+
 int collector__latency_window(struct collector *c, bool open)
 {
 	struct scprof_bpf *skel = c->skel;
 	struct bpf_link **link = &skel->links.sc_sys_enter;
 	__u32 *gen = &skel->bss->window_gen;
+	int err;
 
 	if (skel->rodata->progs != SC_PROGS_SAMPLED || open == (*link != NULL))
 		return 0;
@@ -574,16 +646,21 @@ int collector__latency_window(struct collector *c, bool open)
 		/* even: no window; stamps taken until now are stale */
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
 		set_timing(c, SC_TIMING_LATENCY, false);
+		split_window(c, false);
 		return 0;
 	}
+	/* (before any call is stamped: each is split from its start) */
+	err = split_window(c, true);
+	if (err)
+		return err;
 	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST); /* odd: a window */
 	set_timing(c, SC_TIMING_LATENCY, true);
 	*link = bpf_program__attach(skel->progs.sc_sys_enter);
 	if (!*link) {
-		int err = -errno;
-
+		err = -errno;
 		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
 		set_timing(c, SC_TIMING_LATENCY, false);
+		split_window(c, false);
 		pr_err("cannot attach the latency program: %s", strerror(-err));
 		return err;
 	}
@@ -672,6 +749,7 @@ void collector__destroy(struct collector *c)
 	inflight_free(c->inflight);
 	stack_drain_free(c->stacks);
 	split_drain_free(c->split);
+	ksyms_free(c->ksyms);
 	cgroups_free(c->cgroups);
 	scprof_bpf__destroy(c->skel);
 	if (c->cgroup_fd >= 0)

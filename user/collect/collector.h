@@ -63,16 +63,22 @@ struct collector_opts {
 	 * off); snapshots carry the stacks (model->stacks)
 	 */
 	uint32_t stack_period;
-	/* --stacks-by time: one sample per stack_period µs of time in calls
-	 * (full mode), weighted by time
+	/* --stacks-by: count (one call in stack_period), time (one sample
+	 * per stack_period µs of time in calls, full mode, at exit) or
+	 * blocked (the same by the calls' blocked time, the kernel stack of
+	 * where each slept on top: needs the split)
 	 */
-	bool stack_by_time;
+	enum sc_stack_weighting stack_by;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
 	/* Full and sampled modes: each timed call's time split into on a
 	 * CPU, waiting for one, blocked and I/O wait (include/sc_split.h),
-	 * with samples of where it slept, who woke it, what ran instead
+	 * and the CPU quota throttling of the first target's cgroup (or
+	 * cgroup_path's); with split_samples, samples of where it slept,
+	 * who woke it, what ran instead too (model->why), named by a thread
+	 * of their own
 	 */
 	bool split;
+	bool split_samples;
 	/* --slow: calls that take this long or longer are reported, one by
 	 * one (collector__slow_take); 0: off. Full and sampled modes (there,
 	 * the calls timed in latency windows).

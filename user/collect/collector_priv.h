@@ -73,6 +73,9 @@ struct collector {
 	struct split_drain *split;  /* opts.split (split_drain.c) */
 	pid_t first;		    /* the first target added */
 	struct cgroups *cgroups;    /* opts.read_cgid: names (cgroups.c) */
+	struct ksyms *ksyms;	    /* opts.split: the kernel's names, for both
+			      * drains (NULL: unreadable)
+			      */
 };
 
 /* Are the arrays by syscall number in use (SC_CELLS_ONE_TARGET or
@@ -81,6 +84,17 @@ struct collector {
 static inline bool collector_uses_arrays(const struct collector_opts *o)
 {
 	return o->cells != SC_CELLS_PER_PROCESS;
+}
+
+/* Does each call in flight keep its longest sleep (where it slept, who
+ * woke it): for --slow's calls or --stacks-by blocked's samples, with the
+ * split? (rodata sleep_on, and sc_waking_sleep for sc_waking)
+ */
+static inline bool collector_keeps_sleeps(const struct collector_opts *o)
+{
+	return o->split && o->progs != SC_PROGS_COUNT_ONLY &&
+	       (o->slow_ns ||
+		(o->stack_period && o->stack_by == SC_STACKS_BY_BLOCKED));
 }
 
 /* cgroups.c */
@@ -126,6 +140,10 @@ int collector_choose_progs(struct scprof_bpf *skel,
 int collector_map_walk(int fd, size_t ksz, size_t vsz,
 		       int (*fn)(void *ctx, const void *key, const void *val),
 		       void *ctx);
+/* Delete n keys of ksz bytes from map fd, in batches (one by one where
+ * the kernel has no batch API). How many were there and went.
+ */
+int collector_map_delete(int fd, const void *keys, size_t ksz, size_t n);
 void collector_proc_set_info(struct sc_proc *p,
 			     const struct sc_proc_info *info);
 /* The one target's process key, once the programs have seen it. */
@@ -160,18 +178,22 @@ void inflight_free(struct inflight *f);
 
 /* stack_drain.c (--stacks) */
 
-/* Before load: the sampling period (rodata; µs of time in calls when
- * by_time), the --slow threshold (0: off) and the ring buffer's size.
+/* Before load: the sampling period (rodata; µs of time in calls, or of
+ * blocked time, when by time or blocked), the --slow threshold (0: off),
+ * whether the longest sleeps are kept (collector_keeps_sleeps) and the
+ * ring buffers' sizes.
  */
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
-			   bool by_time, uint64_t slow_ns);
+			   enum sc_stack_weighting by, uint64_t slow_ns,
+			   bool sleeps);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
  * the thread that drains them (period 0 and no slow: *out NULL), with
- * few_caps keeping only the capabilities it needs. 0 or -errno, reported.
+ * few_caps keeping only the capabilities it needs; ksyms names kernel
+ * frames (kept, not owned; NULL: unnamed). 0 or -errno, reported.
  */
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool by_time, bool slow, bool demangle,
-		    bool few_caps);
+		    uint32_t period, enum sc_stack_weighting by, bool slow,
+		    bool demangle, bool few_caps, const struct ksyms *ksyms);
 /* Has the draining thread failed? 0 or its first error (not reported). */
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */

@@ -11,9 +11,18 @@
 #include "collect/split_drain.h"
 #include "util/clock.h"
 
-int collector_map_walk(int fd, size_t ksz, size_t vsz,
-		       int (*fn)(void *ctx, const void *key, const void *val),
-		       void *ctx)
+/* Entries read per batch: a bpf() call each, not two per entry (and
+ * buffers below malloc's mmap threshold: no page faults each walk).
+ */
+#define WALK_BATCH 64
+
+/* One key at a time (get_next_key and a lookup each): kernels or maps
+ * without the batch API.
+ */
+static int walk_one_by_one(int fd, size_t ksz, size_t vsz,
+			   int (*fn)(void *ctx, const void *key,
+				     const void *val),
+			   void *ctx)
 {
 	void *key = malloc(ksz), *next = malloc(ksz), *val = malloc(vsz);
 	bool first = true;
@@ -37,6 +46,91 @@ out:
 	free(next);
 	free(val);
 	return err;
+}
+
+int collector_map_walk(int fd, size_t ksz, size_t vsz,
+		       int (*fn)(void *ctx, const void *key, const void *val),
+		       void *ctx)
+{
+	size_t tok = ksz > 8 ? ksz : 8, room = WALK_BATCH;
+	char *keys = malloc(ksz * room), *vals = malloc(vsz * room);
+	char *in = calloc(1, tok), *out = calloc(1, tok);
+	bool first = true, done = false;
+	int err = 0;
+
+	if (!keys || !vals || !in || !out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	while (!done && !err) {
+		__u32 count = (__u32)room;
+		int r = bpf_map_lookup_batch(fd, first ? NULL : in, out, keys,
+					     vals, &count, NULL);
+
+		if (r == -ENOSPC) { /* a bucket holds more than room */
+			char *k = realloc(keys, ksz * room * 2);
+			char *v = k ? realloc(vals, vsz * room * 2) : NULL;
+
+			if (k)
+				keys = k;
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			vals = v;
+			room *= 2;
+			continue;
+		}
+		if (r && r != -ENOENT) {
+			/* no batch API here: the old way, from the start */
+			if (first && (r == -EINVAL || r == -ENOTSUP ||
+				      r == -EOPNOTSUPP || r == -ENOSYS)) {
+				err = walk_one_by_one(fd, ksz, vsz, fn, ctx);
+				break;
+			}
+			err = r;
+			break;
+		}
+		done = r == -ENOENT; /* the last entries came with it */
+		for (__u32 i = 0; i < count && !err; i++)
+			err = fn(ctx, keys + i * ksz, vals + i * vsz);
+		memcpy(in, out, tok);
+		first = false;
+	}
+out:
+	free(keys);
+	free(vals);
+	free(in);
+	free(out);
+	return err;
+}
+
+int collector_map_delete(int fd, const void *keys, size_t ksz, size_t n)
+{
+	const char *k = keys;
+	size_t gone = 0;
+
+	while (n) {
+		__u32 count = n > WALK_BATCH ? WALK_BATCH : (__u32)n;
+		int r = bpf_map_delete_batch(fd, k, &count, NULL);
+
+		if (r && (r == -EINVAL || r == -ENOTSUP || r == -EOPNOTSUPP ||
+			  r == -ENOSYS)) {
+			/* no batch API: one by one */
+			for (size_t i = 0; i < n; i++)
+				gone += !bpf_map_delete_elem(fd, k + i * ksz);
+			return (int)gone;
+		}
+		/* (a key deleted meanwhile ends a batch early: go on after
+		 * it)
+		 */
+		gone += count;
+		if (r && count < (n > WALK_BATCH ? WALK_BATCH : n))
+			count++;
+		k += (size_t)count * ksz;
+		n -= count;
+	}
+	return (int)gone;
 }
 
 void collector_proc_set_info(struct sc_proc *p, const struct sc_proc_info *info)

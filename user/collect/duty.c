@@ -58,7 +58,7 @@ struct duty {
 	 * so that the totals never go down as the means move.
 	 */
 	struct collector_cost last;
-	double enter_ns, exit_ns, lat_ns, count_ns;
+	double enter_ns, exit_ns, switch_ns, waking_ns, lat_ns, count_ns;
 	/* What a window adds to each call beyond its programs' own run
 	 * time: the sys_enter tracepoint's dispatch, measured (ns/call).
 	 */
@@ -95,9 +95,41 @@ static double latency_ns(const struct collector_cost *now,
 		       extra;
 }
 
+/* Runs of kind k between two readings, at the later one's mean. */
+static double spent_ns(const struct collector_cost *now,
+		       const struct collector_cost *then, int k)
+{
+	return (double)(now->runs[k] - then->runs[k]) * per_run(now, k);
+}
+
+/* The split's scheduler programs between two readings (attached in
+ * windows only): every context switch and wake-up of the machine runs
+ * them, whoever's it is.
+ */
+static uint64_t split_runs(const struct collector_cost *now,
+			   const struct collector_cost *then)
+{
+	return now->runs[SC_COST_SWITCH] - then->runs[SC_COST_SWITCH] +
+	       now->runs[SC_COST_WAKING] - then->runs[SC_COST_WAKING] +
+	       now->runs[SC_COST_WAKEUP] - then->runs[SC_COST_WAKEUP];
+}
+
+static double split_ns(const struct collector_cost *now,
+		       const struct collector_cost *then)
+{
+	return spent_ns(now, then, SC_COST_SWITCH) +
+	       spent_ns(now, then, SC_COST_WAKING) +
+	       spent_ns(now, then, SC_COST_WAKEUP);
+}
+
 /* What a window cost between two readings: its programs' run time and
  * the dispatch of each call that ran the enter program, the calls it let
- * go at once included (other processes', when the daemon watches some).
+ * go at once included (other processes', when the daemon watches some),
+ * and of each run of the split's programs. Their tracepoints' dispatch is
+ * not measured apart: the sys_enter one's stands for it, an upper bound
+ * (a syscall tracepoint is reached through the syscall entry's slow path
+ * and, from 6.13, runs its probes under RCU Tasks Trace; the scheduler's
+ * are plain static calls).
  */
 static double window_ns(const struct duty *d, const struct collector_cost *now,
 			const struct collector_cost *then)
@@ -106,7 +138,8 @@ static double window_ns(const struct duty *d, const struct collector_cost *now,
 			 now->runs[SC_COST_ENTER_OTHER] -
 			 then->runs[SC_COST_ENTER_OTHER];
 
-	return latency_ns(now, then) + d->dispatch_ns * (double)calls;
+	return latency_ns(now, then) + split_ns(now, then) +
+	       d->dispatch_ns * (double)(calls + split_runs(now, then));
 }
 
 /* ns per call of a loop of getppid calls (scprof's own: its programs
@@ -413,17 +446,10 @@ int duty__tick(struct duty *d, uint64_t now, uint64_t *next)
 	return 0;
 }
 
-/* Runs of kind k between two readings, at the later one's mean. */
-static double spent_ns(const struct collector_cost *now,
-		       const struct collector_cost *then, int k)
-{
-	return (double)(now->runs[k] - then->runs[k]) * per_run(now, k);
-}
-
 int duty__info(struct duty *d, struct duty_info *out)
 {
 	struct collector_cost c;
-	double enter, exit, lat;
+	double enter, exit, lat, sw, wk;
 	int err = collector__cost(d->col, &c);
 
 	if (err)
@@ -431,11 +457,18 @@ int duty__info(struct duty *d, struct duty_info *out)
 	enter = spent_ns(&c, &d->last, SC_COST_ENTER);
 	exit = spent_ns(&c, &d->last, SC_COST_EXIT) +
 	       spent_ns(&c, &d->last, SC_COST_EXIT_TIMED);
+	sw = spent_ns(&c, &d->last, SC_COST_SWITCH);
+	/* (wake-ups: their start, sched_waking, and end, sched_wakeup) */
+	wk = spent_ns(&c, &d->last, SC_COST_WAKING) +
+	     spent_ns(&c, &d->last, SC_COST_WAKEUP);
 	lat = latency_ns(&c, &d->last);
 	d->cost_ns += window_ns(d, &c, &d->last);
 	d->enter_ns += enter;
 	d->exit_ns += exit;
-	d->lat_ns += lat;
+	d->switch_ns += sw;
+	d->waking_ns += wk;
+	/* (the split's programs are part of timing calls) */
+	d->lat_ns += lat + sw + wk;
 	d->count_ns += fmax(0, enter + exit - lat);
 	d->last = c;
 	memset(out, 0, sizeof(*out));
@@ -445,6 +478,8 @@ int duty__info(struct duty *d, struct duty_info *out)
 	out->budget = d->o.budget;
 	out->enter_s = d->enter_ns / 1e9;
 	out->exit_s = d->exit_ns / 1e9;
+	out->switch_s = d->switch_ns / 1e9;
+	out->waking_s = d->waking_ns / 1e9;
 	out->latency_s = d->lat_ns / 1e9;
 	out->latency_cost_s = d->cost_ns / 1e9;
 	out->dispatch_ns = d->dispatch_ns;

@@ -4,7 +4,8 @@
  * the enter program that times calls is attached for a window at the
  * start of each period. With a fixed ratio the window is ratio * period;
  * otherwise the ratio is chosen from a CPU budget and what a window costs:
- * its programs' own measured run time (collector__cost) and the
+ * its programs' own measured run time (collector__cost: the enter
+ * program, timing at exit, the split's scheduler programs) and the
  * tracepoint's dispatch of each call, which they cannot time themselves,
  * measured with a getppid loop with and without the window at the start
  * and every 5 minutes. A window that has spent the period's budget closes
@@ -44,7 +45,11 @@ struct duty_info {
 	double budget;
 	double enter_s;	       /* CPU seconds of the enter program */
 	double exit_s;	       /* CPU seconds of the exit program */
-	double latency_s;      /* the latency part: enter + timing at exit */
+	double switch_s;       /* of the split's sched_switch program */
+	double waking_s;       /* of the split's sched_waking program */
+	double latency_s;      /* the latency part: enter + timing at exit +
+				* the split's programs
+				*/
 	double latency_cost_s; /* the same and the dispatch: what windows
 				* cost (what the budget holds)
 				*/

@@ -391,14 +391,19 @@ static void choose_autoload(struct scprof_bpf *skel,
 		/* fork: following them, and a new thread's cgroup tag */
 		{ skel->progs.sc_fork, o->follow || o->read_cgid },
 		{ skel->progs.sc_thread_rename, o->key_kind == SC_KEY_THREAD },
-		/* cgroup tags: moves, and the threads apart at attach */
-		{ skel->progs.sc_cgroup_attach, o->read_cgid },
+		/* cgroup tags: moves, and the threads apart at attach; the
+		 * split: a target's move (its CPU quota)
+		 */
+		{ skel->progs.sc_cgroup_attach, o->read_cgid || o->split },
 		{ skel->progs.sc_cgtag_seed, o->read_cgid },
 		/* cgroup names: the paths of cgroups as they are removed */
 		{ skel->progs.sc_cgroup_rmdir, o->read_cgid },
 		/* the split of calls' time: the scheduler's tracepoints */
 		{ skel->progs.sc_switch, o->split },
-		{ skel->progs.sc_waking, o->split },
+		{ skel->progs.sc_waking,
+		  o->split && !collector_keeps_sleeps(o) },
+		/* and keeping each call's longest sleep (--slow, by blocked) */
+		{ skel->progs.sc_waking_sleep, collector_keeps_sleeps(o) },
 		/* the end of a wake-up, where the kernel's run-queue delay
 		 * gives the wait after it (else it is timed at the switch in)
 		 */

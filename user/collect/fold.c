@@ -238,15 +238,25 @@ static int fold_one(struct harvest_ctx *h)
 static void forget_exited(struct harvest_ctx *h, int procs_fd, int stats_fd)
 {
 	struct scprof_bpf__bss *bss = h->c->skel->bss;
-	int64_t cells = 0, procs = 0;
+	struct sc_proc_key *keys;
+	int64_t cells, procs = 0;
 
-	for (size_t i = 0; i < h->ndead; i++)
-		cells += !bpf_map_delete_elem(stats_fd, &h->dead[i]);
-	for (size_t i = 0; i < h->exited->nprocs; i++) {
-		struct sc_proc_key k = model_proc_key(&h->exited->procs[i]);
+	cells = collector_map_delete(stats_fd, h->dead, sizeof(*h->dead),
+				     h->ndead);
+	keys = calloc(h->exited->nprocs ? h->exited->nprocs : 1, sizeof(*keys));
+	for (size_t i = 0; keys && i < h->exited->nprocs; i++)
+		keys[i] = model_proc_key(&h->exited->procs[i]);
+	if (keys)
+		procs = collector_map_delete(procs_fd, keys, sizeof(*keys),
+					     h->exited->nprocs);
+	else /* (no memory for the batch: one by one) */
+		for (size_t i = 0; i < h->exited->nprocs; i++) {
+			struct sc_proc_key k =
+				model_proc_key(&h->exited->procs[i]);
 
-		procs += !bpf_map_delete_elem(procs_fd, &k);
-	}
+			procs += !bpf_map_delete_elem(procs_fd, &k);
+		}
+	free(keys);
 	/* The programs count what they create; take off what went. */
 	__atomic_fetch_sub(&bss->stats_used, cells, __ATOMIC_RELAXED);
 	__atomic_fetch_sub(&bss->procs_used, procs, __ATOMIC_RELAXED);

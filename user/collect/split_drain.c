@@ -1,15 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The split's samples, drained and named (split_drain.h). A sample's
- * names come from its kernel stacks, by /proc/kallsyms:
- *
- *  - where it slept: the first function of the sleeper's stack that is
- *    not the scheduler's or a generic wait ("pipe_read", "futex_wait",
- *    "folio_wait_bit_common", "do_epoll_wait");
- *  - who woke it: a timer when the waking context ran a timer's callback,
- *    an interrupt when it is an interrupt's (an interrupt entry on its
- *    stack, or ksoftirqd), else the task that ran the wakeup (a softirq
- *    it ran itself, as a loopback send does, is its own).
+ * names come from its kernel stacks (collect/kstack.h): where it slept,
+ * who woke it, and whether it waited for a lock.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -22,27 +15,23 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "collect/kstack.h"
 #include "collect/split_drain.h"
 #include "collect/throttle.h"
 #include "sc_split.h"
 #include "util/caps.h"
-#include "util/clock.h"
 #include "util/ksyms.h"
+#include "util/clock.h"
 #include "util/log.h"
 
 #define SPLIT_POLL_MS 50
-/* For the first seconds, a look every few ms: a command that puts
- * itself in a cgroup does it first, and the throttling counted there
- * before it is seen is lost (when the cgroup is older than the run).
- */
-#define SPLIT_EARLY_MS 5
-#define SPLIT_EARLY_NS 2000000000ULL
+
 #define SPLIT_BUCKETS 16384
 
 struct split_drain {
 	struct scprof_bpf *skel;
 	struct ring_buffer *rb;
-	struct ksyms *ksyms;
+	const struct ksyms *ksyms; /* the collector's; NULL: none */
 	pthread_t thread;
 	pthread_mutex_t lock; /* rb's consuming, whys and their index */
 	struct sc_whys whys;
@@ -53,130 +42,6 @@ struct split_drain {
 	struct throttle *throttle; /* (lock) */
 	bool running, stop, few_caps;
 };
-
-/* ---- naming ---- */
-
-static bool has_prefix(const char *s, const char *p)
-{
-	return !strncmp(s, p, strlen(p));
-}
-
-static bool any_prefix(const char *s, const char *const *list, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (has_prefix(s, list[i]))
-			return true;
-	return false;
-}
-
-#define N(a) (sizeof(a) / sizeof((a)[0]))
-
-/* The scheduler, the generic ways to wait, the syscall entry, BPF's
- * own: never where a call was said to sleep.
- */
-static const char *const generic_wait[] = {
-	"__traceiter_",
-	"__bpf_trace",
-	"bpf_",
-	"__schedule",
-	"schedule",
-	"preempt_schedule",
-	"io_schedule",
-	"__wait_",
-	"wait_woken",
-	"wait_for_completion",
-	"__wait_for_common",
-	"do_wait_for_common",
-	"wait_for_common",
-	"__wait_on_bit",
-	"out_of_line_wait_on_bit",
-	"bit_wait",
-	"prepare_to_wait",
-	"finish_wait",
-	"__mutex_lock",
-	"mutex_lock",
-	"__rt_mutex",
-	"rt_mutex",
-	"rwsem_down",
-	"down_",
-	"__down",
-	"percpu_rwsem_wait",
-	"__percpu_down",
-	"do_syscall_",
-	"entry_SYSCALL",
-	"x64_sys_call",
-	"__x64_sys_",
-	"__ia32_sys_",
-	"__do_sys_",
-	"__se_sys_",
-	"__arm64_sys_",
-	"invoke_syscall",
-	"el0_svc",
-	"el0t_",
-	"do_el0_svc",
-	"futex_wait_queue",
-	"__futex_wait",
-	"wait_event",
-	"__wait_event",
-	"sk_wait_event",
-	"pipe_wait",
-	"___wait_",
-	"rcu_",
-	"__cond_resched",
-	"_cond_resched",
-};
-
-/* An interrupt's entry, or a softirq run on one's way out. */
-static const char *const irq_entry[] = {
-	"asm_sysvec_",	  "asm_common_interrupt", "sysvec_",
-	"__sysvec_",	  "common_interrupt",	  "irq_exit",
-	"__irq_exit_rcu", "el1_interrupt",	  "el0_interrupt",
-	"gic_handle_irq", "handle_domain_irq",	  "call_on_irq_stack",
-	"el1h_64_irq",	  "el0t_64_irq",	  "asm_exc_nmi",
-};
-
-/* A timer's callback. */
-static const char *const timer_fn[] = {
-	"hrtimer_wakeup",  "__hrtimer_run_queues", "hrtimer_interrupt",
-	"process_timeout", "call_timer_fn",	   "run_timer_softirq",
-	"__run_timers",	   "tick_sched_timer",
-};
-
-/* The first telling function where the sleeper slept. */
-static const char *slept_in(const struct split_drain *d, const __u64 *ips,
-			    __u32 n)
-{
-	const char *first = NULL;
-
-	for (__u32 i = 0; i < n && i < SC_SPLIT_FRAMES; i++) {
-		const char *f = ksyms_name(d->ksyms, ips[i]);
-
-		if (!f)
-			continue;
-		if (!first)
-			first = f;
-		if (!any_prefix(f, generic_wait, N(generic_wait)))
-			return f;
-	}
-	return first;
-}
-
-static enum sc_waker waker_kind(const struct split_drain *d,
-				const struct sc_split_event *e)
-{
-	bool irq = has_prefix(e->other_comm, "ksoftirqd/");
-
-	for (__u32 i = 0; i < e->nwaker && i < SC_SPLIT_FRAMES; i++) {
-		const char *f = ksyms_name(d->ksyms, e->waker[i]);
-
-		if (!f)
-			continue;
-		if (any_prefix(f, timer_fn, N(timer_fn)))
-			return SC_WAKER_TIMER;
-		irq |= any_prefix(f, irq_entry, N(irq_entry));
-	}
-	return irq ? SC_WAKER_INTERRUPT : SC_WAKER_TASK;
-}
 
 /* ---- the estimates ---- */
 
@@ -198,8 +63,8 @@ static bool same_what(const struct sc_why *a, const struct sc_why *b)
 	return a->pid == b->pid && a->start_ns == b->start_ns &&
 	       a->cgtag == b->cgtag && a->abi == b->abi && a->nr == b->nr &&
 	       a->fd_type == b->fd_type && a->kind == b->kind &&
-	       a->waker == b->waker && a->opid == b->opid &&
-	       a->otid == b->otid &&
+	       a->waker == b->waker && a->lock == b->lock &&
+	       a->opid == b->opid && a->otid == b->otid &&
 	       !strncmp(a->name, b->name, SC_WHY_NAME_LEN);
 }
 
@@ -263,9 +128,14 @@ static int on_event(void *ctx, void *data, size_t size)
 	struct split_drain *d = ctx;
 	struct sc_why w = { 0 };
 	const char *f;
+	bool lock;
 
 	if (size < sizeof(*e))
 		return 0;
+	if (e->kind == SC_SPLIT_MOVED) { /* where its quota is now */
+		throttle_poll(d->throttle);
+		return 0;
+	}
 	w.pid = e->proc.tgid;
 	w.cgtag = e->proc.cgtag;
 	w.start_ns = e->proc.start_ns;
@@ -276,12 +146,15 @@ static int on_event(void *ctx, void *data, size_t size)
 	w.samples = 1;
 	if (e->kind == SC_SPLIT_SLEEP) {
 		w.kind = SC_WHY_SLEPT_IN;
-		f = slept_in(d, e->sleeper, e->nsleeper);
+		f = kstack_slept_in(d->ksyms, e->sleeper, e->nsleeper, &lock);
 		snprintf(w.name, sizeof(w.name), "%s", f ? f : "?");
+		w.lock = lock;
 		add_or_fold(d, &w);
 		memset(w.name, 0, sizeof(w.name));
+		w.lock = 0;
 		w.kind = SC_WHY_WOKEN_BY;
-		w.waker = (uint8_t)waker_kind(d, e);
+		w.waker = (uint8_t)kstack_waker(d->ksyms, e->other_comm,
+						e->waker, e->nwaker);
 		if (w.waker == SC_WAKER_TASK) {
 			w.opid = e->other_pid;
 			w.otid = e->other_tid;
@@ -303,7 +176,6 @@ static void *drain_thread(void *arg)
 {
 	struct split_drain *d = arg;
 	int efd = ring_buffer__epoll_fd(d->rb), err;
-	uint64_t t0 = clock_mono_ns();
 
 	/* capabilities are each thread's own: kallsyms needs none more */
 	if (d->few_caps && (err = caps_drop_to(0)))
@@ -312,12 +184,10 @@ static void *drain_thread(void *arg)
 	while (!__atomic_load_n(&d->stop, __ATOMIC_RELAXED)) {
 		struct epoll_event ev;
 
-		/* woken by the kernel side, else every SPLIT_POLL_MS */
-		epoll_wait(efd, &ev, 1,
-			   d->throttle && clock_mono_ns() - t0 <
-						   SPLIT_EARLY_NS ?
-				   SPLIT_EARLY_MS :
-				   SPLIT_POLL_MS);
+		/* woken by the kernel side (a target's move to another
+		 * cgroup at once), else every SPLIT_POLL_MS
+		 */
+		epoll_wait(efd, &ev, 1, SPLIT_POLL_MS);
 		pthread_mutex_lock(&d->lock);
 		err = ring_buffer__consume(d->rb);
 		throttle_poll(d->throttle);
@@ -331,7 +201,7 @@ static void *drain_thread(void *arg)
 }
 
 int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
-		    bool few_caps)
+		    bool samples, const struct ksyms *ksyms, bool few_caps)
 {
 	struct split_drain *d;
 	sigset_t all, old;
@@ -343,17 +213,17 @@ int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
 		return -ENOMEM;
 	d->skel = skel;
 	d->few_caps = few_caps;
+	pthread_mutex_init(&d->lock, NULL);
+	if (!samples) { /* the throttling only, read when taken */
+		*out = d;
+		return 0;
+	}
 	d->bucket = calloc(SPLIT_BUCKETS, sizeof(*d->bucket));
 	if (!d->bucket) {
-		free(d);
+		split_drain_free(d);
 		return -ENOMEM;
 	}
-	/* (kallsyms before capabilities go: it shows addresses to root) */
-	d->ksyms = ksyms_load(NULL);
-	if (!d->ksyms)
-		pr_warn("cannot read the kernel's symbols (/proc/kallsyms: "
-			"%s): where calls slept is unnamed",
-			strerror(errno));
+	d->ksyms = ksyms;
 	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.split_events), on_event,
 				 d, NULL);
 	if (!d->rb) {
@@ -363,14 +233,12 @@ int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
 		split_drain_free(d);
 		return err;
 	}
-	pthread_mutex_init(&d->lock, NULL);
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	err = -pthread_create(&d->thread, NULL, drain_thread, d);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err) {
 		pr_err("cannot start the split's drain: %s", strerror(-err));
-		pthread_mutex_destroy(&d->lock);
 		split_drain_free(d);
 		return err;
 	}
@@ -386,10 +254,9 @@ void split_drain_free(struct split_drain *d)
 	if (d->running) {
 		__atomic_store_n(&d->stop, true, __ATOMIC_RELAXED);
 		pthread_join(d->thread, NULL);
-		pthread_mutex_destroy(&d->lock);
 	}
+	pthread_mutex_destroy(&d->lock);
 	ring_buffer__free(d->rb);
-	ksyms_free(d->ksyms);
 	throttle_free(d->throttle);
 	whys_free(&d->whys);
 	free(d->bucket);
@@ -414,7 +281,8 @@ int split_drain_take(struct split_drain *d, struct sc_whys *out,
 
 	/* what the ring holds now, then a copy */
 	pthread_mutex_lock(&d->lock);
-	ring_buffer__consume(d->rb);
+	if (d->rb)
+		ring_buffer__consume(d->rb);
 	err = whys_copy(out, &d->whys);
 	throttle_read(d->throttle, throttle);
 	pthread_mutex_unlock(&d->lock);

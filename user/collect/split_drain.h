@@ -20,12 +20,17 @@
 
 #define SPLIT_MAX_ENTRIES 65536
 
+struct ksyms;
 struct scprof_bpf;
 struct split_drain;
 
-/* Start draining skel's split_events (the split on). 0 or -errno. */
+/* Start draining skel's split_events (the split on, with samples),
+ * naming kernel stacks with ksyms (NULL: unnamed; kept, not owned), or
+ * without samples (none are sent) keep the throttling only, which
+ * split_drain_take reads (no thread). 0 or -errno.
+ */
 int split_drain_new(struct split_drain **out, struct scprof_bpf *skel,
-		    bool few_caps);
+		    bool samples, const struct ksyms *ksyms, bool few_caps);
 void split_drain_free(struct split_drain *d);
 /* Watch the CPU quota throttling of pid's cgroup (or, pid 0, of the
  * cgroup v2 directory dir), following pid when it moves (collect/

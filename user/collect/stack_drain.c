@@ -21,8 +21,10 @@
  * --slow: slow calls come on the same ring, each one waking the thread up.
  * What its fd is comes from the kernel side (a path it could not read
  * whole is read from /proc at once, while the process likely still has
- * the fd); its stack is unwound like a sample's, not counted as one, and
- * the call waits in a bounded list until the command takes it.
+ * the fd), with its split and its longest sleep, named as the split
+ * names sleeps (kstack.h); its stack is unwound like a sample's, not
+ * counted as one, and the call waits in a bounded list until the command
+ * takes it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,6 +43,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "collect/kstack.h"
 #include "collect/unwind.h"
 #include "model/slowlog.h"
 #include "model/stacks.h"
@@ -72,8 +75,9 @@ struct stack_drain {
 	struct ring_buffer *mrb; /* maps_events */
 	int efd;		 /* both rings */
 	struct unwinder *unwinder;
-	struct sc_stacks *stacks; /* NULL: no sampling (--slow only) */
-	struct sc_slowlog slow;	  /* slow calls not taken yet */
+	const struct ksyms *ksyms; /* the collector's; NULL: none */
+	struct sc_stacks *stacks;  /* NULL: no sampling (--slow only) */
+	struct sc_slowlog slow;	   /* slow calls not taken yet */
 	uint64_t slow_failed; /* slow calls not kept: out of memory (atomic) */
 	int err;	      /* the first error of unwinding (lock) */
 	int qerr;	    /* the first error of the ring's callback (qlock) */
@@ -348,8 +352,44 @@ static int slow_fd(struct sc_slow_call *c, const struct sc_stack_event *e)
 	return n < 0 ? -ENOMEM : 0;
 }
 
+/* The slow call's split, and where its longest sleep slept and who woke
+ * it. 0 or -ENOMEM.
+ */
+static int slow_split(const struct stack_drain *d, struct sc_slow_call *c,
+		      const struct sc_stack_event *e)
+{
+	const struct sc_sleep *z = &e->sleep;
+	const char *f;
+
+	if (e->flags & SC_STACK_F_SPLIT) {
+		c->has_split = true;
+		c->wait_ns = e->split_wait_ns;
+		c->blocked_ns = e->split_blocked_ns;
+		c->iowait_ns = e->split_iowait_ns;
+	}
+	if (!(e->flags & SC_STACK_F_SLEEP) || !z->ns)
+		return 0;
+	/* (one of its sleeps: no longer than their sum, clamped to the
+	 * call's time at its exit)
+	 */
+	c->sleep_ns = c->has_split && z->ns > c->blocked_ns ? c->blocked_ns :
+							      z->ns;
+	f = kstack_slept_in(d->ksyms, z->sleeper, z->nsleeper, NULL);
+	if (f && !(c->slept_in = strdup(f)))
+		return -ENOMEM;
+	c->waker = (uint8_t)kstack_waker(d->ksyms, z->waker_comm, z->waker,
+					 z->nwaker);
+	if (c->waker == SC_WAKER_TASK) {
+		c->waker_pid = z->waker_pid;
+		c->waker_tid = z->waker_tid;
+		memcpy(c->waker_comm, z->waker_comm, sizeof(c->waker_comm));
+	}
+	return 0;
+}
+
 /* A slow call as it comes: all but its stack. NULL: out of memory. */
-static struct sc_slow_call *slow_new(const struct sc_stack_event *e)
+static struct sc_slow_call *slow_new(const struct stack_drain *d,
+				     const struct sc_stack_event *e)
 {
 	struct sc_slow_call *c = calloc(1, sizeof(*c));
 	uint64_t mono = clock_mono_ns(), real = clock_real_ns();
@@ -367,7 +407,7 @@ static struct sc_slow_call *slow_new(const struct sc_stack_event *e)
 	c->ret = e->ret;
 	c->fd = e->fd;
 	c->fd_type = e->fd_type;
-	if (slow_fd(c, e)) {
+	if (slow_fd(c, e) || slow_split(d, c, e)) {
 		slow_call_free(c);
 		free(c);
 		return NULL;
@@ -491,7 +531,7 @@ static int on_stack_event(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(*e) || e->len > SC_STACK_BYTES)
 		return 0;
-	if ((e->flags & SC_STACK_F_SLOW) && !(slow = slow_new(e))) {
+	if ((e->flags & SC_STACK_F_SLOW) && !(slow = slow_new(d, e))) {
 		__atomic_fetch_add(&d->slow_failed, 1, __ATOMIC_RELAXED);
 		return 0;
 	}
@@ -672,12 +712,20 @@ static void *drain_thread(void *arg)
 }
 
 void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
-			   bool by_time, uint64_t slow_ns)
+			   enum sc_stack_weighting by, uint64_t slow_ns,
+			   bool sleeps)
 {
+	bool timed = by != SC_STACKS_BY_COUNT && period;
+
 	skel->rodata->stack_period = period;
-	skel->rodata->stack_by_time = by_time && period;
-	skel->rodata->stack_budget_ns = by_time ? period * 1000ULL : 0;
+	skel->rodata->stack_by_time = timed;
+	skel->rodata->stack_by_blocked = by == SC_STACKS_BY_BLOCKED && period;
+	skel->rodata->stack_budget_ns = timed ? period * 1000ULL : 0;
 	skel->rodata->slow_ns = slow_ns;
+	/* each call's longest sleep, for a slow call's or a sample's */
+	skel->rodata->sleep_on = sleeps;
+	if (!sleeps)
+		bpf_map__set_max_entries(skel->maps.sleeps, 1);
 	if (!period && !slow_ns) { /* the smallest ring buffers: a page */
 		bpf_map__set_max_entries(skel->maps.stack_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
@@ -711,8 +759,8 @@ static int epoll_add(int efd, int fd)
 }
 
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
-		    uint32_t period, bool by_time, bool slow, bool demangle,
-		    bool few_caps)
+		    uint32_t period, enum sc_stack_weighting by, bool slow,
+		    bool demangle, bool few_caps, const struct ksyms *ksyms)
 {
 	struct stack_drain *d;
 	sigset_t all, old;
@@ -727,6 +775,7 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 	*out = d;
 	d->efd = -1;
 	d->skel = skel;
+	d->ksyms = ksyms;
 	d->few_caps = few_caps;
 	d->delay_ms = test_delay_ms();
 	slowlog_init(&d->slow, SC_SLOW_MAX_PENDING);
@@ -734,12 +783,13 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 		d->stacks = stacks_new(period);
 		if (!d->stacks)
 			return -ENOMEM;
-		d->stacks->by_time = by_time;
+		d->stacks->by = by;
 	}
 	d->unwinder = unwinder_new(demangle);
 	if (!d->unwinder)
 		return -ENOMEM;
 	unwinder_set_maps_source(d->unwinder, maps_take, d);
+	unwinder_set_ksyms(d->unwinder, ksyms);
 	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.stack_events),
 				 on_stack_event, d, NULL);
 	d->mrb = d->rb ? ring_buffer__new(bpf_map__fd(skel->maps.maps_events),

@@ -26,6 +26,9 @@ static void counts_to_stats(const struct sc_counts *c, struct sc_stats *st)
 	st->interrupted = c->interrupted;
 	st->bytes = c->bytes;
 	st->total_ns = c->total_ns;
+	st->wait_ns = c->wait_ns;
+	st->blocked_ns = c->blocked_ns;
+	st->iowait_ns = c->iowait_ns;
 }
 
 static int add_counts(struct sc_model *m, const struct sc_proc_key *k,
@@ -48,6 +51,9 @@ static void slot_counts(const struct sc_tslot *ts, struct sc_counts *c)
 	c->interrupted = __atomic_load_n(&ts->c.interrupted, __ATOMIC_RELAXED);
 	c->bytes = __atomic_load_n(&ts->c.bytes, __ATOMIC_RELAXED);
 	c->total_ns = __atomic_load_n(&ts->c.total_ns, __ATOMIC_RELAXED);
+	c->wait_ns = __atomic_load_n(&ts->c.wait_ns, __ATOMIC_RELAXED);
+	c->blocked_ns = __atomic_load_n(&ts->c.blocked_ns, __ATOMIC_RELAXED);
+	c->iowait_ns = __atomic_load_n(&ts->c.iowait_ns, __ATOMIC_RELAXED);
 }
 
 int collector_tslots_reap(struct collector *c)
@@ -77,8 +83,14 @@ int collector_tslots_reap(struct collector *c)
 
 int collector__tslots_free(struct collector *c)
 {
+	/* (at each wake-up with a thread dead: a new thread often runs on a
+	 * dead one's kernel stack and so maps to its slot, which it takes only
+	 * once freed; until then its calls go through the ptotals hash. The
+	 * look at every slot reads only their owners, in the mapped .bss: no
+	 * system call)
+	 */
 	if (!c->opts.thread_totals ||
-	    __atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED) <= 0)
+	    !__atomic_load_n(&c->skel->bss->tslots_dead, __ATOMIC_RELAXED))
 		return 0;
 	return collector_tslots_reap(c);
 }
@@ -124,8 +136,7 @@ static int ptotals_walk(struct collector *c, struct ptotals_ctx *p)
 	int err = collector_map_walk(fd, sizeof(struct sc_proc_key),
 				     sizeof(struct sc_counts), ptotal_one, p);
 
-	for (size_t i = 0; i < p->ndead; i++)
-		bpf_map_delete_elem(fd, &p->dead[i]);
+	collector_map_delete(fd, p->dead, sizeof(*p->dead), p->ndead);
 	free(p->dead);
 	return err;
 }

@@ -20,6 +20,7 @@
 
 #include "collect/cfi_walk.h"
 #include "collect/jitmap.h"
+#include "collect/kstack.h"
 #include "collect/objfile.h"
 #include "collect/unwind.h"
 #include "util/clock.h"
@@ -72,6 +73,8 @@ struct uw_deferred {
 	char comm[SC_COMM_LEN];
 	size_t n;
 	uint64_t pcs[UNWIND_MAX_FRAMES];
+	__u32 nk; /* the kernel frames of where it slept */
+	__u64 kpcs[SC_SPLIT_FRAMES];
 };
 
 struct unwinder {
@@ -85,6 +88,7 @@ struct unwinder {
 	size_t ndeferred;
 	unwinder_maps_fn maps_fn; /* copies of mappings; NULL none */
 	void *maps_ctx;
+	const struct ksyms *ksyms; /* kernel frames' names; NULL none */
 };
 
 /* ---- a process's mappings ---- */
@@ -599,6 +603,11 @@ void unwinder_set_maps_source(struct unwinder *u, unwinder_maps_fn fn,
 	u->maps_ctx = ctx;
 }
 
+void unwinder_set_ksyms(struct unwinder *u, const struct ksyms *k)
+{
+	u->ksyms = k;
+}
+
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e)
 {
 	bool created = false;
@@ -637,6 +646,13 @@ static bool defer(struct unwinder *u, const struct sc_stack_event *e,
 	memcpy(d->comm, comm, sizeof(d->comm));
 	d->n = n;
 	memcpy(d->pcs, pcs, n * sizeof(pcs[0]));
+	d->nk = 0;
+	if (e->flags & SC_STACK_F_SLEEP) {
+		d->nk = e->sleep.nsleeper < SC_SPLIT_FRAMES ?
+				e->sleep.nsleeper :
+				SC_SPLIT_FRAMES;
+		memcpy(d->kpcs, e->sleep.sleeper, sizeof(d->kpcs));
+	}
 	return true;
 }
 
@@ -686,12 +702,12 @@ static int unwind_named(struct unwinder *u, const struct sc_stack_event *e,
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out)
 {
-	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	struct sc_frame frames[UNWIND_MAX_FRAMES], kframes[SC_SPLIT_FRAMES];
 	uint64_t pcs[UNWIND_MAX_FRAMES];
 	char comm[SC_COMM_LEN];
 	struct uw_proc *p;
 	bool jit_miss;
-	size_t n;
+	size_t n, nk = 0;
 	int err;
 
 	err = unwind_named(u, e, &p, pcs, &n, frames, &jit_miss);
@@ -699,10 +715,14 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 	comm[SC_COMM_LEN - 1] = '\0';
 	if (!err && jit_miss && defer(u, e, p, comm, pcs, n))
 		return 0;
+	/* (blocked: where it slept, on top) */
+	if (e->flags & SC_STACK_F_SLEEP)
+		nk = kstack_frames(u->ksyms, e->sleep.sleeper,
+				   e->sleep.nsleeper, kframes, SC_SPLIT_FRAMES);
 	/* a sample stands for weight shares of calls (the rate adapts) */
 	if (!err)
-		err = stacks_add(out, e->nr, e->abi, comm, frames, n,
-				 e->weight ? e->weight : 1);
+		err = stacks_add_kernel(out, e->nr, e->abi, comm, frames, n,
+					kframes, nk, e->weight ? e->weight : 1);
 	if (!err && e->weight > out->max_weight)
 		out->max_weight = e->weight;
 	return err;
@@ -734,20 +754,24 @@ int unwinder_stack(struct unwinder *u, const struct sc_stack_event *e,
 
 int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
 {
-	struct sc_frame frames[UNWIND_MAX_FRAMES];
+	struct sc_frame frames[UNWIND_MAX_FRAMES], kframes[SC_SPLIT_FRAMES];
 	int err = 0;
 
 	for (size_t i = 0; i < u->ndeferred; i++) {
 		struct uw_deferred *d = &u->deferred[i];
 		bool miss = false;
+		size_t nk;
 
 		objcache_next_stack(u->files);
 		for (size_t j = 0; j < d->n && !err; j++)
 			err = name_pc(u, d->p, d->pcs[j], &frames[j], &miss,
 				      true);
+		nk = kstack_frames(u->ksyms, d->kpcs, d->nk, kframes,
+				   SC_SPLIT_FRAMES);
 		if (!err)
-			err = stacks_add(out, d->nr, d->abi, d->comm, frames,
-					 d->n, d->weight);
+			err = stacks_add_kernel(out, d->nr, d->abi, d->comm,
+						frames, d->n, kframes, nk,
+						d->weight);
 		d->p->deferred--;
 	}
 	u->ndeferred = 0;

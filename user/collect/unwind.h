@@ -26,6 +26,7 @@
 /* At most this many frames per stack (the innermost ones). */
 #define UNWIND_MAX_FRAMES 64
 
+struct ksyms;
 struct unwinder;
 
 struct unwinder_stats {
@@ -59,11 +60,18 @@ typedef char *(*unwinder_maps_fn)(void *ctx, uint32_t pid, uint64_t start_ns,
 				  uint32_t exec_id);
 void unwinder_set_maps_source(struct unwinder *u, unwinder_maps_fn fn,
 			      void *ctx);
+/* The kernel's names (kept, not owned), for the kernel frames of where a
+ * sampled call slept (SC_STACK_F_SLEEP, --stacks-by blocked): drawn on
+ * top of its user stack (sc_stack.kframes). NULL: unnamed.
+ */
+void unwinder_set_ksyms(struct unwinder *u, const struct ksyms *k);
 /* e's process has new mappings (its first sample, code mapped, an exec):
  * read them now.
  */
 void unwinder_note_maps(struct unwinder *u, const struct sc_stack_event *e);
-/* Unwind and name one sampled stack, and count it in out. 0 or -errno. */
+/* Unwind and name one sampled stack (with the kernel frames of where it
+ * slept, if it carries them), and count it in out. 0 or -errno.
+ */
 int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 		 struct sc_stacks *out);
 /* Unwind and name one stack (a slow call's) into out: its frames are new

@@ -218,33 +218,65 @@ static void proc_counts(const struct sc_proc *p, struct comm_counts *c)
 {
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < p->nrows; i++) {
-		c->calls += p->rows[i].st.calls;
-		c->errors += p->rows[i].st.errors;
-		c->total_ns += p->rows[i].st.total_ns;
-		c->bytes += p->rows[i].st.bytes;
+		const struct sc_stats *st = &p->rows[i].st;
+		uint64_t off = st->wait_ns + st->blocked_ns;
+
+		c->calls += st->calls;
+		c->errors += st->errors;
+		c->total_ns += st->total_ns;
+		c->bytes += st->bytes;
+		c->on_cpu_ns += st->total_ns > off ? st->total_ns - off : 0;
+		c->wait_ns += st->wait_ns;
+		c->blocked_ns += st->blocked_ns;
+		c->iowait_ns += st->iowait_ns;
 	}
+}
+
+#define COUNTS_WORDS (sizeof(struct comm_counts) / sizeof(uint64_t))
+_Static_assert(sizeof(struct comm_counts) % sizeof(uint64_t) == 0,
+	       "struct comm_counts holds uint64_t counters only");
+
+/* The counters of c one by one. */
+static uint64_t count_at(const struct comm_counts *c, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)c + i * sizeof(v), sizeof(v));
+	return v;
+}
+
+static void count_set(struct comm_counts *c, size_t i, uint64_t v)
+{
+	memcpy((char *)c + i * sizeof(v), &v, sizeof(v));
 }
 
 static void counts_sub(struct comm_counts *d, const struct comm_counts *a,
 		       const struct comm_counts *b)
 {
-	d->calls = delta_u64(a->calls, b->calls);
-	d->errors = delta_u64(a->errors, b->errors);
-	d->total_ns = delta_u64(a->total_ns, b->total_ns);
-	d->bytes = delta_u64(a->bytes, b->bytes);
+	for (size_t i = 0; i < COUNTS_WORDS; i++)
+		count_set(d, i, delta_u64(count_at(a, i), count_at(b, i)));
 }
 
 static void counts_add(struct comm_counts *d, const struct comm_counts *a)
 {
-	d->calls += a->calls;
-	d->errors += a->errors;
-	d->total_ns += a->total_ns;
-	d->bytes += a->bytes;
+	for (size_t i = 0; i < COUNTS_WORDS; i++)
+		count_set(d, i, count_at(d, i) + count_at(a, i));
+}
+
+/* Each counter of d at least a's. */
+static void counts_max(struct comm_counts *d, const struct comm_counts *a)
+{
+	for (size_t i = 0; i < COUNTS_WORDS; i++)
+		if (count_at(a, i) > count_at(d, i))
+			count_set(d, i, count_at(a, i));
 }
 
 static bool counts_zero(const struct comm_counts *c)
 {
-	return !c->calls && !c->errors && !c->total_ns && !c->bytes;
+	for (size_t i = 0; i < COUNTS_WORDS; i++)
+		if (count_at(c, i))
+			return false;
+	return true;
 }
 
 static struct comm_series_row *other(struct comm_series *s)
@@ -329,7 +361,10 @@ static void pending_add(struct comm_series *s, const char *label,
 }
 
 /* Credit to p's current name what it did since it was last seen (all of
- * it when never seen); *now gets its figures, which it is next seen at.
+ * it when never seen); *now gets its figures, which it is next seen at:
+ * each counter no lower than it was seen at (on a CPU, read lower than
+ * before when its parts were read grown before its total, is credited
+ * only once it has grown past what was credited).
  */
 static void credit(struct comm_series *s, const struct sc_model *m,
 		   const struct sc_proc *p, struct comm_counts *now)
@@ -341,6 +376,7 @@ static void credit(struct comm_series *s, const struct sc_model *m,
 	proc_counts(p, now);
 	if (e) {
 		counts_sub(&d, now, &e->c);
+		counts_max(now, &e->c);
 		e->c = *now;
 	} else {
 		d = *now;

@@ -35,8 +35,15 @@
 #define COMM_LABEL_LEN 512
 #define COMM_LABEL_SEP '\xff'
 
+/* Counters only, all uint64_t (summed and subtracted word by word). */
 struct comm_counts {
 	uint64_t calls, errors, total_ns, bytes;
+	/* Of total_ns (the split, sc_split.h): on a CPU, waiting for one,
+	 * blocked, of blocked in I/O wait. On a CPU is a counter of its
+	 * own (each process's time less its parts), so that it never goes
+	 * back when the parts are seen to grow before the total is.
+	 */
+	uint64_t on_cpu_ns, wait_ns, blocked_ns, iowait_ns;
 };
 
 struct comm_series_row {

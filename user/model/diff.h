@@ -28,6 +28,17 @@
  * of the same work repeat: their error is the intervals' alone.
  */
 #define DIFF_RUN_SPREAD 4.0
+/*
+ * A p99 with fewer than DIFF_TAIL_CALLS calls beyond it in a run (fewer
+ * than 100 * DIFF_TAIL_CALLS calls in all) is read off a histogram
+ * bucket holding a few calls: its place in the bucket (25% wide) is
+ * arbitrary, and a rerun moves it by up to a bucket while the run's
+ * intervals agree (busy reruns of 300 sleeps: p99s 35-38% apart, each
+ * run's intervals within 1%). Its standard error then adds DIFF_TAIL_RES
+ * of its value: half a bucket.
+ */
+#define DIFF_TAIL_CALLS 10.0
+#define DIFF_TAIL_RES 0.125
 /* Default --min-change: smaller changes are no change, however sure. */
 #define DIFF_MIN_CHANGE_PCT 5.0
 /* Intervals a side needs for its spread to be known. */

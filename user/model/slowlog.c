@@ -15,7 +15,15 @@ void slow_call_free(struct sc_slow_call *c)
 		free(c->frames[i]);
 	free(c->source);
 	free(c->via);
+	free(c->slept_in);
 	memset(c, 0, sizeof(*c));
+}
+
+uint64_t slow_call_on_cpu_ns(const struct sc_slow_call *c)
+{
+	uint64_t off = c->wait_ns + c->blocked_ns;
+
+	return c->dur_ns > off ? c->dur_ns - off : 0;
 }
 
 void slowlog_init(struct sc_slowlog *l, size_t max)

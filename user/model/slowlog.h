@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "model/stacks.h"
+#include "model/why.h"
 #include "scprof.h"
 
 /* What the call's fd was, as far as it could be told. */
@@ -70,7 +71,25 @@ struct sc_slow_call {
 	size_t nframes;
 	char *source;
 	char *via;
+	/* The split of dur_ns (has_split: the split was on): waiting for a
+	 * CPU, blocked and of that in I/O wait; on a CPU the rest.
+	 */
+	bool has_split;
+	uint64_t wait_ns, blocked_ns, iowait_ns;
+	/* Its longest sleep (sleep_ns 0: none seen): where it slept, the
+	 * first telling kernel function (raw; NULL: unnamed), and who woke
+	 * it: a task (waker_pid, waker_tid, waker_comm: raw bytes), an
+	 * interrupt or a timer.
+	 */
+	uint64_t sleep_ns;
+	char *slept_in;
+	uint8_t waker; /* enum sc_waker */
+	uint32_t waker_pid, waker_tid;
+	char waker_comm[SC_COMM_LEN];
 };
+
+/* On a CPU: what the split leaves of the call's time. */
+uint64_t slow_call_on_cpu_ns(const struct sc_slow_call *c);
 
 /* A list of calls, in the order they were added, holding at most max. */
 struct sc_slowlog {

@@ -31,8 +31,10 @@ void stacks_free(struct sc_stacks *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < s->n; i++) {
 		stack_frames_free(s->v[i].frames, s->v[i].nframes);
+		stack_frames_free(s->v[i].kframes, s->v[i].nkframes);
+	}
 	free(s->v);
 	free(s->index);
 	free(s);
@@ -81,21 +83,30 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return hash_bytes(h, s ? s : "", s ? strlen(s) + 1 : 1);
 }
 
-/* A stack's identity: name, syscall, and each frame's place and name. */
+static uint64_t hash_frames(uint64_t h, const struct sc_frame *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		h = hash_str(h, f[i].module);
+		h = hash_bytes(h, &f[i].offset, sizeof(f[i].offset));
+		h = hash_str(h, f[i].func);
+	}
+	return hash_bytes(h, &n, sizeof(n));
+}
+
+/* A stack's identity: name, syscall, and each frame's place and name,
+ * the user's and the kernel's.
+ */
 static uint64_t stack_hash(uint32_t nr, uint32_t abi, const char *comm,
-			   const struct sc_frame *f, size_t n)
+			   const struct sc_frame *f, size_t n,
+			   const struct sc_frame *kf, size_t nk)
 {
 	uint64_t h = 14695981039346656037ULL;
 
 	h = hash_bytes(h, &nr, sizeof(nr));
 	h = hash_bytes(h, &abi, sizeof(abi));
 	h = hash_bytes(h, comm, strnlen(comm, SC_COMM_LEN));
-	for (size_t i = 0; i < n; i++) {
-		h = hash_str(h, f[i].module);
-		h = hash_bytes(h, &f[i].offset, sizeof(f[i].offset));
-		h = hash_str(h, f[i].func);
-	}
-	return h;
+	h = hash_frames(h, f, n);
+	return nk ? hash_frames(h, kf, nk) : h;
 }
 
 static bool str_eq(const char *a, const char *b)
@@ -103,18 +114,27 @@ static bool str_eq(const char *a, const char *b)
 	return a == b || (a && b && !strcmp(a, b));
 }
 
-static bool stack_eq(const struct sc_stack *st, uint32_t nr, uint32_t abi,
-		     const char *comm, const struct sc_frame *f, size_t n)
+static bool frames_eq(const struct sc_frame *a, size_t na,
+		      const struct sc_frame *b, size_t nb)
 {
-	if (st->nr != nr || st->abi != abi || st->nframes != n ||
-	    strncmp(st->comm, comm, SC_COMM_LEN))
+	if (na != nb)
 		return false;
-	for (size_t i = 0; i < n; i++)
-		if (st->frames[i].offset != f[i].offset ||
-		    !str_eq(st->frames[i].module, f[i].module) ||
-		    !str_eq(st->frames[i].func, f[i].func))
+	for (size_t i = 0; i < na; i++)
+		if (a[i].offset != b[i].offset ||
+		    !str_eq(a[i].module, b[i].module) ||
+		    !str_eq(a[i].func, b[i].func))
 			return false;
 	return true;
+}
+
+static bool stack_eq(const struct sc_stack *st, uint32_t nr, uint32_t abi,
+		     const char *comm, const struct sc_frame *f, size_t n,
+		     const struct sc_frame *kf, size_t nk)
+{
+	return st->nr == nr && st->abi == abi &&
+	       !strncmp(st->comm, comm, SC_COMM_LEN) &&
+	       frames_eq(st->frames, st->nframes, f, n) &&
+	       frames_eq(st->kframes, st->nkframes, kf, nk);
 }
 
 static int index_build(struct sc_stacks *s, size_t cap)
@@ -127,7 +147,7 @@ static int index_build(struct sc_stacks *s, size_t cap)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 		size_t j = stack_hash(st->nr, st->abi, st->comm, st->frames,
-				      st->nframes) &
+				      st->nframes, st->kframes, st->nkframes) &
 			   (cap - 1);
 
 		while (idx[j] != SIZE_MAX)
@@ -148,15 +168,26 @@ static int index_grow(struct sc_stacks *s)
 int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
 	       const struct sc_frame *frames, size_t nframes, uint64_t count)
 {
+	return stacks_add_kernel(s, nr, abi, comm, frames, nframes, NULL, 0,
+				 count);
+}
+
+int stacks_add_kernel(struct sc_stacks *s, uint32_t nr, uint32_t abi,
+		      const char *comm, const struct sc_frame *frames,
+		      size_t nframes, const struct sc_frame *kframes,
+		      size_t nkframes, uint64_t count)
+{
 	struct sc_stack *st;
 	size_t j;
 
 	if ((s->n + 1) * 2 > s->index_cap && index_grow(s))
 		return -ENOMEM;
-	j = stack_hash(nr, abi, comm, frames, nframes) & (s->index_cap - 1);
+	j = stack_hash(nr, abi, comm, frames, nframes, kframes, nkframes) &
+	    (s->index_cap - 1);
 	for (; s->index[j] != SIZE_MAX; j = (j + 1) & (s->index_cap - 1)) {
 		st = &s->v[s->index[j]];
-		if (stack_eq(st, nr, abi, comm, frames, nframes)) {
+		if (stack_eq(st, nr, abi, comm, frames, nframes, kframes,
+			     nkframes)) {
 			st->count += count;
 			s->samples += count;
 			return 0;
@@ -176,6 +207,14 @@ int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
 	st->frames = stack_frames_dup(frames, nframes);
 	if (!st->frames)
 		return -ENOMEM;
+	if (nkframes) {
+		st->kframes = stack_frames_dup(kframes, nkframes);
+		if (!st->kframes) {
+			stack_frames_free(st->frames, nframes);
+			return -ENOMEM;
+		}
+		st->nkframes = nkframes;
+	}
 	st->nr = nr;
 	st->abi = abi;
 	strncpy(st->comm, comm, SC_COMM_LEN - 1);
@@ -195,12 +234,13 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s)
 	memcpy(d->lost, s->lost, sizeof(d->lost));
 	d->lost_total = s->lost_total;
 	d->max_weight = s->max_weight;
-	d->by_time = s->by_time;
+	d->by = s->by;
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 
-		if (stacks_add(d, st->nr, st->abi, st->comm, st->frames,
-			       st->nframes, st->count)) {
+		if (stacks_add_kernel(d, st->nr, st->abi, st->comm, st->frames,
+				      st->nframes, st->kframes, st->nkframes,
+				      st->count)) {
 			stacks_free(d);
 			return NULL;
 		}
@@ -230,6 +270,23 @@ void stacks_sort(struct sc_stacks *s)
 		s->index = NULL;
 		s->index_cap = 0;
 	}
+}
+
+const char *stacks_weighting_name(enum sc_stack_weighting by)
+{
+	switch (by) {
+	case SC_STACKS_BY_TIME:
+		return "time";
+	case SC_STACKS_BY_BLOCKED:
+		return "blocked";
+	default:
+		return "count";
+	}
+}
+
+bool stacks_timed(const struct sc_stacks *s)
+{
+	return s->by != SC_STACKS_BY_COUNT;
 }
 
 bool stacks_untrusted(const struct sc_stacks *s)

@@ -45,6 +45,9 @@ struct sc_frame {
 			  */
 };
 
+/* The module of kernel frames (pprof's mapping). */
+#define STACK_KERNEL_MODULE "[kernel]"
+
 struct sc_stack {
 	uint32_t nr;
 	uint32_t abi;
@@ -52,19 +55,37 @@ struct sc_stack {
 	/* Innermost first: frames[0] made the syscall. */
 	struct sc_frame *frames;
 	size_t nframes;
+	/* --stacks-by blocked: the kernel frames of where the call slept
+	 * (its longest sleep), innermost first (the scheduler's), the
+	 * syscall's entry last; module STACK_KERNEL_MODULE. None otherwise.
+	 */
+	struct sc_frame *kframes;
+	size_t nkframes;
 	uint64_t count;
 };
+
+/* What a sample's count stands for (--stacks-by). */
+enum sc_stack_weighting {
+	SC_STACKS_BY_COUNT,   /* one call in period, at entry */
+	SC_STACKS_BY_TIME,    /* period µs of time in calls, at exit */
+	SC_STACKS_BY_BLOCKED, /* period µs of blocked time in calls, at exit,
+			       * with the kernel frames of where it slept
+			       */
+};
+
+/* "count", "time", "blocked". */
+const char *stacks_weighting_name(enum sc_stack_weighting by);
 
 struct sc_stacks {
 	struct sc_stack *v;
 	size_t n, cap;
 	size_t *index; /* open addressing over v; index_cap slots */
 	size_t index_cap;
-	/* One call in period was sampled (on average); by_time: one sample
-	 * per period µs of time in calls, each count a period's worth
+	/* One call in period was sampled (on average); by time (or blocked
+	 * time): one sample per period µs of it, each count a period's worth
 	 */
 	uint32_t period;
-	bool by_time;
+	enum sc_stack_weighting by;
 	/* Samples unwound (the sum of the counts), each counted by its weight:
 	 * while the ring buffer was filling, one sample stood for up to
 	 * max_weight periods' worth of calls.
@@ -85,6 +106,15 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s);
  */
 int stacks_add(struct sc_stacks *s, uint32_t nr, uint32_t abi, const char *comm,
 	       const struct sc_frame *frames, size_t nframes, uint64_t count);
+/* The same with the kernel frames of where it slept (sc_stack.kframes),
+ * part of the stack's identity.
+ */
+int stacks_add_kernel(struct sc_stacks *s, uint32_t nr, uint32_t abi,
+		      const char *comm, const struct sc_frame *frames,
+		      size_t nframes, const struct sc_frame *kframes,
+		      size_t nkframes, uint64_t count);
+/* Counts are µs (of time in calls, or blocked in them), not calls. */
+bool stacks_timed(const struct sc_stacks *s);
 /* Sort by count, largest first (ties: syscall, then name). The index is
  * rebuilt.
  */

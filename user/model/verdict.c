@@ -10,6 +10,10 @@ static const char *const kind_names[] = {
 	[VERDICT_HIGH_RATE] = "high-rate",
 	[VERDICT_BLOCKING] = "blocking",
 	[VERDICT_SHORT_CONNECTIONS] = "short-connections",
+	[VERDICT_CPU_WAIT] = "cpu-wait",
+	[VERDICT_IO_WAIT] = "io-wait",
+	[VERDICT_LOCK_WAIT] = "lock-wait",
+	[VERDICT_CPU_QUOTA] = "cpu-quota",
 };
 
 const char *verdict_kind_name(enum verdict_kind k)

@@ -11,7 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model/model.h"
 #include "model/names.h"
+#include "model/why.h"
 
 /* Thresholds of the rules. */
 #define VERDICT_BOUND_SHARE 0.5	    /* of CPU time, inside syscalls */
@@ -30,6 +32,19 @@
 #define VERDICT_WAIT_FLOORS 100.0  /* a call this slow waits */
 #define VERDICT_MIN_ACCEPTS 100	   /* fewer are never short-connections */
 #define VERDICT_MAX_PATHS 3	   /* paths a churn finding names */
+/* The split (a call's time on a CPU, waiting for one, blocked): a part of
+ * a syscall's time worth a finding is at least this share of its calls'
+ * time (and VERDICT_VISIBLE_SHARE of the threads' time; blocking:
+ * VERDICT_BLOCKING_ROW)
+ */
+#define VERDICT_PART_SHARE 0.25
+/* the advice about a call's cost (small-io, high-rate) only for calls at
+ * least this much of whose time, waits for a CPU aside, is on a CPU
+ */
+#define VERDICT_ON_CPU_SHARE 0.5
+#define VERDICT_THROTTLED_SHARE 0.1 /* of the run: a cgroup held back */
+#define VERDICT_MAX_WHYS 8	    /* estimates a finding keeps per kind */
+#define VERDICT_ADVICE_WHYS 3	    /* of them, those its advice names */
 
 enum verdict_kind {
 	VERDICT_SMALL_IO,
@@ -37,6 +52,12 @@ enum verdict_kind {
 	VERDICT_HIGH_RATE,
 	VERDICT_BLOCKING,
 	VERDICT_SHORT_CONNECTIONS,
+	/* from the split, per syscall */
+	VERDICT_CPU_WAIT,  /* waiting for a CPU: contention, throttling */
+	VERDICT_IO_WAIT,   /* asleep in I/O wait */
+	VERDICT_LOCK_WAIT, /* asleep waiting for a lock */
+	/* the process's cgroup held back by its CPU quota */
+	VERDICT_CPU_QUOTA,
 };
 
 /* What kind of call a finding is about, for its advice. */
@@ -48,6 +69,17 @@ enum verdict_call {
 	VERDICT_CALL_CLOCK, /* high-rate: the vDSO could answer it */
 	VERDICT_CALL_YIELD, /* high-rate: sched_yield */
 	VERDICT_CALL_SLEEP, /* blocking: it sleeps on purpose */
+};
+
+/* One estimate a finding names (model/why.h): where its calls slept, who
+ * woke them, what ran while they waited for a CPU.
+ */
+struct verdict_why {
+	uint8_t waker;		    /* enum sc_waker (woken_by) */
+	bool lock;		    /* slept_in: waiting for a lock */
+	uint32_t pid, tid;	    /* woken_by: the task's; ran_instead: pid */
+	char name[SC_WHY_NAME_LEN]; /* raw bytes: escape to print */
+	double share;		    /* of the part it splits */
 };
 
 /* A finding's figures; verdict_advice() (verdict_report.h) words them. */
@@ -90,11 +122,28 @@ struct verdict_finding {
 	 */
 	char callsite[256];
 	double callsite_share;
+	/* The split's findings (cpu-wait, io-wait, lock-wait, and blocking
+	 * on calls that returned: split): the part of the calls' time they
+	 * are about, in seconds and as a share of the calls' time (that
+	 * returned), and its evidence; blocking's part_s adds the time of
+	 * the calls still in flight (part_share 0: only theirs).
+	 */
+	bool split;
+	double part_s;
+	double part_share;
+	double on_cpu_ns;   /* a call's round trip on a CPU (the split's) */
+	uint64_t in_flight; /* blocking: its calls still in flight, */
+	double flight_s;    /* and their time so far */
+	struct verdict_why slept_in[VERDICT_MAX_WHYS];
+	struct verdict_why woken_by[VERDICT_MAX_WHYS];
+	struct verdict_why ran_instead[VERDICT_MAX_WHYS];
+	size_t nslept_in, nwoken_by, nran_instead;
 };
 
 /* One syscall's derived figures. */
 struct verdict_row {
 	char name[SC_NAME_LEN];
+	uint32_t abi, nr;
 	uint64_t calls;
 	uint64_t ok_calls;    /* the calls that did not fail */
 	double round_trip_ns; /* average, probe effect removed */
@@ -106,6 +155,21 @@ struct verdict_row {
 	uint64_t in_flight;   /* calls still in flight (not in calls; their
 			       * time so far is in time_s)
 			       */
+	double flight_s;      /* their time so far */
+	/* The split of the calls that returned (split: it was measured and
+	 * some returned timed): their time as measured, of it waiting for
+	 * a CPU, blocked, in I/O wait and (estimated from where they slept)
+	 * waiting for a lock, in seconds
+	 */
+	bool split;
+	double returned_s, wait_s, blocked_s, iowait_s, lock_s;
+	/* A call's round trip on a CPU (the round trip less its waiting
+	 * and blocked time, at least the floor), and the row's time on a
+	 * CPU: timed calls at that, the others at the floor. Without the
+	 * split, round_trip_ns and time_s: all of it counted on a CPU.
+	 */
+	double on_cpu_ns;
+	double on_cpu_s;
 };
 
 struct verdict {
@@ -119,8 +183,25 @@ struct verdict {
 	double user_s, system_s; /* as /proc says, not corrected */
 	double cpus;		 /* cpu_s / wall_s */
 	double runq_s;		 /* run-queue waits, summed over threads */
+	/* Asleep in syscalls: with the split, what the calls that returned
+	 * measured, plus the calls still in flight; without, what /proc
+	 * leaves of the thread time after CPU time and run-queue waits
+	 */
 	double blocked_s;
-	double blocked_share;	  /* of thread time */
+	double blocked_share; /* of thread time */
+	/* The split was measured: the calls' waits for a CPU (of the calls
+	 * that returned), and their share of those calls' time
+	 */
+	bool split;
+	double wait_s;
+	double wait_share;
+	double split_s;		/* the time of the calls that returned */
+	double split_blocked_s; /* of it asleep */
+	/* The CPU quota throttling of its cgroup over the run (known: it
+	 * was read)
+	 */
+	struct sc_throttle throttle;
+	uint32_t pid; /* the process: its own threads among the others */
 	double syscall_cpu_s;	  /* CPU time inside syscalls, corrected */
 	double cpu_syscall_share; /* syscall_cpu_s / cpu_s */
 	double crossing_s;	  /* calls x floor */

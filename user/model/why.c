@@ -32,8 +32,8 @@ static bool same(const struct sc_why *a, const struct sc_why *b)
 	return a->pid == b->pid && a->start_ns == b->start_ns &&
 	       a->cgtag == b->cgtag && a->abi == b->abi && a->nr == b->nr &&
 	       a->fd_type == b->fd_type && a->kind == b->kind &&
-	       a->waker == b->waker && a->opid == b->opid &&
-	       a->otid == b->otid &&
+	       a->waker == b->waker && a->lock == b->lock &&
+	       a->opid == b->opid && a->otid == b->otid &&
 	       !strncmp(a->name, b->name, SC_WHY_NAME_LEN);
 }
 
@@ -63,6 +63,7 @@ static int by_key(const void *a, const void *b)
 	d = d ?: cmp_u64(x->fd_type, y->fd_type);
 	d = d ?: cmp_u64(x->kind, y->kind);
 	d = d ?: cmp_u64(x->waker, y->waker);
+	d = d ?: cmp_u64(x->lock, y->lock);
 	d = d ?: cmp_u64(x->opid, y->opid);
 	d = d ?: cmp_u64(x->otid, y->otid);
 	return d ?: strncmp(x->name, y->name, SC_WHY_NAME_LEN);

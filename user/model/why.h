@@ -48,6 +48,11 @@ struct sc_why {
 	/* what */
 	uint8_t kind;  /* enum sc_why_kind */
 	uint8_t waker; /* enum sc_waker (SC_WHY_WOKEN_BY) */
+	/* SC_WHY_SLEPT_IN: it slept waiting for a lock (a futex, or a
+	 * kernel mutex, rwsem or semaphore: their frames, skipped as
+	 * generic, lie between the scheduler and the function named)
+	 */
+	uint8_t lock;
 	uint32_t opid; /* the waker's or the other task's (tgid) */
 	uint32_t otid;
 	char name[SC_WHY_NAME_LEN]; /* raw bytes (a comm): escape to print */

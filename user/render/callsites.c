@@ -152,7 +152,13 @@ int callsites_table(FILE *f, const struct sc_model *m)
 
 	if (!s)
 		return 0;
-	if (s->by_time)
+	if (s->by == SC_STACKS_BY_BLOCKED)
+		fprintf(f,
+			"\ncall sites by blocked time in calls (the user stack "
+			"and where it slept, at one call per %u µs blocked: "
+			"%" PRIu64 " samples",
+			s->period, s->samples);
+	else if (s->by == SC_STACKS_BY_TIME)
 		fprintf(f,
 			"\ncall sites by time in calls (the user stack at one "
 			"call per %u µs of it: %" PRIu64 " samples",
@@ -163,7 +169,7 @@ int callsites_table(FILE *f, const struct sc_model *m)
 			" samples",
 			s->period, s->samples);
 	/* (by time a sample's weight is the time it stands for anyway) */
-	if (s->max_weight > 1 && !s->by_time)
+	if (s->max_weight > 1 && !stacks_timed(s))
 		fprintf(f,
 			"; 1 in up to %" PRIu64
 			" while the ring buffer filled, each sample counted"
@@ -187,6 +193,8 @@ int callsites_table(FILE *f, const struct sc_model *m)
 			continue;
 		top[n].row = r;
 		top[n++].key = m->meta.count_only ? r->st.calls :
+			       s->by == SC_STACKS_BY_BLOCKED ?
+						    r->st.blocked_ns :
 						    r->st.total_ns;
 	}
 	qsort(top, n, sizeof(*top), top_cmp);
@@ -232,7 +240,26 @@ static int add_site(struct json_object *o, const struct sc_stack *st)
 						  jw_add_null(o, "via");
 }
 
-static struct json_object *stack_obj(const struct sc_stack *st)
+/* by blocked time: kernel_frames, where it slept, innermost first */
+static int add_kernel_frames(struct json_object *o, const struct sc_stack *st)
+{
+	struct json_object *frames = NULL;
+	int err = jw_add_array(o, "kernel_frames", &frames);
+
+	for (size_t i = 0; !err && i < st->nkframes; i++) {
+		const struct sc_frame *fr = &st->kframes[i];
+		struct json_object *k = json_object_new_object();
+
+		err = k ? 0 : -ENOMEM;
+		err = err   ?:
+			      (fr->func ? jw_add_str(k, "function", fr->func) :
+					  jw_add_null(k, "function"));
+		err = err ?: jw_push(frames, jw_done(k, err));
+	}
+	return err;
+}
+
+static struct json_object *stack_obj(const struct sc_stack *st, bool blocked)
 {
 	struct json_object *o = json_object_new_object(), *frames = NULL;
 	char nbuf[SC_NAME_LEN], comm[SC_COMM_LEN];
@@ -251,6 +278,8 @@ static struct json_object *stack_obj(const struct sc_stack *st)
 	err = err ?: jw_add_array(o, "frames", &frames);
 	for (size_t i = 0; !err && i < st->nframes; i++)
 		err = jw_push(frames, frame_obj(&st->frames[i]));
+	if (blocked)
+		err = err ?: add_kernel_frames(o, st);
 	return jw_done(o, err);
 }
 
@@ -260,7 +289,7 @@ int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 	int err = o ? 0 : -ENOMEM;
 
 	/* count: one call in period; time: one sample per period µs */
-	err = err ?: jw_add_str(o, "weighting", s->by_time ? "time" : "count");
+	err = err ?: jw_add_str(o, "weighting", stacks_weighting_name(s->by));
 	err = err ?: jw_add_u64(o, "period", s->period);
 	err = err ?: jw_add_u64(o, "samples", s->samples);
 	err = err ?: jw_add_u64(o, "lost", s->lost_total);
@@ -286,7 +315,8 @@ int callsites_json_add(struct json_object *root, const struct sc_stacks *s)
 	err = err ?: jw_add(root, "stack_sampling", jw_done(o, err));
 	err = err ?: jw_add_array(root, "stacks", &list);
 	for (size_t i = 0; !err && i < s->n; i++)
-		err = jw_push(list, stack_obj(&s->v[i]));
+		err = jw_push(list, stack_obj(&s->v[i],
+					      s->by == SC_STACKS_BY_BLOCKED));
 	return err;
 }
 
@@ -317,37 +347,54 @@ char *callsites_esc_folded(const char *s)
 	return out;
 }
 
-/* "COMM;root;...;leaf;SYSCALL", escaped; NULL on ENOMEM. */
+/* path + ";" + name, escaped, name + "_[k]" for a kernel frame; NULL on
+ * ENOMEM (path freed).
+ */
+static char *folded_append(char *path, const char *name, bool kernel)
+{
+	char *e = callsites_esc_folded(name), *t;
+	size_t len = e ? strlen(path) + strlen(e) + 6 : 0;
+
+	t = e ? realloc(path, len) : NULL;
+	if (!t) {
+		free(e);
+		free(path);
+		return NULL;
+	}
+	strcat(t, ";");
+	strcat(t, e);
+	if (kernel)
+		strcat(t, CALLSITES_KERNEL_MARK);
+	free(e);
+	return t;
+}
+
+/* "COMM;root;...;leaf;SYSCALL", then the kernel frames (blocked: where it
+ * slept) outermost first, escaped; NULL on ENOMEM.
+ */
 static char *folded_path(const struct sc_stack *st)
 {
 	char nbuf[SC_NAME_LEN], comm[SC_COMM_LEN], buf[96];
-	char *path, *e;
-	size_t len;
+	char *path;
 
 	memcpy(comm, st->comm, sizeof(comm));
 	comm[SC_COMM_LEN - 1] = '\0';
 	path = callsites_esc_folded(comm[0] ? comm : "?");
-	for (size_t k = st->nframes + 1; path && k-- > 0;) {
-		const char *name =
-			k == 0 ? names_syscall_fmt(st->abi, st->nr, nbuf,
-						   sizeof(nbuf)) :
-				 callsites_frame_name(&st->frames[k - 1], buf,
-						      sizeof(buf));
-		char *t;
-
-		e = callsites_esc_folded(name);
-		len = e ? strlen(path) + strlen(e) + 2 : 0;
-		t = e ? realloc(path, len) : NULL;
-		if (!t) {
-			free(e);
-			free(path);
-			return NULL;
-		}
-		path = t;
-		strcat(path, ";");
-		strcat(path, e);
-		free(e);
-	}
+	for (size_t k = st->nframes; path && k-- > 0;)
+		path = folded_append(path,
+				     callsites_frame_name(&st->frames[k], buf,
+							  sizeof(buf)),
+				     false);
+	if (path)
+		path = folded_append(path,
+				     names_syscall_fmt(st->abi, st->nr, nbuf,
+						       sizeof(nbuf)),
+				     false);
+	for (size_t k = st->nkframes; path && k-- > 0;)
+		path = folded_append(path,
+				     callsites_frame_name(&st->kframes[k], buf,
+							  sizeof(buf)),
+				     true);
 	return path;
 }
 
@@ -379,9 +426,13 @@ int callsites_folded(FILE *f, const struct sc_stacks *s)
 	/* by time: counts in µs, and said on a first line (flamegraph.pl
 	 * skips what it cannot read)
 	 */
-	if (!err && s->by_time)
+	if (!err && s->by == SC_STACKS_BY_TIME)
 		fprintf(f, "# scprof --stacks-by time: counts are microseconds "
 			   "in calls\n");
+	else if (!err && s->by == SC_STACKS_BY_BLOCKED)
+		fprintf(f, "# scprof --stacks-by blocked: counts are "
+			   "microseconds blocked in calls; kernel frames end "
+			   "in " CALLSITES_KERNEL_MARK "\n");
 	for (size_t i = 0; !err && i < n; i++) {
 		uint64_t c = v[i].count;
 
@@ -389,7 +440,7 @@ int callsites_folded(FILE *f, const struct sc_stacks *s)
 		while (i + 1 < n && !strcmp(v[i].path, v[i + 1].path))
 			c += v[++i].count;
 		fprintf(f, "%s %" PRIu64 "\n", v[i].path,
-			s->by_time ? c * s->period : c);
+			stacks_timed(s) ? c * s->period : c);
 	}
 	for (size_t i = 0; v && i < n; i++)
 		free(v[i].path);

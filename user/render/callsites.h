@@ -25,13 +25,21 @@ const char *callsites_frame_name(const struct sc_frame *f, char *buf,
 char *callsites_label(const struct sc_stack *st);
 /* The section after the table; nothing without m->stacks. 0 or -errno. */
 int callsites_table(FILE *f, const struct sc_model *m);
-/* JSON: "stack_sampling" {period, samples, lost} and the "stacks" list,
- * each {syscall, comm, count, frames:[{function, module, offset, file,
- * line}]} innermost frame first, into root. 0 or -ENOMEM.
+/* JSON: "stack_sampling" {weighting, period, samples, lost...} and the
+ * "stacks" list, each {syscall, comm, count, frames:[{function, module,
+ * offset, file, line}]} innermost frame first (by blocked time, also
+ * kernel_frames:[{function}], where it slept, innermost first), into root.
+ * 0 or -ENOMEM.
  */
 int callsites_json_add(struct json_object *root, const struct sc_stacks *s);
-/* One line per distinct stack, root first: COMM;FRAME;...;SYSCALL COUNT.
- * 0 or -errno.
+/* A kernel frame's mark in folded stacks, as perf's stackcollapse
+ * (--kernel) writes it and flamegraph.pl --colors=java (or js, perl)
+ * colours it.
+ */
+#define CALLSITES_KERNEL_MARK "_[k]"
+/* One line per distinct stack, root first: COMM;FRAME;...;SYSCALL COUNT,
+ * by blocked time COMM;FRAME;...;SYSCALL;KFRAME_[k];... COUNT (the kernel
+ * frames of where it slept, outermost first). 0 or -errno.
  */
 int callsites_folded(FILE *f, const struct sc_stacks *s);
 /* One folded line's frame, escaped: esc_text, then ';' as \x3b. New

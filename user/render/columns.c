@@ -103,6 +103,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_TIME_PCT] = {
 		.names = "time-percent time time_percent",
+		.help = "share of the table's time",
 		.header = "% time",
 		.min_width = 6,
 		.format = CF_PERCENT,
@@ -205,6 +206,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_BYTES] = {
 		.names = "bytes",
+		.help = "moved by read/write calls",
 		.header = "bytes",
 		.min_width = 11,
 		.format = CF_COUNT,
@@ -215,6 +217,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_RATE] = {
 		.names = "rate calls/s",
+		.help = "calls/s",
 		.header = "calls/s",
 		.min_width = 9,
 		.format = CF_RATE,
@@ -223,6 +226,7 @@ static const struct column columns[COL_COUNT] = {
 	/* calls a signal ended before they returned: not in CSV */
 	[COL_INTERRUPTED] = {
 		.names = "interrupted",
+		.help = "calls a signal ended",
 		.header = "interrupted",
 		.min_width = 11,
 		.format = CF_COUNT,
@@ -234,6 +238,7 @@ static const struct column columns[COL_COUNT] = {
 	 */
 	[COL_ON_CPU] = {
 		.names = "on-cpu on_cpu oncpu",
+		.help = "time on a CPU",
 		.header = "on-cpu",
 		.min_width = 9,
 		.format = CF_SECONDS,
@@ -244,6 +249,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_CPU_WAIT] = {
 		.names = "cpu-wait cpu_wait wait runq",
+		.help = "time runnable, waiting for a CPU",
 		.header = "cpu-wait",
 		.min_width = 9,
 		.format = CF_SECONDS,
@@ -254,6 +260,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_BLOCKED] = {
 		.names = "blocked sleep",
+		.help = "time asleep",
 		.header = "blocked",
 		.min_width = 9,
 		.format = CF_SECONDS,
@@ -264,6 +271,7 @@ static const struct column columns[COL_COUNT] = {
 	},
 	[COL_IO_WAIT] = {
 		.names = "io-wait io_wait iowait",
+		.help = "of blocked, in I/O wait",
 		.header = "io-wait",
 		.min_width = 9,
 		.format = CF_SECONDS,
@@ -280,6 +288,69 @@ const enum report_col column_figures[] = {
 	COL_P90,      COL_P99,	    COL_BYTES,	     COL_ON_CPU,
 	COL_CPU_WAIT, COL_BLOCKED,  COL_IO_WAIT,     COL_NONE,
 };
+
+/* Print word-wrapped text at *col: a new line of indent spaces before a
+ * word that would pass width.
+ */
+static void wrapped(FILE *f, const char *text, unsigned int *col,
+		    unsigned int indent, unsigned int width)
+{
+	for (const char *p = text; *p;) {
+		size_t wl = strcspn(p, " ");
+
+		if (*col + 1 + wl > width && *col > indent) {
+			fprintf(f, "\n%*s", (int)indent, "");
+			*col = indent;
+		} else if (p != text || *col > indent) {
+			fputc(' ', f);
+			(*col)++;
+		}
+		fprintf(f, "%.*s", (int)wl, p);
+		*col += (unsigned int)wl;
+		p += wl;
+		p += *p == ' ';
+	}
+}
+
+void column_help(FILE *f, bool sort, unsigned int first, unsigned int indent,
+		 unsigned int width)
+{
+	int order[COL_COUNT + 1], n = 0;
+	unsigned int col = first;
+
+	for (int c = 1; c < COL_COUNT; c++)
+		order[n++] = c;
+	if (sort)
+		order[n++] = COL_NONE; /* "nothing", last */
+	for (int i = 0; i < n; i++) {
+		const struct column *c = &columns[order[i]];
+		const char *name = order[i] == COL_NONE ? "nothing" : c->names;
+		char item[160];
+
+		snprintf(item, sizeof(item), "%.*s%s%s%s%s",
+			 (int)strcspn(name, " "), name, c->help ? " (" : "",
+			 c->help ? c->help : "", c->help ? ")" : "",
+			 i + 1 == n ? "" :
+			 i + 2 == n ? " or" :
+				      ",");
+		/* the first word at first; the rest after a space */
+		if (!i && col == first && first > indent) {
+			wrapped(f, item, &col, indent, width);
+			continue;
+		}
+		wrapped(f, item, &col, indent, width);
+	}
+	fputc('\n', f);
+}
+
+void column_list(FILE *f, bool sort)
+{
+	for (int c = 1; c < COL_COUNT; c++)
+		fprintf(f, "%.*s\n", (int)strcspn(columns[c].names, " "),
+			columns[c].names);
+	if (sort)
+		fputs("nothing\n", f);
+}
 
 const struct column *column_of(enum report_col c)
 {

@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "render/view.h"
 
@@ -30,6 +31,9 @@ enum col_format {
 
 struct column {
 	const char *names; /* -U/-S names, space-separated, canonical first */
+	const char *help;  /* for --help and the man page: what it is, NULL:
+			    * its name says it
+			    */
 	const char *header;
 	unsigned int min_width; /* strace's historical width where it has one */
 	enum col_format format;
@@ -56,6 +60,19 @@ bool column_present(enum report_col c, const struct row_view *v);
  * canonical names comma-separated with "or" before the last, into buf.
  */
 const char *column_names_list(bool timed, char *buf, size_t size);
+
+/*
+ * The -U columns (or, sort: the -S keys) as --help lists them: canonical
+ * names with their help in parentheses, comma-separated, "or" before the
+ * last, wrapped at width with indent spaces before each line but the
+ * first (which starts at column first).
+ */
+void column_help(FILE *f, bool sort, unsigned int first, unsigned int indent,
+		 unsigned int width);
+/* The canonical -U names (sort: -S keys), one a line (docs/gendocs.py's
+ * completions).
+ */
+void column_list(FILE *f, bool sort);
 
 /* What a table cell needs besides its row. */
 struct cell_ctx {

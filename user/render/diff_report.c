@@ -180,8 +180,10 @@ void diff_write_notes(FILE *f, const struct diff_result *r)
 			"A time figure (mean, p50, p99, time/s) differs "
 			"between reruns of the same work\nbeyond what one "
 			"run's intervals show: its standard error adds %.1f "
-			"times\nthe spread of its intervals.\n",
-			DIFF_RUN_SPREAD);
+			"times\nthe spread of its intervals (a p99 with "
+			"fewer than %.0f calls beyond it also\n%.1f%% of "
+			"itself: half its histogram bucket).\n",
+			DIFF_RUN_SPREAD, DIFF_TAIL_CALLS, 100 * DIFF_TAIL_RES);
 	for (int i = 0; i < 2; i++) {
 		if (sides[i]->count_only)
 			fprintf(f,

@@ -19,7 +19,7 @@
 #define FG_TOP 50	 /* title, buttons */
 #define FG_BOTTOM 30	 /* the details line */
 
-enum fg_kind { FGK_ROOT, FGK_COMM, FGK_FRAME, FGK_SYSCALL };
+enum fg_kind { FGK_ROOT, FGK_COMM, FGK_FRAME, FGK_SYSCALL, FGK_KERNEL };
 
 struct fg_node {
 	char *name; /* raw */
@@ -123,22 +123,41 @@ static int tree_add(struct fg_node *root, const struct sc_stack *st)
 			    names_syscall_fmt(st->abi, st->nr, nbuf,
 					      sizeof(nbuf)),
 			    FGK_SYSCALL, st->count, 0);
+	/* by blocked time: where it slept, on top */
+	for (size_t k = st->nkframes; n && k-- > 0;)
+		n = descend(n,
+			    callsites_frame_name(&st->kframes[k], buf,
+						 sizeof(buf)),
+			    FGK_KERNEL, st->count, 0);
 	if (!n)
 		return -ENOMEM;
 	n->count += st->count;
 	return 0;
 }
 
-/* A line of a stack diff: the process name, frames, the syscall last. */
+/* A folded frame of the kernel's: "NAME_[k]". */
+static bool kernel_frame(const char *name)
+{
+	size_t n = strlen(name), m = strlen(CALLSITES_KERNEL_MARK);
+
+	return n > m && !strcmp(name + n - m, CALLSITES_KERNEL_MARK);
+}
+
+/* A line of a stack diff: the process name, frames, the syscall last or
+ * under the kernel frames (NAME_[k]) of where it slept.
+ */
 static int tree_add_diff(struct fg_node *root, const struct stack_diff_line *l)
 {
 	struct fg_node *n = root;
 
 	for (size_t k = 0; n && k < l->nframes; k++)
 		n = descend(n, l->frames[k],
-			    !k			? FGK_COMM :
-			    k + 1 == l->nframes ? FGK_SYSCALL :
-						  FGK_FRAME,
+			    !k			       ? FGK_COMM :
+			    kernel_frame(l->frames[k]) ? FGK_KERNEL :
+			    k + 1 == l->nframes ||
+					    kernel_frame(l->frames[k + 1]) ?
+							 FGK_SYSCALL :
+							 FGK_FRAME,
 			    l->b, l->a);
 	if (!n)
 		return -ENOMEM;
@@ -195,7 +214,8 @@ static void max_delta(struct fg_paint *p, const struct fg_node *n, int depth)
 		max_delta(p, &n->kids[i], depth + 1);
 }
 
-/* A warm colour per name, as flamegraph.pl's; syscalls blue, names green.
+/* A warm colour per name, as flamegraph.pl's; syscalls blue, names green,
+ * the kernel's frames orange (flamegraph.pl's for _[k]).
  * In a diff, difffolded's: red grew, blue shrank, white the same, paler
  * the smaller the change.
  */
@@ -236,6 +256,10 @@ static void color(const struct fg_paint *p, const struct fg_node *n, char *buf,
 		break;
 	case FGK_ROOT:
 		snprintf(buf, len, "rgb(200,200,200)");
+		break;
+	case FGK_KERNEL:
+		snprintf(buf, len, "rgb(%u,%u,0)", 200 + h % 55,
+			 110 + (h >> 8) % 55);
 		break;
 	default:
 		snprintf(buf, len, "rgb(%u,%u,%u)", 205 + h % 50,

@@ -224,7 +224,7 @@ struct builder {
 	struct sample *samples;
 	size_t nsamples;
 	int64_t comm_key;
-	bool by_time;		   /* --stacks-by time */
+	bool timed; /* --stacks-by time or blocked: ns measured */
 	struct sc_weight *weights; /* one per syscall sampled */
 	size_t nweights, weights_cap;
 };
@@ -369,7 +369,8 @@ static uint64_t syscall_location(struct builder *b, uint32_t abi, uint32_t nr)
  * syscall made once (a 300 ms sleep before exit) would otherwise stand
  * for N of them, N times its time. N calls a sample when the model has
  * fewer calls than samples (its rows were not kept). The mean: the
- * returned calls' time over their number.
+ * returned calls' time over their number (by blocked time: their blocked
+ * time over it).
  */
 static struct sc_weight syscall_weight(const struct sc_model *m,
 				       const struct sc_stacks *s, uint32_t abi,
@@ -385,9 +386,11 @@ static struct sc_weight syscall_weight(const struct sc_model *m,
 		if (r->abi != abi || r->nr != nr)
 			continue;
 		calls += r->st.calls;
-		ns += (double)row_returned_ns(r);
+		ns += s->by == SC_STACKS_BY_BLOCKED ?
+			      (double)r->st.blocked_ns :
+			      (double)row_returned_ns(r);
 	}
-	if (!s->by_time && samples && calls >= samples)
+	if (!stacks_timed(s) && samples && calls >= samples)
 		w.calls = (double)calls / (double)samples;
 	if (!m->meta.count_only && calls)
 		w.mean = ns / (double)calls;
@@ -424,7 +427,7 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 	struct sample *sa = &b->samples[b->nsamples];
 	const struct sc_weight *w = weight_of(b, m, st->abi, st->nr);
 	char comm[SC_COMM_LEN];
-	size_t n = st->nframes + 1;
+	size_t n = st->nkframes + 1 + st->nframes;
 	double calls, mean;
 	int64_t c;
 
@@ -436,16 +439,26 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 	if (!sa->loc_ids)
 		return -ENOMEM;
 	b->nsamples++;
-	/* leaf first: the syscall, then the frames innermost first */
-	sa->loc_ids[0] = syscall_location(b, st->abi, st->nr);
-	if (!sa->loc_ids[0])
-		return -ENOMEM;
-	for (size_t i = 0; i < st->nframes; i++) {
-		sa->loc_ids[i + 1] = frame_location(b, &st->frames[i]);
-		if (!sa->loc_ids[i + 1])
+	/* leaf first: where it slept (by blocked time: the kernel frames,
+	 * innermost first, in the [kernel] mapping), the syscall, then the
+	 * user frames innermost first
+	 */
+	for (size_t i = 0; i < st->nkframes; i++) {
+		sa->loc_ids[i] = frame_location(b, &st->kframes[i]);
+		if (!sa->loc_ids[i])
 			return -ENOMEM;
 	}
-	if (b->by_time) { /* measured: period µs each; calls estimated */
+	sa->loc_ids[st->nkframes] = syscall_location(b, st->abi, st->nr);
+	if (!sa->loc_ids[st->nkframes])
+		return -ENOMEM;
+	for (size_t i = 0; i < st->nframes; i++) {
+		size_t k = st->nkframes + 1 + i;
+
+		sa->loc_ids[k] = frame_location(b, &st->frames[i]);
+		if (!sa->loc_ids[k])
+			return -ENOMEM;
+	}
+	if (b->timed) { /* measured: period µs each; calls estimated */
 		double ns = (double)st->count * (double)period * 1000.0;
 
 		sa->value[VAL_CALLS] = clamp_i64(mean > 0 ? ns / mean : 0);
@@ -542,7 +555,17 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 	out[(*n)++] = comment(b, "scprof %s: %s", SCPROF_VERSION,
 			      target ? target : "");
 	free(target);
-	if (s->by_time)
+	if (s->by == SC_STACKS_BY_BLOCKED)
+		out[(*n)++] = comment(
+			b,
+			"blocked-nanoseconds: sampled by blocked time "
+			"(--stacks-by blocked), one sample per %" PRIu32
+			" us blocked in calls, with the kernel frames of where "
+			"each slept (its longest sleep; mapping [kernel]) "
+			"above the syscall; calls: an estimate, that time over "
+			"the syscall's mean blocked time per call",
+			s->period);
+	else if (s->by == SC_STACKS_BY_TIME)
 		out[(*n)++] = comment(
 			b,
 			"syscall-nanoseconds: sampled by time (--stacks-by "
@@ -557,7 +580,7 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 				" was sampled; a syscall's samples share its "
 				"exact count of calls",
 				s->period);
-	if (s->by_time) /* said above */
+	if (stacks_timed(s)) /* said above */
 		;
 	else if (m->meta.count_only)
 		out[(*n)++] = comment(b, "syscall-nanoseconds: 0, "
@@ -599,7 +622,7 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 	*len = 0;
 	if (!s)
 		return -EINVAL;
-	b.by_time = s->by_time;
+	b.timed = stacks_timed(s);
 	b.samples = calloc(s->n ? s->n : 1, sizeof(*b.samples));
 	if (!b.samples || str_take(&b.str, strdup("")) != 0) {
 		err = -ENOMEM;
@@ -607,7 +630,9 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 	}
 	t_calls = str_take(&b.str, strdup("calls"));
 	u_count = str_take(&b.str, strdup("count"));
-	t_ns = str_take(&b.str, strdup("syscall-nanoseconds"));
+	t_ns = str_take(&b.str, strdup(s->by == SC_STACKS_BY_BLOCKED ?
+					       "blocked-nanoseconds" :
+					       "syscall-nanoseconds"));
 	u_ns = str_take(&b.str, strdup("nanoseconds"));
 	b.comm_key = str_take(&b.str, strdup("comm"));
 	if (t_calls < 0 || u_count < 0 || t_ns < 0 || u_ns < 0 ||

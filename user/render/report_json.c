@@ -39,7 +39,7 @@ static struct json_object *errnos_of(const struct sc_model *m,
 /* Most of a row's estimates of one kind that a list names. */
 #define WHY_LIST_MAX 8
 
-/* One estimate: {function} where it slept; {kind[, comm, pid, tid]} who
+/* One estimate: {function, lock} where it slept (lock: waiting for one); {kind[, comm, pid, tid]} who
  * woke it; {comm, pid} what ran instead; then its ns and share (rounded
  * down: a list's shares add up to 1 at most).
  */
@@ -53,6 +53,7 @@ static struct json_object *why_obj(const struct sc_why *e, uint64_t part)
 	switch (e->kind) {
 	case SC_WHY_SLEPT_IN:
 		err = err ?: jw_add_str(o, "function", name);
+		err = err ?: jw_add_bool(o, "lock", e->lock);
 		break;
 	case SC_WHY_WOKEN_BY:
 		err = err ?: jw_add_str(o, "kind", why_waker_name(e->waker));
@@ -235,16 +236,7 @@ static int add_groups(struct json_object *root, int err,
 	return err;
 }
 
-/* {calls, untimed_calls, process_info, errno_detail, cgroup_moves,
- * unattributed_calls, cgroup_names, map_failures: [{map, errno, count}]}:
- * unattributed calls are counted, in pid 0, but not in their own process;
- * a failure's errno "E2BIG" is a map that was full.
- */
-/* The target's CPU quota throttling over the run: null, or {cgroup,
- * throttled_ns, nr_throttled, nr_periods, quota_us (null: none),
- * period_us}.
- */
-static struct json_object *throttle_obj(const struct sc_throttle *t)
+struct json_object *report_json_throttle(const struct sc_throttle *t)
 {
 	struct json_object *o;
 	char *path;
@@ -268,6 +260,11 @@ static struct json_object *throttle_obj(const struct sc_throttle *t)
 	return jw_done(o, err);
 }
 
+/* {calls, untimed_calls, process_info, errno_detail, cgroup_moves,
+ * unattributed_calls, cgroup_names, map_failures: [{map, errno, count}]}:
+ * unattributed calls are counted, in pid 0, but not in their own process;
+ * a failure's errno "E2BIG" is a map that was full.
+ */
 static struct json_object *dropped_obj(const struct sc_model *m)
 {
 	struct json_object *o = json_object_new_object(), *arr = NULL;
@@ -375,7 +372,8 @@ int report_json(FILE *f, const struct sc_model *m, const struct report_opts *o,
 		err = err ?: jw_add_int(root, "exit_status", meta->exit_status);
 	err = err ?: jw_add(root, "dropped", dropped_obj(m));
 	if (m->meta.split) {
-		struct json_object *th = throttle_obj(&m->meta.throttle);
+		struct json_object *th =
+			report_json_throttle(&m->meta.throttle);
 
 		if (m->meta.throttle.known && !th)
 			err = err ?: -ENOMEM;

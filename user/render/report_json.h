@@ -22,5 +22,10 @@ struct json_object *report_json_flights(const struct sc_flight_call *fl,
 int report_json_add_flights(struct json_object *root, int err,
 			    const struct sc_flight_call *fl, size_t n,
 			    bool known);
+/* A target's CPU quota throttling over the run: {cgroup, throttled_ns,
+ * nr_throttled, nr_periods, quota_us (null: none), period_us}; NULL when
+ * it is not known (or out of memory).
+ */
+struct json_object *report_json_throttle(const struct sc_throttle *t);
 
 #endif

@@ -88,6 +88,57 @@ static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
 		lbl, cum);
 }
 
+/* A row's time on a CPU: its time less its parts (never below zero). */
+static uint64_t on_cpu_ns(const struct sc_stats *st)
+{
+	uint64_t off = st->wait_ns + st->blocked_ns;
+
+	return st->total_ns > off ? st->total_ns - off : 0;
+}
+
+/* The split of the time of the calls timed (sc_split.h), per syscall,
+ * each row labelled lbl[i]: on a CPU + waiting + blocked is the
+ * histogram's _sum.
+ */
+static void split(FILE *f, const struct sc_model *m, const struct row_view *v,
+		  const char (*lbl)[96])
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "scprof_syscall_on_cpu_seconds_total",
+		  "Of the wall time inside the system calls timed "
+		  "(scprof_syscall_duration_seconds_sum; the daemon samples: "
+		  "see scprof_latency_sample_ratio), the time they ran on a "
+		  "CPU." },
+		{ "scprof_syscall_cpu_wait_seconds_total",
+		  "Of the wall time inside the system calls timed, the time "
+		  "they waited for a CPU: runnable, preempted or woken and "
+		  "not yet run (CPU quota throttling included)." },
+		{ "scprof_syscall_blocked_seconds_total",
+		  "Of the wall time inside the system calls timed, the time "
+		  "they were blocked: asleep until woken." },
+		{ "scprof_syscall_io_wait_seconds_total",
+		  "Of the time the system calls timed were blocked, the time "
+		  "asleep in I/O wait (disk and other block I/O)." },
+	};
+	char buf[48];
+
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, "counter", fam[k].help);
+		for (size_t i = 0; i < m->ntotal; i++) {
+			const struct sc_stats *st = &v[i].row->st;
+			uint64_t ns = k == 0 ? on_cpu_ns(st) :
+				      k == 1 ? st->wait_ns :
+				      k == 2 ? st->blocked_ns :
+					       st->iowait_ns;
+
+			fprintf(f, "%s{%s} %s\n", fam[k].name, lbl[i],
+				secs(ns, buf, sizeof(buf)));
+		}
+	}
+}
+
 static int syscalls(FILE *f, const struct sc_model *m)
 {
 	struct row_view *v = view_rows(m->total, m->ntotal, COL_NONE);
@@ -134,6 +185,8 @@ static int syscalls(FILE *f, const struct sc_model *m)
 		secs(prom_le_ns(k), le.s[k], sizeof(le.s[k]));
 	for (size_t i = 0; i < m->ntotal; i++)
 		histogram(f, lbl[i], &le, &v[i].row->st);
+	if (m->meta.split)
+		split(f, m, v, lbl);
 	free(lbl);
 	free(v);
 	return 0;
@@ -188,27 +241,44 @@ static char *series_labels(const struct comm_series_row *r,
 }
 
 static int comms(FILE *f, const struct comm_series_row *rows, size_t n,
-		 const struct group_by *labels)
+		 const struct group_by *labels, bool with_split)
 {
 	static const struct {
 		const char *name, *help;
 		size_t off; /* of the counter in struct comm_counts */
 		bool ns;    /* a time in ns, shown in seconds */
+		bool split; /* a part of the time (sc_split.h) */
 	} fam[] = {
 		{ "scprof_comm_syscalls_total",
 		  "System calls by process name (top names; the others in "
 		  "comm=\"(other processes)\").",
-		  offsetof(struct comm_counts, calls), false },
+		  offsetof(struct comm_counts, calls), false, false },
 		{ "scprof_comm_syscall_errors_total",
 		  "Failed system calls by process name.",
-		  offsetof(struct comm_counts, errors), false },
+		  offsetof(struct comm_counts, errors), false, false },
 		{ "scprof_comm_syscall_seconds_total",
 		  "Wall time inside system calls by process name (of the "
 		  "calls timed: see scprof_latency_sample_ratio).",
-		  offsetof(struct comm_counts, total_ns), true },
+		  offsetof(struct comm_counts, total_ns), true, false },
 		{ "scprof_comm_syscall_bytes_total",
 		  "Bytes moved by read/write-family calls by process name.",
-		  offsetof(struct comm_counts, bytes), false },
+		  offsetof(struct comm_counts, bytes), false, false },
+		{ "scprof_comm_syscall_on_cpu_seconds_total",
+		  "Of the wall time inside the system calls timed by process "
+		  "name, the time they ran on a CPU.",
+		  offsetof(struct comm_counts, on_cpu_ns), true, true },
+		{ "scprof_comm_syscall_cpu_wait_seconds_total",
+		  "Of the wall time inside the system calls timed by process "
+		  "name, the time they waited for a CPU.",
+		  offsetof(struct comm_counts, wait_ns), true, true },
+		{ "scprof_comm_syscall_blocked_seconds_total",
+		  "Of the wall time inside the system calls timed by process "
+		  "name, the time they were blocked (asleep).",
+		  offsetof(struct comm_counts, blocked_ns), true, true },
+		{ "scprof_comm_syscall_io_wait_seconds_total",
+		  "Of that blocked time by process name, the time asleep in "
+		  "I/O wait.",
+		  offsetof(struct comm_counts, iowait_ns), true, true },
 	};
 	char **lbl = calloc(n ? n : 1, sizeof(*lbl));
 	char buf[48];
@@ -222,6 +292,8 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n,
 			err = -ENOMEM;
 	}
 	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]) && !err; k++) {
+		if (fam[k].split && !with_split)
+			continue;
 		family(f, fam[k].name, "counter", fam[k].help);
 		for (size_t i = 0; i < n; i++) {
 			uint64_t v;
@@ -239,6 +311,47 @@ static int comms(FILE *f, const struct comm_series_row *rows, size_t n,
 		free(lbl[i]);
 	free(lbl);
 	return err;
+}
+
+/* The CPU quota throttling of the cgroup holding the first target's
+ * quota (or --cgroup's), since the start, when known: labelled with that
+ * cgroup's directory.
+ */
+static int throttling(FILE *f, const struct sc_throttle *t)
+{
+	static const struct {
+		const char *name, *help;
+	} fam[] = {
+		{ "scprof_cgroup_cpu_throttled_seconds_total",
+		  "Time the tasks of the cgroup holding the CPU quota of the "
+		  "first target (or of --cgroup) were throttled, as its "
+		  "cpu.stat counts it (throttled_usec; v1 throttled_time), "
+		  "since the daemon attached." },
+		{ "scprof_cgroup_cpu_throttled_periods_total",
+		  "Quota periods in which that cgroup was throttled "
+		  "(cpu.stat nr_throttled)." },
+		{ "scprof_cgroup_cpu_periods_total",
+		  "Quota periods in which that cgroup had tasks to run "
+		  "(cpu.stat nr_periods)." },
+	};
+	char buf[48], *cg;
+
+	if (!t->known)
+		return 0;
+	cg = esc_prom_label(t->cgroup, strnlen(t->cgroup, sizeof(t->cgroup)));
+	if (!cg)
+		return -ENOMEM;
+	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+		family(f, fam[k].name, "counter", fam[k].help);
+		if (k == 0)
+			secs(t->throttled_ns, buf, sizeof(buf));
+		else
+			snprintf(buf, sizeof(buf), "%" PRIu64,
+				 k == 1 ? t->nr_throttled : t->nr_periods);
+		fprintf(f, "%s{cgroup=\"%s\"} %s\n", fam[k].name, cg, buf);
+	}
+	free(cg);
+	return 0;
 }
 
 /* A family of one sample without labels. */
@@ -277,26 +390,35 @@ static void sample(FILE *f, const char *name, const char *labels, double v)
 static void latency_metrics(FILE *f, const struct prom_self *s)
 {
 	family(f, "scprof_bpf_run_seconds_total", "counter",
-	       "CPU time of scprof's syscall programs, as they measure it "
-	       "themselves (one run in 256 timed on each CPU, without the "
-	       "tracepoint's own dispatch).");
+	       "CPU time of scprof's syscall programs, and of the split's "
+	       "scheduler programs (attached in latency windows), as they "
+	       "measure it themselves (one run in 256 timed on each CPU, "
+	       "without the tracepoint's own dispatch).");
 	sample(f, "scprof_bpf_run_seconds_total", "{program=\"sys_enter\"}",
 	       s->enter_s);
 	sample(f, "scprof_bpf_run_seconds_total", "{program=\"sys_exit\"}",
 	       s->exit_s);
+	if (s->split) {
+		sample(f, "scprof_bpf_run_seconds_total",
+		       "{program=\"sched_switch\"}", s->switch_s);
+		sample(f, "scprof_bpf_run_seconds_total",
+		       "{program=\"sched_waking\"}", s->waking_s);
+	}
 	family(f, "scprof_bpf_cost_seconds_total", "counter",
 	       "The same CPU time by part: count (every call counted, "
-	       "always) and latency (timing calls, kept within the budget).");
+	       "always) and latency (timing calls and splitting their time, "
+	       "kept within the budget).");
 	sample(f, "scprof_bpf_cost_seconds_total", "{part=\"count\"}",
 	       s->count_s);
 	sample(f, "scprof_bpf_cost_seconds_total", "{part=\"latency\"}",
 	       s->latency_s);
 	family(f, "scprof_latency_cost_seconds_total", "counter",
 	       "CPU time the latency windows cost: the latency part above and "
-	       "the tracepoint's dispatch of every call while a window is "
-	       "open, which the programs cannot time (measured with a getppid "
-	       "loop with and without a window, at the start and every 5 "
-	       "minutes). --max-overhead holds this.");
+	       "the tracepoint's dispatch of every call (and of every context "
+	       "switch and wake-up the split's programs run on) while a window "
+	       "is open, which the programs cannot time (measured with a "
+	       "getppid loop with and without a window, at the start and "
+	       "every 5 minutes). --max-overhead holds this.");
 	sample(f, "scprof_latency_cost_seconds_total", "", s->latency_cost_s);
 	if (s->dispatch_known) {
 		family(f, "scprof_latency_dispatch_seconds", "gauge",
@@ -424,7 +546,10 @@ int report_prom(FILE *f, const struct prom_input *in)
 	int err = syscalls(f, in->model);
 
 	if (!err && in->comms)
-		err = comms(f, in->comms, in->ncomms, in->labels);
+		err = comms(f, in->comms, in->ncomms, in->labels,
+			    in->model->meta.split);
+	if (!err)
+		err = throttling(f, &in->model->meta.throttle);
 	if (!err && in->self)
 		self_metrics(f, in->self, in->model, in->comms != NULL);
 	if (!err && (fflush(f) || ferror(f)))

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The Prometheus text exposition (format 0.0.4) of the record model: the
- * per-syscall counters and latency histograms of a cumulative snapshot,
- * per-comm series and scprof's own figures.
+ * per-syscall counters, latency histograms and split of the time of a
+ * cumulative snapshot, per-comm series, the CPU quota throttling of the
+ * target's cgroup and scprof's own figures.
  */
 #ifndef SCPROF_REPORT_PROM_H
 #define SCPROF_REPORT_PROM_H
@@ -29,11 +30,13 @@ struct prom_self {
 	uint64_t rss_bytes;
 	/* Latency on a duty cycle (all zero and not shown when !sampled). */
 	bool sampled;
-	bool budgeted;		   /* the duty follows a CPU budget */
-	double duty_ratio;	   /* planned for the current period */
-	double sample_ratio;	   /* share of the last period that was timed */
-	double budget;		   /* fraction of one CPU (budgeted only) */
-	double enter_s, exit_s;	   /* the syscall programs' CPU time */
+	bool budgeted;		/* the duty follows a CPU budget */
+	double duty_ratio;	/* planned for the current period */
+	double sample_ratio;	/* share of the last period that was timed */
+	double budget;		/* fraction of one CPU (budgeted only) */
+	double enter_s, exit_s; /* the syscall programs' CPU time */
+	bool split;		/* the split's programs: their CPU time */
+	double switch_s, waking_s;
 	double latency_s, count_s; /* the same, by part */
 	double latency_cost_s;	   /* latency_s and the dispatch it adds */
 	double dispatch_ns;	   /* per call, while a window is open */

@@ -150,16 +150,72 @@ static void duration_text(uint64_t ns, char *buf, size_t len)
 		snprintf(buf, len, "%.3f s", (double)ns / 1e9);
 }
 
+/* "interrupt", "timer", "COMM[PID/TID]" (escaped): who woke the call
+ * from its longest sleep. A new string; NULL: no memory.
+ */
+static char *waker_text(const struct sc_slow_call *c)
+{
+	char *comm, *s;
+
+	if (c->waker == SC_WAKER_INTERRUPT)
+		return strdup("interrupt");
+	if (c->waker == SC_WAKER_TIMER)
+		return strdup("timer");
+	comm = esc_text(c->waker_comm, esc_strnlen(c->waker_comm, SC_COMM_LEN));
+	if (!comm ||
+	    asprintf(&s, "%s[%u/%u]", comm, c->waker_pid, c->waker_tid) < 0)
+		s = NULL;
+	free(comm);
+	return s;
+}
+
+/* " on-cpu 0.040 ms, cpu-wait 0.030 ms, blocked 30.050 ms (io-wait 0.000
+ * ms); slept in anon_pipe_read, woken by writer[12/13]", escaped; ""
+ * without the split. A new string; NULL: no memory.
+ */
+static char *split_text(const struct sc_slow_call *c)
+{
+	char cpu[32], wait[32], blocked[32], io[32];
+	char *s = NULL, *where = NULL, *waker = NULL;
+	int n;
+
+	if (!c->has_split)
+		return strdup("");
+	duration_text(slow_call_on_cpu_ns(c), cpu, sizeof(cpu));
+	duration_text(c->wait_ns, wait, sizeof(wait));
+	duration_text(c->blocked_ns, blocked, sizeof(blocked));
+	duration_text(c->iowait_ns, io, sizeof(io));
+	if (c->sleep_ns) {
+		where = c->slept_in ?
+				esc_text(c->slept_in, strlen(c->slept_in)) :
+				strdup("?");
+		waker = waker_text(c);
+		if (!where || !waker) {
+			free(where);
+			free(waker);
+			return NULL;
+		}
+	}
+	n = asprintf(&s,
+		     " on-cpu %s, cpu-wait %s, blocked %s (io-wait %s)%s%s%s%s",
+		     cpu, wait, blocked, io, where ? "; slept in " : "",
+		     where ? where : "", waker ? ", woken by " : "",
+		     waker ? waker : "");
+	free(where);
+	free(waker);
+	return n < 0 ? NULL : s;
+}
+
 char *slowcall_text(const struct sc_slow_call *c)
 {
 	char when[32], name[SC_NAME_LEN + 8], dur[32], ret[64];
 	char *comm = esc_text(c->comm, esc_strnlen(c->comm, SC_COMM_LEN));
 	char *fd = c->fd >= 0 ? fd_text(c) : NULL;
-	char *site = site_text(c);
+	char *site = site_text(c), *split = split_text(c);
 	char *s = NULL, args[48] = "";
 	int err = call_errno(c);
 
-	if (comm && site && (c->fd < 0 || fd)) {
+	if (comm && site && split && (c->fd < 0 || fd)) {
 		const char *en = names_errno(err);
 
 		wall_time(c->time_ns, false, when, sizeof(when));
@@ -173,20 +229,67 @@ char *slowcall_text(const struct sc_slow_call *c)
 			snprintf(ret, sizeof(ret), "-1 errno %d", err);
 		if (c->fd >= 0)
 			snprintf(args, sizeof(args), "%d", c->fd);
-		if (asprintf(&s, "%s %s[%u/%u] %s(%s%s%s%s) = %s <%s>%s%s",
+		if (asprintf(&s, "%s %s[%u/%u] %s(%s%s%s%s) = %s <%s>%s%s%s",
 			     when, comm, c->pid, c->tid, name, args,
 			     fd ? "<" : "", fd ? fd : "", fd ? ">" : "", ret,
-			     dur, *site ? "  " : "", site) < 0)
+			     dur, split, *site ? "  " : "", site) < 0)
 			s = NULL;
 	}
 	free(comm);
 	free(fd);
 	free(site);
+	free(split);
 	return s;
 }
 
+static const char *waker_kind(const struct sc_slow_call *c)
+{
+	return c->waker == SC_WAKER_INTERRUPT ? "interrupt" :
+	       c->waker == SC_WAKER_TIMER     ? "timer" :
+						"task";
+}
+
+/* The split (the column table's keys), then the longest sleep: sleep_ns,
+ * slept_in (null: unnamed) and woken_by {kind, comm, pid, tid} (a task's
+ * only: comm, pid, tid).
+ */
+static int add_split_fields(struct json_object *o, const struct sc_slow_call *c)
+{
+	struct json_object *w;
+	char comm[SC_COMM_LEN + 1] = "";
+	int err = 0;
+
+	if (!c->has_split)
+		return 0;
+	err = err ?: jw_add_u64(o, "on_cpu_ns", slow_call_on_cpu_ns(c));
+	err = err ?: jw_add_u64(o, "cpu_wait_ns", c->wait_ns);
+	err = err ?: jw_add_u64(o, "blocked_ns", c->blocked_ns);
+	err = err ?: jw_add_u64(o, "io_wait_ns", c->iowait_ns);
+	if (err || !c->sleep_ns)
+		return err;
+	err = jw_add_u64(o, "sleep_ns", c->sleep_ns);
+	err = err   ?:
+		      (c->slept_in ? jw_add_str(o, "slept_in", c->slept_in) :
+				     jw_add_null(o, "slept_in"));
+	w = err ? NULL : json_object_new_object();
+	err = err ?: (w ? 0 : -ENOMEM);
+	err = err ?: jw_add_str(w, "kind", waker_kind(c));
+	if (!err && c->waker == SC_WAKER_TASK) {
+		memcpy(comm, c->waker_comm,
+		       esc_strnlen(c->waker_comm, SC_COMM_LEN));
+		err = jw_add_str(w, "comm", comm);
+		err = err ?: jw_add_u64(w, "pid", c->waker_pid);
+		err = err ?: jw_add_u64(w, "tid", c->waker_tid);
+	}
+	if (err)
+		json_object_put(w);
+	else
+		err = jw_add(o, "woken_by", w);
+	return err;
+}
+
 /* The fields of a call shared by its JSON line and its trace event's
- * args: its result, its fd and its call site.
+ * args: its result, its fd, its call site and its split.
  */
 static int add_call_fields(struct json_object *o, const struct sc_slow_call *c)
 {
@@ -239,7 +342,7 @@ static int add_call_fields(struct json_object *o, const struct sc_slow_call *c)
 		err = err ?: jw_add_str(o, "source", c->source);
 	if (c->via && *c->via)
 		err = err ?: jw_add_str(o, "via", c->via);
-	return err;
+	return err ?: add_split_fields(o, c);
 }
 
 int slowcall_print(FILE *f, const struct sc_slow_call *c, bool json)

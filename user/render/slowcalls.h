@@ -17,11 +17,16 @@
 /*
  * One call as a line, without the newline:
  * "12:03:05.120431 reader[1234/1234] read(3</tmp/x>) = 4096 <15.203 ms>
- *  parse_header <- main (conf.c:41)". A new string; NULL: no memory.
+ *  on-cpu 0.100 ms, cpu-wait 0.003 ms, blocked 15.100 ms (io-wait 15.100
+ *  ms); slept in folio_wait_bit_common, woken by interrupt  parse_header
+ *  <- main (conf.c:41)" (the split when known, where the longest sleep
+ * slept and who woke it when it slept). A new string; NULL: no memory.
  */
 char *slowcall_text(const struct sc_slow_call *c);
 /* One call on one line of f: slowcall_text, or with json a JSON object
- * (JSON lines). 0 or -errno.
+ * (JSON lines: the split as on_cpu_ns, cpu_wait_ns, blocked_ns,
+ * io_wait_ns; sleep_ns, slept_in, woken_by {kind, comm, pid, tid}). 0 or
+ * -errno.
  */
 int slowcall_print(FILE *f, const struct sc_slow_call *c, bool json);
 

@@ -184,9 +184,28 @@ static void flights_of(struct top_proc *tp, const struct sc_model *d,
 	}
 }
 
-/* A row's figures from its rows (sum: scratch). */
+/* The split of p's calls that returned (their time, split measured). */
+static void split_of(struct top_proc *tp, const struct sc_proc *p,
+		     const struct sc_stats *sum, bool measured)
+{
+	uint64_t returned = 0;
+
+	for (size_t i = 0; i < p->nrows; i++)
+		returned += row_returned_ns(&p->rows[i]);
+	tp->split = measured && returned > 0;
+	if (!tp->split)
+		return;
+	tp->wait_pct = 100.0 * (double)sum->wait_ns / (double)returned;
+	tp->blk_pct = 100.0 * (double)sum->blocked_ns / (double)returned;
+	if (tp->wait_pct > 100)
+		tp->wait_pct = 100;
+	if (tp->blk_pct > 100)
+		tp->blk_pct = 100;
+}
+
+/* A row's figures from its rows (sum: scratch); split: measured. */
 static void fill(struct top_proc *tp, const struct sc_proc *p,
-		 const struct sc_stats *sum, uint64_t ns)
+		 const struct sc_stats *sum, uint64_t ns, bool split)
 {
 	tp->calls_s = view_per_sec(sum->calls, ns);
 	tp->errors_s = view_per_sec(sum->errors, ns);
@@ -195,6 +214,7 @@ static void fill(struct top_proc *tp, const struct sc_proc *p,
 			      0;
 	tp->p99_ns = hist_quantile(sum, 0.99);
 	tp->busy_pct = ns ? 100.0 * (double)sum->total_ns / (double)ns : 0;
+	split_of(tp, p, sum, split);
 	top_syscalls(tp, p, ns);
 }
 
@@ -225,7 +245,7 @@ static int build_groups(const struct sc_model *d, uint64_t ns,
 		tp = &fr->procs[fr->nprocs++];
 		snprintf(tp->label, sizeof(tp->label), "%s",
 			 g[i].val[by.keys[0]]);
-		fill(tp, &g[i].sum, sum, ns);
+		fill(tp, &g[i].sum, sum, ns, d->meta.split);
 	}
 	group_free(g, n);
 	return 0;
@@ -298,7 +318,7 @@ int top_frame_build_by(const struct sc_model *d, uint64_t ns,
 		tp->pid = p->pid;
 		memcpy(tp->comm, p->comm, sizeof(tp->comm));
 		tp->exited = p->exited;
-		fill(tp, p, sum, ns);
+		fill(tp, p, sum, ns, d->meta.split);
 		flights_of(tp, d, p, group == TOP_GROUP_THREAD);
 	}
 	fr->in_flight = d->nflights;
@@ -356,12 +376,23 @@ static int push_line(char ***lines, size_t *n, const char *fmt, ...)
 	return 0;
 }
 
+/* WAIT% and BLK%: "  12.5  80.0", or dashes when not known. */
+static void split_cols(const struct top_proc *p, char *buf, size_t len)
+{
+	if (p->split)
+		snprintf(buf, len, "%6.1f %5.1f", p->wait_pct, p->blk_pct);
+	else
+		snprintf(buf, len, "%6s %5s", "-", "-");
+}
+
 /* One process: pid, name (escaped), figures and its top syscalls. */
 static int push_proc(char ***lines, size_t *n, const struct top_proc *p)
 {
-	char tops[128], *comm;
+	char tops[128], split[32], *comm;
 	size_t off = 0;
 	int err;
+
+	split_cols(p, split, sizeof(split));
 
 	tops[0] = '\0';
 	for (int k = 0; k < p->ntop && off < sizeof(tops); k++)
@@ -378,10 +409,11 @@ static int push_proc(char ***lines, size_t *n, const struct top_proc *p)
 		if (!comm)
 			return -ENOMEM;
 		err = push_line(lines, n,
-				"%-24.*s %10.1f %9.1f %6.1f %9.1f %7.1f  %s",
+				"%-24.*s %10.1f %9.1f %6.1f %9.1f %7.1f %s  %s",
 				comm[0] ? 64 : 6, comm[0] ? comm : "(none)",
 				p->calls_s, p->errors_s, p->err_pct,
-				(double)p->p99_ns / 1e3, p->busy_pct, tops);
+				(double)p->p99_ns / 1e3, p->busy_pct, split,
+				tops);
 		free(comm);
 		return err;
 	}
@@ -389,9 +421,9 @@ static int push_proc(char ***lines, size_t *n, const struct top_proc *p)
 	if (!comm)
 		return -ENOMEM;
 	err = push_line(lines, n,
-			"%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f  %s", p->pid,
-			comm, p->calls_s, p->errors_s, p->err_pct,
-			(double)p->p99_ns / 1e3, p->busy_pct, tops);
+			"%7u %-16s %10.1f %9.1f %6.1f %9.1f %7.1f %s  %s",
+			p->pid, comm, p->calls_s, p->errors_s, p->err_pct,
+			(double)p->p99_ns / 1e3, p->busy_pct, split, tops);
 	free(comm);
 	return err;
 }
@@ -402,7 +434,7 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 {
 	char stamp[16];
 	time_t t = time(NULL);
-	char sampled[80] = "";
+	char sampled[96] = "";
 	struct tm tm;
 	int err;
 
@@ -410,7 +442,8 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 	*n = 0;
 	if (fr->timed_share < 1)
 		snprintf(sampled, sizeof(sampled),
-			 "; P99 and IN-SYS%% from the %.1f%% of the time timed",
+			 "; P99, IN-SYS%%, WAIT%% and BLK%% from the %.1f%% of "
+			 "the time timed",
 			 100 * fr->timed_share);
 	localtime_r(&t, &tm);
 	strftime(stamp, sizeof(stamp), "%H:%M:%S", &tm);
@@ -432,20 +465,23 @@ int top_frame_lines(const struct top_frame *fr, enum top_sort sort,
 				fr->lost ? fr->lost : "");
 	if (top_group_is_label(fr->group))
 		err = err   ?:
-			      push_line(lines, n,
-					"%-24s %10s %9s %6s %9s %7s  %s",
-					label_titles[fr->group], "CALLS/s",
-					"ERRORS/s", "ERR%", "P99-us", "IN-SYS%",
-					"TOP SYSCALLS (calls/s)");
+			      push_line(
+				      lines, n,
+				      "%-24s %10s %9s %6s %9s %7s %6s %5s  %s",
+				      label_titles[fr->group], "CALLS/s",
+				      "ERRORS/s", "ERR%", "P99-us", "IN-SYS%",
+				      "WAIT%", "BLK%",
+				      "TOP SYSCALLS (calls/s)");
 	else
 		err = err   ?:
-			      push_line(lines, n,
-					"%7s %-16s %10s %9s %6s %9s %7s  %s",
-					fr->group == TOP_GROUP_THREAD ? "TID" :
-									"PID",
-					"COMM", "CALLS/s", "ERRORS/s", "ERR%",
-					"P99-us", "IN-SYS%",
-					"TOP SYSCALLS (calls/s)");
+			      push_line(
+				      lines, n,
+				      "%7s %-16s %10s %9s %6s %9s %7s %6s %5s  %s",
+				      fr->group == TOP_GROUP_THREAD ? "TID" :
+								      "PID",
+				      "COMM", "CALLS/s", "ERRORS/s", "ERR%",
+				      "P99-us", "IN-SYS%", "WAIT%", "BLK%",
+				      "TOP SYSCALLS (calls/s)");
 	for (size_t i = 0; !err && i < fr->nprocs; i++) {
 		if (max_rows && i >= max_rows)
 			break;

@@ -65,6 +65,13 @@ struct top_proc {
 	double err_pct;
 	uint64_t p99_ns;
 	double busy_pct; /* wall time inside syscalls / interval, all threads */
+	/* Of the time of its calls that returned in the interval (timed:
+	 * --latency-duty), the shares waiting for a CPU and blocked (the
+	 * split); split false: not known (not measured, or no call
+	 * returned timed)
+	 */
+	bool split;
+	double wait_pct, blk_pct;
 	struct {
 		const char *name;
 		char buf[SC_NAME_LEN];

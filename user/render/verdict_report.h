@@ -32,6 +32,7 @@ struct verdict_meta {
 #define VERDICT_TOP_ROWS 8
 
 /* The one-line answer: "YES: ..." or "NO: ...". */
+#define VERDICT_ANSWER_LEN 512
 void verdict_answer(const struct verdict *v, char *buf, size_t len);
 /* What a finding means and what to do, in a few sentences. */
 #define VERDICT_ADVICE_LEN 1536

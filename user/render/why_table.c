@@ -48,7 +48,7 @@ static char *why_name(const struct sc_why *e)
 	else if (e->kind == SC_WHY_RAN_INSTEAD)
 		n = asprintf(&out, "%s [%u]", name, e->opid);
 	else
-		n = asprintf(&out, "%s", name);
+		n = asprintf(&out, "%s%s", name, e->lock ? " (a lock)" : "");
 	free(name);
 	return n < 0 ? NULL : out;
 }

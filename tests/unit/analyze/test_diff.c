@@ -383,6 +383,49 @@ static void test_time_figures_carry_rerun_noise(void **state)
 	free(tc);
 }
 
+/*
+ * A p99 with fewer than DIFF_TAIL_CALLS calls beyond it sits somewhere
+ * in its histogram bucket: its noise adds half a bucket (DIFF_TAIL_RES of
+ * it), so steady runs 30% apart are no change in it; with calls enough,
+ * or in the median, they are.
+ */
+static void test_thin_tail_carries_the_bucket(void **state)
+{
+	struct sc a[] = { { "nanosleep",
+			    { 100, 100, 100, 100 },
+			    {},
+			    { 5000, 5010, 5000, 5010 } } },
+		  b[] = { { "nanosleep",
+			    { 100, 100, 100, 100 },
+			    {},
+			    { 6500, 6510, 6500, 6510 } } };
+	char *ta = report(DUR4, 4, a, 1, true, NULL, NULL),
+	     *tb = report(DUR4, 4, b, 1, true, NULL, NULL);
+	struct diff_result *r = compare(ta, tb);
+	const struct diff_row *p99 = row(r, "nanosleep", DIFF_P99, -1),
+			      *p50 = row(r, "nanosleep", DIFF_P50, -1);
+
+	(void)state;
+	/* 400 calls a side: 4 beyond the p99 */
+	CHECK(p99 && p99->state == DIFF_SAME && p99->judged, "");
+	CHECK(p99->threshold_pct > 3 * sqrt(2.0) * 100 * DIFF_TAIL_RES - 1,
+	      "p99 threshold %g", p99->threshold_pct);
+	CHECK(p50 && p50->state == DIFF_CHANGED, "");
+	diff_result_free(r);
+	free(ta);
+	free(tb);
+	for (int i = 0; i < 4; i++)
+		a[0].calls[i] = b[0].calls[i] = 1000;
+	ta = report(DUR4, 4, a, 1, true, NULL, NULL);
+	tb = report(DUR4, 4, b, 1, true, NULL, NULL);
+	r = compare(ta, tb);
+	p99 = row(r, "nanosleep", DIFF_P99, -1);
+	CHECK(p99 && p99->state == DIFF_CHANGED, "4000 calls: 40 beyond");
+	diff_result_free(r);
+	free(ta);
+	free(tb);
+}
+
 /* One side without intervals borrows the other's noise: the within-run
  * part scaled by the runs' lengths, the rerun part as it is.
  */
@@ -917,6 +960,7 @@ int main(void)
 		cmocka_unit_test(test_halved_calls_are_a_change),
 		cmocka_unit_test(test_same_calls_within_noise),
 		cmocka_unit_test(test_time_figures_carry_rerun_noise),
+		cmocka_unit_test(test_thin_tail_carries_the_bucket),
 		cmocka_unit_test(test_borrowed_rerun_noise),
 		cmocka_unit_test(test_short_last_interval_left_out),
 		cmocka_unit_test(test_one_side_with_intervals),

@@ -26,6 +26,8 @@ struct proc {
 	struct sc_row rows[16];
 	size_t n;
 	struct verdict_input in;
+	struct sc_whys why;    /* the split's estimates (split_on) */
+	struct sc_throttle th; /* its cgroup's throttling (throttled) */
 };
 
 static void proc_init(struct proc *p, double wall, double utime, double stime)
@@ -69,6 +71,60 @@ static void add_fd(struct proc *p, const char *name, uint32_t fd_type,
 	p->rows[p->n - 1].fd_type = fd_type;
 }
 
+/* The split measured for the row added last: shares of its time waiting
+ * for a CPU, asleep, and of that in I/O wait.
+ */
+static void split_on(struct proc *p, double wait, double blocked, double io)
+{
+	struct sc_row *r = &p->rows[p->n - 1];
+
+	p->in.split = true;
+	p->in.why = &p->why;
+	p->in.pid = 100;
+	r->st.wait_ns = (uint64_t)(wait * (double)r->st.total_ns);
+	r->st.blocked_ns = (uint64_t)(blocked * (double)r->st.total_ns);
+	r->st.iowait_ns = (uint64_t)(io * (double)r->st.total_ns);
+}
+
+/* An estimate for the row added last: kind, name (a function or a comm),
+ * the task's ids, ns its samples stand for.
+ */
+static void why(struct proc *p, enum sc_why_kind kind, const char *name,
+		uint32_t pid, uint32_t tid, enum sc_waker waker, bool lock,
+		uint64_t ns)
+{
+	const struct sc_row *r = &p->rows[p->n - 1];
+	struct sc_why e = { .pid = 100,
+			    .abi = r->abi,
+			    .nr = r->nr,
+			    .fd_type = r->fd_type,
+			    .kind = (uint8_t)kind,
+			    .waker = (uint8_t)waker,
+			    .lock = lock,
+			    .opid = pid,
+			    .otid = tid,
+			    .ns = ns,
+			    .samples = 1 };
+
+	strncpy(e.name, name, sizeof(e.name) - 1);
+	assert_int_equal(whys_add(&p->why, &e), 0);
+}
+
+/* Its cgroup throttled for throttled_s, in 18 of 20 periods. */
+static void throttled(struct proc *p, bool v1, double throttled_s)
+{
+	memset(&p->th, 0, sizeof(p->th));
+	p->th.known = true;
+	p->th.v1 = v1;
+	strcpy(p->th.cgroup, "/box");
+	p->th.quota_us = 10000;
+	p->th.period_us = 100000;
+	p->th.throttled_ns = (uint64_t)(throttled_s * 1e9);
+	p->th.nr_throttled = 18;
+	p->th.nr_periods = 20;
+	p->in.throttle = &p->th;
+}
+
 static struct verdict *judge(struct proc *p)
 {
 	struct verdict *v = NULL;
@@ -107,6 +163,10 @@ static bool has_kind(const struct verdict *v, enum verdict_kind k)
 static void test_kind_names(void **state)
 {
 	(void)state;
+	assert_string_equal(verdict_kind_name(VERDICT_CPU_WAIT), "cpu-wait");
+	assert_string_equal(verdict_kind_name(VERDICT_IO_WAIT), "io-wait");
+	assert_string_equal(verdict_kind_name(VERDICT_LOCK_WAIT), "lock-wait");
+	assert_string_equal(verdict_kind_name(VERDICT_CPU_QUOTA), "cpu-quota");
 	assert_string_equal(verdict_kind_name(VERDICT_SMALL_IO), "small-io");
 	assert_string_equal(verdict_kind_name(VERDICT_OPEN_CLOSE_CHURN),
 			    "open-close-churn");
@@ -1005,6 +1065,342 @@ static void test_answer(void **state)
 	verdict_free(v);
 }
 
+/* Render a verdict (meta: pid 100) into a table and JSON. */
+static void render_split(const struct verdict *v, char **table, char **json)
+{
+	struct verdict_meta meta = { .pid = 100, .comm = "w", .threads = 1 };
+	size_t len = 0;
+	FILE *f;
+
+	*table = *json = NULL;
+	f = open_memstream(table, &len);
+	assert_int_equal(verdict_write_table(f, v, &meta), 0);
+	fclose(f);
+	f = open_memstream(json, &len);
+	assert_int_equal(verdict_write_json(f, v, &meta), 0);
+	fclose(f);
+}
+
+/*
+ * Issue 41's case: 8 MiB reads of /dev/zero on a CPU shared with a spinning
+ * neighbour, half of each call waiting for the CPU. The CPU time is all in
+ * syscalls and none in the crossings, as before; now the waits are a
+ * cpu-wait finding naming the spinner and the throttling, the read is
+ * priced on a CPU, and no finding about blocking or a lock comes.
+ */
+static void test_split_cpu_wait(void **state)
+{
+	const struct verdict_finding *f;
+	char ans[VERDICT_ANSWER_LEN], *table, *json;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 0.99);
+	add_fd(&p, "read", SC_FD_CHR, 10000, 200000, 10000ULL << 23);
+	split_on(&p, 0.5, 0, 0);
+	why(&p, SC_WHY_RAN_INSTEAD, "spin\x1b[0m", 200, 0, 0, false, 900);
+	why(&p, SC_WHY_RAN_INSTEAD, "kworker/1:0", 0, 0, 0, false, 50);
+	why(&p, SC_WHY_RAN_INSTEAD, "helper", 100, 0, 0, false, 50);
+	throttled(&p, true, 0.5);
+	v = judge(&p);
+	/* a 200 us round trip, half of it waiting: 100 us on a CPU */
+	assert_true(fabs(v->rows[0].on_cpu_ns -
+			 (200000 + FLOOR - REPORTED - 100000)) < 1);
+	assert_true(fabs(v->wait_share - 0.5) < 1e-6);
+	assert_true(v->syscall_bound);
+	f = find(v, VERDICT_CPU_WAIT, "read");
+	assert_non_null(f);
+	assert_true(fabs(f->part_s - 1.0) < 1e-6);
+	assert_true(fabs(f->part_share - 0.5) < 1e-6);
+	assert_int_equal(f->nran_instead, 3);
+	assert_true(fabs(f->ran_instead[0].share - 0.9) < 1e-6);
+	assert_non_null(strstr(advice(v, f), "wait for a CPU: contention or "
+					     "throttling, not syscall cost"));
+	assert_non_null(strstr(advice(v, f), "spin\\x1b[0m [200] 90%"));
+	assert_non_null(strstr(advice(v, f), "helper [100, its own thread]"));
+	assert_non_null(strstr(advice(v, f), "(0.50 s throttled by the CFS "
+					     "quota of /box)"));
+	assert_non_null(strstr(advice(v, f), "On a CPU a call takes 100.0 us"));
+	assert_false(has_kind(v, VERDICT_BLOCKING));
+	assert_false(has_kind(v, VERDICT_LOCK_WAIT));
+	assert_false(has_kind(v, VERDICT_IO_WAIT));
+	/* 0.5 s of 2: a quarter of the run, a finding of its own */
+	assert_non_null(find(v, VERDICT_CPU_QUOTA, ""));
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "YES: "));
+	assert_non_null(strstr(ans, "50% of their time waiting for a CPU: "
+				    "contention"));
+	render_split(v, &table, &json);
+	assert_null(strchr(table, '\x1b'));
+	assert_null(strchr(json, '\x1b'));
+	assert_non_null(strstr(table, "cpu-wait          read (chr)"));
+	assert_non_null(strstr(table, "50% waiting\n"));
+	assert_non_null(strstr(json, "\"kind\": \"cpu-wait\""));
+	assert_non_null(strstr(json, "\"ran_instead\": ["));
+	assert_non_null(strstr(json, "\"cpu_throttling\": {"));
+	assert_non_null(strstr(json, "\"round_trip_on_cpu_ns\": 100040.0"));
+	assert_non_null(strstr(json, "\"cpu_wait_s\": 1.000000"));
+	assert_non_null(strstr(json, "\"split\": true"));
+	free(table);
+	free(json);
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
+/* The same reads on a CPU of their own: no cpu-wait, the old answer. */
+static void test_split_on_cpu(void **state)
+{
+	char ans[VERDICT_ANSWER_LEN];
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 1.99);
+	add_fd(&p, "read", SC_FD_CHR, 10000, 200000, 10000ULL << 23);
+	split_on(&p, 0.02, 0, 0);
+	v = judge(&p);
+	assert_int_equal(v->nfindings, 0);
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "the work the calls do."));
+	assert_null(strstr(ans, "waiting for a CPU"));
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
+/* O_DIRECT reads of a disk: I/O wait, where they slept. */
+static void test_split_io_wait(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 0.1);
+	add_fd(&p, "pread64", SC_FD_FILE, 200, 10000000, 200ULL << 22);
+	split_on(&p, 0.03, 0.92, 0.9);
+	why(&p, SC_WHY_SLEPT_IN, "__iomap_dio_rw", 0, 0, 0, false, 100);
+	why(&p, SC_WHY_WOKEN_BY, "", 0, 0, SC_WAKER_INTERRUPT, false, 100);
+	v = judge(&p);
+	f = find(v, VERDICT_IO_WAIT, "pread64");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "Blocked in I/O wait on the "
+					     "disk"));
+	assert_non_null(strstr(advice(v, f), "in __iomap_dio_rw 100%"));
+	assert_false(has_kind(v, VERDICT_CPU_WAIT));
+	assert_false(has_kind(v, VERDICT_LOCK_WAIT));
+	/* 2% of its time asleep outside I/O wait is no blocking */
+	assert_false(has_kind(v, VERDICT_BLOCKING));
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
+/* A mutex another thread holds: lock-wait names the holder. */
+static void test_split_lock_wait(void **state)
+{
+	const struct verdict_finding *f;
+	char *table, *json;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 0.02);
+	p.in.thread_s = 4;
+	add(&p, "futex", 400, 4000000, 0, 0);
+	split_on(&p, 0.01, 0.98, 0);
+	why(&p, SC_WHY_SLEPT_IN, "futex_do_wait", 0, 0, 0, true, 100);
+	why(&p, SC_WHY_WOKEN_BY, "holder", 100, 102, SC_WAKER_TASK, false, 100);
+	v = judge(&p);
+	f = find(v, VERDICT_LOCK_WAIT, "futex");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "Blocked on a lock held by "
+					     "thread 102 (holder):"));
+	assert_non_null(strstr(advice(v, f), "in futex_do_wait 100%"));
+	assert_false(has_kind(v, VERDICT_BLOCKING));
+	assert_false(has_kind(v, VERDICT_CPU_WAIT));
+	assert_false(has_kind(v, VERDICT_IO_WAIT));
+	render_split(v, &table, &json);
+	assert_non_null(strstr(json, "\"function\": \"futex_do_wait\""));
+	assert_non_null(strstr(json, "\"lock\": true"));
+	assert_non_null(strstr(json, "\"tid\": 102"));
+	free(table);
+	free(json);
+	verdict_free(v);
+	whys_free(&p.why);
+	/* held by another process's thread: said so */
+	proc_init(&p, 2, 0.01, 0.02);
+	add(&p, "futex", 400, 4000000, 0, 0);
+	split_on(&p, 0.01, 0.98, 0);
+	why(&p, SC_WHY_SLEPT_IN, "futex_do_wait", 0, 0, 0, true, 100);
+	why(&p, SC_WHY_WOKEN_BY, "other", 300, 301, SC_WAKER_TASK, false, 100);
+	v = judge(&p);
+	f = find(v, VERDICT_LOCK_WAIT, "futex");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "held by thread 301 (other) of "
+					     "process 300"));
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
+/* A pipe read woken by its writer: blocking, where and who. */
+static void test_split_blocking(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 0.02);
+	add_fd(&p, "read", SC_FD_PIPE, 200, 10000000, 200);
+	split_on(&p, 0.002, 0.99, 0);
+	why(&p, SC_WHY_SLEPT_IN, "anon_pipe_read", 0, 0, 0, false, 100);
+	why(&p, SC_WHY_WOKEN_BY, "writer", 100, 101, SC_WAKER_TASK, false, 100);
+	v = judge(&p);
+	f = find(v, VERDICT_BLOCKING, "read");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "in anon_pipe_read 100%"));
+	assert_non_null(strstr(advice(v, f), "woken by writer [100/101] "
+					     "100%"));
+	assert_false(has_kind(v, VERDICT_LOCK_WAIT));
+	assert_false(has_kind(v, VERDICT_CPU_WAIT));
+	assert_false(has_kind(v, VERDICT_IO_WAIT));
+	/* 1-byte reads, but asleep: no advice to buffer them */
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
+/*
+ * The advice on cost only for calls whose time is on a CPU: 1-byte reads
+ * that mostly wait are no small-io; a cheap call kept waiting for a CPU
+ * is still high-rate, priced on a CPU.
+ */
+static void test_split_cost_advice_on_cpu(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	/* 400000 reads of 1040 ns, 800 of it asleep: the crossings are 8%
+	 * of the CPU time, but most of the calls' time sleeps
+	 */
+	proc_init(&p, 1, 0.05, 0.45);
+	add(&p, "read", 400000, 1000, 400000, 0);
+	split_on(&p, 0, 0.8, 0);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_SMALL_IO));
+	verdict_free(v);
+	/* the same 800 ns waiting for a CPU: their CPU cost is there still */
+	proc_init(&p, 1, 0.05, 0.45);
+	add(&p, "read", 400000, 1000, 400000, 0);
+	split_on(&p, 0.8, 0, 0);
+	v = judge(&p);
+	assert_non_null(find(v, VERDICT_SMALL_IO, "read"));
+	assert_non_null(find(v, VERDICT_CPU_WAIT, "read"));
+	verdict_free(v);
+	proc_init(&p, 1, 0.05, 0.45);
+	add(&p, "read", 400000, 1000, 400000, 0);
+	split_on(&p, 0.1, 0.1, 0);
+	v = judge(&p);
+	assert_non_null(find(v, VERDICT_SMALL_IO, "read"));
+	verdict_free(v);
+	/* getppid: 2000 ns reported, 1850 of it waiting: 190 ns on a CPU,
+	 * within 4 floors: high-rate, priced so
+	 */
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "getppid", 2000000, 2000, 0, 0);
+	split_on(&p, 0.925, 0, 0);
+	v = judge(&p);
+	f = find(v, VERDICT_HIGH_RATE, "getppid");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "at 190 ns each"));
+	assert_non_null(find(v, VERDICT_CPU_WAIT, "getppid"));
+	verdict_free(v);
+	proc_init(&p, 1, 0.1, 0.9);
+	add(&p, "sysinfo", 2000000, 390, 0, 0);
+	split_on(&p, 0.3, 0, 0);
+	v = judge(&p);
+	f = find(v, VERDICT_HIGH_RATE, "sysinfo");
+	assert_non_null(f);
+	/* 390 + 100 - 60 = 430 ns round trip, 117 of it waiting */
+	assert_non_null(strstr(advice(v, f), "at 313 ns each"));
+	verdict_free(v);
+}
+
+/* A split row with a call in flight for the whole run: a blocking
+ * finding about the call in flight, with no evidence made up.
+ */
+static void test_split_in_flight(void **state)
+{
+	const struct verdict_finding *f;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0.01, 0.02);
+	p.in.thread_s = 4;
+	add(&p, "futex", 10, 1000, 0, 0);
+	split_on(&p, 0, 0, 0);
+	p.rows[0].st.total_ns += 2000000000ULL;
+	p.rows[0].flight_ns = 2000000000LL;
+	p.rows[0].flight_calls = 1;
+	v = judge(&p);
+	f = find(v, VERDICT_BLOCKING, "futex");
+	assert_non_null(f);
+	assert_int_equal(f->in_flight, 1);
+	assert_int_equal(f->nslept_in + f->nwoken_by, 0);
+	assert_non_null(strstr(advice(v, f), "in 1 futex call still in "
+					     "flight at the end (2.00 s so "
+					     "far"));
+	/* asleep: the call in flight, with the split */
+	assert_true(v->blocked_share > 0.49);
+	verdict_free(v);
+}
+
+/* A cgroup throttled by its quota for most of the run, the calls on a
+ * CPU: cpu-quota, from cgroup v2's cpu.max; none for a little throttling.
+ */
+static void test_cpu_quota(void **state)
+{
+	const struct verdict_finding *f;
+	char ans[VERDICT_ANSWER_LEN], *table, *json;
+	struct proc p;
+	struct verdict *v;
+
+	(void)state;
+	proc_init(&p, 2, 0, 0.2);
+	add_fd(&p, "read", SC_FD_CHR, 200, 1000000, 200ULL << 23);
+	split_on(&p, 0.02, 0, 0);
+	throttled(&p, false, 1.8);
+	v = judge(&p);
+	f = find(v, VERDICT_CPU_QUOTA, "");
+	assert_non_null(f);
+	assert_non_null(strstr(advice(v, f), "throttled for 1.80 s of the "
+					     "2.0 s profiled (in 18 of 20 "
+					     "periods) by cpu.max of /box: "
+					     "10.00 ms of CPU every 100.00 "
+					     "ms"));
+	assert_false(has_kind(v, VERDICT_CPU_WAIT));
+	assert_false(has_kind(v, VERDICT_BLOCKING));
+	verdict_answer(v, ans, sizeof(ans));
+	assert_non_null(strstr(ans, "CPU quota held it back for 1.80 s"));
+	render_split(v, &table, &json);
+	assert_non_null(strstr(table, "cpu-quota         (its cgroup)"));
+	assert_non_null(strstr(table, "cpu quota       throttled 1.80 s"));
+	assert_non_null(strstr(json, "\"kind\": \"cpu-quota\",\n"
+				     "      \"syscall\": null"));
+	assert_non_null(strstr(json, "\"throttled_ns\": 1800000000"));
+	free(table);
+	free(json);
+	verdict_free(v);
+	throttled(&p, false, 0.1);
+	v = judge(&p);
+	assert_false(has_kind(v, VERDICT_CPU_QUOTA));
+	verdict_free(v);
+	whys_free(&p.why);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1040,6 +1436,14 @@ int main(void)
 		cmocka_unit_test(test_bad_input),
 		cmocka_unit_test(test_report),
 		cmocka_unit_test(test_answer),
+		cmocka_unit_test(test_split_cpu_wait),
+		cmocka_unit_test(test_split_on_cpu),
+		cmocka_unit_test(test_split_io_wait),
+		cmocka_unit_test(test_split_lock_wait),
+		cmocka_unit_test(test_split_blocking),
+		cmocka_unit_test(test_split_cost_advice_on_cpu),
+		cmocka_unit_test(test_split_in_flight),
+		cmocka_unit_test(test_cpu_quota),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

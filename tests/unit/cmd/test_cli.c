@@ -9,6 +9,7 @@
 
 #include "cmd/cli.h"
 #include "cmd/cmd_profile_args.h"
+#include "sc_stack.h"
 #include "unit.h"
 #include "util/log.h"
 #include "scprof_version.h" /* generated */
@@ -559,6 +560,44 @@ static void test_profile_slow(void **state)
 	parsed_free(&p);
 }
 
+/* --stacks-by: count, time, blocked (by time's default budget; needs the
+ * split and the calls' times).
+ */
+static void test_profile_stacks_by(void **state)
+{
+	struct parsed p;
+
+	(void)state;
+	parse_ok(&p, ARGS("--stacks-by", "blocked", "-a"));
+	CHECK(p.o.stack_by == SC_STACKS_BY_BLOCKED, "blocked: %d",
+	      p.o.stack_by);
+	CHECK(p.o.stack_period == SC_STACK_DEFAULT_TIME_US,
+	      "one sample per %u µs blocked", p.o.stack_period);
+	parsed_free(&p);
+	parse_ok(&p, ARGS("--stacks-by", "blocked", "--stacks=200", "-a"));
+	CHECK(p.o.stack_period == 200, "--stacks=200: %u", p.o.stack_period);
+	parsed_free(&p);
+	parse_ok(&p, ARGS("--stacks-by", "time", "-a"));
+	CHECK(p.o.stack_by == SC_STACKS_BY_TIME, "time");
+	parsed_free(&p);
+	parse_ok(&p, ARGS("--stacks-by", "count", "-a"));
+	CHECK(p.o.stack_by == SC_STACKS_BY_COUNT &&
+		      p.o.stack_period == SC_STACK_DEFAULT_PERIOD,
+	      "count");
+	parsed_free(&p);
+	check_usage_error(ARGS("--stacks-by", "sleep", "-a"),
+			  "invalid --stacks-by 'sleep': expected count, time "
+			  "or blocked");
+	check_usage_error(ARGS("--stacks-by", "blocked", "-C", "-a"),
+			  "--stacks-by blocked weighs calls by their blocked "
+			  "time: --count-only does not time them");
+	check_usage_error(ARGS("--stacks-by", "time", "-C", "-a"),
+			  "--stacks-by time weighs calls by their time: "
+			  "--count-only does not time them");
+	check_usage_error(ARGS("--no-split", "--stacks-by", "blocked", "-a"),
+			  "--no-split does not measure it");
+}
+
 /*
  * Parsing is repeatable: an error in the middle of a group of short
  * options ("-Xf") must leave no state behind for the next parse.
@@ -726,6 +765,7 @@ int main(void)
 		cmocka_unit_test(test_profile_list_options),
 		cmocka_unit_test(test_profile_usage_errors),
 		cmocka_unit_test(test_profile_slow),
+		cmocka_unit_test(test_profile_stacks_by),
 		cmocka_unit_test(test_profile_stdout),
 		cmocka_unit_test(test_profile_parse_twice),
 		cmocka_unit_test(test_calib_options),

@@ -277,7 +277,7 @@ static void test_top(void **state)
 	top_plan(&o, &none, TOP_GROUP_PROCESS, &co);
 	CHECK(co.mode == SC_FILTER_ALL && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_PER_PROCESS && co.in_flight &&
-		      co.fold == COLLECTOR_FOLD_TOTAL,
+		      co.fold == COLLECTOR_FOLD_TOTAL && co.split,
 	      "top -a");
 	top_plan(&o, &none, TOP_GROUP_THREAD, &co);
 	CHECK(co.key_kind == SC_KEY_THREAD && !co.read_cgid, "g: threads");
@@ -296,7 +296,8 @@ static void test_top(void **state)
 	assert_int_equal(top_parse_args(ARGC(p), p, &o), 0);
 	top_plan(&o, &one, TOP_GROUP_PROCESS, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_SAMPLED &&
-		      co.cells == SC_CELLS_ONE_TARGET && !co.in_flight,
+		      co.cells == SC_CELLS_ONE_TARGET && !co.in_flight &&
+		      co.split,
 	      "top -p PID --latency-duty");
 	top_plan(&o, &one, TOP_GROUP_THREAD, &co);
 	CHECK(co.cells == SC_CELLS_PER_PROCESS, "threads of one process");
@@ -320,6 +321,8 @@ static void test_daemon(void **state)
 	      "daemon -a");
 	CHECK(co.thread_totals == (o.comm_series != 0) && !co.read_cgid,
 	      "per-name series by default");
+	/* the calls' time split, summed: no samples of where they slept */
+	CHECK(co.split && !co.split_samples, "daemon: the split, no samples");
 	daemon_free_opts(&o);
 
 	char *u[] = { "daemon", "--labels", "unit", NULL };
@@ -363,7 +366,8 @@ static void test_verdict(void **state)
 	verdict_plan(&o, &co);
 	CHECK(co.mode == SC_FILTER_TGID && co.progs == SC_PROGS_FULL &&
 		      co.cells == SC_CELLS_ONE_TARGET && co.in_flight &&
-		      co.fd_types && co.stack_period == 50,
+		      co.fd_types && co.stack_period == 50 && co.split &&
+		      co.split_samples,
 	      "verdict");
 }
 

@@ -87,6 +87,54 @@ static void test_rename_does_not_go_backwards(void **state)
 	model_free(b);
 }
 
+/* On a CPU is a counter of its own: when a process's parts are read
+ * grown before its total is (a call ending on another CPU while the
+ * snapshot is taken), the series' on-CPU time does not go back; the
+ * parts and the total keep their own figures.
+ */
+static void test_on_cpu_never_goes_back(void **state)
+{
+	struct comm_series_opts o = { .max_series = 10 };
+	struct comm_series *s;
+	static const struct {
+		uint64_t total, wait, blocked, iowait;
+	} snaps[] = {
+		{ 1000, 100, 200, 50 }, /* on a CPU: 700 */
+		{ 1000, 400, 200, 50 }, /* a wait read before its call: 400 */
+		{ 1600, 400, 300, 60 }, /* the total catches up: 900 */
+	};
+	uint64_t last = 0;
+
+	(void)state;
+	assert_int_equal(comm_series__new(&s, &o), 0);
+	for (size_t i = 0; i < sizeof(snaps) / sizeof(snaps[0]); i++) {
+		struct sc_model *m = model_new();
+		struct sc_proc *p = model_proc(m, 7, 1007, 0);
+		struct sc_stats st = { .calls = 10 + i,
+				       .total_ns = snaps[i].total,
+				       .wait_ns = snaps[i].wait,
+				       .blocked_ns = snaps[i].blocked,
+				       .iowait_ns = snaps[i].iowait };
+		const struct comm_series_row *r;
+
+		strcpy(p->comm, "w");
+		assert_int_equal(model_proc_add(p, 0, 0, &st), 0);
+		assert_int_equal(comm_series__update(s, m, i + 1), 0);
+		r = row(s, "w");
+		assert_non_null(r);
+		assert_true(r->c.on_cpu_ns >= last);
+		last = r->c.on_cpu_ns;
+		assert_int_equal(r->c.total_ns, snaps[i].total);
+		assert_int_equal(r->c.wait_ns, snaps[i].wait);
+		assert_int_equal(r->c.blocked_ns, snaps[i].blocked);
+		assert_int_equal(r->c.iowait_ns, snaps[i].iowait);
+		model_free(m);
+	}
+	/* 700, held at 700 (not credited twice), then 900 */
+	assert_int_equal(last, 900);
+	comm_series__free(s);
+}
+
 static void test_exit_is_attributed_once(void **state)
 {
 	struct comm_series_opts o = { .max_series = 10 };
@@ -320,6 +368,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rename_does_not_go_backwards),
+		cmocka_unit_test(test_on_cpu_never_goes_back),
 		cmocka_unit_test(test_exit_is_attributed_once),
 		cmocka_unit_test(test_top_k_and_other),
 		cmocka_unit_test(test_idle_series_give_their_slot_up),

@@ -92,10 +92,57 @@ static void test_distinct_stacks_counted(void **state)
 	stacks_free(d);
 }
 
+/* --stacks-by blocked: where a call slept is part of its stack. */
+static void test_kernel_frames(void **state)
+{
+	static const struct sc_frame k1[] = {
+		{ .func = "anon_pipe_read", .module = STACK_KERNEL_MODULE },
+		{ .func = "vfs_read", .module = STACK_KERNEL_MODULE },
+	};
+	static const struct sc_frame k2[] = {
+		{ .func = "futex_do_wait", .module = STACK_KERNEL_MODULE },
+	};
+	struct sc_stacks *s = stacks_new(1000), *d;
+
+	(void)state;
+	assert_non_null(s);
+	s->by = SC_STACKS_BY_BLOCKED;
+	assert_int_equal(stacks_add_kernel(s, 0, 0, "app", a, 3, k1, 2, 4), 0);
+	assert_int_equal(stacks_add_kernel(s, 0, 0, "app", a, 3, k1, 2, 1), 0);
+	assert_int_equal(stacks_add_kernel(s, 0, 0, "app", a, 3, k2, 1, 2), 0);
+	assert_int_equal(stacks_add_kernel(s, 0, 0, "app", a, 3, k1, 1, 3), 0);
+	assert_int_equal(stacks_add(s, 0, 0, "app", a, 3, 7), 0);
+	/* k1, k2, k1's first frame alone, none */
+	assert_int_equal(s->n, 4);
+	assert_int_equal(s->samples, 4 + 1 + 2 + 3 + 7);
+	stacks_sort(s);
+	assert_int_equal(s->v[0].count, 7);
+	assert_int_equal(s->v[0].nkframes, 0);
+	assert_int_equal(s->v[1].count, 5);
+	assert_int_equal(s->v[1].nkframes, 2);
+	assert_string_equal(s->v[1].kframes[0].func, "anon_pipe_read");
+	assert_string_equal(s->v[1].kframes[1].module, "[kernel]");
+	/* a clone keeps them, and the weighting */
+	d = stacks_clone(s);
+	assert_non_null(d);
+	assert_int_equal(d->by, SC_STACKS_BY_BLOCKED);
+	assert_true(stacks_timed(d));
+	assert_int_equal(d->n, 4);
+	assert_int_equal(stacks_add_kernel(d, 0, 0, "app", a, 3, k2, 1, 1), 0);
+	assert_int_equal(d->n, 4);
+	stacks_free(d);
+	stacks_free(s);
+	assert_string_equal(stacks_weighting_name(SC_STACKS_BY_COUNT), "count");
+	assert_string_equal(stacks_weighting_name(SC_STACKS_BY_TIME), "time");
+	assert_string_equal(stacks_weighting_name(SC_STACKS_BY_BLOCKED),
+			    "blocked");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_distinct_stacks_counted),
+		cmocka_unit_test(test_kernel_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

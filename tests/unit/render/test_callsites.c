@@ -266,6 +266,133 @@ static void test_svg_escaped(void **state)
 	model_free(m);
 }
 
+/* --stacks-by blocked: a read that slept in the pipe's read function,
+ * twice as long from the logger as from raw_write; the kernel frames
+ * innermost first (a hostile-looking one too: names come from kallsyms).
+ */
+static const struct sc_frame kpipe[] = {
+	{ .func = "anon_pipe_read", .module = STACK_KERNEL_MODULE },
+	{ .func = "vfs_read", .module = STACK_KERNEL_MODULE },
+	{ .func = "entry_SYSCALL_64", .module = STACK_KERNEL_MODULE },
+};
+static const struct sc_frame kodd[] = {
+	{ .func = "x;y", .module = STACK_KERNEL_MODULE },
+};
+
+static struct sc_model *model_blocked(void)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 10, 1, 0);
+	struct sc_stats rd = { .calls = 10,
+			       .total_ns = 1000,
+			       .blocked_ns = 900 };
+	struct sc_stats wr = { .calls = 100, .total_ns = 5000 };
+
+	assert_non_null(p);
+	assert_int_equal(model_proc_add(p, 0, READ, &rd), 0);
+	assert_int_equal(model_proc_add(p, 0, WRITE, &wr), 0);
+	assert_int_equal(model_finalize(m), 0);
+	m->stacks = stacks_new(500);
+	m->stacks->by = SC_STACKS_BY_BLOCKED;
+	assert_int_equal(stacks_add_kernel(m->stacks, READ, 0, "app", logger, 6,
+					   kpipe, 3, 20),
+			 0);
+	assert_int_equal(stacks_add_kernel(m->stacks, READ, 0, "app", rawf, 3,
+					   kpipe, 3, 10),
+			 0);
+	/* the same user stack, asleep elsewhere: another stack */
+	assert_int_equal(stacks_add_kernel(m->stacks, READ, 0, "app", rawf, 3,
+					   kodd, 1, 1),
+			 0);
+	stacks_sort(m->stacks);
+	return m;
+}
+
+static void test_blocked(void **state)
+{
+	struct sc_model *m = model_blocked();
+	struct json_object *root = json_object_new_object(), *st, *s0, *k;
+	struct memout mo;
+	char *out;
+
+	(void)state;
+	assert_int_equal(m->stacks->n, 3);
+	/* folded: µs, said first; kernel frames outermost first, marked */
+	assert_int_equal(callsites_folded(memout_open(&mo), m->stacks), 0);
+	out = memout_close(&mo);
+	CHECK_STR(out,
+		  "# scprof --stacks-by blocked: counts are microseconds "
+		  "blocked in calls; kernel frames end in _[k]\n"
+		  "app;0x7fff1234;app+0x1353;__write;read;"
+		  "entry_SYSCALL_64_[k];vfs_read_[k];anon_pipe_read_[k] 5000\n"
+		  "app;0x7fff1234;app+0x1353;__write;read;x\\x3by_[k] 500\n"
+		  "app;__libc_start_call_main;main;run_logger;log_line;"
+		  "_IO_fflush;__write;read;entry_SYSCALL_64_[k];vfs_read_[k];"
+		  "anon_pipe_read_[k] 10000\n",
+		  "blocked folded");
+	free(out);
+	/* the table says the weighting; syscalls by their blocked time */
+	assert_int_equal(callsites_table(memout_open(&mo), m), 0);
+	out = memout_close(&mo);
+	CHECK_STR(out,
+		  "\ncall sites by blocked time in calls (the user stack and "
+		  "where it slept, at one call per 500 µs blocked: 31 "
+		  "samples):\n"
+		  "  read (via libc)   65%  log_line <- run_logger <- main "
+		  "(app.c:41)\n"
+		  "                    35%  app+0x1353 <- 0x7fff1234\n",
+		  "blocked section");
+	free(out);
+	/* JSON: the weighting, and each stack's kernel frames */
+	assert_int_equal(callsites_json_add(root, m->stacks), 0);
+	assert_true(json_object_object_get_ex(root, "stack_sampling", &s0));
+	CHECK_STR(
+		json_object_get_string(json_object_object_get(s0, "weighting")),
+		"blocked", "weighting");
+	assert_true(json_object_object_get_ex(root, "stacks", &st));
+	s0 = json_object_array_get_idx(st, 0);
+	assert_true(json_object_object_get_ex(s0, "kernel_frames", &k));
+	assert_int_equal(json_object_array_length(k), 3);
+	CHECK_STR(json_object_get_string(json_object_object_get(
+			  json_object_array_get_idx(k, 0), "function")),
+		  "anon_pipe_read", "innermost kernel frame");
+	json_object_put(root);
+	/* the flame graph: kernel frames on top of the syscall, orange */
+	assert_int_equal(flamegraph_svg(memout_open(&mo), m->stacks, "t"), 0);
+	out = memout_close(&mo);
+	{
+		/* above each read, under each site: orange (no blue) */
+		const char *a =
+			strstr(out, "<title>anon_pipe_read (20 samples");
+		const char *b =
+			strstr(out, "<title>anon_pipe_read (10 samples");
+
+		assert_non_null(a);
+		assert_non_null(b);
+		a = strstr(a, "fill=\"rgb(");
+		assert_non_null(a);
+		assert_non_null(strstr(a, ",0)\""));
+		assert_true(strstr(a, ",0)\"") - a < 24);
+	}
+	free(out);
+	model_free(m);
+}
+
+/* By count or time, JSON has no kernel_frames. */
+static void test_no_kernel_frames_by_count(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct json_object *root = json_object_new_object(), *st;
+
+	(void)state;
+	assert_int_equal(callsites_json_add(root, m->stacks), 0);
+	assert_true(json_object_object_get_ex(root, "stacks", &st));
+	assert_false(json_object_object_get_ex(json_object_array_get_idx(st, 0),
+					       "kernel_frames", NULL));
+	json_object_put(root);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -276,6 +403,8 @@ int main(void)
 		cmocka_unit_test(test_folded),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_svg_escaped),
+		cmocka_unit_test(test_blocked),
+		cmocka_unit_test(test_no_kernel_frames_by_count),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

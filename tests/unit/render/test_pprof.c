@@ -453,6 +453,64 @@ static void test_gzip(void **state)
 	model_free(m);
 }
 
+/* --stacks-by blocked: read, 10 calls blocked 900 ns (90 a call), two
+ * samples of 2 µs each asleep in the pipe's read function: leaf first the
+ * kernel frames in the [kernel] mapping, innermost first, then the
+ * syscall, then the user frames; blocked-nanoseconds measured, calls
+ * that time over 90 ns.
+ */
+static void test_blocked(void **state)
+{
+	static const struct sc_frame kf[] = {
+		{ .func = "anon_pipe_read", .module = STACK_KERNEL_MODULE },
+		{ .func = "vfs_read", .module = STACK_KERNEL_MODULE },
+	};
+	struct sc_model *m = model_new();
+	struct sc_proc *pr = model_proc(m, 10, 1, 0);
+	struct sc_stats rd = { .calls = 10,
+			       .total_ns = 1000,
+			       .blocked_ns = 900 };
+	const Perftools__Profiles__Sample *sa;
+	bool said = false;
+	pb_profile *p;
+
+	(void)state;
+	assert_non_null(pr);
+	assert_int_equal(model_proc_add(pr, 0, READ, &rd), 0);
+	assert_int_equal(model_finalize(m), 0);
+	m->stacks = stacks_new(2);
+	m->stacks->by = SC_STACKS_BY_BLOCKED;
+	assert_int_equal(stacks_add_kernel(m->stacks, READ, 0, "app", rawf, 3,
+					   kf, 2, 1),
+			 0);
+	p = decode(m, 0);
+	CHECK_STR(str(p, p->sample_type[1]->type), "blocked-nanoseconds",
+		  "type 1");
+	CHECK_STR(str(p, p->default_sample_type), "blocked-nanoseconds",
+		  "default sample type");
+	CHECK(p->n_sample == 1, "%zu samples", p->n_sample);
+	sa = p->sample[0];
+	CHECK(sa->n_location_id == 2 + 1 + 3, "%zu locations",
+	      sa->n_location_id);
+	CHECK_STR(loc_name(p, sa->location_id[0]), "anon_pipe_read", "leaf");
+	CHECK_STR(loc_name(p, sa->location_id[1]), "vfs_read", "kernel 1");
+	CHECK_STR(mapping_file(p, loc(p, sa->location_id[0])->mapping_id),
+		  "[kernel]", "kernel mapping");
+	CHECK_STR(loc_name(p, sa->location_id[2]), "read", "the syscall");
+	CHECK(!loc(p, sa->location_id[2])->mapping_id, "syscall unmapped");
+	CHECK_STR(loc_name(p, sa->location_id[3]), "__write", "user leaf");
+	CHECK(sa->value[1] == 2000, "%" PRId64 " blocked ns", sa->value[1]);
+	CHECK(sa->value[0] == llround(2000.0 / 90.0), "%" PRId64 " calls",
+	      sa->value[0]);
+	for (size_t i = 0; i < p->n_comment; i++)
+		said |= strstr(str(p, p->comment[i]),
+			       "blocked-nanoseconds: sampled by blocked time") !=
+			NULL;
+	CHECK(said, "no comment says the weighting");
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	model_free(m);
+}
+
 static void test_no_stacks(void **state)
 {
 	struct sc_model *m = model_new();
@@ -477,6 +535,7 @@ int main(void)
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_count_only),
 		cmocka_unit_test(test_gzip),
+		cmocka_unit_test(test_blocked),
 		cmocka_unit_test(test_no_stacks),
 	};
 

@@ -1083,10 +1083,11 @@ static void test_csv_rows_and_quoting(void **state)
 {
 	static const char header[] =
 		"pid,comm,abi,syscall,nr,calls,errors,total_ns,min_ns,max_ns,"
-		"avg_ns,p50_ns,p90_ns,p99_ns,bytes";
+		"avg_ns,p50_ns,p90_ns,p99_ns,bytes,on_cpu_ns,cpu_wait_ns,"
+		"blocked_ns,io_wait_ns";
 	struct sc_model *m = io_model(HOSTILE_COMM);
 	struct report_opts o;
-	char fields[16][64];
+	char fields[20][64];
 	char *text, *line, *save = NULL, *want_comm;
 	int nline = 0;
 
@@ -1103,13 +1104,13 @@ static void test_csv_rows_and_quoting(void **state)
 	assert_non_null(want_comm);
 	for (line = strtok_r(text, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save), nline++) {
-		int n = csv_split(line, fields, 16);
+		int n = csv_split(line, fields, 20);
 
 		if (nline == 0) {
 			CHECK_STR(line, header, "CSV header");
 			continue;
 		}
-		CHECK(n == 15, "line %d has %d fields: %s", nline, n, line);
+		CHECK(n == 19, "line %d has %d fields: %s", nline, n, line);
 		if (nline <= 2) {
 			CHECK_STR(fields[0], "100", "pid order");
 			CHECK_STR(fields[1], want_comm, "comm field unquoted");
@@ -1244,12 +1245,14 @@ static void test_fd_types(void **state)
 	text = render(m, &o, &meta_cmd);
 	CHECK_STR(text,
 		  "pid,comm,abi,syscall,fd_type,nr,calls,errors,total_ns,"
-		  "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes\n"
+		  "min_ns,max_ns,avg_ns,p50_ns,p90_ns,p99_ns,bytes,on_cpu_ns,"
+		  "cpu_wait_ns,blocked_ns,io_wait_ns\n"
 		  "1,test,64,read,bad,0,10,4,10000,900,1100,1000,976,1100,"
-		  "1100,100\n"
+		  "1100,100,10000,0,0,0\n"
 		  "1,test,64,read,socket,0,7,0,7000,900,1100,1000,971,1100,"
-		  "1100,700\n"
-		  "1,test,64,getpid,,39,4,0,400,90,110,100,102,110,110,\n",
+		  "1100,700,7000,0,0,0\n"
+		  "1,test,64,getpid,,39,4,0,400,90,110,100,102,110,110,,400,0,"
+		  "0,0\n",
 		  "CSV with an fd_type column");
 	free(text);
 	model_free(m);
@@ -1268,7 +1271,7 @@ static void test_csv_random_comms(void **state)
 	for (int iter = 0; iter < 300; iter++) {
 		char comm[SC_COMM_LEN] = {};
 		struct sc_model *m;
-		char fields[16][64], *text, *line, *save = NULL, *want;
+		char fields[20][64], *text, *line, *save = NULL, *want;
 		size_t len = 1 + unit_rand(&seed) % (SC_COMM_LEN - 1);
 
 		for (size_t i = 0; i < len; i++)
@@ -1283,8 +1286,8 @@ static void test_csv_random_comms(void **state)
 		for (int r = 0; r < 2; r++) {
 			line = strtok_r(NULL, "\n", &save);
 			assert_non_null(line);
-			CHECK(csv_split(line, fields, 16) == 15,
-			      "15 fields: %s", line);
+			CHECK(csv_split(line, fields, 20) == 19,
+			      "19 fields: %s", line);
 			CHECK(!strcmp(fields[1], want),
 			      "comm decodes to esc_text");
 		}

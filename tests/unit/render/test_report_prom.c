@@ -503,6 +503,154 @@ static void test_comm_families_values(void **state)
 	model_free(m);
 }
 
+/* A model of one read row whose time is split (and one without). */
+static struct sc_model *split_fixture(bool split)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 100, 1, 0);
+	struct sc_stats st = {};
+
+	hist_put(&st, 2000000000, 1); /* 2 s */
+	hist_put(&st, 500, 2);
+	st.wait_ns = 250000000;	    /* 0.25 s */
+	st.blocked_ns = 1500000001; /* 1.500000001 s */
+	st.iowait_ns = 1000000000;
+	model_proc_add(p, 0, 0, &st);
+	m->meta.split = split;
+	model_finalize(m);
+	return m;
+}
+
+/* The split's families per syscall: the parts of the timed time, on a
+ * CPU the rest (total 2.000001 s less 1.750000001 s of parts), seconds
+ * as exact decimals; none when the time is not split.
+ */
+static void test_split_families(void **state)
+{
+	static const struct {
+		const char *name, *value;
+	} want[] = {
+		{ "scprof_syscall_on_cpu_seconds_total", "0.250000999" },
+		{ "scprof_syscall_cpu_wait_seconds_total", "0.25" },
+		{ "scprof_syscall_blocked_seconds_total", "1.500000001" },
+		{ "scprof_syscall_io_wait_seconds_total", "1" },
+	};
+	struct sc_model *m = split_fixture(true);
+	struct prom_input in = { .model = m };
+	size_t n;
+	struct sample *s = render(&in, &n);
+
+	(void)state;
+	assert_string_equal(find(s, n, "scprof_syscall_duration_seconds_sum",
+				 "syscall", "read")
+				    ->value,
+			    "2.000001");
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const struct sample *x =
+			find(s, n, want[i].name, "syscall", "read");
+
+		if (!x)
+			fail_msg("no %s for read", want[i].name);
+		assert_string_equal(label(x, "abi"), "64");
+		assert_string_equal(x->value, want[i].value);
+	}
+	free(s);
+	model_free(m);
+	m = split_fixture(false);
+	in.model = m;
+	s = render(&in, &n);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		assert_null(find(s, n, want[i].name, NULL, NULL));
+	free(s);
+	model_free(m);
+}
+
+/* The per-name series carry the split too, with the time split. */
+static void test_comm_split_families(void **state)
+{
+	static const struct {
+		const char *name, *value;
+	} want[] = {
+		{ "scprof_comm_syscall_on_cpu_seconds_total", "0.250000999" },
+		{ "scprof_comm_syscall_cpu_wait_seconds_total", "0.25" },
+		{ "scprof_comm_syscall_blocked_seconds_total", "1.500000001" },
+		{ "scprof_comm_syscall_io_wait_seconds_total", "1" },
+	};
+	struct comm_series_opts so = { .max_series = 2 };
+	struct comm_series *cs;
+	size_t n, nrows;
+	struct sample *s;
+
+	(void)state;
+	for (int split = 1; split >= 0; split--) {
+		struct sc_model *m = split_fixture(split);
+		struct prom_input in = { .model = m };
+
+		strcpy(m->procs[0].comm, "worker");
+		assert_int_equal(comm_series__new(&cs, &so), 0);
+		assert_int_equal(comm_series__update(cs, m, 1), 0);
+		in.comms = comm_series__rows(cs, &nrows);
+		in.ncomms = nrows;
+		s = render(&in, &n);
+		for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+			const struct sample *x =
+				find(s, n, want[i].name, "comm", "worker");
+
+			if (!split) {
+				assert_null(x);
+				continue;
+			}
+			if (!x)
+				fail_msg("no %s for worker", want[i].name);
+			assert_string_equal(x->value, want[i].value);
+		}
+		free(s);
+		comm_series__free(cs);
+		model_free(m);
+	}
+}
+
+/* The target cgroup's CPU quota throttling, when known, labelled with
+ * its directory (escaped: a path is anyone's bytes).
+ */
+static void test_throttling(void **state)
+{
+	struct sc_model *m = model_fixture();
+	struct prom_input in = { .model = m };
+	struct sc_throttle *t = &m->meta.throttle;
+	const char *want = "/sys/fs/cgroup/a\"b\\c\nd";
+	size_t n;
+	struct sample *s = render(&in, &n);
+	const struct sample *x;
+
+	(void)state;
+	/* not known: none */
+	assert_null(find(s, n, "scprof_cgroup_cpu_throttled_seconds_total",
+			 NULL, NULL));
+	free(s);
+	t->known = true;
+	strcpy(t->cgroup, "/sys/fs/cgroup/a\"b\\c\nd");
+	t->quota_us = 10000;
+	t->period_us = 100000;
+	t->throttled_ns = 1234567891;
+	t->nr_throttled = 12;
+	t->nr_periods = 20;
+	s = render(&in, &n);
+	x = find(s, n, "scprof_cgroup_cpu_throttled_seconds_total", "cgroup",
+		 want);
+	assert_non_null(x);
+	assert_string_equal(x->value, "1.234567891");
+	x = find(s, n, "scprof_cgroup_cpu_throttled_periods_total", "cgroup",
+		 want);
+	assert_non_null(x);
+	assert_string_equal(x->value, "12");
+	x = find(s, n, "scprof_cgroup_cpu_periods_total", "cgroup", want);
+	assert_non_null(x);
+	assert_string_equal(x->value, "20");
+	free(s);
+	model_free(m);
+}
+
 /* Label sets must be unique or a scrape is rejected. */
 static void test_no_duplicate_series(void **state)
 {
@@ -572,6 +720,9 @@ int main(void)
 		cmocka_unit_test(test_histogram_properties),
 		cmocka_unit_test(test_hostile_comm_labels),
 		cmocka_unit_test(test_comm_families_values),
+		cmocka_unit_test(test_split_families),
+		cmocka_unit_test(test_comm_split_families),
+		cmocka_unit_test(test_throttling),
 		cmocka_unit_test(test_no_duplicate_series),
 		cmocka_unit_test(test_write_error),
 	};

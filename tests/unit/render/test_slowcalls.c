@@ -334,6 +334,134 @@ static void test_trace(void **state)
 	slowlog_clear(&l);
 }
 
+/* The split: 15.203 ms = 0.203 on a CPU + 1.000 waiting + 14.000 blocked
+ * (2.000 of it in I/O wait), its longest sleep 9 ms in anon_pipe_read,
+ * woken by the writer.
+ */
+static void split_of(struct sc_slow_call *c)
+{
+	c->has_split = true;
+	c->wait_ns = 1000000;
+	c->blocked_ns = 14000000;
+	c->iowait_ns = 2000000;
+	c->sleep_ns = 9000000;
+	c->slept_in = sdup("anon_pipe_read");
+	c->waker = SC_WAKER_TASK;
+	c->waker_pid = 1234;
+	c->waker_tid = 1240;
+	memcpy(c->waker_comm, "writer", 7);
+}
+
+static void test_split(void **state)
+{
+	struct json_object *o, *w, *root, *evs, *args = NULL;
+	struct slowtrace_opts to = { .target = "cmd", .slow_ns = 1 };
+	struct sc_slowlog l;
+	struct sc_slow_call c;
+	char *text;
+	size_t len;
+	FILE *f;
+
+	(void)state;
+	pipe_read(&c);
+	split_of(&c);
+	check_text(&c, "03:04:05.123456 reader[1234/1235] read(3<pipe:[77]>) "
+		       "= 4096 <15.203 ms> on-cpu 0.203 ms, cpu-wait 1.000 ms, "
+		       "blocked 14.000 ms (io-wait 2.000 ms); slept in "
+		       "anon_pipe_read, woken by writer[1234/1240]  "
+		       "parse_header <- main (conf.c:41)");
+	/* JSON: the column table's keys, the sleep, the waker */
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(slowcall_print(f, &c, true), 0);
+	fclose(f);
+	o = json_line(text);
+	CHECK(o, "one JSON object on one line: %s", text);
+	CHECK(jint(o, "on_cpu_ns") == 203000 &&
+		      jint(o, "cpu_wait_ns") == 1000000 &&
+		      jint(o, "blocked_ns") == 14000000 &&
+		      jint(o, "io_wait_ns") == 2000000 &&
+		      jint(o, "sleep_ns") == 9000000,
+	      "split: %s", text);
+	CHECK_STR(jstr(o, "slept_in"), "anon_pipe_read", "slept_in");
+	CHECK(json_object_object_get_ex(o, "woken_by", &w), "woken_by");
+	CHECK_STR(jstr(w, "kind"), "task", "waker kind");
+	CHECK_STR(jstr(w, "comm"), "writer", "waker comm");
+	CHECK(jint(w, "pid") == 1234 && jint(w, "tid") == 1240, "waker ids");
+	json_object_put(o);
+	free(text);
+	/* the trace's args the same */
+	slowlog_init(&l, 2);
+	assert_int_equal(slowlog_push(&l, &c), 0);
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(slowcalls_trace(f, &l, &to), 0);
+	fclose(f);
+	root = json_tokener_parse(text);
+	CHECK(root && json_object_object_get_ex(root, "traceEvents", &evs),
+	      "trace: %s", text);
+	for (size_t i = 0; i < json_object_array_length(evs); i++) {
+		struct json_object *ev = json_object_array_get_idx(evs, i);
+
+		if (!strcmp(jstr(ev, "ph"), "X"))
+			json_object_object_get_ex(ev, "args", &args);
+	}
+	CHECK(args && jint(args, "blocked_ns") == 14000000 &&
+		      !strcmp(jstr(args, "slept_in"), "anon_pipe_read") &&
+		      json_object_object_get_ex(args, "woken_by", &w) &&
+		      jint(w, "tid") == 1240,
+	      "trace args: %s", text);
+	json_object_put(root);
+	free(text);
+	slowlog_clear(&l);
+
+	/* an interrupt, a timer: no task named; a sleep unnamed: "?" */
+	pipe_read(&c);
+	split_of(&c);
+	c.waker = SC_WAKER_INTERRUPT;
+	free(c.slept_in);
+	c.slept_in = NULL;
+	check_text(&c, "03:04:05.123456 reader[1234/1235] read(3<pipe:[77]>) "
+		       "= 4096 <15.203 ms> on-cpu 0.203 ms, cpu-wait 1.000 ms, "
+		       "blocked 14.000 ms (io-wait 2.000 ms); slept in ?, "
+		       "woken by interrupt  parse_header <- main (conf.c:41)");
+	c.waker = SC_WAKER_TIMER;
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(slowcall_print(f, &c, true), 0);
+	fclose(f);
+	o = json_line(text);
+	CHECK(o && json_object_object_get_ex(o, "woken_by", &w) &&
+		      !strcmp(jstr(w, "kind"), "timer") && !jstr(w, "comm") &&
+		      json_object_object_get_ex(o, "slept_in", NULL) &&
+		      !jstr(o, "slept_in"),
+	      "timer, no comm, slept_in null: %s", text);
+	json_object_put(o);
+	free(text);
+	/* never asleep: the split alone; waiting past the call (rounding):
+	 * on a CPU is 0, not negative
+	 */
+	c.sleep_ns = 0;
+	c.blocked_ns = 0;
+	c.iowait_ns = 0;
+	c.wait_ns = c.dur_ns + 5;
+	check_text(&c,
+		   "03:04:05.123456 reader[1234/1235] read(3<pipe:[77]>) "
+		   "= 4096 <15.203 ms> on-cpu 0.000 ms, cpu-wait 15.203 ms, "
+		   "blocked 0.000 ms (io-wait 0.000 ms)  parse_header <- "
+		   "main (conf.c:41)");
+	/* a hostile waker: escaped, one line */
+	c.sleep_ns = 1;
+	c.waker = SC_WAKER_TASK;
+	memcpy(c.waker_comm, "w\n1 x[1/1]\x1b", sizeof("w\n1 x[1/1]\x1b"));
+	text = slowcall_text(&c);
+	CHECK(text && !strchr(text, '\n') && !strchr(text, '\x1b') &&
+		      strstr(text, "woken by w\\x0a1 x[1/1]\\x1b[1234/1240]"),
+	      "escaped waker: %s", text ? text : "(null)");
+	free(text);
+	slow_call_free(&c);
+}
+
 static void test_slowlog_bound(void **state)
 {
 	struct sc_slowlog a, b;
@@ -397,6 +525,7 @@ int main(void)
 		cmocka_unit_test(test_hostile),
 		cmocka_unit_test(test_json),
 		cmocka_unit_test(test_trace),
+		cmocka_unit_test(test_split),
 		cmocka_unit_test(test_slowlog_bound),
 		cmocka_unit_test(test_call_site),
 	};

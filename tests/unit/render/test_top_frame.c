@@ -120,12 +120,75 @@ static void test_sort_names_and_keys(void **state)
 	      "q is no sort key");
 }
 
+/*
+ * WAIT% and BLK%: of the time of the calls that returned in the interval
+ * (a call in flight before it, returning in it, counts whole: its flight_ns
+ * is negative), with the split measured; dashes without it.
+ */
+static void test_split_columns(void **state)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 10, 1, 0);
+	struct sc_stats st = { .calls = 10, .total_ns = 1000000 };
+	struct top_frame fr;
+	char **lines;
+	size_t n;
+
+	(void)state;
+	strcpy(p->comm, "reader");
+	st.hist[sc_hist_bucket(100000)] = 10;
+	st.wait_ns = 300000;	/* of 1.5 ms returned: 20% */
+	st.blocked_ns = 900000; /* 60% */
+	assert_int_equal(model_proc_add(p, 0, 0, &st), 0);
+	/* 0.5 ms of it began before the interval */
+	p->rows[0].flight_ns = -500000;
+	model_finalize(m);
+	m->meta.split = true;
+	assert_int_equal(top_frame_build(m, 1000000000, TOP_SORT_CALLS, &fr),
+			 0);
+	CHECK(fr.procs[0].split && fr.procs[0].wait_pct > 19.99 &&
+		      fr.procs[0].wait_pct < 20.01 &&
+		      fr.procs[0].blk_pct > 59.99 &&
+		      fr.procs[0].blk_pct < 60.01,
+	      "%f %f", fr.procs[0].wait_pct, fr.procs[0].blk_pct);
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 0, false, &lines, &n), 0);
+	CHECK(strstr(lines[2], "IN-SYS%  WAIT%  BLK%  TOP SYSCALLS") != NULL,
+	      "%s", lines[2]);
+	CHECK(strstr(lines[3], "   20.0  60.0  read 10") != NULL, "%s",
+	      lines[3]);
+	top_frame_lines_free(lines, n);
+	top_frame_free(&fr);
+	/* per comm, the same figures */
+	assert_int_equal(top_frame_build_by(m, 1000000000, TOP_SORT_CALLS,
+					    TOP_GROUP_COMM, &fr),
+			 0);
+	CHECK(fr.nprocs == 1 && fr.procs[0].split &&
+		      fr.procs[0].blk_pct > 59.99 &&
+		      fr.procs[0].blk_pct < 60.01,
+	      "per comm");
+	top_frame_free(&fr);
+	/* not measured: dashes */
+	m->meta.split = false;
+	assert_int_equal(top_frame_build(m, 1000000000, TOP_SORT_CALLS, &fr),
+			 0);
+	CHECK(!fr.procs[0].split, "not measured");
+	assert_int_equal(
+		top_frame_lines(&fr, TOP_SORT_CALLS, 0, false, &lines, &n), 0);
+	CHECK(strstr(lines[3], "      -     -  read 10") != NULL, "%s",
+	      lines[3]);
+	top_frame_lines_free(lines, n);
+	top_frame_free(&fr);
+	model_free(m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rates_and_order),
 		cmocka_unit_test(test_lines_escape_names_and_limit_rows),
 		cmocka_unit_test(test_sort_names_and_keys),
+		cmocka_unit_test(test_split_columns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
