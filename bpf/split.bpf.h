@@ -80,6 +80,13 @@ struct {
 	__type(value, struct sc_sleep);
 } sleeps SEC(".maps");
 
+/* The samples wake no one: the drain reads them every 50 ms (woken at
+ * once only by a target's move, split_moved). A wake-up would come as the
+ * sampled sleeper is woken, and put scprof's drain on a CPU beside it:
+ * with one CPU (the kernel matrix's x86_64 guest) the adaptive wake-up
+ * (flag 0: the first sample after each drain) put it on the run queue
+ * ahead of the reader it had just sampled.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_SPLIT_RINGBUF); /* userspace may resize */
@@ -263,7 +270,7 @@ split_wait_event(const struct sc_proc_key *proc, __u32 tid, __u32 nr, __u32 abi,
 				 sizeof(e->other_comm));
 	else if (other)
 		BPF_CORE_READ_STR_INTO(&e->other_comm, other, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* The same for t in the call of row (nr, abi, fd_type, cgtag). */
@@ -514,7 +521,7 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p,
 	e->nsleeper = n > 0 ? (__u32)n / 8 : 0;
 	n = bpf_get_stack(ctx, e->waker, sizeof(e->waker), 0);
 	e->nwaker = n > 0 ? (__u32)n / 8 : 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* p, in a stamped call, is on a run queue again (sched_wakeup; loaded
