@@ -370,7 +370,7 @@ test-extra: test-deploy test-pkg test-kernels-arm64
 # (tests/kernels, less tests/kernels/arm64: make test-kernels-arm64's).
 # KERNELS=5.10,6.1 runs some only.
 KERNEL_WORKLOADS := groundtruth trigger threads blocked fdkinds stackmix \
-	pacer highrate
+	pacer highrate split
 KWL := $(OUTPUT)/workloads-static
 KERNEL_WORKLOAD_BINS := $(addprefix $(KWL)/,$(KERNEL_WORKLOADS))
 
@@ -582,7 +582,7 @@ test-pkg: deps-extra
 ARM64_CC := aarch64-linux-gnu-gcc
 ARM64_WL := $(OUTPUT)/arm64/workloads
 ARM64_WORKLOADS := $(addprefix $(ARM64_WL)/,groundtruth gocalls blocked \
-	highrate stackmix)
+	highrate stackmix split)
 
 $(ARM64_WL)/%: tests/workloads/%.c
 	$(call msg,CC,$@)

@@ -671,10 +671,10 @@ int BPF_PROG(sc_sampled_exit, struct pt_regs *regs, long ret)
 	return 0;
 }
 
-/* The split of calls' time (split.bpf.h): a context switch, and a task
- * being woken. Attached with the split only; in sampled mode in latency
- * windows only, where they time themselves as the syscall programs do
- * (cost.bpf.h: nothing in full mode).
+/* The split of calls' time (split.bpf.h): a context switch, a task being
+ * woken, and on a run queue again. Attached with the split only; in
+ * sampled mode in latency windows only, where they time themselves as the
+ * syscall programs do (cost.bpf.h: nothing in full mode).
  */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sc_switch, bool preempt, struct task_struct *prev,
@@ -707,6 +707,17 @@ int BPF_PROG(sc_waking_sleep, struct task_struct *p)
 
 	split_woken(ctx, p, true);
 	cost_end(SC_COST_WAKING, t0);
+	return 0;
+}
+
+/* With the run-queue delay only (else a wait is timed at the switch in). */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(sc_wakeup, struct task_struct *p)
+{
+	__u64 t0 = cost_begin(SC_COST_WAKEUP);
+
+	split_enqueued(p);
+	cost_end(SC_COST_WAKEUP, t0);
 	return 0;
 }
 

@@ -21,6 +21,12 @@
  *    the program sc_waking_sleep instead of sc_waking) the call's longest
  *    sleep is kept, with both stacks, in sleeps[] beside splits[] (or in
  *    the task state), for its exit (split_sleep);
+ *  - sched_wakeup (with the run-queue delay only): the woken call is on a
+ *    run queue; the wake-up's time until then (an IPI to an idle CPU, its
+ *    way out of idle: no run-queue delay holds it) is waiting too, taken
+ *    with the delay's growth. A call whose sched_waking came before its
+ *    own switch out (the waker saw it between its dequeue and the
+ *    tracepoint) ends its sleep here;
  *  - at its exit (split_took): the call takes its sums; a wait after a
  *    wake-up is sampled with no task named. Where the kernel keeps no
  *    run-queue delay (split_runq_timed), waits are timed at each switch
@@ -74,6 +80,13 @@ struct {
 	__type(value, struct sc_sleep);
 } sleeps SEC(".maps");
 
+/* The samples wake no one: the drain reads them every 50 ms (woken at
+ * once only by a target's move, split_moved). A wake-up would come as the
+ * sampled sleeper is woken, and put scprof's drain on a CPU beside it:
+ * with one CPU (the kernel matrix's x86_64 guest) the adaptive wake-up
+ * (flag 0: the first sample after each drain) put it on the run queue
+ * ahead of the reader it had just sampled.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SC_SPLIT_RINGBUF); /* userspace may resize */
@@ -257,7 +270,7 @@ split_wait_event(const struct sc_proc_key *proc, __u32 tid, __u32 nr, __u32 abi,
 				 sizeof(e->other_comm));
 	else if (other)
 		BPF_CORE_READ_STR_INTO(&e->other_comm, other, comm);
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /* The same for t in the call of row (nr, abi, fd_type, cgtag). */
@@ -359,6 +372,9 @@ static __always_inline void split_sleep_wait(struct task_struct *t, __u32 nr,
 {
 	__u64 ns = delay > s->seg_delay ? delay - s->seg_delay : 0;
 
+	/* and the wake-up's own time, before the run queue (split_enqueued) */
+	ns += s->wake_ns;
+	s->wake_ns = 0;
 	if (s->flags & SC_SPLIT_PREEMPTED) { /* its switch in unseen */
 		s->flags &= ~SC_SPLIT_PREEMPTED;
 		__sync_fetch_and_sub(&split_preempted, 1);
@@ -387,6 +403,7 @@ static __always_inline void split_out(struct split_ref *r,
 	if (s->call != r->call) { /* the call's first switch out */
 		s->call = r->call;
 		s->flags = 0;
+		s->wake_ns = 0;
 		s->wait_ns = 0;
 		s->blocked_ns = 0;
 		s->iowait_ns = 0;
@@ -478,8 +495,12 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p,
 	if (s->flags & SC_SPLIT_IOWAIT)
 		s->iowait_ns += ns;
 	s->flags &= ~(SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
-	/* (runq_timed: the wait for a CPU starts now) */
+	/* the wait for a CPU starts now: timed until the run queue
+	 * (split_enqueued), or (runq_timed) until the switch in
+	 */
 	s->out_ns = now;
+	if (!split_runq_timed)
+		s->flags |= SC_SPLIT_WAKING;
 	if (keep)
 		split_keep_sleep(ctx, p, &r, ns);
 	if (!split_sampled(ns, false, &weight))
@@ -500,7 +521,36 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p,
 	e->nsleeper = n > 0 ? (__u32)n / 8 : 0;
 	n = bpf_get_stack(ctx, e->waker, sizeof(e->waker), 0);
 	e->nwaker = n > 0 ? (__u32)n / 8 : 0;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* p, in a stamped call, is on a run queue again (sched_wakeup; loaded
+ * with the run-queue delay only): the time since its sched_waking is a
+ * wait, which split_sleep_wait takes with the delay's growth since. A
+ * sleep whose sched_waking was not seen (it came before the switch out:
+ * the waker found the task dequeued but still on its CPU) ends here.
+ */
+static __always_inline void split_enqueued(struct task_struct *p)
+{
+	struct split_ref r;
+	struct sc_split *s;
+	__u64 ns;
+
+	if (!split_find(p, &r))
+		return;
+	s = r.s;
+	if (s->call != r.call ||
+	    !(s->flags & (SC_SPLIT_WAKING | SC_SPLIT_BLOCKED)))
+		return;
+	ns = bpf_ktime_get_ns() - s->out_ns;
+	if (s->flags & SC_SPLIT_BLOCKED) {
+		s->blocked_ns += ns;
+		if (s->flags & SC_SPLIT_IOWAIT)
+			s->iowait_ns += ns;
+	} else {
+		s->wake_ns += ns;
+	}
+	s->flags &= ~(SC_SPLIT_WAKING | SC_SPLIT_BLOCKED | SC_SPLIT_IOWAIT);
 }
 
 /* next, in a stamped call, gets its CPU back at now, after prev: a wait

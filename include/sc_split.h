@@ -40,25 +40,29 @@
 #define SC_SPLIT_OUT 4U	      /* switched out, not in again (runq_timed) */
 #define SC_SPLIT_PREEMPTED 8U /* switched out preempted, not in again */
 #define SC_SPLIT_SLEPT 16U    /* the last switch out was a sleep */
-#define SC_SPLIT_TURNS \
-	32U /* its preemption's wait is sampled turn by
-			       * turn on its CPU (split_cpus)
-			       */
+/* its preemption's wait is sampled turn by turn on its CPU (split_cpus) */
+#define SC_SPLIT_TURNS 32U
+#define SC_SPLIT_WAKING 64U /* woken, not on a run queue yet */
 
 /*
  * A call's split so far, while it is in flight. A wait for a CPU after a
- * sleep (runnable since its wake-up) is what the kernel's own run-queue
- * delay of the task (sched_info, as /proc/PID/schedstat shows it) grew by
- * until its next switch out or its exit; a wait after a preemption is
- * timed from the switch out to the switch in (a task whose group is
- * throttled is off the run queue, which that delay leaves out). Where the
- * kernel keeps no run-queue delay, every wait is timed.
+ * sleep (from its wake-up, sched_waking) is the wake-up's own time until
+ * the task is on a run queue (sched_wakeup: an IPI to an idle CPU and its
+ * way out of idle, which no run-queue delay holds), plus what the kernel's
+ * own run-queue delay of the task (sched_info, as /proc/PID/schedstat
+ * shows it) grew by until its next switch out or its exit; a wait after a
+ * preemption is timed from the switch out to the switch in (a task whose
+ * group is throttled is off the run queue, which that delay leaves out).
+ * Where the kernel keeps no run-queue delay, every wait is timed.
  */
 struct sc_split {
 	__u64 call;	 /* the call's start stamp: whose figures these are */
 	__u64 out_ns;	 /* switched out asleep (or at all: runq_timed) at */
 	__u64 seg_delay; /* the task's run-queue delay at the last switch
 			  * out: the wait after a sleep is its growth since
+			  */
+	__u64 wake_ns;	 /* sched_waking to sched_wakeup, since the last
+			  * switch out (a wait, taken with the delay's growth)
 			  */
 	__u64 wait_ns;	 /* waits so far */
 	__u64 blocked_ns;

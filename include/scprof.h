@@ -326,11 +326,12 @@ enum sc_cost_kind {
 	 * the dispatch the daemon measures with its own such calls
 	 */
 	SC_COST_ENTER_OTHER,
-	/* the split's scheduler programs (sc_switch, sc_waking), attached
-	 * in latency windows only
+	/* the split's scheduler programs (sc_switch, sc_waking or
+	 * sc_waking_sleep, sc_wakeup), attached in latency windows only
 	 */
 	SC_COST_SWITCH,
 	SC_COST_WAKING,
+	SC_COST_WAKEUP,
 	SC_COST_COUNT,
 };
 #define SC_COST_EVERY 256 /* a power of two */

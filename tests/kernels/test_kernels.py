@@ -13,6 +13,7 @@ import re
 
 import pytest
 
+import split_check
 import vm
 
 feature = pytest.mark.feature
@@ -369,3 +370,47 @@ def test_features(guest):
     # daemon's test, at --latency-duty 1, sees every call timed through it)
     tail = [r for r in f["facilities"] if r["name"] == "tail_calls"]
     assert tail and tail[0]["present"], f
+    # the run-queue delay the split reads, as the kernel's schedstat says
+    split_check.check_features(f, guest.text("features.schedstat"))
+
+
+# ---- the split of a call's time (issue 41): split_check.py ------------------
+
+def split_facts(g, case):
+    """The split workload's lines and the worker's sampled stacks of a
+    split case, once scprof exited 0."""
+    g.ran(case)
+    return split_check.Facts(g.text(f"{case}.out") + "\n" +
+                             g.text(f"{case}.stacks"))
+
+
+@feature("split: pipe reads")
+def test_split_pipe(guest):
+    facts = split_facts(guest, "split_pipe")
+    split_check.check_pipe(guest.json("split_pipe.json"), facts,
+                           guest.arch.syscalls["read"])
+
+
+@feature("split: futex waits")
+def test_split_futex(guest):
+    facts = split_facts(guest, "split_futex")
+    split_check.check_futex(guest.json("split_futex.json"), facts,
+                            guest.arch.syscalls["futex"])
+
+
+@feature("split: waiting for a CPU")
+def test_split_shared(guest):
+    facts = split_facts(guest, "split_shared")
+    split_check.check_shared(guest.json("split_shared.json"), facts)
+
+
+@feature("split: waits timed (no run_delay)")
+def test_split_timed(guest):
+    """SCPROF_WITHOUT=run_delay: the split times each wait itself, as on a
+    kernel that keeps no run-queue delay (split_runq_timed): the pipe
+    reads' waits after their wake-ups, from the wake-up to the switch in."""
+    split_check.check_features_without(
+        guest.json("split_timed_without.json"), guest.json("features.json"))
+    facts = split_facts(guest, "split_timed")
+    split_check.check_pipe(guest.json("split_timed.json"), facts,
+                           guest.arch.syscalls["read"])

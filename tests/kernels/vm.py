@@ -62,7 +62,8 @@ class Arch:
     qemu: list              # the machine, without -kernel/-initrd/-append
     console: str            # the kernel's console device
     # /proc/PID/syscall numbers of the calls the guest waits for a
-    # workload to block in (guest/cases.sh reads them as SYS_<name>)
+    # workload to block in (guest/cases.sh reads them as SYS_<name>), and
+    # the split checks find the worker asleep in (split_check.py)
     syscalls: dict
     # the syscall names the checks use, where this arch's differ from
     # the x86_64 names the workloads are described with (arm64 has no
@@ -80,7 +81,7 @@ ARCHES = {
         qemu=["qemu-system-x86_64", "-accel", "tcg", "-cpu", "max",
               "-m", "1G", "-smp", "1"],
         console="ttyS0",
-        syscalls={"read": 0, "epoll_wait": 232, "wait4": 61},
+        syscalls={"read": 0, "epoll_wait": 232, "wait4": 61, "futex": 202},
     ),
 }
 
@@ -288,7 +289,7 @@ def initramfs(arch, scprof, workloads):
     shutil.copy(scprof, os.path.join(root, "usr", "sbin", "scprof"))
     for w in os.listdir(workloads):  # the Makefile's KERNEL_WORKLOADS
         shutil.copy(os.path.join(workloads, w), os.path.join(root, "wl", w))
-    for s in ("init", "cases.sh"):
+    for s in ("init", "cases.sh", "split_sample.sh"):
         dst = os.path.join(root, s)
         shutil.copy(os.path.join(HERE, "guest", s), dst)
         os.chmod(dst, 0o755)

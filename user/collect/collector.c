@@ -454,6 +454,7 @@ static bool not_attached(const struct collector *c,
 		prog == skel->progs.sc_switch ||
 		prog == skel->progs.sc_waking ||
 		prog == skel->progs.sc_waking_sleep ||
+		prog == skel->progs.sc_wakeup ||
 		prog == (c->counting_exit ? skel->progs.sc_timed_exit :
 					    skel->progs.sc_sampled_exit));
 }
@@ -590,6 +591,7 @@ static int split_window(struct collector *c, bool open)
 		{ skel->progs.sc_switch, &skel->links.sc_switch },
 		{ skel->progs.sc_waking, &skel->links.sc_waking },
 		{ skel->progs.sc_waking_sleep, &skel->links.sc_waking_sleep },
+		{ skel->progs.sc_wakeup, &skel->links.sc_wakeup },
 	};
 
 	if (!c->opts.split)
@@ -599,7 +601,8 @@ static int split_window(struct collector *c, bool open)
 				 __ATOMIC_SEQ_CST);
 	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
 		/* (one of the waking programs is loaded: --slow's keeps the
-		 * longest sleeps)
+		 * longest sleeps; the wake-up's end with the run-queue delay
+		 * only)
 		 */
 		if (!bpf_program__autoload(progs[i].prog))
 			continue;

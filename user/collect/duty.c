@@ -110,14 +110,16 @@ static uint64_t split_runs(const struct collector_cost *now,
 			   const struct collector_cost *then)
 {
 	return now->runs[SC_COST_SWITCH] - then->runs[SC_COST_SWITCH] +
-	       now->runs[SC_COST_WAKING] - then->runs[SC_COST_WAKING];
+	       now->runs[SC_COST_WAKING] - then->runs[SC_COST_WAKING] +
+	       now->runs[SC_COST_WAKEUP] - then->runs[SC_COST_WAKEUP];
 }
 
 static double split_ns(const struct collector_cost *now,
 		       const struct collector_cost *then)
 {
 	return spent_ns(now, then, SC_COST_SWITCH) +
-	       spent_ns(now, then, SC_COST_WAKING);
+	       spent_ns(now, then, SC_COST_WAKING) +
+	       spent_ns(now, then, SC_COST_WAKEUP);
 }
 
 /* What a window cost between two readings: its programs' run time and
@@ -456,7 +458,9 @@ int duty__info(struct duty *d, struct duty_info *out)
 	exit = spent_ns(&c, &d->last, SC_COST_EXIT) +
 	       spent_ns(&c, &d->last, SC_COST_EXIT_TIMED);
 	sw = spent_ns(&c, &d->last, SC_COST_SWITCH);
-	wk = spent_ns(&c, &d->last, SC_COST_WAKING);
+	/* (wake-ups: their start, sched_waking, and end, sched_wakeup) */
+	wk = spent_ns(&c, &d->last, SC_COST_WAKING) +
+	     spent_ns(&c, &d->last, SC_COST_WAKEUP);
 	lat = latency_ns(&c, &d->last);
 	d->cost_ns += window_ns(d, &c, &d->last);
 	d->enter_ns += enter;

@@ -404,6 +404,10 @@ static void choose_autoload(struct scprof_bpf *skel,
 		  o->split && !collector_keeps_sleeps(o) },
 		/* and keeping each call's longest sleep (--slow, by blocked) */
 		{ skel->progs.sc_waking_sleep, collector_keeps_sleeps(o) },
+		/* the end of a wake-up, where the kernel's run-queue delay
+		 * gives the wait after it (else it is timed at the switch in)
+		 */
+		{ skel->progs.sc_wakeup, o->split && k->run_delay },
 	};
 
 	for (size_t i = 0; i < sizeof(choices) / sizeof(choices[0]); i++)

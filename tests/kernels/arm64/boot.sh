@@ -6,7 +6,8 @@
 #   boot.sh KDIR SCPROF WORKLOADS CASES LOG [SECONDS]
 #
 # KDIR is what fetch.sh left (Image, busybox); WORKLOADS' files go to /w,
-# CASES' *.sh to /cases (init.sh runs them; lib.sh is their /lib.sh). qemu is killed after SECONDS
+# CASES' *.sh to /cases (init.sh runs them; lib.sh is their /lib.sh, and
+# ../guest/split_sample.sh their /split_sample.sh). qemu is killed after SECONDS
 # (default 600).
 set -eu
 kdir=$1 scprof=$2 workloads=$3 cases=$4 log=$5 limit=${6:-600}
@@ -21,6 +22,7 @@ cp "$workloads"/* "$root/w/"
 cp "$cases"/*.sh "$root/cases/"
 cp "$here/init.sh" "$root/init"
 cp "$here/lib.sh" "$root/lib.sh"
+cp "$here/../guest/split_sample.sh" "$root/split_sample.sh"
 chmod 755 "$root/init"
 (cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$root.cpio.gz"
 trap 'rm -rf "$root" "$root.cpio.gz"' EXIT

@@ -34,3 +34,20 @@ line() {
 		n=$((n + 1))
 	done
 }
+
+# split_case WITHOUT ARGS...: scprof --by tid (with SCPROF_WITHOUT=WITHOUT)
+# on the split workload, /w/split ARGS, its report in /tmp/report; prints
+# the workload's lines and the worker's kernel stack sampled while it ran
+# (/split_sample.sh), and returns scprof's status.
+split_case() {
+	without=$1
+	shift
+	SCPROF_WITHOUT=$without scprof --by tid --format json -o /tmp/report \
+		-- /w/split "$@" > /tmp/split.out &
+	sp=$!
+	sh /split_sample.sh /tmp/split.out > /tmp/split.stacks
+	wait $sp
+	rc=$?
+	cat /tmp/split.out /tmp/split.stacks
+	return $rc
+}

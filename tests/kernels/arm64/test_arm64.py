@@ -21,9 +21,14 @@ import re
 import subprocess
 import time
 
+import sys
+
 import pytest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+import split_check  # noqa: E402 (tests/kernels: the split's checks)
+
 TOP = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 KERNELS = os.environ.get("KERNELS", os.path.join(TOP, ".output/kernels/arm64"))
 SCPROF = os.environ.get("SCPROF", os.path.join(TOP, "scprof-static-arm64"))
@@ -387,7 +392,51 @@ def test_features(vm):
     build runs, and sampled mode counts with the program that tail-calls
     the timing one (arm64's JIT mixes tail calls and subprograms since
     6.0)."""
-    f = vm.case("27-features").report
+    c = vm.case("27-features")
+    f = c.report
     rows = {r["name"]: r for r in f["facilities"]}
     assert all(r["present"] for r in rows.values()), rows
     assert f["build"] == "default"
+    # the run-queue delay the split reads, as the kernel's schedstat says
+    split_check.check_features(f, c.out)
+
+
+# ---- the split of a call's time (issue 41): split_check.py ------------------
+
+def split_run(vm, case):
+    """The report of a split case and what the workload and the guest's
+    sampler printed."""
+    c = vm.case(case)
+    return c.report, split_check.Facts(c.out)
+
+
+def nr_of(table, name):
+    arm64, _ = table
+    nr, = [nr for nr, n in arm64.items() if n == name]
+    return nr
+
+
+def test_split_pipe(vm, table):
+    rep, facts = split_run(vm, "30-split-pipe")
+    split_check.check_pipe(rep, facts, nr_of(table, "read"))
+    check_names(rep, table)
+
+
+def test_split_futex(vm, table):
+    rep, facts = split_run(vm, "31-split-futex")
+    split_check.check_futex(rep, facts, nr_of(table, "futex"))
+
+
+def test_split_shared(vm):
+    rep, facts = split_run(vm, "32-split-shared")
+    split_check.check_shared(rep, facts)
+
+
+def test_split_timed(vm, table):
+    """SCPROF_WITHOUT=run_delay: the split times each wait itself, as on a
+    kernel that keeps no run-queue delay (split_runq_timed): the pipe
+    reads' waits after their wake-ups, from the wake-up to the switch in."""
+    split_check.check_features_without(vm.case("28-features-without").report,
+                                       vm.case("27-features").report)
+    rep, facts = split_run(vm, "33-split-timed")
+    split_check.check_pipe(rep, facts, nr_of(table, "read"))

@@ -136,6 +136,8 @@ case_features() {
 	$S features --format json >"$O/features.json" 2>"$O/features.err"
 	meta features "rc=$?"
 	$S features >"$O/features.txt" 2>&1
+	# the kernel's own word on run-queue delays: a process's schedstat
+	cat /proc/self/schedstat >"$O/features.schedstat" 2>&1
 }
 
 case_command() {
@@ -292,6 +294,45 @@ case_daemon() {
 	kill -KILL $gpid 2>/dev/null
 }
 
+# ---- the split of a call's time (issue 41) ----------------------------------
+# The split workload (tests/workloads/split.c) under scprof --by tid: its
+# lines (the truth its worker measured around the calls, the helper
+# threads' tids) in CASE.out, scprof's report in CASE.json, and its
+# worker's kernel stack sampled while it runs in CASE.stacks
+# (split_sample.sh). The sleeps are long enough that the calls' own work
+# under TCG, slower still on a busy host, leaves the workload's claims
+# (pipe reads blocked 90% of their time, futex waits 80%) standing.
+
+split_case() { # CASE WITHOUT ARGS...: scprof (SCPROF_WITHOUT=WITHOUT) on split ARGS
+	local c=$1 without=$2
+	shift 2
+	SCPROF_WITHOUT=$without timeout -s KILL $LIMIT $S --by tid --format json \
+		-o "$O/$c.json" -- $W/split "$@" >"$O/$c.out" 2>"$O/$c.err" \
+		</dev/null &
+	spid=$!
+	sh /split_sample.sh "$O/$c.out" >"$O/$c.stacks"
+	wait $spid
+	meta "$c" "rc=$?"
+}
+
+case_split_pipe() { # 60 one-byte reads, a byte written every 20 ms
+	split_case split_pipe "" pipe 60 20
+}
+
+case_split_futex() { # 100 locks of a mutex held 10 ms at a time
+	split_case split_futex "" futex 100 10
+}
+
+case_split_shared() { # calls that wait for the CPU a spinning thread holds
+	split_case split_shared "" shared 8
+}
+
+case_split_timed() { # pipe reads again, each wait timed (no run-queue delay)
+	SCPROF_WITHOUT=run_delay $S features --format json \
+		>"$O/split_timed_without.json" 2>&1
+	split_case split_timed run_delay pipe 60 20
+}
+
 uptime() { # the uptime, for the case lines (how long each took)
 	local up rest
 	read -r up rest </proc/uptime
@@ -300,7 +341,8 @@ uptime() { # the uptime, for the case lines (how long each took)
 
 # all of them, or those named on the kernel's command line (cases=a,b)
 CASES="features command follow pid all cgroup count_only interval filter
-fd_types by stacks in_flight calibrate verdict daemon"
+fd_types by stacks in_flight calibrate verdict daemon split_pipe split_futex
+split_shared split_timed"
 for arg in $(cat /proc/cmdline); do
 	case $arg in cases=*) CASES=$(echo "${arg#cases=}" | tr , ' ') ;; esac
 done
