@@ -60,16 +60,18 @@ static void answer_fmt(struct profile_answer *a, unsigned int status,
 #define PACE_EVERY_NS 1000000000ULL
 
 /*
- * What unwinding costs (the drain's CPU time) is held to the daemon's
- * budget (--max-overhead, of one CPU): over a second past it, samples
- * become twice as rare; under a quarter of it, twice as frequent again,
+ * What unwinding costs (the drain's CPU time: its threads, and the last
+ * take) is held to the daemon's
+ * budget (--max-overhead, of one CPU): after a second past it, or with
+ * the profile past it so far, samples become twice as rare; under a
+ * quarter of it (and half since the start), twice as frequent again,
  * down to the period. The BPF side's part of sampling is the enter
  * program's, which the latency windows' budget already holds.
  */
 static void pace(struct daemon *d, uint64_t now_ns, bool start)
 {
 	struct daemon_profile *p = &d->profile;
-	double share, budget = d->o->max_overhead;
+	double share, total, budget = d->o->max_overhead;
 	uint64_t cpu;
 
 	if (!start && now_ns - p->paced_ns < PACE_EVERY_NS)
@@ -79,9 +81,15 @@ static void pace(struct daemon *d, uint64_t now_ns, bool start)
 	if (!start) {
 		share = (double)(cpu - p->paced_cpu_ns) /
 			(double)(now_ns - p->paced_ns);
-		if (share > budget && p->shift < SC_STACK_MAX_SHIFT)
+		/* and since the start: a binary's debug info read the first
+		 * time costs most, and is paid back by rarer samples after
+		 */
+		total = (double)(cpu - p->start_cpu_ns) /
+			(double)(now_ns - p->start_ns);
+		if ((share > budget || total > budget) &&
+		    p->shift < SC_STACK_MAX_SHIFT)
 			p->shift++;
-		else if (share < budget / 4 && p->shift)
+		else if (share < budget / 4 && total < budget / 2 && p->shift)
 			p->shift--;
 		collector__stacks_pace(d->col, p->shift, &cpu);
 	}
@@ -185,7 +193,8 @@ static int build(struct daemon *d, uint64_t now_ns, char **buf, size_t *len)
 	snprintf(note, sizeof(note),
 		 "stacks: sampled in the latency windows, %.3f s of the "
 		 "profile's %.3f s; each syscall's calls are its exact count "
-		 "over the profile, shared among its samples; unwinding took "
+		 "over the profile, shared among its samples; the stacks' "
+		 "drain (reading, unwinding) took "
 		 "%.3f s of CPU, held to %g%% of one CPU (--max-overhead): "
 		 "1 call in %" PRIu64 " sampled at the end",
 		 win_s, secs, (double)(cpu - p->start_cpu_ns) / 1e9,

@@ -212,7 +212,8 @@ int collector__stacks_poll(struct collector *c);
 int collector__stacks_sample(struct collector *c, bool on);
 /* opts.stacks_on_demand: sample 2^shift times less often than the period
  * (shift 0 to SC_STACK_MAX_SHIFT, more is taken as that), and *cpu_ns:
- * the CPU time unwinding took so far. 0, or -EINVAL.
+ * the CPU time the stacks' drain took so far (reading the ring and the
+ * processes' mappings, unwinding). 0, or -EINVAL.
  */
 int collector__stacks_pace(struct collector *c, uint32_t shift,
 			   uint64_t *cpu_ns);

@@ -202,7 +202,9 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m);
  * the drain's threads look rarely while it is off.
  */
 void stack_drain_pause(struct stack_drain *d, bool paused);
-/* CPU time spent unwinding so far (its threads' and snapshots'). */
+/* The drain's CPU time so far: its two threads', and its takes' (the
+ * caller's thread).
+ */
 uint64_t stack_drain_cpu_ns(struct stack_drain *d);
 /* Sample at least 2^shift times less often (at most SC_STACK_MAX_SHIFT). */
 void stack_drain_pace(struct stack_drain *d, uint32_t shift);

@@ -93,6 +93,8 @@ struct stack_drain {
 	pthread_cond_t queued_cv; /* (qlock) the queue has events */
 	bool running, stop;
 	bool paused;	       /* stacks_paused: look rarely (atomic) */
+	bool on_demand;	       /* paused at times (the daemon): less often */
+	uint64_t take_ns;      /* CPU time of takes (the caller's thread) */
 	uint64_t *lost_taken;  /* stack_lost at the last take, by syscall */
 	bool few_caps;	       /* the threads drop all but what they need */
 	unsigned int delay_ms; /* tests: the unwinder thread's lag */
@@ -648,10 +650,17 @@ static bool stopping(struct stack_drain *d)
  */
 #define STACKS_PAUSED_POLL_MS 250
 
+/* Sampling on demand (the daemon's profiles): the ring wakes the reader
+ * when a quarter full and for each new process; its timer is the rest.
+ */
+#define STACKS_LAZY_POLL_MS 50
+
 static long poll_ms(struct stack_drain *d)
 {
-	return __atomic_load_n(&d->paused, __ATOMIC_RELAXED) ?
-		       STACKS_PAUSED_POLL_MS :
+	if (__atomic_load_n(&d->paused, __ATOMIC_RELAXED))
+		return STACKS_PAUSED_POLL_MS;
+	return __atomic_load_n(&d->on_demand, __ATOMIC_RELAXED) ?
+		       STACKS_LAZY_POLL_MS :
 		       STACKS_POLL_MS;
 }
 
@@ -912,9 +921,23 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 	return 0;
 }
 
+/* A thread's CPU time so far, 0 if unknown. */
+static uint64_t thread_cpu_ns(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t id;
+
+	if (pthread_getcpuclockid(t, &id) || clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
 uint64_t stack_drain_cpu_ns(struct stack_drain *d)
 {
-	return __atomic_load_n(&d->unwind_ns, __ATOMIC_RELAXED);
+	if (!d->running)
+		return 0;
+	return thread_cpu_ns(d->reader) + thread_cpu_ns(d->thread) +
+	       __atomic_load_n(&d->take_ns, __ATOMIC_RELAXED);
 }
 
 void stack_drain_pace(struct stack_drain *d, uint32_t shift)
@@ -930,11 +953,13 @@ void stack_drain_pause(struct stack_drain *d, bool paused)
 	__atomic_store_n(&d->skel->bss->stacks_paused, paused,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&d->paused, paused, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->on_demand, true, __ATOMIC_RELAXED);
 }
 
 int stack_drain_take(struct stack_drain *d, struct sc_model *m)
 {
 	struct sc_stacks *fresh;
+	uint64_t t0;
 	int err;
 
 	if (!d->running || !d->stacks)
@@ -946,6 +971,7 @@ int stack_drain_take(struct stack_drain *d, struct sc_model *m)
 	if (!fresh)
 		return -ENOMEM;
 	fresh->by = d->stacks->by;
+	t0 = clock_thread_ns();
 	pthread_mutex_lock(&d->lock);
 	err = drain_all(d);
 	if (!err) { /* the samples so far are the caller's */
@@ -954,6 +980,8 @@ int stack_drain_take(struct stack_drain *d, struct sc_model *m)
 		fresh = NULL;
 	}
 	pthread_mutex_unlock(&d->lock);
+	__atomic_fetch_add(&d->take_ns, clock_thread_ns() - t0,
+			   __ATOMIC_RELAXED);
 	stacks_free(fresh);
 	if (!err)
 		lost_since(d, m->stacks, d->lost_taken);
