@@ -188,6 +188,15 @@ def test_one_profile_at_a_time_and_bad_seconds(daemons, gates):
     assert status == 200 and body[:2] == b"\x1f\x8b", (status, body[:80])
 
 
+def test_a_profile_outlasts_the_idle_timeout(daemons, gates):
+    """A request waits its profile's seconds, longer than --http-timeout
+    (the default profile is 30 s, the default timeout 10 s): it is not
+    dropped as idle."""
+    d = stackmix(daemons, gates, args=ARGS + ["--http-timeout", "1"])
+    status, _, body = get(d, f"{PATH}?seconds=3")
+    assert status == 200 and body[:2] == b"\x1f\x8b", (status, body[:80])
+
+
 def test_no_endpoint_without_the_option(daemons, gates):
     d = stackmix(daemons, gates, args=[])
     status, _, body = get(d, f"{PATH}?seconds=1")
