@@ -119,7 +119,7 @@ def test_collectors_scrape_section_passes_promtool(tmp_path):
         "/api/v1/write")
 
 
-def test_collector_validates_its_config():
+def test_collector_validates_its_config(tmp_path):
     if not OTELCOL:
         pytest.skip("OTELCOL_FLEET unset: make test-deploy builds the "
                     "collector")
@@ -128,7 +128,10 @@ def test_collector_validates_its_config():
                        capture_output=True, timeout=TIMEOUT)
     assert p.returncode == 0, (p.stdout + p.stderr).decode()
     # and it does refuse a broken one (an exporter it does not have)
-    bad = open(COLLECTOR).read().replace("otlphttp:", "otlphttpx:", 1)
-    p = subprocess.run([OTELCOL, "validate", "--config", "yaml:" + bad],
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(open(COLLECTOR).read().replace("otlphttp:", "otlphttpx:",
+                                                  1))
+    p = subprocess.run([OTELCOL, "validate", "--config", str(bad)],
                        capture_output=True, timeout=TIMEOUT)
     assert p.returncode != 0, (p.stdout + p.stderr).decode()
+    assert b"otlphttpx" in p.stdout + p.stderr, p.stderr
