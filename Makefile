@@ -351,10 +351,23 @@ bench-test:
 # a real Prometheus scraping a real daemon (TLS and basic auth), the
 # Kubernetes manifests checked and their command line run with the
 # DaemonSet's capabilities (tests/deploy).
+# contrib/otel's collector configuration is validated by a collector built
+# from the Go modules of its components (tests/deploy/otelcol: the
+# Prometheus receiver, remote write, OTLP/HTTP), with the Go first in PATH
+# (1.26; Debian 12's golang-go is too old), kept in $(OUTPUT)/otelcol-fleet
+# and rebuilt only when its sources change (minutes, the first time).
+GO ?= go
+OTELCOL_FLEET := $(OUTPUT)/otelcol-fleet/otelcol
+$(OTELCOL_FLEET): $(wildcard tests/deploy/otelcol/*.go) tests/deploy/otelcol/go.mod tests/deploy/otelcol/go.sum
+	$(call msg,GO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)cd tests/deploy/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+
 .PHONY: test-deploy
 test-deploy: deps-extra
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static
-	$(Q)SCPROF=$(abspath $(BIN)) $(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static $(OTELCOL_FLEET)
+	$(Q)SCPROF=$(abspath $(BIN)) OTELCOL_FLEET=$(abspath $(OTELCOL_FLEET)) \
+		$(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
 # The heavier suites, after `make test` (.ci/run: make test && make
 # test-extra): packaging (test-pkg, below), deployment (test-deploy) and

@@ -49,6 +49,17 @@ const volatile __u64 stack_budget_ns = 0;
 
 /* Samples lost (ring buffer full), by native syscall. */
 __u64 stack_lost[SC_NR_MAX] = {};
+/* Sampling is loaded but off while set: the daemon's profile endpoint
+ * (user/cmd/daemon_profile.c) turns it on for a profile's seconds only,
+ * writing this through the mapped .bss. Commands that sample for the
+ * whole run leave it 0.
+ */
+bool stacks_paused = false;
+/* The least shift of a countdown (0 to SC_STACK_MAX_SHIFT): the daemon
+ * raises it to keep what unwinding costs in its budget, through the
+ * mapped .bss; the ring's fill may raise a shift further.
+ */
+__u32 stack_shift_min = 0;
 
 struct stack_countdown {
 	__u32 left;  /* calls to the next sample (by count) */
@@ -293,7 +304,9 @@ static __always_inline void stack_sample(struct task_struct *task,
 	struct stack_countdown *cd;
 	__u32 zero = 0, weight, mean;
 
-	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
+	/* (paused: no countdown; code mapped is still noted) */
+	cd = stacks_paused ? NULL :
+			     bpf_map_lookup_elem(&stack_countdown, &zero);
 	if (cd && cd->left > 1) {
 		cd->left -= 1;
 	} else if (cd) {
@@ -301,6 +314,8 @@ static __always_inline void stack_sample(struct task_struct *task,
 		cd->shift = stack_period < (1U << (30 - SC_STACK_MAX_SHIFT)) ?
 				    stack_shift() :
 				    0;
+		if (cd->shift < stack_shift_min)
+			cd->shift = stack_shift_min & SC_STACK_MAX_SHIFT;
 		mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
 		cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
 		stack_emit(task, regs, nr, abi, weight, NULL);
@@ -327,7 +342,8 @@ static __always_inline void stack_sample_time(struct task_struct *task,
 	__u32 zero = 0;
 	__u64 unit, n;
 
-	cd = bpf_map_lookup_elem(&stack_countdown, &zero);
+	cd = stacks_paused ? NULL :
+			     bpf_map_lookup_elem(&stack_countdown, &zero);
 	/* (by blocked time: no time, no sample, whatever the shift did) */
 	if (cd && (delta_ns || !stack_by_blocked)) {
 		cd->acc += delta_ns;

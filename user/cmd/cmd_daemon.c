@@ -85,6 +85,12 @@ static void usage(FILE *f)
 	      "                        configuration file (exporter-toolkit format:\n"
 	      "                        tls_server_config cert_file/key_file,\n"
 	      "                        basic_auth_users with bcrypt hashes)\n"
+	      "      --pprof-endpoint  serve the calls' user stacks as a pprof profile\n"
+	      "                        at /debug/pprof/syscalls?seconds=N (1 to 300,\n"
+	      "                        default 30; go tool pprof reads it), one\n"
+	      "                        profile at a time (another gets 409); stacks\n"
+	      "                        are sampled, 1 call in 1000 of those the\n"
+	      "                        latency windows see, only while one runs\n"
 	      "      --max-entries N   stats map size (default 16384)\n"
 	      "      --max-procs N     process map size (default 8192)\n"
 	      "  -v, --verbose         more messages (-vv: each latency and cost\n"
@@ -143,7 +149,8 @@ static void usage(FILE *f)
 	      "\n"
 	      "HTTP: GET or HEAD /metrics (Content-Type " PROM_CONTENT_TYPE
 	      "),\n"
-	      "/ (a pointer to /metrics); anything else is 404 or 405.\n"
+	      "/ (a pointer to /metrics), GET /debug/pprof/syscalls with\n"
+	      "--pprof-endpoint; anything else is 404 or 405.\n"
 	      "Exit status: 0 after SIGTERM/SIGINT, 1 on a runtime error (privileges,\n"
 	      "address in use, dead target), 2 on a usage error. Needs root, or CAP_BPF\n"
 	      "and CAP_PERFMON; once attached it keeps none where the kernel lets it\n"
@@ -217,6 +224,7 @@ enum {
 	OPT_OTLP_HEADER,
 	OPT_OTLP_HEADERS_FILE,
 	OPT_OTLP_COMPRESSION,
+	OPT_PPROF_ENDPOINT,
 };
 
 static const struct option long_opts[] = {
@@ -243,6 +251,7 @@ static const struct option long_opts[] = {
 	{ "otlp-header", required_argument, NULL, OPT_OTLP_HEADER },
 	{ "otlp-headers-file", required_argument, NULL, OPT_OTLP_HEADERS_FILE },
 	{ "otlp-compression", required_argument, NULL, OPT_OTLP_COMPRESSION },
+	{ "pprof-endpoint", no_argument, NULL, OPT_PPROF_ENDPOINT },
 	CLI_COMMON_OPTIONS,
 	{},
 };
@@ -496,6 +505,9 @@ static int daemon_option(void *ctx, int c, const char *arg)
 		return 0;
 	case OPT_SLOW:
 		return cli_slow_option(cmd, arg, &o->slow_ns);
+	case OPT_PPROF_ENDPOINT:
+		o->pprof_endpoint = true;
+		return 0;
 	case OPT_LATENCY_PERIOD:
 		if (cli_parse_seconds(arg, &o->latency_period_s) ||
 		    o->latency_period_s < 0.1 || o->latency_period_s > 3600)
@@ -737,6 +749,12 @@ static int run(struct daemon *d, int sigfd)
 		/* How full the maps are is looked at this often. */
 		if (timeout_ms > FULL_POLL_MS)
 			timeout_ms = FULL_POLL_MS;
+		/* a profile's end (--pprof-endpoint) */
+		if (d->profile.running && d->profile.end_ns > now &&
+		    (d->profile.end_ns - now + 999999) / 1000000 <
+			    (uint64_t)timeout_ms)
+			timeout_ms = (int)((d->profile.end_ns - now + 999999) /
+					   1000000);
 		if (MHD_get_timeout(d->http, &mhd_ms) == MHD_YES &&
 		    mhd_ms < (MHD_UNSIGNED_LONG_LONG)timeout_ms)
 			timeout_ms = (int)mhd_ms;
@@ -756,6 +774,8 @@ static int run(struct daemon *d, int sigfd)
 				return 0;
 			}
 		}
+		/* (before MHD_run, which then answers a profile that ended) */
+		daemon_http_tick(d, clock_mono_ns(), &next_duty);
 		MHD_run(d->http);
 	}
 }
@@ -940,8 +960,7 @@ static void daemon_teardown(void *ctx, int status)
 {
 	struct daemon *d = ctx;
 
-	if (d->http)
-		MHD_stop_daemon(d->http);
+	stop_http(d);
 	if (d->listen_fd >= 0)
 		close(d->listen_fd);
 	/* the final figures, tried once, before the programs go */

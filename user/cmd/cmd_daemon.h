@@ -33,8 +33,9 @@ struct daemon_opts {
 	double latency_duty; /* [0, 1]; negative: from max_overhead */
 	double max_overhead; /* CPU fraction for the latency part */
 	double latency_period_s;
-	bool budget_given; /* --max-overhead */
-	uint64_t slow_ns;  /* --slow: log calls this long or longer; 0: off */
+	bool budget_given;   /* --max-overhead */
+	uint64_t slow_ns;    /* --slow: log calls this long or longer; 0: off */
+	bool pprof_endpoint; /* --pprof-endpoint: /debug/pprof/syscalls */
 	int verbosity;
 	struct web_config *web; /* --web-config: TLS, basic auth; NULL: none */
 	struct otlp_opts otlp;	/* --otlp-*: endpoint NULL for none */

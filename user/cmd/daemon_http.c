@@ -11,7 +11,9 @@
 
 #include "cmd/daemon_http.h"
 #include "cmd/daemon_metrics.h"
+#include "cmd/daemon_profile.h"
 #include "render/report_prom.h"
+#include "util/clock.h"
 #include "util/log.h"
 #include "util/web_config.h"
 
@@ -20,6 +22,9 @@
 
 static const char index_page[] =
 	"scprof daemon: Prometheus metrics at /metrics\n";
+static const char index_profile[] =
+	"scprof daemon: Prometheus metrics at /metrics, the calls' call sites "
+	"as a pprof profile at " PROFILE_PATH "?seconds=N\n";
 
 void addr_str(const struct sockaddr_storage *ss, char *buf, size_t len)
 {
@@ -101,6 +106,9 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned int status,
 	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
 	if (status == MHD_HTTP_METHOD_NOT_ALLOWED)
 		MHD_add_response_header(r, MHD_HTTP_HEADER_ALLOW, "GET, HEAD");
+	if (!strcmp(type, PROFILE_CONTENT_TYPE)) /* as net/http/pprof */
+		MHD_add_response_header(r, "Content-Disposition",
+					"attachment; filename=\"profile\"");
 	ret = MHD_queue_response(conn, status, r);
 	MHD_destroy_response(r);
 	return ret;
@@ -149,6 +157,62 @@ static bool authorized(struct daemon *d, struct MHD_Connection *conn,
 	return false;
 }
 
+static enum MHD_Result reply_answer(struct MHD_Connection *conn,
+				    const struct profile_answer *a)
+{
+	return reply(conn, a->status, a->type, a->body, a->len, a->owned);
+}
+
+/*
+ * --pprof-endpoint: a profile holds its request (suspended) until
+ * daemon_http_tick answers it; the answer waits in the request's own
+ * context (req_cls), where MHD calls back once it is resumed.
+ */
+static enum MHD_Result on_profile(struct daemon *d, struct MHD_Connection *conn,
+				  const char *method, void **req_cls)
+{
+	struct profile_answer *a = *req_cls;
+	const char *seconds;
+	enum MHD_Result ret;
+
+	if (a) { /* resumed: the profile's answer */
+		*req_cls = NULL;
+		ret = reply_answer(conn, a);
+		free(a);
+		return ret;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a)
+		return MHD_NO;
+	seconds = MHD_lookup_connection_value(conn, MHD_GET_ARGUMENT_KIND,
+					      "seconds");
+	if (!daemon_profile_start(d, method, seconds, clock_mono_ns(), a)) {
+		ret = reply_answer(conn, a);
+		free(a);
+		return ret;
+	}
+	/* the answer comes at the profile's end, into a (MHD does not time
+	 * a suspended connection out: tested with --http-timeout 1)
+	 */
+	*req_cls = a;
+	d->profile.conn = conn;
+	d->profile.answer = a;
+	MHD_suspend_connection(conn);
+	return MHD_YES;
+}
+
+void daemon_http_tick(struct daemon *d, uint64_t now_ns, uint64_t *next_ns)
+{
+	struct profile_answer done;
+
+	if (!d->profile.conn || !daemon_profile_due(d, now_ns, next_ns, &done))
+		return;
+	*(struct profile_answer *)d->profile.answer = done;
+	MHD_resume_connection(d->profile.conn);
+	d->profile.conn = NULL;
+	d->profile.answer = NULL;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  const char *url, const char *method,
 				  const char *version, const char *upload_data,
@@ -163,15 +227,18 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 	(void)version;
 	(void)upload_data;
 	(void)upload_data_size;
-	(void)req_cls;
 	if (!authorized(d, conn, &ret))
 		return ret;
 	if (strcmp(method, MHD_HTTP_METHOD_GET) &&
 	    strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return reply_text(conn, MHD_HTTP_METHOD_NOT_ALLOWED,
 				  "method not allowed: use GET or HEAD\n");
+	if (!strcmp(url, PROFILE_PATH))
+		return on_profile(d, conn, method, req_cls);
 	if (!strcmp(url, "/"))
-		return reply_text(conn, MHD_HTTP_OK, index_page);
+		return reply_text(conn, MHD_HTTP_OK,
+				  d->o->pprof_endpoint ? index_profile :
+							 index_page);
 	if (strcmp(url, "/metrics"))
 		return reply_text(conn, MHD_HTTP_NOT_FOUND,
 				  "not found: metrics are at /metrics\n");
@@ -182,6 +249,25 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
 				  "cannot collect metrics\n");
 	}
 	return reply(conn, MHD_HTTP_OK, PROM_CONTENT_TYPE, buf, len, true);
+}
+
+/* A request ends: a profile's answer left unsent (the client went away,
+ * the daemon stops) is freed.
+ */
+static void on_completed(void *cls, struct MHD_Connection *conn, void **req_cls,
+			 enum MHD_RequestTerminationCode toe)
+{
+	struct profile_answer *a = *req_cls;
+
+	(void)cls;
+	(void)conn;
+	(void)toe;
+	if (!a)
+		return;
+	if (a->owned)
+		free(a->body);
+	free(a);
+	*req_cls = NULL;
 }
 
 static void mhd_log(void *cls, const char *fmt, va_list ap)
@@ -197,7 +283,9 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 int start_http(struct daemon *d)
 {
 	const char *cert = web_config_cert_pem(d->o->web);
-	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+	unsigned int flags = MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+			     /* a profile's request waits for its end */
+			     MHD_ALLOW_SUSPEND_RESUME;
 	struct MHD_OptionItem tls[] = {
 		{ MHD_OPTION_HTTPS_MEM_CERT, 0, (void *)cert },
 		{ MHD_OPTION_HTTPS_MEM_KEY, 0,
@@ -217,7 +305,8 @@ int start_http(struct daemon *d)
 	}
 	d->http = MHD_start_daemon(
 		flags, 0, NULL, NULL, on_request, d, MHD_OPTION_EXTERNAL_LOGGER,
-		mhd_log, NULL, MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
+		mhd_log, NULL, MHD_OPTION_NOTIFY_COMPLETED, on_completed, NULL,
+		MHD_OPTION_LISTEN_SOCKET, d->listen_fd,
 		MHD_OPTION_CONNECTION_TIMEOUT, d->o->http_timeout_s,
 		MHD_OPTION_CONNECTION_LIMIT, (unsigned int)MAX_CONNECTIONS,
 		/* one remote host cannot take every slot from the scraper */
@@ -231,4 +320,22 @@ int start_http(struct daemon *d)
 	}
 	d->listen_fd = -1; /* MHD owns it now */
 	return 0;
+}
+
+void stop_http(struct daemon *d)
+{
+	if (!d->http)
+		return;
+	/* a profile's request is let go unanswered: closed */
+	daemon_profile_abort(d);
+	if (d->profile.conn) {
+		struct profile_answer *a = d->profile.answer;
+
+		a->status = MHD_HTTP_SERVICE_UNAVAILABLE;
+		MHD_resume_connection(d->profile.conn);
+		d->profile.conn = NULL;
+		d->profile.answer = NULL;
+	}
+	MHD_stop_daemon(d->http);
+	d->http = NULL;
 }

@@ -16,8 +16,28 @@ struct collector;
 struct comm_series;
 struct duty;
 struct split_hold;
+struct sc_model;
 struct MHD_Daemon;
 struct otlp_exporter;
+struct MHD_Connection;
+
+/* --pprof-endpoint: the one profile running (daemon_profile.c). */
+struct daemon_profile {
+	bool running;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	uint64_t start_real_ns;	   /* since the epoch */
+	uint64_t windows_ns;	   /* time in latency windows at the start */
+	struct sc_model *start;	   /* the snapshot at the start */
+	/* The request waiting for it, suspended (daemon_http.c). */
+	struct MHD_Connection *conn;
+	void *answer; /* its struct profile_answer, filled at the end */
+	/* Unwinding held to the budget: samples 2^shift times rarer (kept
+	 * from one profile to the next), its CPU time when last paced.
+	 */
+	uint32_t shift;
+	uint64_t paced_ns, paced_cpu_ns, start_cpu_ns;
+	uint64_t served, refused; /* profiles answered, requests refused */
+};
 
 struct daemon {
 	struct daemon_opts *o;
@@ -40,7 +60,8 @@ struct daemon {
 	uint64_t start_mono_ns; /* the same on CLOCK_MONOTONIC */
 	char host_name[256];
 	char host_arch[32];
-	char instance_id[37]; /* a UUID (v4), new each run */
+	char instance_id[37];	       /* a UUID (v4), new each run */
+	struct daemon_profile profile; /* --pprof-endpoint */
 };
 
 #endif

@@ -3,6 +3,7 @@
 
 #include "cmd/plan.h"
 #include "model/group.h"
+#include "sc_stack.h"
 
 /* --count-only: no time columns; by default calls, errors, name by calls. */
 static void count_only_report(const struct profile_opts *o,
@@ -122,6 +123,15 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 	 */
 	co->split = true;
 	co->drain_few_caps = true;
+	/* --pprof-endpoint: the stacks' programs loaded, sampling one call
+	 * in the default period of those the latency windows see, and only
+	 * while a profile runs
+	 */
+	if (o->pprof_endpoint) {
+		co->stack_period = SC_STACK_DEFAULT_PERIOD;
+		co->stack_by = SC_STACKS_BY_COUNT;
+		co->stacks_on_demand = true;
+	}
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);
 }

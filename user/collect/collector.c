@@ -368,6 +368,9 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 				      c->skel->rodata->slow_ns != 0,
 				      !opts->raw_symbols, opts->drain_few_caps,
 				      c->ksyms);
+	/* on demand: off until a profile asks (collector__stacks_sample) */
+	if (!err && c->stacks && opts->stacks_on_demand)
+		stack_drain_pause(c->stacks, true);
 	if (!err && opts->split)
 		err = split_drain_new(&c->split, c->skel, opts->split_samples,
 				      c->ksyms, opts->drain_few_caps);
@@ -713,6 +716,31 @@ int collector__stacks_poll(struct collector *c)
 	if (err)
 		pr_err("cannot unwind the sampled stacks: %s", strerror(-err));
 	return err;
+}
+
+int collector__stacks_sample(struct collector *c, bool on)
+{
+	if (!c->stacks || !c->opts.stacks_on_demand)
+		return -EINVAL;
+	stack_drain_pause(c->stacks, !on);
+	return 0;
+}
+
+int collector__stacks_pace(struct collector *c, uint32_t shift,
+			   uint64_t *cpu_ns)
+{
+	if (!c->stacks || !c->opts.stacks_on_demand)
+		return -EINVAL;
+	stack_drain_pace(c->stacks, shift);
+	*cpu_ns = stack_drain_cpu_ns(c->stacks);
+	return 0;
+}
+
+int collector__stacks_take(struct collector *c, struct sc_model *m)
+{
+	if (!c->stacks || !c->opts.stacks_on_demand)
+		return -EINVAL;
+	return stack_drain_take(c->stacks, m);
 }
 
 int collector__slow_take(struct collector *c, struct sc_slowlog *out,

@@ -69,6 +69,11 @@ struct collector_opts {
 	 * where each slept on top: needs the split)
 	 */
 	enum sc_stack_weighting stack_by;
+	/* The stacks are sampled only when asked (collector__stacks_sample)
+	 * and handed over by collector__stacks_take, not in snapshots: the
+	 * daemon's profile endpoint. The programs are loaded with them.
+	 */
+	bool stacks_on_demand;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
 	/* Full and sampled modes: each timed call's time split into on a
 	 * CPU, waiting for one, blocked and I/O wait (include/sc_split.h),
@@ -200,6 +205,23 @@ int collector__maps_need_no_caps(struct collector *c);
 long collector__live_targets(const struct collector *c);
 /* --stacks: has the unwinding thread failed? 0 or -errno, reported. */
 int collector__stacks_poll(struct collector *c);
+/* opts.stacks_on_demand: start (on) or stop sampling stacks. Samples
+ * come from the calls the enter program sees: in sampled mode, those of
+ * the latency windows. 0, or -EINVAL without stacks on demand.
+ */
+int collector__stacks_sample(struct collector *c, bool on);
+/* opts.stacks_on_demand: sample 2^shift times less often than the period
+ * (shift 0 to SC_STACK_MAX_SHIFT, more is taken as that), and *cpu_ns:
+ * the CPU time the stacks' drain took so far (reading the ring and the
+ * processes' mappings, unwinding). 0, or -EINVAL.
+ */
+int collector__stacks_pace(struct collector *c, uint32_t shift,
+			   uint64_t *cpu_ns);
+/* opts.stacks_on_demand: the stacks sampled since the last take (or the
+ * start), and the samples lost meanwhile, into m->stacks (which the
+ * caller frees with m). 0 or -errno.
+ */
+int collector__stacks_take(struct collector *c, struct sc_model *m);
 /* --slow: the slow calls seen since the last take, added to the end of
  * out (which keeps at most its max; the rest it counts dropped); *lost:
  * the slow calls so far the collector could not keep (ring buffer full,

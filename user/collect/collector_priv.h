@@ -198,6 +198,20 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */
 int stack_drain_add(struct stack_drain *d, struct sc_model *m);
+/* Sampling on (false) or off (true) from now, through the mapped .bss;
+ * the drain's threads look rarely while it is off.
+ */
+void stack_drain_pause(struct stack_drain *d, bool paused);
+/* The drain's CPU time so far: its two threads', and its takes' (the
+ * caller's thread).
+ */
+uint64_t stack_drain_cpu_ns(struct stack_drain *d);
+/* Sample at least 2^shift times less often (at most SC_STACK_MAX_SHIFT). */
+void stack_drain_pace(struct stack_drain *d, uint32_t shift);
+/* Drain the ring buffer and move the stacks since the last take (or the
+ * start) into m, their losses too; the drain starts afresh. 0 or -errno.
+ */
+int stack_drain_take(struct stack_drain *d, struct sc_model *m);
 /* --slow: drain the ring buffer and move the slow calls not taken yet to
  * the end of out; *lost: the slow calls so far that could not be kept
  * (ring buffer or list full, out of memory). 0 or -errno.

@@ -363,7 +363,7 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 		err = inflight_add(c->inflight, now_ns, m);
 	if (!err)
 		err = collector_cgroups_name(c, m);
-	if (!err && c->stacks)
+	if (!err && c->stacks && !c->opts.stacks_on_demand)
 		err = stack_drain_add(c->stacks, m);
 	m->meta.split = c->opts.split;
 	m->meta.fd_types = c->opts.fd_types;

@@ -81,7 +81,7 @@ struct stack_drain {
 	uint64_t slow_failed; /* slow calls not kept: out of memory (atomic) */
 	int err;	      /* the first error of unwinding (lock) */
 	int qerr;	    /* the first error of the ring's callback (qlock) */
-	uint64_t unwind_ns; /* time spent unwinding */
+	uint64_t unwind_ns; /* CPU time spent unwinding (atomic) */
 	pthread_t reader;   /* copies out of rb into the queue */
 	pthread_t thread;   /* unwinds the queue */
 	pthread_mutex_t lock;  /* unwinder, stacks, slow; taken before qlock */
@@ -92,6 +92,10 @@ struct stack_drain {
 	uint64_t maps_unread; /* processes gone before their copy was taken */
 	pthread_cond_t queued_cv; /* (qlock) the queue has events */
 	bool running, stop;
+	bool paused;	       /* stacks_paused: look rarely (atomic) */
+	bool on_demand;	       /* paused at times (the daemon): less often */
+	uint64_t take_ns;      /* CPU time of takes (the caller's thread) */
+	uint64_t *lost_taken;  /* stack_lost at the last take, by syscall */
 	bool few_caps;	       /* the threads drop all but what they need */
 	unsigned int delay_ms; /* tests: the unwinder thread's lag */
 	struct queued *queue;  /* copied out, to unwind, oldest first */
@@ -127,7 +131,7 @@ static int slow_done(struct stack_drain *d, const struct sc_stack_event *e,
  */
 static size_t unwind_queued(struct stack_drain *d, size_t max)
 {
-	uint64_t t0 = clock_mono_ns();
+	uint64_t t0 = clock_thread_ns(); /* (CPU: not what it waited) */
 	size_t done = 0;
 
 	for (; done < max; done++) {
@@ -154,7 +158,8 @@ static size_t unwind_queued(struct stack_drain *d, size_t max)
 		free(q.slow);
 		free(q.e);
 	}
-	d->unwind_ns += clock_mono_ns() - t0;
+	__atomic_fetch_add(&d->unwind_ns, clock_thread_ns() - t0,
+			   __ATOMIC_RELAXED);
 	return done;
 }
 
@@ -640,6 +645,24 @@ static bool stopping(struct stack_drain *d)
 }
 
 #define STACKS_POLL_MS 5
+/* While sampling is paused (the daemon between profiles): a look at the
+ * stop flag, nothing else to do.
+ */
+#define STACKS_PAUSED_POLL_MS 250
+
+/* Sampling on demand (the daemon's profiles): the ring wakes the reader
+ * when a quarter full and for each new process; its timer is the rest.
+ */
+#define STACKS_LAZY_POLL_MS 50
+
+static long poll_ms(struct stack_drain *d)
+{
+	if (__atomic_load_n(&d->paused, __ATOMIC_RELAXED))
+		return STACKS_PAUSED_POLL_MS;
+	return __atomic_load_n(&d->on_demand, __ATOMIC_RELAXED) ?
+		       STACKS_LAZY_POLL_MS :
+		       STACKS_POLL_MS;
+}
 
 /* What the drain thread needs to read other processes' mappings, fds and
  * binaries.
@@ -680,7 +703,7 @@ static void *reader_thread(void *arg)
 		pthread_mutex_unlock(&d->qlock);
 		/* full: only notices, and a look at the queue every ms */
 		epoll_wait(full ? mefd : d->efd, &ev, 1,
-			   full ? 1 : STACKS_POLL_MS);
+			   full ? 1 : (int)poll_ms(d));
 		pthread_mutex_lock(&d->qlock);
 		consume(d);
 		pthread_mutex_unlock(&d->qlock);
@@ -695,7 +718,7 @@ static void *drain_thread(void *arg)
 
 	drop_caps(d);
 	while (!stopping(d)) {
-		struct timespec ts = deadline_ms(STACKS_POLL_MS);
+		struct timespec ts = deadline_ms(poll_ms(d));
 
 		if (d->delay_ms)
 			usleep(d->delay_ms * 1000U);
@@ -848,6 +871,38 @@ int stack_drain_error(struct stack_drain *d)
 	return err;
 }
 
+/* With the lock held: everything in the ring and the queue unwound into
+ * d->stacks. 0 or -errno.
+ */
+static int drain_all(struct stack_drain *d)
+{
+	int err = drain(d);
+
+	unwind_queued(d, SIZE_MAX); /* (at most QUEUE_MAX) */
+	pthread_mutex_lock(&d->qlock);
+	err = err ?: d->err ?: d->qerr;
+	pthread_mutex_unlock(&d->qlock);
+	return err ?: unwinder_flush(d->unwinder, d->stacks);
+}
+
+/* m's stacks' losses: stack_lost less what base had (NULL: nothing), base
+ * brought up to date.
+ */
+static void lost_since(struct stack_drain *d, struct sc_stacks *s,
+		       uint64_t *base)
+{
+	for (int nr = 0; nr < SC_NR_MAX; nr++) {
+		uint64_t lost = __atomic_load_n(&d->skel->bss->stack_lost[nr],
+						__ATOMIC_RELAXED);
+
+		s->lost[nr] = base ? lost - base[nr] : lost;
+		s->lost_total += s->lost[nr];
+		if (base)
+			base[nr] = lost;
+	}
+	stacks_sort(s);
+}
+
 int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 {
 	int err;
@@ -855,12 +910,7 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 	if (!d->running || !d->stacks)
 		return 0;
 	pthread_mutex_lock(&d->lock);
-	err = drain(d);
-	unwind_queued(d, SIZE_MAX); /* (at most QUEUE_MAX) */
-	pthread_mutex_lock(&d->qlock);
-	err = err ?: d->err ?: d->qerr;
-	pthread_mutex_unlock(&d->qlock);
-	err = err ?: unwinder_flush(d->unwinder, d->stacks);
+	err = drain_all(d);
 	m->stacks = err ? NULL : stacks_clone(d->stacks);
 	if (m->stacks) {
 		struct unwinder_stats st;
@@ -879,15 +929,75 @@ int stack_drain_add(struct stack_drain *d, struct sc_model *m)
 		return err;
 	if (!m->stacks)
 		return -ENOMEM;
-	for (int nr = 0; nr < SC_NR_MAX; nr++) {
-		uint64_t lost = __atomic_load_n(&d->skel->bss->stack_lost[nr],
-						__ATOMIC_RELAXED);
-
-		m->stacks->lost[nr] = lost;
-		m->stacks->lost_total += lost;
-	}
-	stacks_sort(m->stacks);
+	lost_since(d, m->stacks, NULL);
 	return 0;
+}
+
+/* A thread's CPU time so far, 0 if unknown. */
+static uint64_t thread_cpu_ns(pthread_t t)
+{
+	struct timespec ts;
+	clockid_t id;
+
+	if (pthread_getcpuclockid(t, &id) || clock_gettime(id, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t stack_drain_cpu_ns(struct stack_drain *d)
+{
+	if (!d->running)
+		return 0;
+	return thread_cpu_ns(d->reader) + thread_cpu_ns(d->thread) +
+	       __atomic_load_n(&d->take_ns, __ATOMIC_RELAXED);
+}
+
+void stack_drain_pace(struct stack_drain *d, uint32_t shift)
+{
+	__atomic_store_n(&d->skel->bss->stack_shift_min,
+			 shift > SC_STACK_MAX_SHIFT ? SC_STACK_MAX_SHIFT :
+						      shift,
+			 __ATOMIC_RELAXED);
+}
+
+void stack_drain_pause(struct stack_drain *d, bool paused)
+{
+	__atomic_store_n(&d->skel->bss->stacks_paused, paused,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&d->paused, paused, __ATOMIC_RELAXED);
+	__atomic_store_n(&d->on_demand, true, __ATOMIC_RELAXED);
+}
+
+int stack_drain_take(struct stack_drain *d, struct sc_model *m)
+{
+	struct sc_stacks *fresh;
+	uint64_t t0;
+	int err;
+
+	if (!d->running || !d->stacks)
+		return 0;
+	if (!d->lost_taken &&
+	    !(d->lost_taken = calloc(SC_NR_MAX, sizeof(*d->lost_taken))))
+		return -ENOMEM;
+	fresh = stacks_new(d->stacks->period);
+	if (!fresh)
+		return -ENOMEM;
+	fresh->by = d->stacks->by;
+	t0 = clock_thread_ns();
+	pthread_mutex_lock(&d->lock);
+	err = drain_all(d);
+	if (!err) { /* the samples so far are the caller's */
+		m->stacks = d->stacks;
+		d->stacks = fresh;
+		fresh = NULL;
+	}
+	pthread_mutex_unlock(&d->lock);
+	__atomic_fetch_add(&d->take_ns, clock_thread_ns() - t0,
+			   __ATOMIC_RELAXED);
+	stacks_free(fresh);
+	if (!err)
+		lost_since(d, m->stacks, d->lost_taken);
+	return err;
 }
 
 int stack_drain_slow_take(struct stack_drain *d, struct sc_slowlog *out,
@@ -953,6 +1063,7 @@ void stack_drain_free(struct stack_drain *d)
 		free(d->queue[i].e);
 	}
 	free(d->queue);
+	free(d->lost_taken);
 	slowlog_clear(&d->slow);
 	unwinder_free(d->unwinder);
 	stacks_free(d->stacks);

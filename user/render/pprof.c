@@ -224,7 +224,8 @@ static struct sc_weight syscall_weight(const struct sc_model *m,
 				       uint32_t nr)
 {
 	struct sc_weight w = { .abi = abi, .nr = nr, .calls = s->period };
-	uint64_t calls = 0, samples = stacks_syscall_samples(s, abi, nr);
+	uint64_t calls = 0, timed = 0;
+	uint64_t samples = stacks_syscall_samples(s, abi, nr);
 	double ns = 0;
 
 	for (size_t i = 0; i < m->ntotal; i++) {
@@ -233,14 +234,19 @@ static struct sc_weight syscall_weight(const struct sc_model *m,
 		if (r->abi != abi || r->nr != nr)
 			continue;
 		calls += r->st.calls;
+		for (size_t b = 0; b < SC_HIST_BUCKETS; b++)
+			timed += r->st.hist[b];
 		ns += s->by == SC_STACKS_BY_BLOCKED ?
 			      (double)r->st.blocked_ns :
 			      (double)row_returned_ns(r);
 	}
 	if (!stacks_timed(s) && samples && calls >= samples)
 		w.calls = (double)calls / (double)samples;
-	if (!m->meta.count_only && calls)
-		w.mean = ns / (double)calls;
+	/* (over the calls timed: all of them but in the daemon's sampled
+	 * mode, whose time is of the calls in its latency windows)
+	 */
+	if (!m->meta.count_only && (timed || calls))
+		w.mean = ns / (double)(timed ? timed : calls);
 	return w;
 }
 
@@ -436,6 +442,8 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 		out[(*n)++] = comment(
 			b, "syscall-nanoseconds: an estimate, the calls times "
 			   "the syscall's mean latency over the run");
+	if (o->note)
+		out[(*n)++] = str_raw(&b->str, o->note);
 	out[(*n)++] = comment(b, "labels: comm only; the stacks are kept by "
 				 "process name, not by pid or cgroup");
 	if (s->lost_total)

@@ -8,7 +8,8 @@
  * named after it), then the user frames innermost first. Two values:
  * calls (the stack's samples times the sampling period) and
  * syscall-nanoseconds, an estimate: those calls times the mean latency of
- * the syscall over the run (the model's total time over its calls; 0 in
+ * the syscall over the run (the model's total time over its calls timed,
+ * which in the daemon's sampled mode are fewer than its calls; 0 in
  * --count-only). A label "comm": the stacks are kept per process name,
  * not per pid or cgroup, so there is no pid or cgroup label. Functions,
  * locations, mappings (a frame's module) and strings are each written
@@ -28,6 +29,9 @@ struct pprof_opts {
 			     * (0: unknown)
 			     */
 	const char *target; /* raw: what was profiled (a comment); or NULL */
+	const char *note;   /* raw: one more comment (how the stacks were
+			     * sampled: the daemon's windows); or NULL
+			     */
 };
 
 /* The profile, serialized (not compressed), into a new buffer *buf of

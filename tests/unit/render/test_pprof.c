@@ -341,6 +341,52 @@ static void test_weights_add_up_to_the_calls(void **state)
 	model_free(m);
 }
 
+/* The daemon's sampled mode: every call counted, 1 in 100 timed (the
+ * histogram holds those), so the mean is over the timed calls; the note
+ * is one more comment.
+ */
+static void test_sampled_latency(void **state)
+{
+	struct sc_model *m = model_new();
+	struct sc_proc *p = model_proc(m, 10, 1, 0);
+	struct sc_stats wr = { .calls = 10000, .total_ns = 1000000 };
+	struct pprof_opts o = { .note = "stacks: in the windows\x01" };
+	int64_t calls = 0, ns = 0;
+	bool noted = false;
+	pb_profile *pb;
+	uint8_t *buf;
+	size_t len;
+
+	(void)state;
+	assert_non_null(p);
+	wr.hist[10] = 60;
+	wr.hist[12] = 40;
+	assert_int_equal(model_proc_add(p, 0, WRITE, &wr), 0);
+	assert_int_equal(model_finalize(m), 0);
+	m->stacks = stacks_new(PERIOD);
+	assert_non_null(m->stacks);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", logger, 6, 3),
+			 0);
+	assert_int_equal(stacks_add(m->stacks, WRITE, 0, "app", rawf, 3, 1), 0);
+	assert_int_equal(pprof_encode(m, &o, &buf, &len), 0);
+	pb = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(pb, "protobuf-c cannot unpack the profile");
+	for (size_t i = 0; i < pb->n_sample; i++) {
+		calls += pb->sample[i]->value[0];
+		ns += pb->sample[i]->value[1];
+	}
+	/* 10000 calls, 10 us each: 1 ms over the 100 timed */
+	CHECK(calls == 10000 && ns == 100000000,
+	      "write: %" PRId64 " calls, %" PRId64 " ns", calls, ns);
+	for (size_t i = 0; i < pb->n_comment; i++)
+		noted |= !strcmp(str(pb, pb->comment[i]),
+				 "stacks: in the windows\\x01");
+	CHECK(noted, "the note is not a comment (escaped)");
+	perftools__profiles__profile__free_unpacked(pb, NULL);
+	model_free(m);
+}
+
 /* Enough stacks to grow every table many times. */
 static void test_many_stacks(void **state)
 {
@@ -532,6 +578,7 @@ int main(void)
 		cmocka_unit_test(test_samples_are_the_stacks),
 		cmocka_unit_test(test_ids_and_dedupe),
 		cmocka_unit_test(test_weights_add_up_to_the_calls),
+		cmocka_unit_test(test_sampled_latency),
 		cmocka_unit_test(test_many_stacks),
 		cmocka_unit_test(test_count_only),
 		cmocka_unit_test(test_gzip),
