@@ -156,8 +156,12 @@ def test_thread_churn_is_exact():
 
 
 def stop_after(delay, sig):
+    # (SIGINT at its default: a suite run in the background of a shell
+    # inherits it ignored, and scprof would never see the early one)
     p = subprocess.Popen([SCPROF, "-a", "-d", "30"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True)
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT,
+                                                          signal.SIG_DFL))
     try:
         time.sleep(delay)
         ids = held_prog_ids(p.pid)

@@ -107,6 +107,13 @@ def test_daemon_slow_stacks_bounded_under_exec_churn(tmp_path):
                                  stdout=subprocess.DEVNULL, stderr=f,
                                  env=CLEAN_ENV)
         try:
+            # sampled once it serves (its programs loaded: seconds on a
+            # busy machine, its memory flat meanwhile)
+            deadline = time.monotonic() + TIMEOUT
+            while b"serving metrics" not in log.read_bytes():
+                assert d.poll() is None and time.monotonic() < deadline, \
+                    log.read_text(errors="replace")[-2000:]
+                time.sleep(0.1)
             rss = []
             for _ in range(10):
                 time.sleep(1)
@@ -127,4 +134,4 @@ def test_daemon_slow_stacks_bounded_under_exec_churn(tmp_path):
     # flat once warm: its own memory (the files it reads are mapped, and
     # their pages are the page cache's) grows by a quarter at most
     anon = [r["RssAnon"] for r in rss]
-    assert anon[-1] <= 1.25 * max(anon[3:6]) + 4096, anon
+    assert anon[-1] <= 1.25 * max(anon[3:6]) + 4096, rss

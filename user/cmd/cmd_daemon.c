@@ -917,8 +917,8 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 	 * at each free (and taking it again as page faults); the trims once
 	 * a minute and after each scrape give it back.
 	 */
-	mallopt(M_TRIM_THRESHOLD, 32 << 20);
-	mallopt(M_MMAP_THRESHOLD, 4 << 20);
+	mallopt(M_TRIM_THRESHOLD, 4 << 20);
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 
 	if (target_find(&o->target, false, &d->found))
 		return EXIT_FAIL;
