@@ -115,22 +115,28 @@ def test_daemon_slow_stacks_bounded_under_exec_churn(tmp_path):
                 assert d.poll() is None and time.monotonic() < deadline, \
                     log.read_text(errors="replace")[-2000:]
                 time.sleep(0.1)
+            with open(f"/proc/{d.pid}/maps") as f:
+                asan = "/libasan.so" in f.read()
             rss = []
             for _ in range(10):
                 time.sleep(1)
                 rss.append(status_kb(d.pid))
             d.terminate()
-            return d.wait(timeout=TIMEOUT), rss
+            return d.wait(timeout=TIMEOUT), (rss, asan)
         finally:
             if d.poll() is None:
                 d.kill()
                 d.wait(timeout=TIMEOUT)
 
-    (rc, rss), started = churning(watch)
+    (rc, (rss, asan)), started = churning(watch)
     text = log.read_text(errors="replace")
     assert rc == 0, text[-2000:]
     assert started > 100 * 10, started
     assert text.count("slow call: ") > 1000, text[-2000:]
+    if asan:
+        # AddressSanitizer's allocator and shadow are no measure of the
+        # daemon's memory (grown 100 to 490 MB in 10 s here, flat without)
+        return
     assert max(r["VmRSS"] for r in rss) < RSS_LIMIT_KB, rss
     # flat once warm: its own memory (the files it reads are mapped, and
     # their pages are the page cache's) grows by a quarter at most
