@@ -111,10 +111,12 @@ def check_adds_up(report):
                 (what, key, row[key], row[part])
 
 
-def check_parts(row, facts, exact_calls=True):
+def check_parts(row, facts, exact_calls=True, runq=True):
     """The row's parts against the worker's figures for its windows around
     the same calls, within 5% of the calls' time (see above for the slack
-    of the time outside the calls, and for the wake-up's)."""
+    of the time outside the calls, and for the wake-up's). runq False:
+    the worker's run-queue delay is no truth (the kernel's delayed dequeue
+    on, arm64/lib.sh): its time on and off CPU only."""
     t = facts.truth[row["name"]]
     total = row["total_ns"]
     if exact_calls:
@@ -130,15 +132,16 @@ def check_parts(row, facts, exact_calls=True):
             ("on CPU", row["on_cpu_ns"], t["cpu_ns"]),
             ("off CPU", off, t["blocked_ns"] + t["runq_ns"])):
         assert want - outside - tol <= got <= want + tol, f"{what}: {why}"
+    if not runq:
+        return
     assert row["blocked_ns"] <= t["blocked_ns"] + tol, f"blocked: {why}"
     # waiting holds the run-queue delay inside the calls (the windows'
     # less what fell outside the calls): no more than 5% of the calls'
     # time under it, as the issue asks, and (where that is more than the
     # delay, as for pipe reads) no more than a quarter of the delay and a
-    # millisecond, so that waits dropped still fail. (Under TCG, arm64's
-    # 6.12 with the waits timed, 40 pipe reads once waited 74.3 ms by
-    # scprof against a delay of 91.7, blocked 16 ms over the truth's:
-    # 0.4 ms a read, cause not found.)
+    # millisecond, so that waits dropped still fail. (6.12's delayed
+    # dequeue, on, put up to 220 ms of 40 pipe reads' sleep in the
+    # delay under TCG: the guests turn it off for these cases.)
     runq_in = t["runq_ns"] - outside
     assert row["cpu_wait_ns"] >= max(runq_in - tol, 0.75 * runq_in - 1e6), \
         f"waiting: {why}"
@@ -176,18 +179,32 @@ def check_woken_by(row, facts, role):
     assert w["share"] >= 0.9, describe(row)
 
 
-def check_pipe(report, facts, nr_read):
+def check_pipe(report, facts, nr_read, runq=True):
     """split pipe: 1-byte reads of a pipe another thread writes a byte to
     every few ms: blocked most of the time (90% or more by the workload's
     own claim), none of it I/O wait, in the pipe's read function (pipe_read;
-    anon_pipe_read from 6.18), woken by the writer."""
+    anon_pipe_read from 6.18), woken by the writer. (runq: check_parts.)"""
     check_adds_up(report)
     row = row_of(report, facts, "read")
-    check_parts(row, facts)
+    check_parts(row, facts, runq=runq)
     assert row["blocked_ns"] >= 0.8 * row["total_ns"], describe(row)
     assert row["io_wait_ns"] <= TOL * row["blocked_ns"], describe(row)
     check_woken_by(row, facts, "writer")
     return check_slept_in(row, facts, nr_read, r"(anon_)?pipe_read")
+
+
+def check_pipe_stock(report, facts, ref, nr_read):
+    """split pipe with the kernel's delayed dequeue on, whose run-queue
+    delay the truth cannot take: check_pipe without it, and the reads'
+    time blocked within 5% of their calls' time of what the same reads
+    were blocked in ref, the truth of a run with it off (the same
+    workload: 99% of its time the writer's fixed intervals)."""
+    fn = check_pipe(report, facts, nr_read, runq=False)
+    row = row_of(report, facts, "read")
+    want = ref.truth["read"]["blocked_ns"]
+    assert abs(row["blocked_ns"] - want) <= TOL * row["total_ns"], \
+        f"blocked: {describe(row)}; with no delayed dequeue {ms(want)}"
+    return fn
 
 
 def check_futex(report, facts, nr_futex):

@@ -380,6 +380,9 @@ def split_facts(g, case):
     """The split workload's lines and the worker's sampled stacks of a
     split case, once scprof exited 0."""
     g.ran(case)
+    if tuple(map(int, g.kernel.series.split("."))) >= (6, 12):
+        # the truth taken with the delayed dequeue off (guest/cases.sh)
+        assert "sched_feature NO_DELAY_DEQUEUE" in g.text(f"{case}.feature")
     return split_check.Facts(g.text(f"{case}.out") + "\n" +
                              g.text(f"{case}.stacks"))
 

@@ -407,6 +407,10 @@ def split_run(vm, case):
     """The report of a split case and what the workload and the guest's
     sampler printed."""
     c = vm.case(case)
+    version = tuple(int(x) for x in re.findall(r"\d+", vm.kernel)[:2])
+    if case != "34-split-stock" and version >= (6, 12):
+        # the truth taken with the delayed dequeue off (lib.sh)
+        assert "sched_feature NO_DELAY_DEQUEUE" in c.out, c.out[:300]
     return c.report, split_check.Facts(c.out)
 
 
@@ -440,3 +444,12 @@ def test_split_timed(vm, table):
                                        vm.case("27-features").report)
     rep, facts = split_run(vm, "33-split-timed")
     split_check.check_pipe(rep, facts, nr_of(table, "read"))
+
+
+def test_split_stock(vm, table):
+    """The pipe reads with the scheduler's stock features (delayed dequeue
+    on from 6.12): their time on CPU, off CPU and blocked as 30's truth
+    had it, without the run-queue delay (lib.sh)."""
+    rep, facts = split_run(vm, "34-split-stock")
+    _, ref = split_run(vm, "30-split-pipe")
+    split_check.check_pipe_stock(rep, facts, ref, nr_read=nr_of(table, "read"))

@@ -303,16 +303,29 @@ case_daemon() {
 # under TCG, slower still on a busy host, leaves the workload's claims
 # (pipe reads blocked 90% of their time, futex waits 80%) standing.
 
+# The worker's run-queue delay (the truth) is taken with the scheduler's
+# delayed dequeue off (NO_DELAY_DEQUEUE, 6.12 on): on, 6.12 counted part of
+# a sleeping reader's time as run-queue delay (tests/kernels/arm64/lib.sh).
+sched_feature() { # NAME: set where the kernel has it, noted in CASE.out
+	local f=/sys/kernel/debug/sched/features
+	[ -f $f ] || mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+	grep -qwE "(NO_)?${1#NO_}" $f 2>/dev/null || return 0
+	echo "$1" >$f && echo "sched_feature $1"
+}
+
 split_case() { # CASE WITHOUT ARGS...: scprof (SCPROF_WITHOUT=WITHOUT) on split ARGS
-	local c=$1 without=$2
+	local c=$1 without=$2 rc
 	shift 2
+	sched_feature NO_DELAY_DEQUEUE >"$O/$c.feature"
 	SCPROF_WITHOUT=$without timeout -s KILL $LIMIT $S --by tid --format json \
 		-o "$O/$c.json" -- $W/split "$@" >"$O/$c.out" 2>"$O/$c.err" \
 		</dev/null &
 	spid=$!
 	sh /split_sample.sh "$O/$c.out" >"$O/$c.stacks"
 	wait $spid
-	meta "$c" "rc=$?"
+	rc=$?
+	sched_feature DELAY_DEQUEUE >/dev/null
+	meta "$c" "rc=$rc"
 }
 
 case_split_pipe() { # 60 one-byte reads, a byte written every 20 ms
