@@ -1,33 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""scprof overhead benchmark (`make bench`).
+"""scprof overhead benchmark (`make bench`; docs/overhead.md, "Method").
 
 What a syscall costs a process while a probe watches it, in sections
-(--sections, default all of them):
-
-  loops     pinned C loops (getppid, 1-byte read, 1-byte write) bare and
-            under the floors (empty BPF programs on raw_syscalls), scprof's
-            modes and the peers: syscount, bpftrace, strace -c, perf trace
-            (loops.py)
-  services  nginx and redis, requests/s traced / untraced (services.py)
-  split     the split of a call's time on against off: perf bench sched
-            pipe, and scprof -p against -p --no-split on the services
-            (split.py)
-  budget    the daemon on a long getppid loop against -C -a and its
-            budget, and its own metrics against that (daemon.py)
-  churn     the daemon's CPU and bpf() calls under a /bin/true loop
-            (daemon.py)
-
-Each probed run sits between bare runs, the order rotating between
-repetitions; a probe is attached before the load starts and must count
-what the load did. Only ratios within one run are comparable: the machine
-is shared and noisy.
-
-The results go to OUT/bench.json with the services' chart, OUT/services.svg;
---readme writes them into docs/overhead.md between its bench-results
-markers; --from-json reports a saved run again. Each run is compared with
---baseline (bench/baseline.json): a figure dearer by more than 15% and more
-than the noise is named, and the exit status is then 3.
+(--sections): loops (loops.py: pinned C loops under the floors, scprof and
+the peers), services (services.py: nginx and redis), split (split.py: the
+split of a call's time on against off), budget and churn (daemon.py: the
+daemon's budget on a long loop, its CPU and bpf() calls under process
+churn). The report is Markdown, printed and with --readme written into
+docs/overhead.md between its bench-results markers; the run goes to
+OUT/bench.json, the services' chart to OUT/services.svg; --from-json
+reports a saved run again. Each run is compared with --baseline
+(compare.py): when a figure got dearer the exit status is 3.
 """
 import argparse
 import json
@@ -52,6 +36,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OVERHEAD_DOC = os.path.join(os.path.dirname(HERE), "docs", "overhead.md")
 RESULTS_BEGIN = "<!-- bench-results:begin (make bench BENCH_ARGS=--readme) -->"
 RESULTS_END = "<!-- bench-results:end -->"
+README_CHART = "bench-services.svg"  # beside the --readme page
 EXIT_DEARER = 3
 
 
@@ -70,7 +55,8 @@ def parse_args(argv=None):
         help="what to measure, comma-separated (default: all, %s)" %
         ",".join(SECTIONS))
     arg("--reps", type=int, default=5,
-        help="repetitions of each section (5; churn: its slices)")
+        help="repetitions of each section (5; the budget's: at most 3; "
+        "churn: its slices)")
     arg("--quick", action="store_true",
         help="for development: 1 repetition, short budget and churn runs")
     arg("--only", action="append",
@@ -82,27 +68,19 @@ def parse_args(argv=None):
         help="CPU of the loop, server or pipe (the last)")
     arg("--client-cpu", type=int, default=0,
         help="CPU of the load generator, and of scprof in split (0)")
-    arg("--attach-timeout", type=float, default=60)
     arg("--seconds", type=float, default=0.3,
         help="loops: timed seconds a kind and run (0.3)")
     arg("--kinds", default=",".join(KINDS),
         help="loops: syscalls, comma-separated (%s)" % ",".join(KINDS))
-    arg("--stat", choices=("batch_median_ns", "mean_ns"),
-        default="batch_median_ns",
-        help="loops: a run's figure, the median batch of 256 calls or the "
-        "mean")
     arg("--services", default=",".join(services.WORKLOADS),
         help="services: workloads (%s)" % ",".join(services.WORKLOADS))
     arg("--service-seconds", type=float, default=2,
-        help="services: timed seconds a run (2)")
-    arg("--long-seconds", type=float, default=11,
-        help="services: the daemon's runs, a period and more (11)")
+        help="services: timed seconds a run (2; the daemon's: %d)" %
+        services.LONG_SECONDS)
     arg("--pipe-loops", type=int, default=100000,
         help="split: perf bench sched pipe -l (100000)")
     arg("--budget-seconds", type=float, default=20,
         help="budget: seconds of a loop, whole periods (20)")
-    arg("--budget-reps", type=int, default=3,
-        help="budget: repetitions (3)")
     arg("--churn-seconds", type=float, default=20,
         help="churn: seconds under the /bin/true loop (20)")
     arg("--from-json", metavar="FILE",
@@ -112,34 +90,23 @@ def parse_args(argv=None):
         help="compare with this baseline (bench/baseline.json; 'none')")
     arg("--save-baseline", metavar="FILE",
         help="write this run's figures as a baseline file")
-    arg("--threshold", type=float, default=0.15,
-        help="dearer than the baseline by more than this share is a "
-        "regression (0.15)")
-    arg("--floor-tolerance", type=float, default=0.25,
-        help="compare the loops only when the floors are within this share "
-        "of the baseline's (0.25)")
     arg("--readme", metavar="FILE", nargs="?", const=OVERHEAD_DOC,
         help="write the results between the bench-results markers of FILE "
-        "(docs/overhead.md)")
-    arg("--readme-chart", default="bench-services.svg",
-        help="the chart's path for --readme, relative to FILE's folder")
+        "(docs/overhead.md), the chart beside it (%s)" % README_CHART)
     a = ap.parse_args(argv)
     if a.quick:
-        a.reps, a.budget_reps = 1, 1
-        a.budget_seconds, a.churn_seconds, a.pipe_loops = 10, 5, 30000
-    a.kinds, a.sections = a.kinds.split(","), a.sections.split(",")
-    a.services = a.services.split(",")
+        a.reps, a.budget_seconds, a.churn_seconds = 1, 10, 5
+        a.pipe_loops = 30000
     a.out = os.path.abspath(a.out)
-    if any(k not in KINDS for k in a.kinds) or min(a.reps, a.budget_reps,
-                                                   a.pipe_loops) < 1 or \
-            min(a.seconds, a.service_seconds, a.budget_seconds,
-                a.churn_seconds) <= 0:
-        ap.error("bad --kinds, --reps or seconds")
-    if any(s not in SECTIONS for s in a.sections):
-        ap.error("bad --sections: expected some of %s" % ",".join(SECTIONS))
-    if any(s not in services.WORKLOADS for s in a.services):
-        ap.error("bad --services: expected some of %s" %
-                 ",".join(services.WORKLOADS))
+    for opt, known in (("kinds", KINDS), ("sections", SECTIONS),
+                       ("services", services.WORKLOADS)):
+        setattr(a, opt, getattr(a, opt).split(","))
+        if not set(getattr(a, opt)) <= set(known):
+            ap.error("bad --%s: expected some of %s" % (opt, ",".join(known)))
+    if min(a.reps, a.pipe_loops) < 1 or min(
+            a.seconds, a.service_seconds, a.budget_seconds,
+            a.churn_seconds) <= 0:
+        ap.error("bad --reps, --pipe-loops or seconds")
     if not a.from_json and not (a.scprof and a.bin):
         ap.error("--scprof and --bin are needed to measure")
     if a.cpu == a.client_cpu:
@@ -152,10 +119,6 @@ def write_text(path, text):
     with open(path + ".tmp", "w") as f:
         f.write(text)
     os.replace(path + ".tmp", path)
-
-
-def write_json(path, doc):
-    write_text(path, json.dumps(doc, indent=1) + "\n")
 
 
 def measure(a):
@@ -183,36 +146,31 @@ def measure(a):
                 if name in a.sections:
                     doc[name] = fn()
                     doc["loadavg"][name] = os.getloadavg()[0]
-                    write_json(os.path.join(a.out, "bench.json"), doc)
+                    write_text(os.path.join(a.out, "bench.json"),
+                               json.dumps(doc, indent=1) + "\n")
     finally:
         other.kill()
         other.wait()
     return doc
 
 
-def markdown(doc, chart_rel):
-    h = doc["host"]
+def markdown(doc, chart_path):
+    """The run's report: a line for the machine and the run, then each
+    section's."""
+    h, la = doc["host"], doc.get("loadavg")
     out = ["%s, %d CPUs (%s), Linux %s; `make bench` on scprof %s, %s%s." % (
         h["cpu"], h["cpus"], h["virt"] or "bare metal?", h["kernel"],
-        doc.get("git", "?"), doc.get("date", "date not recorded"),
-        load_text(doc))]
+        doc["git"], doc["date"],
+        "; load average (1 min) as each section ended: %s, on %d CPUs" % (
+            ", ".join("%s %.1f" % kv for kv in la.items()), h["cpus"])
+        if la else "")]
     if doc.get("loops"):
         out.append(loops.markdown(doc["loops"]))
     if doc.get("services"):
-        out.append(services.markdown(doc["services"], chart_rel))
+        out.append(services.markdown(doc["services"], chart_path))
     out += [split.markdown(doc), daemon.markdown(doc)]
     # (the first line a paragraph of its own)
     return out[0] + "\n\n" + "\n".join(x for x in out[1:] if x)
-
-
-def load_text(doc):
-    """The load average as each section ended, if recorded."""
-    la = doc.get("loadavg")
-    if not la:
-        return ""
-    return "; load average (1 min) as each section ended: %s, on %d " \
-        "CPUs" % (", ".join("%s %.1f" % kv for kv in la.items()),
-                  doc["host"]["cpus"])
 
 
 def update_results(path, text):
@@ -230,27 +188,16 @@ def update_results(path, text):
 
 def report(a, doc):
     """Print the run and write its files: the exit status."""
-    h = doc["host"]
-    print("scprof overhead benchmark: %s, %d CPUs, %s, Linux %s, scprof "
-          "%s, %s%s\n" % (h["cpu"], h["cpus"], h["virt"] or "bare metal?",
-                          h["kernel"], doc.get("git", "?"),
-                          doc.get("date", "date not recorded"),
-                          load_text(doc)))
-    if doc.get("loops"):
-        loops.report(doc["loops"])
-    if doc.get("services"):
-        services.report(doc["services"])
-        write_text(os.path.join(a.out, "services.svg"),
-                   chart.services_chart(doc["services"], h))
-    split.report(doc)
-    daemon.report(doc)
+    svg = chart.services_chart(doc["services"], doc["host"]) \
+        if doc.get("services") else None
+    if svg:
+        write_text(os.path.join(a.out, "services.svg"), svg)
+    print(markdown(doc, svg and os.path.join(a.out, "services.svg")))
     if a.readme:
-        rel = None
-        if doc.get("services"):
-            rel = a.readme_chart
-            write_text(os.path.join(os.path.dirname(a.readme) or ".", rel),
-                       chart.services_chart(doc["services"], h))
-        update_results(a.readme, markdown(doc, rel))
+        if svg:
+            write_text(os.path.join(os.path.dirname(a.readme) or ".",
+                                    README_CHART), svg)
+        update_results(a.readme, markdown(doc, svg and README_CHART))
     if a.save_baseline:
         write_text(a.save_baseline, compare.baseline_text(doc, doc["git"]))
         log("bench: baseline written to %s" % a.save_baseline)
@@ -260,9 +207,8 @@ def report(a, doc):
     if not os.path.exists(a.baseline):
         log("bench: no baseline %s to compare with" % a.baseline)
         return 0
-    res = compare.compare(doc, compare.load(a.baseline), a.threshold,
-                          a.floor_tolerance)
-    compare.report(res, a.baseline, a.threshold)
+    res = compare.compare(doc, compare.load(a.baseline))
+    compare.report(res, a.baseline)
     return EXIT_DEARER if res["dearer"] else 0
 
 

@@ -19,6 +19,9 @@ import json
 from probes import FLOORS, BenchError
 from split import services_split
 
+THRESHOLD = 0.15  # dearer by more than this share (and the noise)
+FLOOR_TOLERANCE = 0.25  # the loops compared only with floors this close
+
 
 def fig(value, noise, unit, least, floor=False):
     return {"value": value, "noise": noise, "unit": unit, "min": least,
@@ -113,7 +116,7 @@ def load(path):
     return doc
 
 
-def compare(cur_doc, base_doc, threshold, floor_tol):
+def compare(cur_doc, base_doc):
     """{"notes", "dearer", "within_noise", "cheaper": [(key, base, cur,
     unit)], "compared"}."""
     cur, base = values(cur_doc), values(base_doc)
@@ -127,7 +130,7 @@ def compare(cur_doc, base_doc, threshold, floor_tol):
     for key, v in cur.items():
         if key.startswith("loops/") and v["floor"] and key in base:
             b = base[key]["value"]
-            if b > 0 and abs(v["value"] / b - 1) > floor_tol:
+            if b > 0 and abs(v["value"] / b - 1) > FLOOR_TOLERANCE:
                 off.add(key.split("/")[1])
                 res["notes"].append(
                     "%s: %.0f ns here, %.0f in the baseline: the %s loop is "
@@ -140,7 +143,7 @@ def compare(cur_doc, base_doc, threshold, floor_tol):
         res["compared"] += 1
         item = (key, b["value"], v["value"], v["unit"])
         diff = v["value"] - b["value"]
-        big = max(threshold * abs(b["value"]), v["min"])
+        big = max(THRESHOLD * abs(b["value"]), v["min"])
         if diff > big:
             res["dearer" if diff > v["noise"] + b["noise"]
                 else "within_noise"].append(item)
@@ -149,10 +152,10 @@ def compare(cur_doc, base_doc, threshold, floor_tol):
     return res
 
 
-def report(res, path, threshold):
+def report(res, path):
     print("against the baseline %s (dearer: by more than %.0f%% and more "
           "than the noise; %d figures compared):" % (
-              path, 100 * threshold, res["compared"]))
+              path, 100 * THRESHOLD, res["compared"]))
     for n in res["notes"]:
         print("  note: " + n)
     for title, items in (("DEARER", res["dearer"]),
@@ -162,5 +165,5 @@ def report(res, path, threshold):
             print("  %-26s %-50s %9.3g -> %9.3g %s" % (title + ":", key, b,
                                                        c, unit))
     if not (res["dearer"] or res["within_noise"] or res["cheaper"]):
-        print("  no figure moved by more than %.0f%%" % (100 * threshold))
+        print("  no figure moved by more than %.0f%%" % (100 * THRESHOLD))
     print()

@@ -13,8 +13,8 @@ neighbours' figures with their mean).
 import subprocess
 import time
 
-from probes import (FLOORS, BenchError, Running, foreign_probes, log, med,
-                    spread)
+from probes import (FLOORS, BenchError, Running, foreign_probes, log,
+                    md_table, med, spread)
 
 SHORT = {v: "floor-" + k for k, v in FLOORS.items()}
 # The issue's targets (#21), on added ns: (config, reference, factor,
@@ -32,8 +32,8 @@ TARGETS = [
 
 def run_once(a, cfg, tmp, kinds=None, secs=None, hook=None):
     """One sysloop run, bare (cfg None) or under a probe: {kind: result};
-    "ns" is the median over batches of 256 calls (--stat mean_ns: the
-    run's mean). hook(when, running probe or None) is called with "go"
+    "ns" is the median over batches of 256 calls, "mean_ns" the run's
+    mean. hook(when, running probe or None) is called with "go"
     as the loop starts its warm-up and "end" once it is done, the probe
     still attached."""
     kinds = kinds or a.kinds
@@ -52,10 +52,8 @@ def run_once(a, cfg, tmp, kinds=None, secs=None, hook=None):
             tok = loop.stdout.readline().split()
             if len(tok) != 5:
                 raise BenchError("sysloop: bad result line %r" % tok)
-            res[tok[0]] = {"mean_ns": float(tok[1]),
-                           "batch_median_ns": float(tok[2]),
+            res[tok[0]] = {"mean_ns": float(tok[1]), "ns": float(tok[2]),
                            "timed": int(tok[3]), "total": int(tok[4])}
-            res[tok[0]]["ns"] = res[tok[0]][a.stat]
         if hook:
             hook("end", t)
         return res
@@ -66,7 +64,7 @@ def run_once(a, cfg, tmp, kinds=None, secs=None, hook=None):
             res = timed()
             foreign = foreign_probes(())
         else:
-            with Running(a, cfg, loop.pid, tmp) as t:
+            with Running(cfg, loop.pid, tmp) as t:
                 foreign = foreign_probes((t.proc.pid,))
                 res = timed(t)
                 text = t.finish()
@@ -92,59 +90,45 @@ def retried(fn, what):
             log("  retrying %s: %s" % (what, str(e).splitlines()[0]))
 
 
-def interleaved(a, cfgs, run, what, reps=None):
-    """bare, A, bare, B, ..., bare for each repetition (a.reps, or reps),
-    the order rotated: ({name: [result]}, [(pre bare, result, post bare,
-    name)])."""
-    res, triples = {"bare": []}, []
-    for c in cfgs:
-        res[c.name] = []
-    reps = reps or a.reps
+def interleaved(cfgs, run, what, reps):
+    """bare, A, bare, B, ..., bare for each repetition, the order rotated:
+    (the bare runs in order, {name: [(bare before, run, bare after)]})."""
+    bare, runs = [], {c.name: [] for c in cfgs}
     for rep in range(reps):
-        order = cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]
-        before = run(None)
-        res["bare"].append(before)
-        for c in order:
+        bare.append(run(None))
+        for c in cfgs[rep % len(cfgs):] + cfgs[:rep % len(cfgs)]:
             log("  %s, rep %d/%d: %s" % (what, rep + 1, reps, c.name))
             r = retried(lambda c=c: run(c), c.name)
-            after = run(None)
-            res[c.name].append(r)
-            res["bare"].append(after)
-            triples.append((before, r, after, c.name))
-            before = after
-    return res, triples
+            bare.append(run(None))
+            runs[c.name].append((bare[-2], r, bare[-1]))
+    return bare, runs
 
 
-def over_floors(rows):
-    """Each row against this run's figures: over_floor (added ns over its
-    floor's), x_bare (ns a call over bare), x_floor (added ns over its
-    floor's)."""
-    by = {(r["config"], r["kind"]): r for r in rows}
-    for r in rows:
-        if r["config"] == "bare":
-            continue
-        r["x_bare"] = 1 + r["added"]["median"] / by[("bare", r["kind"])]["ns"]
-        fl = by.get((FLOORS.get(r.get("floor")), r["kind"]))
-        r["over_floor"] = r["added"]["median"] - fl["added"]["median"] \
-            if fl else None
-        r["x_floor"] = r["added"]["median"] / fl["added"]["median"] \
-            if fl and fl["added"]["median"] > 0 else None
-
-
-def summarize(a, cfgs, res, triples):
+def summarize(kinds, cfgs, bare, runs):
+    """Rows of (config, kind) against this run's figures: added ns
+    (against the faster bare neighbour), x_bare (ns a call over bare),
+    over_floor and x_floor (added ns less and over its floor's); and the
+    targets."""
     rows = [{"config": "bare", "kind": k,
-             "ns": med([r[k]["ns"] for r in res["bare"]])} for k in a.kinds]
+             "ns": med([r[k]["ns"] for r in bare])} for k in kinds]
+    by = {("bare", r["kind"]): r for r in rows}
     for c in cfgs:
-        for k in a.kinds:
-            added = [r[k]["ns"] - min(pre[k]["ns"], post[k]["ns"])
-                     for pre, r, post, name in triples if name == c.name]
-            rows.append({"config": c.name, "kind": k, "floor": c.floor,
-                         "ns": med([r[k]["ns"] for r in res[c.name]]),
-                         "added": spread(added)})
-    over_floors(rows)
-    by = {(r["config"], r["kind"]): r for r in rows}
+        for k in kinds:
+            r = by[(c.name, k)] = {
+                "config": c.name, "kind": k, "floor": c.floor,
+                "ns": med([x[k]["ns"] for _, x, _ in runs[c.name]]),
+                "added": spread([x[k]["ns"] - min(pre[k]["ns"], post[k]["ns"])
+                                 for pre, x, post in runs[c.name]])}
+            rows.append(r)
+    for r in rows[len(kinds):]:
+        add = r["added"]["median"]
+        fl = by.get((FLOORS.get(r["floor"]), r["kind"]))
+        fl = fl and fl["added"]["median"]
+        r["x_bare"] = 1 + add / by[("bare", r["kind"])]["ns"]
+        r["over_floor"] = None if fl is None else add - fl
+        r["x_floor"] = add / fl if fl and fl > 0 else None
     targets = []
-    for k in a.kinds:
+    for k in kinds:
         for cfg, ref, factor, slack in TARGETS:
             if (cfg, k) in by and (ref, k) in by:
                 v = by[(cfg, k)]["added"]["median"]
@@ -174,97 +158,55 @@ def run(a, cfgs, tmp):
     cfgs = [c for c in cfgs if "loops" in c.sections]
     log("bench: loops: %d configurations x %d repetitions, %g s a loop" % (
         len(cfgs), a.reps, a.seconds))
-    res, triples = interleaved(a, cfgs, lambda c: run_once(a, c, tmp),
-                               "loops")
-    rows, targets = summarize(a, cfgs, res, triples)
+    bare, runs = interleaved(cfgs, lambda c: run_once(a, c, tmp), "loops",
+                             a.reps)
+    rows, targets = summarize(a.kinds, cfgs, bare, runs)
     return {"reps": a.reps, "seconds": a.seconds, "cpu": a.cpu,
-            "kinds": a.kinds, "stat": a.stat, "rows": rows,
-            "targets": targets, "true_s": scprof_true(a),
-            "foreign_probes": max(r[k]["foreign_probes"] for v in res.values()
-                                  for r in v for k in a.kinds)}
+            "kinds": a.kinds, "rows": rows, "targets": targets,
+            "true_s": scprof_true(a),
+            "foreign_probes": max(r[k]["foreign_probes"] for r in bare +
+                                  [r for v in runs.values() for _, r, _ in v]
+                                  for k in a.kinds)}
 
 
 def fmt_ns(v):
     return "%.1fk" % (v / 1000) if v >= 10000 else "%.0f" % v
 
 
-def cell(r):
-    """A row's added ns as "median (min-max)"."""
-    ad = r["added"]
-    return "%s (%s-%s)" % (fmt_ns(ad["median"]), fmt_ns(ad["min"]),
-                           fmt_ns(ad["max"]))
-
-
 def table(sec, kind):
-    """One loop's rows: [config, ns a call, added ns (min-max), x bare,
-    ns over its floor, x its floor's added ns]."""
+    """One loop's rows: config, ns a call, added ns (min-max), x bare, ns
+    over its floor, x its floor's added ns."""
     out = []
-    over_floors(sec["rows"])  # (a bench.json written before x_bare)
     for r in sec["rows"]:
         if r["kind"] != kind:
             continue
         if r["config"] == "bare":
             out.append(["bare", fmt_ns(r["ns"]), "", "1.00", "", ""])
             continue
-        of = r.get("over_floor")
-        out.append([r["config"], fmt_ns(r["ns"]), cell(r),
-                    "%.2f" % r["x_bare"],
-                    "" if of is None else "%+.0f (%s)" % (
-                        of, SHORT[FLOORS[r["floor"]]]),
-                    "" if r.get("x_floor") is None else
-                    "%.2f" % r["x_floor"]])
+        ad, of, xf = r["added"], r["over_floor"], r["x_floor"]
+        out.append([r["config"], fmt_ns(r["ns"]), "%s (%s-%s)" % (
+            fmt_ns(ad["median"]), fmt_ns(ad["min"]), fmt_ns(ad["max"])),
+            "%.2f" % r["x_bare"],
+            "" if of is None else "%+.0f (%s)" % (of, SHORT[FLOORS[
+                r["floor"]]]), "" if xf is None else "%.2f" % xf])
     return out
 
 
-HEAD = ["config", "ns/call", "added ns (min-max)", "x bare",
-        "over its floor", "x floor"]
-
-
-def report(sec):
-    print("loops: pinned to CPU %d, %g s a loop, %d repetitions, each "
-          "between bare runs; added ns a call (%s), median (min-max); "
-          "x bare: ns/call over bare; over its floor: added ns over the "
-          "empty programs' in this run; x floor: added ns over theirs\n" % (
-              sec["cpu"], sec["seconds"], sec["reps"],
-              "median batch of 256 calls" if sec["stat"] ==
-              "batch_median_ns" else "mean over the run"))
-    fmt = "%-32s %8s %20s %7s %18s %8s"
-    for k in sec["kinds"]:
-        print("the %s loop:" % k)
-        print(fmt % tuple(HEAD))
-        for row in table(sec, k):
-            print(fmt % tuple(row))
-        print()
-    if sec["foreign_probes"]:
-        print("warning: up to %d BPF tracing programs of other processes "
-              "were attached during runs: bare is not bare" %
-              sec["foreign_probes"])
-    print("targets (added ns, median):")
-    for t in sec["targets"]:
-        print("  %-62s %6.0f <= %6.0f  %s" % (t["target"], t["value"],
-                                            t["limit"],
-                                            "ok" if t["ok"] else "MISSED"))
-    print("scprof -- /bin/true, end to end: %.0f ms (%.0f-%.0f)\n" % (
-        sec["true_s"]["median"] * 1e3, sec["true_s"]["min"] * 1e3,
-        sec["true_s"]["max"] * 1e3))
-
-
 def markdown(sec):
-    out = ["**Loops** (a pinned loop's ns a call, median over %d "
-           "repetitions of %g s runs; *added ns* over its bare neighbours "
-           "(min-max); *x bare*: ns a call over bare; *over its floor*: "
-           "added ns over the empty programs' (floor-enter, floor-exit, "
-           "floor-pair) in this run; *x floor*: added ns over theirs%s):" % (
-               sec["reps"], sec["seconds"],
+    out = ["**Loops** (a pinned loop's ns a call, the median batch of 256 "
+           "calls, median over %d repetitions of %g s runs on CPU %d; "
+           "*added ns* over its bare neighbours (min-max); *x bare*: ns a "
+           "call over bare; *over its floor*: added ns over the empty "
+           "programs' (floor-enter, floor-exit, floor-pair) in this run; *x "
+           "floor*: added ns over theirs%s):" % (
+               sec["reps"], sec["seconds"], sec["cpu"],
                "; up to %d BPF tracing programs of other processes were "
-               "attached during runs" % sec["foreign_probes"]
-               if sec["foreign_probes"] else ""), ""]
+               "attached during runs: bare is not bare" %
+               sec["foreign_probes"] if sec["foreign_probes"] else ""), ""]
     for k in sec["kinds"]:
-        out += ["The %s loop:" % k, "",
-                "| " + " | ".join(HEAD) + " |",
-                "| --- |" + " ---: |" * (len(HEAD) - 1)]
-        out += ["| %s |" % " | ".join(row) for row in table(sec, k)]
-        out.append("")
+        out += ["The %s loop:" % k, ""] + md_table(
+            ["config", "ns/call", "added ns (min-max)", "x bare",
+             "over its floor", "x floor"], table(sec, k)) + [""]
     missed = [t for t in sec["targets"] if not t["ok"]]
     out += ["Targets (added ns, median, against this run's floors and "
             "peers): %d of %d met%s." % (
@@ -272,6 +214,7 @@ def markdown(sec):
                 "; missed: " + "; ".join("%s (%.0f, limit %.0f)" % (
                     t["target"], t["value"], t["limit"]) for t in missed)
                 if missed else ""),
-            "`scprof -- /bin/true` end to end: %.0f ms." % (
-                sec["true_s"]["median"] * 1e3), ""]
+            "`scprof -- /bin/true` end to end: %.0f ms (%.0f-%.0f)." % tuple(
+                sec["true_s"][k] * 1e3 for k in ("median", "min", "max")),
+            ""]
     return "\n".join(out)

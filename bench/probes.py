@@ -8,6 +8,7 @@ before the load starts, stopped after it, and its own report must count
 what the load did, so a probe that missed part of the timed window is an
 error, not a figure.
 """
+import csv
 import ctypes
 import json
 import os
@@ -55,6 +56,16 @@ def med(xs):
 def spread(xs):
     """{"median", "min", "max"} of a figure's repetitions."""
     return {"median": med(xs), "min": min(xs), "max": max(xs)}
+
+
+def md_table(head, rows):
+    """Markdown table lines, the columns padded to be read on a terminal
+    too: the first left-aligned, the figures right-aligned."""
+    rows = [head, ["---"] * len(head)] + rows
+    w = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    rows[1] = ["-" * w[0]] + ["-" * (n - 1) + ":" for n in w[1:]]
+    return ["| %s |" % " | ".join(c.ljust(w[0]) if i == 0 else c.rjust(w[i])
+                                  for i, c in enumerate(r)) for r in rows]
 
 
 # ---- the BPF programs a process holds ------------------------------------
@@ -130,22 +141,22 @@ def foreign_probes(own_pids):
 class Config:
     """One probe configuration.
 
-    argv(pid, out) starts it on the target pid (out: a scratch file), or
-    is None for bare; attach is how to tell it is attached ("bpf" with
-    min_progs programs run, "ptrace", "perf"); parse(text, pid) reads the
-    calls it counted ({syscall: calls}); floor names the empty programs it
-    is compared with; sections, where it is measured by default; long_run,
-    a probe whose cost changes over a period (the daemon's windows)."""
+    argv(pid, out) starts it on the target pid (out: a scratch file);
+    attach is how to tell it is attached ("bpf" with min_progs programs
+    run, "ptrace", "perf"); parse(text, pid) reads the calls it counted
+    ({syscall: calls}), of which it must have seen min_seen of the load's
+    (perf trace reads its ring buffers from userspace and may lose a few
+    events on a loaded machine: that is not detachment); floor names the
+    empty programs it is compared with; sections, where it is measured by
+    default; long_run, a probe whose cost changes over a period (the
+    daemon's windows)."""
 
     def __init__(self, name, argv, attach="bpf", parse=None, min_progs=1,
                  floor=None, label=None, sections=("loops",),
                  min_seen=1.0, long_run=False):
         self.name, self.argv, self.attach, self.parse = name, argv, attach, parse
         self.min_progs, self.floor, self.sections = min_progs, floor, sections
-        self.label = label or name
-        # perf trace reads its ring buffers from userspace and may lose a
-        # few events on a loaded machine: that is not detachment
-        self.min_seen = min_seen
+        self.label, self.min_seen = label or name, min_seen
         self.long_run = long_run
 
 
@@ -158,51 +169,33 @@ def _add(counts, name, n):
         counts[name] = counts.get(name, 0) + int(n)
 
 
-def parse_strace_table(text, _pid=None):
-    """scprof's and strace's -c table: calls is the 4th column."""
-    counts = {}
-    for line in text.splitlines():
-        tok = line.split()
-        if len(tok) >= 5 and tok[3].isdigit():
-            _add(counts, tok[-1], tok[3])
-    return counts
+def calls_in_column(col, name_col=-1):
+    """A parser of a table with a row a syscall, its calls in column col."""
+    def parse(text, _pid=None):
+        counts = {}
+        for line in text.splitlines():
+            tok = line.split()
+            if len(tok) > max(col, 1) and tok[col].isdigit():
+                _add(counts, tok[name_col], tok[col])
+        return counts
+    return parse
 
 
-def parse_count_table(text, _pid=None):
-    """scprof --count-only's table: calls is the 1st column."""
-    counts = {}
-    for line in text.splitlines():
-        tok = line.split()
-        if len(tok) >= 2 and tok[0].isdigit():
-            _add(counts, tok[-1], tok[0])
-    return counts
+# scprof's and strace's -c table; scprof --count-only's; syscount's and
+# perf trace -s's
+parse_strace_table = calls_in_column(3)
+parse_count_table = calls_in_column(0)
+parse_syscount = calls_in_column(1, 0)
 
 
 def parse_scprof_csv(text, pid):
     """scprof --format csv: the target's own rows."""
-    lines = [l for l in text.splitlines()
-             if l.startswith(("pid,", "%d," % pid))]
-    if not lines or not lines[0].startswith("pid,"):
-        return {}
-    head, counts = lines[0].split(","), {}
-    ip, isc, ic = head.index("pid"), head.index("syscall"), head.index("calls")
-    for line in lines[1:]:
-        f = line.split(",")
-        if len(f) == len(head) and f[ip] == str(pid) and f[ic].isdigit():
-            _add(counts, f[isc], f[ic])
-    return counts
-
-
-def parse_syscount(text, _pid=None):
     counts = {}
-    for line in text.splitlines():
-        tok = line.split()
-        if len(tok) >= 2 and tok[1].isdigit():
-            _add(counts, tok[0], tok[1])
+    for row in csv.DictReader(l for l in text.splitlines()
+                              if l.startswith(("pid,", "%d," % pid))):
+        if row.get("pid") == str(pid) and (row.get("calls") or "").isdigit():
+            _add(counts, row["syscall"], row["calls"])
     return counts
-
-
-parse_perf_trace = parse_syscount  # "syscall calls ..." rows too
 
 
 def _by_nr_names(by_nr):
@@ -229,24 +222,40 @@ def parse_bpftrace_hist(text, _pid=None):
     return _by_nr_names(by_nr)
 
 
-def scprof_has(scprof, opt, cmd=()):
-    return opt in subprocess.run([scprof] + list(cmd) + ["--help"],
-                                 capture_output=True, text=True,
-                                 check=False).stdout
+def scprof_config(a, name, *args, parse=True, pin=None, **kw):
+    """`scprof -q -o OUT ARGS` ({pid}: the target; pin: a CPU to run on).
+    With -C it runs one program (on sys_exit: floor-exit) and prints the
+    count-only table, else two (floor-pair); its own parser reads --format
+    csv's rows of the target (parse=False: none)."""
+    count_only = "-C" in args
+    if parse:
+        parse = parse_scprof_csv if "csv" in args else \
+            parse_count_table if count_only else parse_strace_table
+    taskset = ["taskset", "-c", str(pin)] if pin is not None else []
+    return Config(name, lambda p, o: taskset + [a.scprof, "-q", "-o", o] + [
+        str(p) if x == "{pid}" else x for x in args], parse=parse or None,
+        min_progs=1 if count_only else 2,
+        floor="exit" if count_only else "pair", **kw)
+
+
+def daemon_config(a):
+    """`scprof daemon` at its defaults: its cost changes over its 10 s
+    periods, so its services runs are long ones (its budget against -C -a
+    is daemon.py's)."""
+    return Config("scprof daemon", lambda p, o: [
+        a.scprof, "daemon", "--listen", "127.0.0.1:0"], floor="exit",
+        sections=("services",), long_run=True)
 
 
 def make_configs(a, other_pid):
     """Every probe configuration, the floors first. Those with "services"
     in their sections are the services' default set; --only keeps those
     whose name contains one of its words."""
-    S, B = a.scprof, a.bin
-    L, SV = ("loops",), ("loops", "services")
+    B, L, SV, S = a.bin, ("loops",), ("loops", "services"), ("services",)
+    csv, other = ("--format", "csv"), str(other_pid)
 
-    def sc(*args):
-        return lambda p, o: [S, "-q", "-o", o] + [
-            str(p) if x == "{pid}" else str(other_pid) if x == "{other}"
-            else x for x in args]
-    csv = ("--format", "csv")
+    def sc(name, *args, **kw):
+        return scprof_config(a, name, *args, **kw)
     cfgs = [
         Config(FLOORS["enter"], lambda p, o: [B + "/floor"],
                label="floor-enter"),
@@ -254,42 +263,24 @@ def make_configs(a, other_pid):
                label="floor-exit", sections=SV),
         Config(FLOORS["pair"], lambda p, o: [B + "/floor", "--both"],
                min_progs=2, label="floor-pair", sections=SV),
-        Config("scprof -C -p", sc("-C", *csv, "-p", "{pid}"),
-               parse=parse_scprof_csv, floor="exit"),
-        Config("scprof -C -a", sc("-C", "-a"), parse=parse_count_table,
-               floor="exit", sections=SV),
-        Config("scprof -p", sc(*csv, "-p", "{pid}"), parse=parse_scprof_csv,
-               min_progs=2, floor="pair", sections=SV),
-        Config("scprof -a", sc("-a"), parse=parse_strace_table, min_progs=2,
-               floor="pair", sections=SV),
-        Config("scprof -a -P", sc("-a", *csv), parse=parse_scprof_csv,
-               min_progs=2, floor="pair"),
-        Config("scprof --stacks", sc("--stacks", *csv, "-p", "{pid}"),
-               parse=parse_scprof_csv, min_progs=2, floor="pair"),
-        Config("scprof -p other (non-target)", sc(*csv, "-p", "{other}"),
-               min_progs=2, floor="pair", label="scprof non-target"),
-        Config("scprof -C -p other (non-target)",
-               sc("-C", *csv, "-p", "{other}"), floor="exit",
-               label="scprof -C non-target"),
-    ]
-    if scprof_has(S, "--no-split"):
+        sc("scprof -C -p", "-C", *csv, "-p", "{pid}"),
+        sc("scprof -C -a", "-C", "-a", sections=SV),
+        sc("scprof -p", *csv, "-p", "{pid}", sections=SV),
+        sc("scprof -a", "-a", sections=SV),
+        sc("scprof -a -P", "-a", *csv),
+        sc("scprof --stacks", "--stacks", *csv, "-p", "{pid}"),
+        sc("scprof -p other (non-target)", *csv, "-p", other, parse=False,
+           label="scprof non-target"),
+        sc("scprof -C -p other (non-target)", "-C", *csv, "-p", other,
+           parse=False, label="scprof -C non-target"),
         # the split's cost on a server (issue 41): -p against this
-        cfgs.append(Config("scprof -p --no-split",
-                           sc("--no-split", *csv, "-p", "{pid}"),
-                           parse=parse_scprof_csv, min_progs=2, floor="pair",
-                           sections=("services",)))
-    for name, args in (("scprof --stacks-by time", ("--stacks-by", "time")),
-                       ("scprof --slow 10ms", ("--slow", "10ms", "--slow-out",
-                                               "/dev/null"))):
-        cfgs.append(Config(name, sc(*args, *csv, "-p", "{pid}"),
-                           parse=parse_scprof_csv, min_progs=2, floor="pair",
-                           sections=("services",)))
-    cfgs += [
-        # its cost changes over its 10 s periods: 11 s runs (its budget
-        # against -C -a is daemon.py's)
-        Config("scprof daemon", lambda p, o: [S, "daemon", "--listen",
-                                              "127.0.0.1:0"],
-               floor="exit", sections=("services",), long_run=True),
+        sc("scprof -p --no-split", "--no-split", *csv, "-p", "{pid}",
+           sections=S),
+        sc("scprof --stacks-by time", "--stacks-by", "time", *csv, "-p",
+           "{pid}", sections=S),
+        sc("scprof --slow 10ms", "--slow", "10ms", "--slow-out", "/dev/null",
+           *csv, "-p", "{pid}", sections=S),
+        daemon_config(a),
         Config("syscount -p", lambda p, o: ["syscount", "-p", str(p)],
                parse=parse_syscount, floor="exit", sections=SV),
         Config("syscount -L -p", lambda p, o: ["syscount", "-L", "-p", str(p)],
@@ -304,9 +295,10 @@ def make_configs(a, other_pid):
         Config("strace -c -f", lambda p, o: ["strace", "-c", "-f", "-o", o,
                                              "-p", str(p)],
                attach="ptrace", parse=parse_strace_table, sections=SV),
+        # "syscall calls ..." rows, as syscount's
         Config("perf trace -s", lambda p, o: ["perf", "trace", "-s", "-m",
                                               "1024", "-o", o, "-p", str(p)],
-               attach="perf", parse=parse_perf_trace, min_seen=0.99,
+               attach="perf", parse=parse_syscount, min_seen=0.99,
                sections=SV),
     ]
     for spec in a.probe or []:
@@ -327,7 +319,7 @@ def make_configs(a, other_pid):
 
 # ---- running one ----------------------------------------------------------
 
-def wait_attached(cfg, tracer, target, timeout):
+def wait_attached(cfg, tracer, target, timeout=60):
     """Return once the probe is attached, or raise."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -389,8 +381,8 @@ class Running:
     attached on entering (or BenchError), killed on leaving if still
     running; finish() stops it and returns what it printed and wrote."""
 
-    def __init__(self, a, cfg, pid, tmpdir):
-        self.a, self.cfg, self.pid = a, cfg, pid
+    def __init__(self, cfg, pid, tmpdir):
+        self.cfg, self.pid = cfg, pid
         self.out = os.path.join(tmpdir, "out.txt")
         if os.path.exists(self.out):
             os.unlink(self.out)
@@ -403,8 +395,7 @@ class Running:
                 self.cfg.argv(self.pid, self.out), stdin=subprocess.DEVNULL,
                 stdout=self.tout, stderr=subprocess.STDOUT,
                 start_new_session=True)
-            wait_attached(self.cfg, self.proc, self.pid,
-                          self.a.attach_timeout)
+            wait_attached(self.cfg, self.proc, self.pid)
         except BaseException:
             self.__exit__()
             raise

@@ -1,19 +1,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-"""services: what a probe costs a real server, as its requests/s traced
-divided by untraced.
-
-  nginx   one worker, a 612-byte static file, `ab -k -c 8`
-  redis   redis-server, `redis-benchmark -t set,get -c 50`
-
-The server is pinned to one CPU and its load generator to the other, over
-loopback, with configuration files of ours under the output folder. As
-for the loops, each probed run sits between bare runs, the order rotating
-between repetitions; a run's ratio is its requests/s over the mean of its
-two bare neighbours'. The noise is how far a bare run lands from the
-bare runs on its sides (median). The probe must count at least one call
-of the server per request. The warm-up runs a grace period under load
-(probes.grace_period), as the first probe to stop would, so that every
-run finds the server's thread in the same state.
+"""services: what a probe costs a real server, its requests/s traced over
+untraced: nginx (one worker, a 612-byte static file, `ab -k -c 8`) and
+redis (`redis-benchmark -t set,get -c 50`), the server pinned to one CPU
+and its load generator to the other, over loopback, with configuration
+files of ours. Each probed run sits between bare runs, the order rotating;
+its ratio is over the mean of its two bare neighbours' requests/s, the
+noise how far a bare run lands from its neighbours (median). The probe
+must count a call of the server a request. The warm-up goes through a
+grace period under load (probes.grace_period), as the first probe to stop
+would, so that every run finds the server's thread in the same state.
 """
 import os
 import re
@@ -25,9 +20,10 @@ import time
 
 from loops import interleaved
 from probes import (FLOORS, BenchError, Running, foreign_probes,
-                    grace_period, log, med, proc_cpu_s, spread)
+                    grace_period, log, md_table, med, proc_cpu_s, spread)
 
 WORKLOADS = ("nginx", "redis")
+LONG_SECONDS = 11  # the daemon's runs: a 10 s period and more
 
 
 def pinned(cpu):
@@ -198,10 +194,10 @@ def run_once(a, w, cfg, tmp):
         r = w.load(a.service_seconds)
         r["foreign_probes"] = foreign_probes(())
         return r
-    with Running(a, cfg, w.pid, tmp) as t:
+    with Running(cfg, w.pid, tmp) as t:
         r = {"foreign_probes": foreign_probes((t.proc.pid,))}
         c0, t0 = proc_cpu_s(t.proc.pid), time.monotonic()
-        r.update(w.load(a.long_seconds if cfg.long_run else
+        r.update(w.load(LONG_SECONDS if cfg.long_run else
                         a.service_seconds))
         # the probe's own CPU during the load, a share of one CPU
         r["tracer_cpu"] = (proc_cpu_s(t.proc.pid) - c0) / \
@@ -228,132 +224,91 @@ def warm_up(a, w):
         raise BenchError("%s: the warm-up load failed" % w.name)
 
 
+def summarize(cfgs, bare, runs):
+    """A workload's rows: each run's requests/s over the mean of its bare
+    neighbours' (ratio), that over its floor's in this run (x_floor); the
+    noise, how far a bare run lands from the mean of its neighbours."""
+    rps = [r["rps"] for r in bare]
+    noise = [abs(1 - rps[i] / ((rps[i - 1] + rps[i + 1]) / 2))
+             for i in range(1, len(rps) - 1)]
+    rows = []
+    for c in cfgs:
+        ratios = [r["rps"] / ((pre["rps"] + post["rps"]) / 2)
+                  for pre, r, post in runs[c.name]]
+        rs = [r for _, r, _ in runs[c.name]]
+        cpr = [r["calls_per_request"] for r in rs if "calls_per_request" in r]
+        rows.append({"config": c.name, "label": c.label, "floor": c.floor,
+                     "ratio": spread(ratios), "ratios": ratios,
+                     "rps": med([r["rps"] for r in rs]),
+                     "tracer_cpu": med([r["tracer_cpu"] for r in rs]),
+                     "calls_per_request": med(cpr) if cpr else None})
+    by = {r["config"]: r for r in rows}
+    for r in rows:
+        fl = by.get(FLOORS.get(r["floor"]))
+        r["x_floor"] = r["ratio"]["median"] / fl["ratio"]["median"] \
+            if fl else None
+    return {"rows": rows, "bare_rps": spread(rps),
+            "noise": med(noise) if noise else 0.0,
+            "foreign_probes": max(r["foreign_probes"] for r in bare + [
+                r for v in runs.values() for _, r, _ in v])}
+
+
 def run(a, cfgs, tmp):
     cfgs = [c for c in cfgs if "services" in c.sections]
     wls = []
     for cls in (Nginx, Redis):
-        if cls.name not in a.services:
-            continue
         missing = [t for t in cls.tools if not shutil.which(t)]
-        if missing:
+        if cls.name in a.services and missing:
             log("bench: skipping %s: %s not installed (make bench installs "
                 "bench/deps)" % (cls.name, ", ".join(missing)))
-            continue
-        wls.append(cls(a, os.path.join(a.out, "services")))
+        elif cls.name in a.services:
+            wls.append(cls(a, os.path.join(a.out, "services")))
     log("bench: services: %s; %d configurations x %d repetitions, %g s runs"
         % (", ".join(w.name for w in wls), len(cfgs), a.reps,
            a.service_seconds))
     out = {"reps": a.reps, "seconds": a.service_seconds,
-           "long_seconds": a.long_seconds, "cpu": a.cpu,
+           "long_seconds": LONG_SECONDS, "cpu": a.cpu,
            "client_cpu": a.client_cpu, "workloads": {}}
     for w in wls:
         try:
             w.start()
             warm_up(a, w)
-            res, triples = interleaved(a, cfgs,
-                                       lambda c: run_once(a, w, c, tmp),
-                                       w.name)
+            bare, runs = interleaved(cfgs, lambda c: run_once(a, w, c, tmp),
+                                     w.name, a.reps)
         finally:
             w.stop()
-        bare = [r["rps"] for r in res["bare"]]
-        noise = [abs(1 - bare[i] / ((bare[i - 1] + bare[i + 1]) / 2))
-                 for i in range(1, len(bare) - 1)]
-        rows = []
-        for c in cfgs:
-            ratios = [r["rps"] / ((pre["rps"] + post["rps"]) / 2)
-                      for pre, r, post, name in triples if name == c.name]
-            rs = res[c.name]
-            cpr = [r["calls_per_request"] for r in rs
-                   if "calls_per_request" in r]
-            rows.append({"config": c.name, "label": c.label,
-                         "floor": c.floor,
-                         "ratio": spread(ratios), "ratios": ratios,
-                         "rps": med([r["rps"] for r in rs]),
-                         "tracer_cpu": med([r["tracer_cpu"] for r in rs]),
-                         "calls_per_request": med(cpr) if cpr else None})
-        floor_ratio(rows)
-        out["workloads"][w.name] = {
-            "desc": w.desc, "rows": rows, "bare_rps": spread(bare),
-            "noise": med(noise) if noise else 0.0,
-            "foreign_probes": max(r["foreign_probes"] for v in res.values()
-                                  for r in v)}
+        out["workloads"][w.name] = dict(summarize(cfgs, bare, runs),
+                                        desc=w.desc)
     return out
 
 
-def floor_ratio(rows):
-    """Each row's ratio over its floor's (the empty programs' of the same
-    run, floor-exit or floor-pair): x_floor, or None."""
-    by = {r["config"]: r for r in rows}
-    for r in rows:
-        fl = by.get(FLOORS.get(r.get("floor")))
-        r["x_floor"] = r["ratio"]["median"] / fl["ratio"]["median"] \
-            if fl and fl is not r else None
-
-
-def x_floor(r):
-    return "" if r.get("x_floor") is None else "%.2f" % r["x_floor"]
-
-
-def report(sec):
-    print("services: requests/s traced / untraced; server on CPU %d, load "
-          "on CPU %d; %d repetitions of %g s runs (the daemon's: %g s), "
-          "each between bare runs; median (min-max)\n" % (
-              sec["cpu"], sec["client_cpu"], sec["reps"], sec["seconds"],
-              sec["long_seconds"]))
-    for name, wl in sec["workloads"].items():
-        print("%s: %s; bare %.0f requests/s; noise (a bare run against its "
-              "neighbours) %.1f points" % (name, wl["desc"],
-                                           wl["bare_rps"]["median"],
-                                           100 * wl["noise"]))
-        print("  %-32s %6s %12s %8s %12s %9s %10s" % (
-            "config", "ratio", "(min-max)", "/ floor", "requests/s",
-            "calls/req", "tracer CPU"))
-        for r in wl["rows"]:
-            print("  %-32s %6.2f %12s %8s %12.0f %9s %9.1f%%" % (
-                r["config"], r["ratio"]["median"], "(%.2f-%.2f)" % (
-                    r["ratio"]["min"], r["ratio"]["max"]), x_floor(r),
-                r["rps"],
-                "" if r["calls_per_request"] is None else
-                "%.1f" % r["calls_per_request"], 100 * r["tracer_cpu"]))
-        if wl["foreign_probes"]:
-            print("  warning: up to %d BPF tracing programs of other "
-                  "processes were attached during runs" %
-                  wl["foreign_probes"])
-        print()
-
-
 def markdown(sec, chart=None):
-    names = list(sec["workloads"])
     out = ["**Services** (requests/s traced ÷ untraced, the server pinned "
-           "to one CPU and its load generator to the other; %d repetitions "
-           "of %g s runs, the daemon's %g s, each between untraced runs; "
+           "to CPU %d and its load generator to CPU %d; %d repetitions of "
+           "%g s runs, the daemon's %g s, each between untraced runs; "
            "median (min-max); */ floor*: that over the ratio of its floor "
            "(the empty programs: floor-exit for one program on sys_exit, "
-           "floor-pair for two) in this run; *noise*: how far an untraced "
-           "run lands from its untraced neighbours):" % (
-               sec["reps"], sec["seconds"], sec["long_seconds"]), ""]
+           "floor-pair for two) in this run; *calls/req*: the calls the "
+           "probe counted a request; *tracer CPU*: the probe's own, a share "
+           "of one CPU; *noise*: how far an untraced run lands from its "
+           "untraced neighbours):" % (
+               sec["cpu"], sec["client_cpu"], sec["reps"], sec["seconds"],
+               sec["long_seconds"]), ""]
     if chart:
         out += ["![requests/s traced / untraced](%s)" % chart, ""]
-    out += ["| config | " + " | ".join("%s | / floor" % n for n in names)
-            + " |", "| --- |" + " ---: | ---: |" * len(names)]
-    rows = {n: {r["config"]: r for r in sec["workloads"][n]["rows"]}
-            for n in names}
-
-    def cells(r):
-        if r is None:
-            return " | "
-        return "%.2f (%.2f-%.2f) | %s" % (
-            r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"],
-            x_floor(r))
-    for r0 in sec["workloads"][names[0]]["rows"]:
-        out.append("| %s | %s |" % (r0["label"], " | ".join(
-            cells(rows[n].get(r0["config"])) for n in names)))
-    out.append("| *untraced requests/s* | " + " | ".join(
-        "%.0f | " % sec["workloads"][n]["bare_rps"]["median"]
-        for n in names) + " |")
-    out.append("| *noise (points)* | " + " | ".join(
-        "±%.1f | " % (100 * sec["workloads"][n]["noise"]) for n in names) +
-        " |")
-    out += [""] + ["- %s: %s." % (n, sec["workloads"][n]["desc"])
-                   for n in names] + [""]
+    for name, wl in sec["workloads"].items():
+        out += ["%s: %s; untraced %.0f requests/s, noise ±%.1f points%s:" % (
+            name, wl["desc"], wl["bare_rps"]["median"], 100 * wl["noise"],
+            "; up to %d BPF tracing programs of other processes were "
+            "attached during runs" % wl["foreign_probes"]
+            if wl["foreign_probes"] else ""), ""] + md_table(
+            ["config", "ratio (min-max)", "/ floor", "requests/s",
+             "calls/req", "tracer CPU"],
+            [[r["label"], "%.2f (%.2f-%.2f)" % (
+                r["ratio"]["median"], r["ratio"]["min"], r["ratio"]["max"]),
+              "" if r["x_floor"] is None else "%.2f" % r["x_floor"],
+              "%.0f" % r["rps"], "" if r["calls_per_request"] is None else
+              "%.1f" % r["calls_per_request"],
+              "%.1f%%" % (100 * r["tracer_cpu"])]
+             for r in wl["rows"]]) + [""]
     return "\n".join(out)

@@ -18,32 +18,20 @@ import re
 import subprocess
 
 from loops import interleaved
-from probes import BenchError, Config, Running, log, med, parse_strace_table, \
-    spread
+from probes import BenchError, Running, log, med, scprof_config, spread
 
 PIPE_GOAL = 1.10  # split / no-split, CPU time per operation
 
 
 def parse_task_clock(text):
     """msec of task-clock from `perf stat -x,` output, or None."""
-    for line in text.splitlines():
-        f = line.split(",")
-        if len(f) > 2 and f[2] == "task-clock":
-            try:
-                return float(f[0])
-            except ValueError:
-                return None
-    return None
-
-
-def parse_usecs_op(text):
-    m = re.search(r"^\s*([\d.]+) usecs/op", text, re.M)
+    m = re.search(r"^([\d.]+),[^,]*,task-clock,", text, re.M)
     return float(m.group(1)) if m else None
 
 
 def pipe_once(a, cfg, tmp):
-    """One `perf bench sched pipe` run, bare or under scprof: {"cpu_ns"
-    (CPU time per operation), "usecs_op" (its own, wall)}."""
+    """One `perf bench sched pipe` run, bare or under scprof: {"cpu_ns"}
+    (its two tasks' CPU time an operation)."""
     stat = os.path.join(tmp, "perf-stat.txt")
     argv = ["perf", "stat", "-x,", "-e", "task-clock", "-o", stat, "--",
             "taskset", "-c", str(a.cpu), "perf", "bench", "sched", "pipe",
@@ -53,14 +41,13 @@ def pipe_once(a, cfg, tmp):
         p = subprocess.run(argv, capture_output=True, text=True, check=False)
         with open(stat) as f:
             ms = parse_task_clock(f.read())
-        us = parse_usecs_op(p.stdout)
-        if p.returncode or ms is None or us is None:
+        if p.returncode or ms is None:
             raise BenchError("perf bench sched pipe failed (%d): %s" % (
                 p.returncode, (p.stderr or p.stdout).strip()[-300:]))
-        return {"cpu_ns": ms * 1e6 / a.pipe_loops, "usecs_op": us}
+        return {"cpu_ns": ms * 1e6 / a.pipe_loops}
     if cfg is None:
         return bench()
-    with Running(a, cfg, os.getpid(), tmp) as t:
+    with Running(cfg, os.getpid(), tmp) as t:
         r = bench()
         text = t.finish()
     # each operation is a write and a read on each side
@@ -69,25 +56,20 @@ def pipe_once(a, cfg, tmp):
 
 
 def run(a, tmp):
-    def cfg(name, *extra):
-        # scprof on the CPU the pipe does not use
-        return Config(name, lambda p, o: [
-            "taskset", "-c", str(a.client_cpu), a.scprof, "-q", "-a",
-            "-o", o] + list(extra), parse=parse_strace_table, min_progs=2)
-    cfgs = [cfg("scprof -a --no-split", "--no-split"), cfg("scprof -a")]
+    # scprof on the CPU the pipe does not use
+    cfgs = [scprof_config(a, "scprof -a --no-split", "-a", "--no-split",
+                          pin=a.client_cpu),
+            scprof_config(a, "scprof -a", "-a", pin=a.client_cpu)]
     log("bench: split: perf bench sched pipe -l %d on CPU %d, %d "
         "repetitions" % (a.pipe_loops, a.cpu, a.reps))
-    res, _ = interleaved(a, cfgs, lambda c: pipe_once(a, c, tmp), "split")
-    off, on = res["scprof -a --no-split"], res["scprof -a"]
-    bare = med([r["cpu_ns"] for r in res["bare"]])
+    bare, runs = interleaved(cfgs, lambda c: pipe_once(a, c, tmp), "split",
+                             a.reps)
+    off, on = ([r["cpu_ns"] for _, r, _ in runs[c.name]] for c in cfgs)
     return {"reps": a.reps, "loops": a.pipe_loops, "cpu": a.cpu,
-            "bare_cpu_ns": bare,
-            "no_split_cpu_ns": med([r["cpu_ns"] for r in off]),
-            "split_cpu_ns": med([r["cpu_ns"] for r in on]),
+            "bare_cpu_ns": med([r["cpu_ns"] for r in bare]),
+            "no_split_cpu_ns": med(off), "split_cpu_ns": med(on),
             # each repetition's split against its no-split run
-            "ratio": spread([x["cpu_ns"] / y["cpu_ns"]
-                             for x, y in zip(on, off)]),
-            "raw": res}
+            "ratio": spread([x / y for x, y in zip(on, off)])}
 
 
 def verdict(s, goal, worse_above=True):
@@ -141,15 +123,6 @@ def lines(doc):
                    "%s" % (name, r["median"], r["min"], r["max"],
                            100 * s["noise"], s["verdict"]))
     return out
-
-
-def report(doc):
-    ls = lines(doc)
-    if ls:
-        print("split (the split of a call's time on against off):")
-        for line in ls:
-            print("  " + line)
-        print()
 
 
 def markdown(doc):

@@ -31,11 +31,11 @@
 
 #define BATCH 256
 #define MAX_BATCHES (1 << 22)
+#define MAX_KINDS 16
 
-enum kind { K_GETPPID, K_READ, K_WRITE };
-
+static const char *const kind_names[] = { "getppid", "read", "write" };
 static int fd_zero, fd_null;
-static double *batch_ns; /* per-call ns of each timed batch */
+static double batch_ns[MAX_BATCHES]; /* per-call ns of each timed batch */
 
 static double now_s(void)
 {
@@ -46,45 +46,43 @@ static double now_s(void)
 }
 
 /* BATCH calls of one kind; raw syscall(2) so libc caches nothing. */
-static void batch(enum kind k)
+static void batch(int kind)
 {
 	char c = 'x';
 
 	for (int i = 0; i < BATCH; i++) {
-		switch (k) {
-		case K_GETPPID:
+		switch (kind) {
+		case 0:
 			syscall(SYS_getppid);
 			break;
-		case K_READ:
+		case 1:
 			syscall(SYS_read, fd_zero, &c, 1);
 			break;
-		case K_WRITE:
+		default:
 			syscall(SYS_write, fd_null, &c, 1);
-			break;
 		}
 	}
 }
 
-/* Run batches for secs; returns the number of calls, *elapsed their time.
- * With times, the per-call ns of each batch go there (*nb of them).
+/* Run batches for secs; returns the number of calls, *elapsed their time
+ * and, when times is set, the per-call ns of each batch there (*nb of them).
  */
-static long run_for(enum kind k, double secs, double *elapsed, double *times,
+static long run_for(int kind, double secs, double *elapsed, double *times,
 		    long *nb)
 {
 	double t0 = now_s(), t, prev = t0;
-	long n = 0, b = 0;
+	long n = 0;
 
+	*nb = 0;
 	do {
-		batch(k);
+		batch(kind);
 		n += BATCH;
 		t = now_s();
-		if (times && b < MAX_BATCHES)
-			times[b++] = (t - prev) * 1e9 / BATCH;
+		if (times && *nb < MAX_BATCHES)
+			times[(*nb)++] = (t - prev) * 1e9 / BATCH;
 		prev = t;
 	} while (t - t0 < secs);
 	*elapsed = t - t0;
-	if (nb)
-		*nb = b;
 	return n;
 }
 
@@ -95,24 +93,10 @@ static int cmp_double(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static int parse_kind(const char *s, size_t len, enum kind *k)
-{
-	static const char *const names[] = { "getppid", "read", "write" };
-
-	for (int i = 0; i < 3; i++) {
-		if (strlen(names[i]) == len && !strncmp(s, names[i], len)) {
-			*k = (enum kind)i;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 int main(int argc, char **argv)
 {
-	enum kind kinds[16];
-	int nkinds = 0, cpu;
-	char line[64], *end;
+	int kinds[MAX_KINDS], nkinds = 0, cpu;
+	char line[64], *end, *list, *name;
 	double secs;
 	cpu_set_t set;
 
@@ -130,17 +114,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "sysloop: bad SECONDS '%s'\n", argv[2]);
 		return 2;
 	}
-	for (const char *p = argv[3];;) {
-		size_t len = strcspn(p, ",");
+	list = strdup(argv[3]);
+	while (list && (name = strsep(&list, ","))) {
+		int k = 0;
 
-		if (nkinds == 16 || parse_kind(p, len, &kinds[nkinds++])) {
+		while (k < 3 && strcmp(name, kind_names[k]))
+			k++;
+		if (k == 3 || nkinds == MAX_KINDS) {
 			fprintf(stderr, "sysloop: bad KIND list '%s'\n",
 				argv[3]);
 			return 2;
 		}
-		if (!p[len])
-			break;
-		p += len + 1;
+		kinds[nkinds++] = k;
 	}
 
 	CPU_ZERO(&set);
@@ -157,24 +142,19 @@ int main(int argc, char **argv)
 			"sysloop: cannot open /dev/zero or /dev/null\n");
 		return 1;
 	}
-	batch_ns = malloc(MAX_BATCHES * sizeof(*batch_ns));
-	if (!batch_ns)
-		return 1;
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	printf("ready\n");
 	if (!fgets(line, sizeof(line), stdin))
 		return 1;
 
 	for (int i = 0; i < nkinds; i++) {
-		static const char *const names[] = { "getppid", "read",
-						     "write" };
 		double el, warm_el;
 		long nb, warm = run_for(kinds[i], secs / 10, &warm_el, NULL,
-					NULL);
+					&nb);
 		long n = run_for(kinds[i], secs, &el, batch_ns, &nb);
 
 		qsort(batch_ns, (size_t)nb, sizeof(*batch_ns), cmp_double);
-		printf("%s %.2f %.2f %ld %ld\n", names[kinds[i]],
+		printf("%s %.2f %.2f %ld %ld\n", kind_names[kinds[i]],
 		       el * 1e9 / (double)n, batch_ns[nb / 2], n, n + warm);
 	}
 	/* Stay alive until the driver has stopped its tracer. */
