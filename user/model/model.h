@@ -297,6 +297,18 @@ static inline uint64_t row_returned_ns(const struct sc_row *r)
 	return ret > 0 ? (uint64_t)ret : 0;
 }
 
+/* Of time_ns of a cell's calls (all their time, or the returned calls'),
+ * the part on a CPU: less their waits for a CPU and their sleeps, never
+ * below zero.
+ */
+static inline uint64_t stats_on_cpu_ns(const struct sc_stats *st,
+				       uint64_t time_ns)
+{
+	uint64_t off = st->wait_ns + st->blocked_ns;
+
+	return time_ns > off ? time_ns - off : 0;
+}
+
 /* cur - prev for a counter that only grows; 0 if it seems to go back
  * (model_meta_delta's, delta.c's and comm_series.c's differences).
  */

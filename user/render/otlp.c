@@ -128,13 +128,6 @@ static void histogram(struct otlp_msg *b, const struct row_view *v, size_t n,
 
 /* ---- the families, in report_prom.c's order ------------------------- */
 
-static uint64_t on_cpu_ns(const struct sc_stats *st)
-{
-	uint64_t off = st->wait_ns + st->blocked_ns;
-
-	return st->total_ns > off ? st->total_ns - off : 0;
-}
-
 static void syscalls(struct otlp_msg *b, const struct sc_model *m)
 {
 	static const struct {
@@ -197,10 +190,11 @@ static void syscalls(struct otlp_msg *b, const struct sc_model *m)
 
 		for (size_t i = 0; i < m->ntotal; i++) {
 			const struct sc_stats *st = &v[i].row->st;
-			uint64_t ns = k == 0 ? on_cpu_ns(st) :
-				      k == 1 ? st->wait_ns :
-				      k == 2 ? st->blocked_ns :
-					       st->iowait_ns;
+			uint64_t ns =
+				k == 0 ? stats_on_cpu_ns(st, st->total_ns) :
+				k == 1 ? st->wait_ns :
+				k == 2 ? st->blocked_ns :
+					 st->iowait_ns;
 
 			otlp_set_double(otlp_point(b, x, "syscall", sys[i],
 						   "abi", abi[i]),

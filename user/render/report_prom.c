@@ -88,14 +88,6 @@ static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
 		lbl, cum);
 }
 
-/* A row's time on a CPU: its time less its parts (never below zero). */
-static uint64_t on_cpu_ns(const struct sc_stats *st)
-{
-	uint64_t off = st->wait_ns + st->blocked_ns;
-
-	return st->total_ns > off ? st->total_ns - off : 0;
-}
-
 /* The split of the time of the calls timed (sc_split.h), per syscall,
  * each row labelled lbl[i]: on a CPU + waiting + blocked is the
  * histogram's _sum.
@@ -128,10 +120,11 @@ static void split(FILE *f, const struct sc_model *m, const struct row_view *v,
 		family(f, fam[k].name, "counter", fam[k].help);
 		for (size_t i = 0; i < m->ntotal; i++) {
 			const struct sc_stats *st = &v[i].row->st;
-			uint64_t ns = k == 0 ? on_cpu_ns(st) :
-				      k == 1 ? st->wait_ns :
-				      k == 2 ? st->blocked_ns :
-					       st->iowait_ns;
+			uint64_t ns =
+				k == 0 ? stats_on_cpu_ns(st, st->total_ns) :
+				k == 1 ? st->wait_ns :
+				k == 2 ? st->blocked_ns :
+					 st->iowait_ns;
 
 			fprintf(f, "%s{%s} %s\n", fam[k].name, lbl[i],
 				secs(ns, buf, sizeof(buf)));

@@ -97,6 +97,11 @@ int report_parse_sort(const char *s, enum report_col *out);
  */
 int report_parse_cols(const char *s, enum report_col *cols, const char **bad);
 
+/* A row's derived figures into v: the average of the calls that returned
+ * and the percentiles (the one place they are computed, for the rows and
+ * the table's total line alike).
+ */
+void view_figures(struct row_view *v, const struct sc_row *r);
 /*
  * Derived views of rows, sorted by o->sort (ties by ABI then number). The
  * caller frees the array. NULL with n > 0 means out of memory.
