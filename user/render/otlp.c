@@ -132,19 +132,19 @@ static void syscalls(struct otlp_msg *b, const struct sc_model *m)
 {
 	static const struct {
 		const char *name, *desc;
-	} split[] = {
-		{ "scprof.syscall.on_cpu",
-		  "Of the wall time inside the system calls timed, the time "
-		  "they ran on a CPU." },
-		{ "scprof.syscall.cpu_wait",
-		  "Of the wall time inside the system calls timed, the time "
-		  "they waited for a CPU." },
-		{ "scprof.syscall.blocked",
-		  "Of the wall time inside the system calls timed, the time "
-		  "they were blocked (asleep until woken)." },
-		{ "scprof.syscall.io_wait",
-		  "Of the time the system calls timed were blocked, the time "
-		  "asleep in I/O wait." },
+	} split[SC_PARTS] = {
+		[SC_PART_ON_CPU] = { "scprof.syscall.on_cpu",
+				     "Of the wall time inside the system calls timed, the time "
+				     "they ran on a CPU." },
+		[SC_PART_CPU_WAIT] = { "scprof.syscall.cpu_wait",
+				       "Of the wall time inside the system calls timed, the time "
+				       "they waited for a CPU." },
+		[SC_PART_BLOCKED] = { "scprof.syscall.blocked",
+				      "Of the wall time inside the system calls timed, the time "
+				      "they were blocked (asleep until woken)." },
+		[SC_PART_IO_WAIT] = { "scprof.syscall.io_wait",
+				      "Of the time the system calls timed were blocked, the time "
+				      "asleep in I/O wait." },
 	};
 	struct row_view *v = view_rows(m->total, m->ntotal, COL_NONE);
 	char **sys = otlp_alloc(b, (m->ntotal + 1) * sizeof(char *));
@@ -184,17 +184,12 @@ static void syscalls(struct otlp_msg *b, const struct sc_model *m)
 				     st->bytes);
 	}
 	histogram(b, v, m->ntotal, sys, abi);
-	for (size_t k = 0; m->meta.split && k < 4 && !b->err; k++) {
+	for (int k = 0; m->meta.split && k < SC_PARTS && !b->err; k++) {
 		Metric *x = otlp_metric(b, OTLP_SUM, split[k].name, "s",
 					split[k].desc);
 
 		for (size_t i = 0; i < m->ntotal; i++) {
-			const struct sc_stats *st = &v[i].row->st;
-			uint64_t ns =
-				k == 0 ? stats_on_cpu_ns(st, st->total_ns) :
-				k == 1 ? st->wait_ns :
-				k == 2 ? st->blocked_ns :
-					 st->iowait_ns;
+			uint64_t ns = stats_part_ns(&v[i].row->st, k);
 
 			otlp_set_double(otlp_point(b, x, "syscall", sys[i],
 						   "abi", abi[i]),
