@@ -19,10 +19,10 @@
 
 #include "model/hist.h"
 #include "model/names.h"
+#include "render/otlp.h"
 #include "render/otlp_msg.h"
 #include "render/otlp_self.h"
 #include "render/view.h"
-#include "util/escape.h"
 
 const char *otlp_host_arch(const char *machine)
 {
@@ -362,6 +362,66 @@ static void throttling(struct otlp_msg *b, const struct sc_throttle *t)
 		t->nr_periods);
 }
 
+/* ---- the request ------------------------------------------------------ */
+
+/* b's metrics under one resource (res) and scope ("scprof"), packed
+ * into a malloc'ed *buf of *len bytes. 0 or -errno (b's first).
+ */
+static int pack(struct otlp_msg *b, const struct otlp_resource *res,
+		uint8_t **buf, size_t *len)
+{
+	Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
+		req;
+	Opentelemetry__Proto__Metrics__V1__ResourceMetrics rm, *rmp = &rm;
+	Opentelemetry__Proto__Metrics__V1__ScopeMetrics sm, *smp = &sm;
+	Opentelemetry__Proto__Resource__V1__Resource r;
+	Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
+	KeyValue *attrs[] = {
+		otlp_kv(b, "service.name", "scprof"),
+		otlp_kv(b, "service.version", SCPROF_VERSION),
+		otlp_kv(b, "service.instance.id",
+			otlp_str(b, res->instance_id,
+				 strlen(res->instance_id))),
+		otlp_kv(b, "host.name",
+			otlp_str(b, res->host_name, strlen(res->host_name))),
+		otlp_kv(b, "host.arch", (char *)res->host_arch),
+		otlp_kv(b, "os.type", "linux"),
+	};
+
+	if (b->err)
+		return b->err;
+	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__init(
+		&req);
+	opentelemetry__proto__metrics__v1__resource_metrics__init(&rm);
+	opentelemetry__proto__metrics__v1__scope_metrics__init(&sm);
+	opentelemetry__proto__resource__v1__resource__init(&r);
+	opentelemetry__proto__common__v1__instrumentation_scope__init(&scope);
+	r.attributes = attrs;
+	r.n_attributes = sizeof(attrs) / sizeof(attrs[0]);
+	scope.name = "scprof";
+	scope.version = SCPROF_VERSION;
+	sm.scope = &scope;
+	sm.metrics = b->metrics;
+	sm.n_metrics = b->nmetrics;
+	rm.resource = &r;
+	rm.scope_metrics = &smp;
+	rm.n_scope_metrics = 1;
+	req.resource_metrics = &rmp;
+	req.n_resource_metrics = 1;
+	*len = opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__get_packed_size(
+		&req);
+	*buf = malloc(*len ? *len : 1);
+	if (!*buf)
+		return -ENOMEM;
+	if (opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__pack(
+		    &req, *buf) != *len) {
+		free(*buf);
+		*buf = NULL;
+		return -EIO;
+	}
+	return 0;
+}
+
 /* ---- the payload ---------------------------------------------------------- */
 
 int otlp_render(const struct otlp_input *in, uint8_t **buf, size_t *len)
@@ -384,7 +444,7 @@ int otlp_render(const struct otlp_input *in, uint8_t **buf, size_t *len)
 		throttling(&b, &pi->model->meta.throttle);
 	if (!b.err && pi->self)
 		otlp_self_metrics(&b, pi->self, pi->model, pi->comms != NULL);
-	err = b.err ?: otlp_msg_pack(&b, in->res, buf, len);
+	err = b.err ?: pack(&b, in->res, buf, len);
 	otlp_msg_free(&b);
 	return err;
 }

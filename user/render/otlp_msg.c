@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The OTLP metrics message as it is built, and packed (otlp_msg.h). */
+/* The OTLP metrics as they are built (otlp_msg.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,61 +220,4 @@ void otlp_single_double(struct otlp_msg *b, enum otlp_kind kind,
 	otlp_set_double(otlp_point(b, otlp_metric(b, kind, name, unit, desc),
 				   NULL, NULL, NULL, NULL),
 			v);
-}
-
-/* ---- the request ------------------------------------------------------ */
-
-int otlp_msg_pack(struct otlp_msg *b, const struct otlp_resource *res,
-		  uint8_t **buf, size_t *len)
-{
-	Opentelemetry__Proto__Collector__Metrics__V1__ExportMetricsServiceRequest
-		req;
-	Opentelemetry__Proto__Metrics__V1__ResourceMetrics rm, *rmp = &rm;
-	Opentelemetry__Proto__Metrics__V1__ScopeMetrics sm, *smp = &sm;
-	Opentelemetry__Proto__Resource__V1__Resource r;
-	Opentelemetry__Proto__Common__V1__InstrumentationScope scope;
-	KeyValue *attrs[] = {
-		otlp_kv(b, "service.name", "scprof"),
-		otlp_kv(b, "service.version", SCPROF_VERSION),
-		otlp_kv(b, "service.instance.id",
-			otlp_str(b, res->instance_id,
-				 strlen(res->instance_id))),
-		otlp_kv(b, "host.name",
-			otlp_str(b, res->host_name, strlen(res->host_name))),
-		otlp_kv(b, "host.arch", (char *)res->host_arch),
-		otlp_kv(b, "os.type", "linux"),
-	};
-
-	if (b->err)
-		return b->err;
-	opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__init(
-		&req);
-	opentelemetry__proto__metrics__v1__resource_metrics__init(&rm);
-	opentelemetry__proto__metrics__v1__scope_metrics__init(&sm);
-	opentelemetry__proto__resource__v1__resource__init(&r);
-	opentelemetry__proto__common__v1__instrumentation_scope__init(&scope);
-	r.attributes = attrs;
-	r.n_attributes = sizeof(attrs) / sizeof(attrs[0]);
-	scope.name = "scprof";
-	scope.version = SCPROF_VERSION;
-	sm.scope = &scope;
-	sm.metrics = b->metrics;
-	sm.n_metrics = b->nmetrics;
-	rm.resource = &r;
-	rm.scope_metrics = &smp;
-	rm.n_scope_metrics = 1;
-	req.resource_metrics = &rmp;
-	req.n_resource_metrics = 1;
-	*len = opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__get_packed_size(
-		&req);
-	*buf = malloc(*len ? *len : 1);
-	if (!*buf)
-		return -ENOMEM;
-	if (opentelemetry__proto__collector__metrics__v1__export_metrics_service_request__pack(
-		    &req, *buf) != *len) {
-		free(*buf);
-		*buf = NULL;
-		return -EIO;
-	}
-	return 0;
 }

@@ -1,12 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The OTLP metrics message as it is built (render/otlp.c: the calls'
- * families; otlp_self.c: scprof's own): metrics and their points, on
- * opentelemetry-proto's metrics/v1 structs (protobuf-c), everything they
- * point to in one arena freed at once, then packed into one
- * ExportMetricsServiceRequest. Every function records its first failure
- * (-ENOMEM) in the message and returns NULL or false; the rest of the
- * message is then skipped and otlp_msg_pack returns the error.
+ * The OTLP metrics as they are built (render/otlp.c: the calls' families
+ * and the request that carries them; otlp_self.c: scprof's own): metrics
+ * and their points, on opentelemetry-proto's metrics/v1 structs
+ * (protobuf-c), everything they point to in one arena freed at once.
+ * Every function records its first failure (-ENOMEM) in the message and
+ * returns NULL or false; the rest is then skipped, and the error
+ * returned.
  */
 #ifndef SCPROF_OTLP_MSG_H
 #define SCPROF_OTLP_MSG_H
@@ -16,7 +16,6 @@
 #include <stdint.h>
 
 #include "opentelemetry/proto/collector/metrics/v1/metrics_service.pb-c.h"
-#include "render/otlp.h"
 
 typedef Opentelemetry__Proto__Metrics__V1__Metric Metric;
 typedef Opentelemetry__Proto__Metrics__V1__NumberDataPoint NumberPoint;
@@ -73,11 +72,6 @@ static inline double otlp_seconds(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
-/* The message's metrics under one resource (res) and scope ("scprof"),
- * packed into a malloc'ed *buf of *len bytes. 0 or -errno (b's first).
- */
-int otlp_msg_pack(struct otlp_msg *b, const struct otlp_resource *res,
-		  uint8_t **buf, size_t *len);
 /* Everything the message holds. */
 void otlp_msg_free(struct otlp_msg *b);
 

@@ -5,7 +5,9 @@
 
 #include <stdbool.h>
 
+#include "model/model.h"
 #include "render/otlp_msg.h"
+#include "render/report_prom.h"
 
 /* The families of s (with_comms: the per-group series' too), and m's
  * drops and failed map updates, into b.
