@@ -7,7 +7,8 @@
 #ifndef SCPROF_VERDICT_RULES_H
 #define SCPROF_VERDICT_RULES_H
 
-#include "analyze/verdict.h"
+#include "analyze/verdict_input.h"
+#include "model/verdict.h"
 
 static inline double verdict_clamp01(double v)
 {
