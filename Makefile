@@ -269,17 +269,19 @@ test-stacks-extra: deps-extra
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
 		$(PYTHON) -m pytest -q tests/extra/test_flamegraph_browser.py $(PYTEST_ARGS)
 
-# daemon --otlp-endpoint against a real OpenTelemetry Collector
-# (tests/otlp/test_collector.py): one built from the collector's Go modules
-# (tests/otlp/otelcol: the OTLP receiver, the file exporter) with the Go
-# first in PATH (1.26; Debian 12's golang-go is too old), kept in
-# $(OUTPUT)/otelcol and rebuilt only when its sources change.
+# A real OpenTelemetry Collector, built from the collector's Go modules
+# (tests/otelcol: the components of both tests below) with the Go first in
+# PATH (1.26; Debian 12's golang-go is too old), kept in $(OUTPUT)/otelcol
+# and rebuilt only when its sources change (minutes, the first time).
 GO ?= go
 OTELCOL := $(OUTPUT)/otelcol/otelcol
-$(OTELCOL): $(wildcard tests/otlp/otelcol/*.go) tests/otlp/otelcol/go.mod tests/otlp/otelcol/go.sum
+$(OTELCOL): $(wildcard tests/otelcol/*.go) tests/otelcol/go.mod tests/otelcol/go.sum
 	$(call msg,GO,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)cd tests/otlp/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+	$(Q)cd tests/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+
+# daemon --otlp-endpoint against that collector (tests/otlp/test_collector.py:
+# its OTLP receiver, file and Prometheus exporters).
 
 .PHONY: test-otlp
 test-otlp: deps-test
@@ -351,22 +353,14 @@ bench-test:
 # a real Prometheus scraping a real daemon (TLS and basic auth), the
 # Kubernetes manifests checked and their command line run with the
 # DaemonSet's capabilities (tests/deploy).
-# contrib/otel's collector configuration is validated by a collector built
-# from the Go modules of its components (tests/deploy/otelcol: the
-# Prometheus receiver, remote write, OTLP/HTTP), with the Go first in PATH
-# (1.26; Debian 12's golang-go is too old), kept in $(OUTPUT)/otelcol-fleet
-# and rebuilt only when its sources change (minutes, the first time).
-GO ?= go
-OTELCOL_FLEET := $(OUTPUT)/otelcol-fleet/otelcol
-$(OTELCOL_FLEET): $(wildcard tests/deploy/otelcol/*.go) tests/deploy/otelcol/go.mod tests/deploy/otelcol/go.sum
-	$(call msg,GO,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)cd tests/deploy/otelcol && $(GO) build -trimpath -o $(abspath $@) .
+# contrib/otel's collector configuration is validated by the collector
+# built above (OTELCOL: its Prometheus receiver, remote write, OTLP/HTTP and
+# debug exporters).
 
 .PHONY: test-deploy
 test-deploy: deps-extra
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static $(OTELCOL_FLEET)
-	$(Q)SCPROF=$(abspath $(BIN)) OTELCOL_FLEET=$(abspath $(OTELCOL_FLEET)) \
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(BIN)-static $(OTELCOL)
+	$(Q)SCPROF=$(abspath $(BIN)) OTELCOL=$(abspath $(OTELCOL)) \
 		$(PYTHON) -m pytest -q tests/deploy $(PYTEST_ARGS)
 
 # The heavier suites, after `make test` (.ci/run: make test && make

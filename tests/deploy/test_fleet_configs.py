@@ -5,8 +5,8 @@ scraping the daemons for a central Prometheus (contrib/otel/).
 
 Checked with real binaries where one is here: the collector's configuration
 by `otelcol validate` of a collector built from the Go modules of its
-components (make test-deploy builds it: $OTELCOL_FLEET), its Prometheus
-scrape section and prometheus.yml by Debian's promtool, and the Parca
+components and the OTLP test's (make test-deploy builds it: $OTELCOL,
+tests/otelcol), its Prometheus scrape section and prometheus.yml by Debian's promtool, and the Parca
 scrape against a real daemon: the profile it would ask for is served. No
 Parca binary is built here (its server embeds a web UI built with node):
 its configuration is checked against the fields Parca's documentation
@@ -26,7 +26,7 @@ from deploy_util import CONTRIB, SCPROF, TIMEOUT, tool
 PARCA = os.path.join(CONTRIB, "parca", "parca.yaml")
 COLLECTOR = os.path.join(CONTRIB, "otel", "collector.yaml")
 PROMETHEUS = os.path.join(CONTRIB, "otel", "prometheus.yml")
-OTELCOL = os.environ.get("OTELCOL_FLEET", "")
+OTELCOL = os.environ.get("OTELCOL", "")
 # Parca's default pprof_config: the Go runtime's profiles, which a daemon
 # does not serve
 PARCA_DEFAULTS = {"memory", "block", "goroutine", "mutex", "process_cpu"}
@@ -121,7 +121,7 @@ def test_collectors_scrape_section_passes_promtool(tmp_path):
 
 def test_collector_validates_its_config(tmp_path):
     if not OTELCOL:
-        pytest.skip("OTELCOL_FLEET unset: make test-deploy builds the "
+        pytest.skip("OTELCOL unset: make test-deploy builds the "
                     "collector")
     assert os.access(OTELCOL, os.X_OK), OTELCOL
     p = subprocess.run([OTELCOL, "validate", "--config", COLLECTOR],

@@ -11,7 +11,9 @@
 #include <string.h>
 
 #include "analyze/diff.h"
+#include "analyze/diff_input.h"
 #include "analyze/diff_load.h"
+#include "analyze/diff_stacks.h"
 #include "render/diff_report.h"
 #include "render/flamegraph.h"
 

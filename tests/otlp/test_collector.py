@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 """scprof daemon --otlp-endpoint against a real OpenTelemetry Collector
 (make test-otlp, in make test-extra): the collector built from its Go
-modules (tests/otlp/otelcol, OTELCOL) with its OTLP/HTTP receiver and its
+modules (tests/otelcol, OTELCOL) with its OTLP/HTTP receiver and its
 file exporter. What the collector decoded and wrote (OTLP JSON, read back
 with protobuf's json_format into the same messages) equals a /metrics
 scrape of the same daemon once the pacer's figures stand still: every

@@ -63,14 +63,4 @@ double diff_threshold_pct(struct diff_est a, struct diff_est b,
 int diff_compare(const struct diff_run *a, const struct diff_run *b,
 		 const struct diff_opts *o, struct diff_result **out);
 
-/*
- * Merge two folded stack files: one line per distinct stack with both
- * counts, sorted by frames; a line is significant when its share of the
- * samples changed by more than 3 standard errors of two binomial
- * samples, and by at least min_change_pct of its share in A. 0 or
- * -ENOMEM.
- */
-int diff_stacks(const struct folded_file *a, const struct folded_file *b,
-		const struct diff_opts *o, struct stack_diff **out);
-
 #endif

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * scprof diff's inputs: a JSON report of scprof (one object, or JSON
- * lines from -i, one object per interval) read into a diff_run, and a
- * folded stack file (--folded) into a list of stacks. Every failure is
- * reported in one line naming the file (pr_err) and returned as -EINVAL
- * (not a report, not JSON, a key missing), -ENOMEM or the -errno of
- * reading the file.
+ * scprof diff's reports: a JSON report of scprof (one object, or JSON
+ * lines from -i, one object per interval) read into a diff_run. Every
+ * failure is reported in one line naming the file (diff_input.h) and
+ * returned as -EINVAL (not a report, not JSON, a key missing) or -ENOMEM.
+ * Folded stack files are diff_stacks.h's.
  */
 #ifndef SCPROF_DIFF_LOAD_H
 #define SCPROF_DIFF_LOAD_H
@@ -15,7 +14,6 @@
 #include <stdint.h>
 
 #include "model/diff.h"
-#include "model/stacks.h"
 
 /* One syscall's figures in one interval (or the whole one-shot run). */
 struct diff_cell {
@@ -44,22 +42,9 @@ struct diff_run {
 	size_t ngroups;
 	struct diff_series *s;
 	size_t ns;
-	/* lookup of series and groups by key (diff_load.c) */
+	/* series and groups by key (diff_load.c) */
 	struct diff_index *index;
 };
-
-/* A file's contents, NUL-terminated (len without the NUL). 0 or -errno,
- * reported.
- */
-int diff_read_file(const char *path, char **text, size_t *len);
-/* What a file holds, from its first line. */
-enum diff_input {
-	DIFF_INPUT_JSON,   /* its first non-blank byte is { or [ */
-	DIFF_INPUT_FOLDED, /* its first line ends in a blank and a count */
-	DIFF_INPUT_OTHER,  /* neither (or empty) */
-};
-
-enum diff_input diff_sniff(const char *text, size_t len);
 
 /* A report read from text (name: the file, for messages). 0 or -errno. */
 int diff_run_parse(const char *text, size_t len, const char *name,
@@ -70,24 +55,5 @@ long diff_run_find(const struct diff_run *r, int group, const char *name,
 		   const char *fd_type, const char *abi);
 /* The group of r with g's keys and values, in order, or -1. */
 int diff_run_find_group(const struct diff_run *r, const struct diff_group *g);
-
-/* A folded stack file: lines "FRAME;FRAME;... COUNT". */
-struct folded_stack {
-	char **frames; /* raw (\\xNN decoded), root first */
-	size_t nframes;
-	uint64_t count;
-};
-
-struct folded_file {
-	struct folded_stack *v;
-	size_t n;
-	/* "# scprof --stacks-by time" (or blocked): counts are µs */
-	enum sc_stack_weighting by;
-};
-
-/* Folded stacks read from text. 0 or -errno (reported). */
-int folded_parse(const char *text, size_t len, const char *name,
-		 struct folded_file *out);
-void folded_free(struct folded_file *f);
 
 #endif

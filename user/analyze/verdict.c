@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The verdict: rows, times and the calibration in; figures and findings out
- * (the rules are verdict_rules.c).
+ * (the rules are verdict_rules.c, on the calls made, and verdict_waits.c,
+ * on where their time went).
  */
 #include <errno.h>
 #include <math.h>
@@ -10,6 +11,7 @@
 
 #include "analyze/verdict.h"
 #include "analyze/verdict_rules.h"
+#include "analyze/verdict_waits.h"
 #include "model/hist.h"
 
 /* Per-row figures; the name carries the ABI when it is not native. */
@@ -270,6 +272,39 @@ static int name_callsites(struct verdict *v, const struct sc_stacks *stacks)
 	return 0;
 }
 
+static int cmp_finding(const void *a, const void *b)
+{
+	const struct verdict_finding *x = a, *y = b;
+	int c;
+
+	if (x->share != y->share)
+		return x->share > y->share ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind < y->kind ? -1 : 1;
+	c = strcmp(x->syscall, y->syscall);
+	if (c)
+		return c;
+	return x->row_fd_type < y->row_fd_type ?
+		       -1 :
+		       x->row_fd_type > y->row_fd_type;
+}
+
+/* Every rule's findings, largest share first. */
+static int apply_rules(struct verdict *v, const struct verdict_input *in)
+{
+	size_t cap = 0;
+	int err;
+
+	err = verdict_call_rules(v, &cap, in);
+	err = err ?: verdict_wait_rules(v, &cap, in);
+	if (err)
+		return err;
+	if (v->nfindings > 1)
+		qsort(v->findings, v->nfindings, sizeof(*v->findings),
+		      cmp_finding);
+	return 0;
+}
+
 int verdict_judge(const struct verdict_input *in, struct verdict **out)
 {
 	struct verdict *v;
@@ -291,7 +326,7 @@ int verdict_judge(const struct verdict_input *in, struct verdict **out)
 	err = gather_rows(v, in);
 	if (!err) {
 		process_figures(v, in);
-		err = verdict_apply_rules(v, in);
+		err = apply_rules(v, in);
 	}
 	if (!err)
 		err = name_callsites(v, in->stacks);

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "analyze/diff.h"
+#include "analyze/diff_input.h"
 #include "analyze/diff_load.h"
+#include "analyze/diff_stacks.h"
 #include "cmd/cli.h"
 #include "cmd/commands.h"
 #include "cmd/run.h"

@@ -297,6 +297,38 @@ static inline uint64_t row_returned_ns(const struct sc_row *r)
 	return ret > 0 ? (uint64_t)ret : 0;
 }
 
+/* Of time_ns of a cell's calls (all their time, or the returned calls'),
+ * the part on a CPU: less their waits for a CPU and their sleeps, never
+ * below zero.
+ */
+static inline uint64_t stats_on_cpu_ns(const struct sc_stats *st,
+				       uint64_t time_ns)
+{
+	uint64_t off = st->wait_ns + st->blocked_ns;
+
+	return time_ns > off ? time_ns - off : 0;
+}
+
+/* The parts of a cell's time the split measures, in the order the
+ * Prometheus exposition and the OTLP payload list them.
+ */
+enum sc_split_part {
+	SC_PART_ON_CPU,	  /* of all the calls' time */
+	SC_PART_CPU_WAIT, /* waiting for a CPU */
+	SC_PART_BLOCKED,  /* asleep */
+	SC_PART_IO_WAIT,  /* of blocked, in I/O wait */
+	SC_PARTS,
+};
+
+static inline uint64_t stats_part_ns(const struct sc_stats *st,
+				     enum sc_split_part k)
+{
+	return k == SC_PART_ON_CPU   ? stats_on_cpu_ns(st, st->total_ns) :
+	       k == SC_PART_CPU_WAIT ? st->wait_ns :
+	       k == SC_PART_BLOCKED  ? st->blocked_ns :
+				       st->iowait_ns;
+}
+
 /* cur - prev for a counter that only grows; 0 if it seems to go back
  * (model_meta_delta's, delta.c's and comm_series.c's differences).
  */

@@ -42,20 +42,10 @@ static uint64_t v_interrupted(const struct row_view *v)
 	return v->row->st.interrupted;
 }
 
-/* The time of the calls that returned (their split is known). */
-static uint64_t returned_ns(const struct sc_row *r)
-{
-	int64_t t = (int64_t)r->st.total_ns - r->flight_ns;
-
-	return t > 0 ? (uint64_t)t : 0;
-}
-
+/* Of the calls that returned (their split is known), the time on a CPU. */
 static uint64_t v_on_cpu(const struct row_view *v)
 {
-	uint64_t t = returned_ns(v->row),
-		 off = v->row->st.wait_ns + v->row->st.blocked_ns;
-
-	return t > off ? t - off : 0;
+	return stats_on_cpu_ns(&v->row->st, row_returned_ns(v->row));
 }
 
 static uint64_t v_cpu_wait(const struct row_view *v)

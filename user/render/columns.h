@@ -14,7 +14,45 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "render/view.h"
+#include "model/model.h"
+#include "model/names.h"
+
+/* Table columns; also the sort keys (-S takes a column name). Each one's
+ * names, header, format and keys: columns[] in render/columns.c.
+ */
+enum report_col {
+	COL_NONE = 0,
+	COL_TIME_PCT,
+	COL_TIME_TOTAL,
+	COL_TIME_AVG,
+	COL_CALLS,
+	COL_ERRORS,
+	COL_NAME,
+	COL_TIME_MIN,
+	COL_TIME_MAX,
+	COL_P50,
+	COL_P90,
+	COL_P99,
+	COL_BYTES,
+	COL_RATE, /* calls per second over report_opts.rate_ns */
+	COL_INTERRUPTED,
+	COL_ON_CPU, /* the split of the time (include/sc_split.h) */
+	COL_CPU_WAIT,
+	COL_BLOCKED,
+	COL_IO_WAIT,
+	COL_COUNT,
+};
+
+/* A row with its derived figures (view_figures(), view.h), as renderers
+ * print it.
+ */
+struct row_view {
+	const struct sc_row *row;
+	const char *name;
+	char name_buf[SC_NAME_LEN + 16]; /* room for " (signalfd)" */
+	uint64_t avg_ns, p50_ns, p90_ns, p99_ns;
+	bool has_bytes; /* a read/write-family call: bytes is meaningful */
+};
 
 /* How a column's figure is printed in the table. */
 enum col_format {

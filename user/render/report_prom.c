@@ -88,14 +88,6 @@ static void histogram(FILE *f, const char *lbl, const struct le_labels *le,
 		lbl, cum);
 }
 
-/* A row's time on a CPU: its time less its parts (never below zero). */
-static uint64_t on_cpu_ns(const struct sc_stats *st)
-{
-	uint64_t off = st->wait_ns + st->blocked_ns;
-
-	return st->total_ns > off ? st->total_ns - off : 0;
-}
-
 /* The split of the time of the calls timed (sc_split.h), per syscall,
  * each row labelled lbl[i]: on a CPU + waiting + blocked is the
  * histogram's _sum.
@@ -105,33 +97,29 @@ static void split(FILE *f, const struct sc_model *m, const struct row_view *v,
 {
 	static const struct {
 		const char *name, *help;
-	} fam[] = {
-		{ "scprof_syscall_on_cpu_seconds_total",
-		  "Of the wall time inside the system calls timed "
-		  "(scprof_syscall_duration_seconds_sum; the daemon samples: "
-		  "see scprof_latency_sample_ratio), the time they ran on a "
-		  "CPU." },
-		{ "scprof_syscall_cpu_wait_seconds_total",
-		  "Of the wall time inside the system calls timed, the time "
-		  "they waited for a CPU: runnable, preempted or woken and "
-		  "not yet run (CPU quota throttling included)." },
-		{ "scprof_syscall_blocked_seconds_total",
-		  "Of the wall time inside the system calls timed, the time "
-		  "they were blocked: asleep until woken." },
-		{ "scprof_syscall_io_wait_seconds_total",
-		  "Of the time the system calls timed were blocked, the time "
-		  "asleep in I/O wait (disk and other block I/O)." },
+	} fam[SC_PARTS] = {
+		[SC_PART_ON_CPU] = { "scprof_syscall_on_cpu_seconds_total",
+				     "Of the wall time inside the system calls timed "
+				     "(scprof_syscall_duration_seconds_sum; the daemon samples: "
+				     "see scprof_latency_sample_ratio), the time they ran on a "
+				     "CPU." },
+		[SC_PART_CPU_WAIT] = { "scprof_syscall_cpu_wait_seconds_total",
+				       "Of the wall time inside the system calls timed, the time "
+				       "they waited for a CPU: runnable, preempted or woken and "
+				       "not yet run (CPU quota throttling included)." },
+		[SC_PART_BLOCKED] = { "scprof_syscall_blocked_seconds_total",
+				      "Of the wall time inside the system calls timed, the time "
+				      "they were blocked: asleep until woken." },
+		[SC_PART_IO_WAIT] = { "scprof_syscall_io_wait_seconds_total",
+				      "Of the time the system calls timed were blocked, the time "
+				      "asleep in I/O wait (disk and other block I/O)." },
 	};
 	char buf[48];
 
-	for (size_t k = 0; k < sizeof(fam) / sizeof(fam[0]); k++) {
+	for (int k = 0; k < SC_PARTS; k++) {
 		family(f, fam[k].name, "counter", fam[k].help);
 		for (size_t i = 0; i < m->ntotal; i++) {
-			const struct sc_stats *st = &v[i].row->st;
-			uint64_t ns = k == 0 ? on_cpu_ns(st) :
-				      k == 1 ? st->wait_ns :
-				      k == 2 ? st->blocked_ns :
-					       st->iowait_ns;
+			uint64_t ns = stats_part_ns(&v[i].row->st, k);
 
 			fprintf(f, "%s{%s} %s\n", fam[k].name, lbl[i],
 				secs(ns, buf, sizeof(buf)));

@@ -24,17 +24,13 @@ static unsigned int max_u(unsigned int a, unsigned int b)
 /* A cell is at most a syscall name with its fd kind, or a number. */
 #define CELL_LEN (SC_NAME_LEN + 32)
 
+/* The total line as a row: the figures of a row, the name "total". */
 static void view_of_total(struct row_view *tv, const struct sc_row *tot)
 {
-	const struct sc_stats *st = &tot->st;
-
 	memset(tv, 0, sizeof(*tv));
 	tv->row = tot;
 	tv->name = "total";
-	tv->avg_ns = st->calls ? row_returned_ns(tot) / st->calls : 0;
-	tv->p50_ns = hist_quantile(st, 0.50);
-	tv->p90_ns = hist_quantile(st, 0.90);
-	tv->p99_ns = hist_quantile(st, 0.99);
+	view_figures(tv, tot);
 	tv->has_bytes = true;
 }
 

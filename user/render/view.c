@@ -57,10 +57,19 @@ int report_parse_cols(const char *s, enum report_col *cols, const char **bad)
 	return 0;
 }
 
-static void view_fill(struct row_view *v, const struct sc_row *r)
+void view_figures(struct row_view *v, const struct sc_row *r)
 {
 	const struct sc_stats *st = &r->st;
 
+	/* calls still in flight have time but are not calls yet */
+	v->avg_ns = st->calls ? row_returned_ns(r) / st->calls : 0;
+	v->p50_ns = hist_quantile(st, 0.50);
+	v->p90_ns = hist_quantile(st, 0.90);
+	v->p99_ns = hist_quantile(st, 0.99);
+}
+
+static void view_fill(struct row_view *v, const struct sc_row *r)
+{
 	v->row = r;
 	v->name = names_syscall_fmt(r->abi, r->nr, v->name_buf,
 				    sizeof(v->name_buf));
@@ -73,11 +82,7 @@ static void view_fill(struct row_view *v, const struct sc_row *r)
 			 names_fd_type(r->fd_type));
 		v->name = v->name_buf;
 	}
-	/* calls still in flight have time but are not calls yet */
-	v->avg_ns = st->calls ? row_returned_ns(r) / st->calls : 0;
-	v->p50_ns = hist_quantile(st, 0.50);
-	v->p90_ns = hist_quantile(st, 0.90);
-	v->p99_ns = hist_quantile(st, 0.99);
+	view_figures(v, r);
 	v->has_bytes = names_is_io(names_syscall(r->abi, r->nr));
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What every renderer of the record model shares: the report options and
- * column names, rows with their derived figures (averages, percentiles)
+ * What every renderer of the record model shares: the report options
+ * (the columns are columns.h's), rows with their derived figures (averages, percentiles)
  * sorted, totals, processes in order. Below the formats (table, JSON, CSV,
  * Prometheus), which use it and never each other; nothing here reads BPF
  * maps or writes output.
@@ -16,37 +16,12 @@
 #include "model/group.h"
 #include "model/model.h"
 #include "model/names.h"
+#include "render/columns.h"
 
 enum report_format {
 	REPORT_TABLE,
 	REPORT_JSON,
 	REPORT_CSV,
-};
-
-/* Table columns; also the sort keys (-S takes a column name). Each one's
- * names, header, format and keys: render/columns.c.
- */
-enum report_col {
-	COL_NONE = 0,
-	COL_TIME_PCT,
-	COL_TIME_TOTAL,
-	COL_TIME_AVG,
-	COL_CALLS,
-	COL_ERRORS,
-	COL_NAME,
-	COL_TIME_MIN,
-	COL_TIME_MAX,
-	COL_P50,
-	COL_P90,
-	COL_P99,
-	COL_BYTES,
-	COL_RATE, /* calls per second over report_opts.rate_ns */
-	COL_INTERRUPTED,
-	COL_ON_CPU, /* the split of the time (include/sc_split.h) */
-	COL_CPU_WAIT,
-	COL_BLOCKED,
-	COL_IO_WAIT,
-	COL_COUNT,
 };
 
 struct report_opts {
@@ -80,15 +55,6 @@ struct report_meta {
 	unsigned int interval;
 };
 
-/* A row with its derived figures, as renderers print it. */
-struct row_view {
-	const struct sc_row *row;
-	const char *name;
-	char name_buf[SC_NAME_LEN + 16]; /* room for " (signalfd)" */
-	uint64_t avg_ns, p50_ns, p90_ns, p99_ns;
-	bool has_bytes; /* a read/write-family call: bytes is meaningful */
-};
-
 void report_opts_default(struct report_opts *o);
 /* Parse -S KEY. 0 or -EINVAL. */
 int report_parse_sort(const char *s, enum report_col *out);
@@ -97,6 +63,11 @@ int report_parse_sort(const char *s, enum report_col *out);
  */
 int report_parse_cols(const char *s, enum report_col *cols, const char **bad);
 
+/* A row's derived figures into v: the average of the calls that returned
+ * and the percentiles (the one place they are computed, for the rows and
+ * the table's total line alike).
+ */
+void view_figures(struct row_view *v, const struct sc_row *r);
 /*
  * Derived views of rows, sorted by o->sort (ties by ABI then number). The
  * caller frees the array. NULL with n > 0 means out of memory.

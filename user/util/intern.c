@@ -72,6 +72,19 @@ int64_t strtab_take(struct strtab *t, char *s)
 	return (int64_t)(t->n - 1);
 }
 
+int64_t strtab_find(const struct strtab *t, const char *s)
+{
+	size_t h;
+
+	if (!t->nslots)
+		return -1;
+	h = hash_bytes(s, strlen(s)) & (t->nslots - 1);
+	for (; t->slot[h]; h = (h + 1) & (t->nslots - 1))
+		if (!strcmp(t->v[t->slot[h] - 1], s))
+			return (int64_t)(t->slot[h] - 1);
+	return -1;
+}
+
 void strtab_free(struct strtab *t)
 {
 	for (size_t i = 0; i < t->n; i++)

@@ -2,7 +2,8 @@
 /*
  * Interning tables: strings to their index, and keys of four numbers to
  * ids (open addressing, growing by doubling). A pprof profile's string
- * table, functions, mappings and locations are built on them.
+ * table, functions, mappings and locations are built on them, and scprof
+ * diff's lookup of a run's syscalls and groups.
  */
 #ifndef SCPROF_UTIL_INTERN_H
 #define SCPROF_UTIL_INTERN_H
@@ -33,6 +34,8 @@ struct idtab {
  * -ENOMEM. Index 0 is the first string taken.
  */
 int64_t strtab_take(struct strtab *t, char *s);
+/* The index of s, or -1 when t does not hold it. */
+int64_t strtab_find(const struct strtab *t, const char *s);
 void strtab_free(struct strtab *t);
 /* The id of k, or 0 with *slot where it goes. -ENOMEM as -1 in *slot. */
 uint64_t idtab_find(struct idtab *t, const struct idkey *k, ssize_t *slot);

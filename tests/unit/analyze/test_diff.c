@@ -10,7 +10,9 @@
 
 #include "unit.h"
 #include "analyze/diff.h"
+#include "analyze/diff_input.h"
 #include "analyze/diff_load.h"
+#include "analyze/diff_stacks.h"
 
 #define MAXIV 8
 

@@ -1,13 +1,20 @@
-// An OpenTelemetry Collector for scprof's fleet example
-// (contrib/otel/collector.yaml, tests/deploy/test_fleet_configs.py): the
-// Prometheus receiver that scrapes the daemons, the batch processor and
-// the OTLP/HTTP and debug exporters, built from the collector's Go modules
-// so that `otelcol validate` checks the example with the real parsers.
+// An OpenTelemetry Collector for scprof's tests, built from the
+// collector's Go modules: one binary for both of them.
+//   - make test-otlp (tests/otlp/test_collector.py): the daemon's OTLP
+//     push received by the OTLP receiver, written back by the file
+//     exporter (what the collector decoded) and the Prometheus exporter;
+//   - make test-deploy (tests/deploy/test_fleet_configs.py): `otelcol
+//     validate` of the fleet example (contrib/otel/collector.yaml: the
+//     Prometheus receiver that scrapes the daemons, the batch processor,
+//     the remote write, OTLP/HTTP and debug exporters) with the real
+//     parsers.
 package main
 
 import (
 	"log"
 
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/fileexporter"
+	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusexporter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/exporter/prometheusremotewriteexporter"
 	"github.com/open-telemetry/opentelemetry-collector-contrib/receiver/prometheusreceiver"
 	"go.opentelemetry.io/collector/component"
@@ -20,6 +27,7 @@ import (
 	"go.opentelemetry.io/collector/processor"
 	"go.opentelemetry.io/collector/processor/batchprocessor"
 	"go.opentelemetry.io/collector/receiver"
+	"go.opentelemetry.io/collector/receiver/otlpreceiver"
 	"go.opentelemetry.io/collector/service/telemetry/otelconftelemetry"
 )
 
@@ -27,6 +35,7 @@ func components() (otelcol.Factories, error) {
 	var err error
 	f := otelcol.Factories{Telemetry: otelconftelemetry.NewFactory()}
 	if f.Receivers, err = otelcol.MakeFactoryMap[receiver.Factory](
+		otlpreceiver.NewFactory(),
 		prometheusreceiver.NewFactory()); err != nil {
 		return f, err
 	}
@@ -35,6 +44,7 @@ func components() (otelcol.Factories, error) {
 		return f, err
 	}
 	f.Exporters, err = otelcol.MakeFactoryMap[exporter.Factory](
+		fileexporter.NewFactory(), prometheusexporter.NewFactory(),
 		prometheusremotewriteexporter.NewFactory(),
 		otlphttpexporter.NewFactory(), debugexporter.NewFactory())
 	return f, err
@@ -43,8 +53,8 @@ func components() (otelcol.Factories, error) {
 func main() {
 	set := otelcol.CollectorSettings{
 		BuildInfo: component.BuildInfo{
-			Command:     "otelcol-scprof-fleet",
-			Description: "OpenTelemetry Collector for scprof's fleet example",
+			Command:     "otelcol-scprof-test",
+			Description: "OpenTelemetry Collector for scprof's tests",
 			Version:     "test",
 		},
 		Factories: components,
@@ -53,6 +63,7 @@ func main() {
 				ProviderFactories: []confmap.ProviderFactory{
 					fileprovider.NewFactory(),
 				},
+				// ${...} in the config: files only (no envprovider)
 				DefaultScheme: "file",
 			},
 		},
