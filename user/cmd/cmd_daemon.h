@@ -3,6 +3,8 @@
  * `scprof daemon`: attach once, fold exited processes away as they go, and
  * serve the cumulative figures as Prometheus metrics over HTTP
  * (libmicrohttpd, driven from the daemon's own single-threaded loop).
+ * This header is its options, as its command line (daemon_args.c) makes
+ * them.
  */
 #ifndef SCPROF_DAEMON_H
 #define SCPROF_DAEMON_H

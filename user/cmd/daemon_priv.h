@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The daemon's state, shared by the files of `scprof daemon` and by no
- * one else: cmd_daemon.c (options, the loop), daemon_http.c (the HTTP
+ * one else: cmd_daemon.c (setup, the loop), daemon_http.c (the HTTP
  * server) and daemon_metrics.c (one scrape, rendered).
  */
 #ifndef SCPROF_DAEMON_PRIV_H
