@@ -32,6 +32,7 @@
 #include "collect/duty.h"
 #include "collect/target.h"
 #include "model/comm_series.h"
+#include "model/series_ttl.h"
 #include "model/split_hold.h"
 #include "render/otlp.h"
 #include "render/slowcalls.h"
@@ -40,8 +41,6 @@
 #include "util/log.h"
 #include "util/pidfile.h"
 #include "util/web_config.h"
-
-#define COMM_IDLE_NS (600ULL * 1000000000ULL)
 
 /* ---- setup ----------------------------------------------------------- */
 
@@ -377,7 +376,7 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 	struct daemon_opts *o = d->o;
 	struct comm_series_opts so = {
 		.max_series = o->comm_series,
-		.idle_ns = COMM_IDLE_NS,
+		.idle_ns = o->series_ttl_ns,
 		.labels = &o->labels,
 	};
 	char where[4096];
@@ -403,7 +402,9 @@ static int daemon_start(void *ctx, struct cmd_env *env)
 		return EXIT_FAIL;
 	}
 	d->hold = split_hold__new();
-	if (!d->hold || (o->comm_series && comm_series__new(&d->comms, &so))) {
+	d->ttl = series_ttl__new(o->series_ttl_ns);
+	if (!d->hold || !d->ttl ||
+	    (o->comm_series && comm_series__new(&d->comms, &so))) {
 		pr_err("out of memory");
 		return EXIT_FAIL;
 	}
@@ -444,6 +445,7 @@ static void daemon_teardown(void *ctx, int status)
 	collector__destroy(d->col);
 	comm_series__free(d->comms);
 	split_hold__free(d->hold);
+	series_ttl__free(d->ttl);
 	close_pidfile(d);
 	if (status == EXIT_OK)
 		pr_warn("stopped: BPF programs detached");

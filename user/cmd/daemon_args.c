@@ -53,6 +53,11 @@ static void usage(FILE *f)
 	      "                        set, the rest in one \"(other)\" value (comm:\n"
 	      "                        \"(other processes)\"), counted in\n"
 	      "                        scprof_group_series_folded_total\n"
+	      "      --series-ttl DURATION  stop exporting a syscall's series once\n"
+	      "                        it had no call for DURATION (default 10m;\n"
+	      "                        0: never), and a group's series likewise;\n"
+	      "                        back when calls resume (a syscall's counts\n"
+	      "                        where they stood, a group's from zero)\n"
 	      "      --fold-interval SECS  how often exited processes and threads are\n"
 	      "                        folded out of the BPF maps (default 5; at once\n"
 	      "                        when a map is a quarter full)\n"
@@ -201,6 +206,7 @@ enum {
 	OPT_OTLP_HEADERS_FILE,
 	OPT_OTLP_COMPRESSION,
 	OPT_PPROF_ENDPOINT,
+	OPT_SERIES_TTL,
 };
 
 static const struct option long_opts[] = {
@@ -210,6 +216,7 @@ static const struct option long_opts[] = {
 	{ "comm-series", required_argument, NULL, OPT_COMM_SERIES },
 	{ "max-series", required_argument, NULL, OPT_MAX_SERIES },
 	{ "labels", required_argument, NULL, OPT_LABELS },
+	{ "series-ttl", required_argument, NULL, OPT_SERIES_TTL },
 	{ "fold-interval", required_argument, NULL, OPT_FOLD_INTERVAL },
 	{ "http-timeout", required_argument, NULL, OPT_HTTP_TIMEOUT },
 	{ "web-config", required_argument, NULL, OPT_WEB_CONFIG },
@@ -449,6 +456,19 @@ static int daemon_option(void *ctx, int c, const char *arg)
 				group_has(&o->labels, GROUP_PID) ? "process" :
 								   "thread");
 		return 0;
+	case OPT_SERIES_TTL:
+		if (!strcmp(arg, "0")) {
+			o->series_ttl_ns = 0;
+			return 0;
+		}
+		if (cli_parse_duration_ns(arg, &o->series_ttl_ns) ||
+		    o->series_ttl_ns < 1000000000ULL)
+			return cli_error(cmd,
+					 "invalid --series-ttl '%s': expected "
+					 "a duration of 1s or more with its "
+					 "unit (90s, 10m), or 0 for never",
+					 arg);
+		return 0;
 	case OPT_FOLD_INTERVAL:
 		if (cli_parse_seconds(arg, &o->fold_s) || o->fold_s < 0.1 ||
 		    o->fold_s > 3600)
@@ -508,6 +528,7 @@ int daemon_parse_args(int argc, char **argv, struct daemon_opts *o)
 	memset(o, 0, sizeof(*o));
 	o->listen = DAEMON_DEFAULT_LISTEN;
 	o->comm_series = 10;
+	o->series_ttl_ns = DAEMON_DEFAULT_SERIES_TTL_NS;
 	o->fold_s = 5;
 	o->http_timeout_s = 10;
 	o->latency_duty = -1;
