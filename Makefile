@@ -348,6 +348,28 @@ bench:
 bench-test:
 	$(Q)$(PYTHON) -m pytest -q -p no:cacheprovider bench/test_bench.py $(PYTEST_ARGS)
 
+# ---- fleet simulation: make fleet-sim, standalone --------------------------
+# Five daemons (-a), each in a network namespace of its own on a bridge,
+# scraped by one Prometheus (Debian's) and pushing OTLP to one
+# OpenTelemetry Collector ($(OTELCOL), built with the Go first in PATH),
+# for FLEET_SECONDS (75) with a light workload each; prints series per node
+# by --labels, bytes per scrape and push, a pprof profile's size,
+# Prometheus' and the collector's cost, extrapolated to 1,000 and 10,000
+# nodes, and writes them to $(OUTPUT)/fleet-sim/figures.json
+# (tests/fleet/fleet_sim.py; docs/deploy.md's fleet section). It measures
+# and asserts nothing, so it is in neither make test nor make test-extra.
+# Needs root; removes its namespaces, links, cgroups and processes even
+# when it fails.
+FLEET_SECONDS ?= 75
+.PHONY: fleet-sim
+fleet-sim:
+	$(Q).ci/install-deps fleet
+	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(OTELCOL)
+	$(Q)$(PYTHON) tests/fleet/fleet_sim.py --scprof $(abspath $(BIN)) \
+		--workloads $(abspath $(OUTPUT)/workloads) \
+		--otelcol $(abspath $(OTELCOL)) --seconds $(FLEET_SECONDS) \
+		--out $(abspath $(OUTPUT))/fleet-sim/figures.json
+
 # ---- deploy: contrib/ against the real tools, never part of `make test` --
 # promtool on contrib/prometheus, the Grafana dashboard's every query against
 # a real Prometheus scraping a real daemon (TLS and basic auth), the

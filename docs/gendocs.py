@@ -87,7 +87,7 @@ FREE = ["duration", "interval", "max-entries", "max-procs", "max-exited",
         "http-timeout", "stacks", "trace", "latency-duty", "max-overhead",
         "latency-period",
         "max-series", "min-change", "slow", "otlp-endpoint", "otlp-interval",
-        "otlp-timeout", "otlp-queue", "otlp-header"]
+        "otlp-timeout", "otlp-queue", "otlp-header", "series-ttl"]
 for _o in FREE:
     COMPLETE[("*", _o)] = "free"
 

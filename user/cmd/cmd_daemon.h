@@ -3,6 +3,8 @@
  * `scprof daemon`: attach once, fold exited processes away as they go, and
  * serve the cumulative figures as Prometheus metrics over HTTP
  * (libmicrohttpd, driven from the daemon's own single-threaded loop).
+ * This header is its options, as its command line (daemon_args.c) makes
+ * them.
  */
 #ifndef SCPROF_DAEMON_H
 #define SCPROF_DAEMON_H
@@ -19,6 +21,7 @@
 struct web_config;
 
 #define DAEMON_DEFAULT_LISTEN "127.0.0.1:9733"
+#define DAEMON_DEFAULT_SERIES_TTL_NS (600ULL * 1000000000ULL) /* 10 min */
 
 struct daemon_opts {
 	struct target_spec target; /* TARGET_ALL unless -p or --cgroup */
@@ -28,7 +31,11 @@ struct daemon_opts {
 	const char *pidfile;
 	unsigned int comm_series; /* 0: no per-comm series */
 	struct group_by labels;	  /* --labels; n 0: comm */
-	double fold_s;		  /* how often exited processes are folded */
+	/* --series-ttl: a syscall row, or a group's series, idle this long
+	 * is no longer exported; 0: never
+	 */
+	uint64_t series_ttl_ns;
+	double fold_s; /* how often exited processes are folded */
 	unsigned int http_timeout_s;
 	double latency_duty; /* [0, 1]; negative: from max_overhead */
 	double max_overhead; /* CPU fraction for the latency part */

@@ -9,6 +9,7 @@
 #include "collect/collector.h"
 #include "collect/duty.h"
 #include "model/comm_series.h"
+#include "model/series_ttl.h"
 #include "model/split_hold.h"
 #include "render/otlp.h"
 #include "render/report_prom.h"
@@ -17,9 +18,9 @@
 
 /*
  * One scrape: a cumulative snapshot of the maps (*m, which the caller
- * frees, its split held from going back), the per-name series brought up
- * to date, and scprof's own figures into *self; in then refers to all
- * three.
+ * frees, its split held from going back, its rows idle for --series-ttl
+ * left out), the per-name series brought up to date, and scprof's own
+ * figures into *self; in then refers to all three.
  */
 static int scrape(struct daemon *d, bool served, struct sc_model **m,
 		  struct prom_self *self, struct prom_input *in)
@@ -31,6 +32,9 @@ static int scrape(struct daemon *d, bool served, struct sc_model **m,
 	err = collector__snapshot(d->col, m);
 	if (!err)
 		err = split_hold__apply(d->hold, *m);
+	/* after the hold, which needs every row */
+	if (!err)
+		err = series_ttl__apply(d->ttl, *m, t0);
 	if (!err && d->comms) {
 		struct sc_model *totals = NULL;
 

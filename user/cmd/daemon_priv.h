@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The daemon's state, shared by the files of `scprof daemon` and by no
- * one else: cmd_daemon.c (options, the loop), daemon_http.c (the HTTP
+ * one else: cmd_daemon.c (setup, the loop), daemon_http.c (the HTTP
  * server) and daemon_metrics.c (one scrape, rendered).
  */
 #ifndef SCPROF_DAEMON_PRIV_H
@@ -16,6 +16,7 @@ struct collector;
 struct comm_series;
 struct duty;
 struct split_hold;
+struct series_ttl;
 struct sc_model;
 struct MHD_Daemon;
 struct otlp_exporter;
@@ -45,6 +46,7 @@ struct daemon {
 	struct collector *col;
 	struct comm_series *comms;
 	struct split_hold *hold; /* the split's counters never go back */
+	struct series_ttl *ttl;	 /* idle syscall rows left out */
 	struct duty *duty;	 /* latency windows and the budget */
 	uint64_t trimmed_ns;	 /* malloc_trim() last called */
 	struct MHD_Daemon *http;

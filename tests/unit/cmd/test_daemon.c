@@ -69,7 +69,45 @@ static void test_defaults(void **state)
 	      "loopback by default");
 	CHECK(o.comm_series == 10 && o.fold_s == 5 && o.http_timeout_s == 10,
 	      "defaults");
+	CHECK(o.series_ttl_ns == 600000000000ULL, "series live 10 min idle");
 	daemon_free_opts(&o);
+}
+
+/* --series-ttl: a duration with its unit from 1 s, or 0 for never. */
+static void test_series_ttl(void **state)
+{
+	static const struct {
+		const char *arg;
+		uint64_t ns;
+	} good[] = {
+		{ "0", 0 },
+		{ "1s", 1000000000ULL },
+		{ "90s", 90000000000ULL },
+		{ "10m", 600000000000ULL },
+		{ "1440m", 86400000000000ULL },
+	};
+	static const char *const bad[] = { "",	  "10",	 "0s", "500ms",
+					   "-1s", "10x", "1h", "1e3" };
+	struct daemon_opts o;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		char *argv[] = { "daemon", "--series-ttl", (char *)good[i].arg,
+				 NULL };
+
+		assert_int_equal(daemon_parse_args(3, argv, &o), 0);
+		CHECK(o.series_ttl_ns == good[i].ns, "--series-ttl %s: %llu",
+		      good[i].arg, (unsigned long long)o.series_ttl_ns);
+		daemon_free_opts(&o);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *argv[] = { "daemon", "--series-ttl", (char *)bad[i],
+				 NULL };
+		int err = daemon_parse_args(3, argv, &o);
+
+		CHECK(err == EXIT_USAGE, "--series-ttl '%s' accepted", bad[i]);
+		daemon_free_opts(&o);
+	}
 }
 
 int main(void)
@@ -77,6 +115,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_listen_addresses),
 		cmocka_unit_test(test_defaults),
+		cmocka_unit_test(test_series_ttl),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
