@@ -220,13 +220,12 @@ static void proc_counts(const struct sc_proc *p, struct comm_counts *c)
 	memset(c, 0, sizeof(*c));
 	for (size_t i = 0; i < p->nrows; i++) {
 		const struct sc_stats *st = &p->rows[i].st;
-		uint64_t off = st->wait_ns + st->blocked_ns;
 
 		c->calls += st->calls;
 		c->errors += st->errors;
 		c->total_ns += st->total_ns;
 		c->bytes += st->bytes;
-		c->on_cpu_ns += st->total_ns > off ? st->total_ns - off : 0;
+		c->on_cpu_ns += stats_on_cpu_ns(st, st->total_ns);
 		c->wait_ns += st->wait_ns;
 		c->blocked_ns += st->blocked_ns;
 		c->iowait_ns += st->iowait_ns;
