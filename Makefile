@@ -253,9 +253,15 @@ unit: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "  UNIT     $$t"; $$t; done
 
 .PHONY: e2e
+E2E_FILES ?= tests/e2e
 e2e: $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
-		$(PYTHON) -m pytest -q tests/e2e $(PYTEST_ARGS)
+		$(PYTHON) -m pytest -q $(E2E_FILES) $(PYTEST_ARGS)
+
+# What the tests run, built with every CPU (make test, make check).
+JOBS ?= $(shell nproc)
+.PHONY: test-build
+test-build: $(BIN) $(WORKLOADS) $(UNIT_TESTS)
 
 # Heavier suites, after `make test` in CI (.ci/run): each helper's target.
 .PHONY: test-extra
@@ -296,7 +302,7 @@ test-extra: test-otlp
 # ASan+UBSan (make check), and each fuzz target for FUZZ_SECONDS.
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory lint
-	$(Q)$(MAKE) --no-print-directory $(BIN) $(WORKLOADS) $(UNIT_TESTS)
+	$(Q)$(MAKE) --no-print-directory -j$(JOBS) test-build
 	$(Q)$(MAKE) --no-print-directory layers
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory bench-test
@@ -455,22 +461,47 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzzers/%,$(FUZZ_SRCS))
 
 # The unit and end-to-end tests again, against an ASan+UBSan build.
-.PHONY: check
+.PHONY: check check-full
 # ASan's quarantine holds freed memory back from reuse; a small one keeps
 # use-after-free detection without making the memory-flatness tests fail.
 # The BPF side runs its legacy build here, as on a kernel without any of the
-# facilities of bpf/task.bpf.h (SCPROF_WITHOUT=all: Linux 5.10's ways), so
-# both builds go through every e2e test.
+# facilities of bpf/task.bpf.h (SCPROF_WITHOUT=all: Linux 5.10's ways).
+# make check (in make test) runs the unit tests and the end-to-end files
+# that drive the userspace's parsers, outputs and servers most for the
+# least waiting (ASAN_E2E, less their churn and busy-machine tests: 540
+# tests, 5.5 minutes here beside a build); make check-full (in make
+# test-extra) every e2e test, so that both builds go through all of them
+# (about 13 minutes).
+ASAN_E2E := $(addprefix tests/e2e/,test_cli_errors.py test_hostile_names.py \
+	test_modes.py test_trace_filter.py test_web_config.py test_count_only.py \
+	test_groundtruth.py test_diff.py test_stacks.py test_interval.py \
+	test_otlp.py test_features.py test_fd_types.py test_limits.py \
+	test_in_flight.py test_attribution.py test_slow.py test_split.py \
+	test_daemon.py test_pprof.py test_stacks_by_blocked.py)
+ASAN_MAKE = ASAN_OPTIONS=quarantine_size_mb=4 SCPROF_WITHOUT=all \
+	$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
+	BIN=$(OUTPUT)/asan/scprof CFLAGS="$(SAN_CFLAGS)"
 check:
-	$(Q)ASAN_OPTIONS=quarantine_size_mb=4 SCPROF_WITHOUT=all \
-		$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/asan \
-		BIN=$(OUTPUT)/asan/scprof CFLAGS="$(SAN_CFLAGS)" unit e2e
+	$(Q)$(ASAN_MAKE) -j$(JOBS) test-build
+	$(Q)$(ASAN_MAKE) unit
+	$(Q)$(ASAN_MAKE) E2E_FILES="$(ASAN_E2E)" \
+		PYTEST_ARGS="-k 'not churn and not busy' $(PYTEST_ARGS)" e2e
+
+check-full:
+	$(Q)$(ASAN_MAKE) -j$(JOBS) test-build
+	$(Q)$(ASAN_MAKE) unit e2e
+test-extra: check-full
 
 # Each libFuzzer target for FUZZ_SECONDS, from the seeds in tests/fuzz/seeds.
 .PHONY: fuzz fuzz-run
 fuzz:
 	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(CLANG) \
+		CFLAGS="$(FUZZ_CFLAGS)" -j$(JOBS) fuzz-build
+	$(Q)$(MAKE) --no-print-directory OUTPUT=$(OUTPUT)/fuzz CC=$(CLANG) \
 		CFLAGS="$(FUZZ_CFLAGS)" fuzz-run
+
+.PHONY: fuzz-build
+fuzz-build: $(FUZZERS)
 
 $(OUTPUT)/fuzzers/%: tests/fuzz/%.c $(LIB_OBJS)
 	$(call msg,FUZZER,$@)

@@ -163,6 +163,21 @@ def test_exited_process_all_and_follow(background, tmp_path):
     assert abs(share(ws, lambda s: "log_line" in frames_of(s)) - 0.75) < 0.06
 
 
+def test_sample_after_an_idle_exited_process_is_reaped():
+    """A process sampled, idle over 2 s (the unwinder's reap age) and then
+    sampled again as it exits: its state was reaped while it was being
+    looked up, and used once freed (a use after free under ASan, a double
+    free or a crash at exit without it, in 1 of 3 to 4 runs of
+    `--stacks-by time -- sleep 3`; this test, of 4 such runs, failed 1 of 3
+    times under ASan before the fix)."""
+    for _ in range(4):
+        proc = run_scprof(["--stacks", "--stacks-by", "time", "-o",
+                           os.devnull, "--", "sleep", "2.5"], timeout=60)
+        err = proc.stderr.decode(errors="replace")
+        assert proc.returncode == 0 and "Sanitizer" not in err, \
+            f"exit {proc.returncode}: {err[-2000:]}"
+
+
 def test_gone_before_unwinding():
     """Processes that exit before their samples are unwound (a busy
     unwinder: reading a binary's debug info for the first time takes a

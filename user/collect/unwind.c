@@ -237,13 +237,15 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	size_t b;
 
 	*created = false;
-	reap(u, now);
 	if (p) {
 		lru_unlink(u, p);
 		lru_front(u, p);
 		p->used_ns = now;
-		return p;
 	}
+	/* (after: p, just used, is not idle, and stays, exited or not) */
+	reap(u, now);
+	if (p)
+		return p;
 	if (u->nprocs >= UW_MAX_PROCS)
 		make_room(u);
 	p = calloc(1, sizeof(*p));
