@@ -734,22 +734,13 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
-void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
-			   enum sc_stack_weighting by, uint64_t slow_ns,
-			   bool sleeps)
+void stack_drain_configure(struct scprof_bpf *skel, const struct sc_settings *s)
 {
-	bool timed = by != SC_STACKS_BY_COUNT && period;
-
-	skel->rodata->stack_period = period;
-	skel->rodata->stack_by_time = timed;
-	skel->rodata->stack_by_blocked = by == SC_STACKS_BY_BLOCKED && period;
-	skel->rodata->stack_budget_ns = timed ? period * 1000ULL : 0;
-	skel->rodata->slow_ns = slow_ns;
 	/* each call's longest sleep, for a slow call's or a sample's */
-	skel->rodata->sleep_on = sleeps;
-	if (!sleeps)
+	if (!s->sleep_on)
 		bpf_map__set_max_entries(skel->maps.sleeps, 1);
-	if (!period && !slow_ns) { /* the smallest ring buffers: a page */
+	/* nothing sent: the smallest ring buffers, a page */
+	if (!s->stack_period && !s->slow_ns) {
 		bpf_map__set_max_entries(skel->maps.stack_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
 		bpf_map__set_max_entries(skel->maps.maps_events,
