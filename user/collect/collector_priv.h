@@ -8,10 +8,13 @@
  *  - settings.c: the BPF settings (rodata), decided in one place;
  *  - features.c: what this kernel and these privileges allow, and which
  *    program variants load;
+ *  - windows.c: sampled mode's latency and cost windows, what the
+ *    programs cost;
  *  - drain.c: reading the maps into the model (per-CPU sums, snapshots);
  *  - fold.c: moving exited processes out of the maps into userspace;
- *  - tslots.c, inflight.c, stack_drain.c, cgroups.c: per-thread totals,
- *    the calls in flight, the sampled stacks, cgroup names.
+ *  - tslots.c, inflight.c, stack_drain.c and stack_take.c, cgroups.c:
+ *    per-thread totals, the calls in flight, the sampled stacks and slow
+ *    calls, cgroup names.
  */
 #ifndef SCPROF_COLLECTOR_PRIV_H
 #define SCPROF_COLLECTOR_PRIV_H
@@ -213,7 +216,7 @@ int inflight_attach(struct inflight *f);
 int inflight_add(struct inflight *f, uint64_t now_ns, struct sc_model *m);
 void inflight_free(struct inflight *f);
 
-/* stack_drain.c (--stacks) */
+/* stack_drain.c and stack_take.c (--stacks, --slow) */
 
 /* Before load: the ring buffers' sizes and the longest sleeps' map, as the
  * settings s want them (stack_period, slow_ns, sleep_on).
