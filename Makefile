@@ -431,25 +431,44 @@ LINT_SRCS := $(wildcard bpf/*.c bpf/*.h include/*.h user/*/*.c user/*/*.h \
 	tests/workloads/m32/*.c tests/fuzz/*.c \
 	bench/*.c pkg/*.c)
 
-# Every C file as .clang-format (kernel style) has it, and user/ keeps its
-# layers: includes run down only (tests/lint/layers.py).
+# Each bpf/*.bpf.h compiles alone, included twice (its guard), in both BPF
+# builds: it includes the headers that declare what it uses (settings,
+# maps, helpers), so the order they are included in does not matter.
+BPF_HEADERS := $(wildcard bpf/*.bpf.h)
+BPF_HEADER_CHECKS := $(foreach b,default legacy,$(patsubst bpf/%.bpf.h,$(OUTPUT)/lint/$(b)/%.ok,$(BPF_HEADERS)))
+define bpf_header_check
+	$(call msg,LINT,$< $(1))
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#include "%s"\n#include "%s"\n' $(<F) $(<F) > $(@:.ok=.c)
+	$(Q)ulimit -v $(BPF_MEM_LIMIT) && $(CLANG) $(BPF_CFLAGS) $(1) -Ibpf -Werror \
+		-fsyntax-only -MT $@ -MF $(@:.ok=.d) $(@:.ok=.c)
+	$(Q)touch $@
+endef
+$(OUTPUT)/lint/default/%.ok: bpf/%.bpf.h
+	$(call bpf_header_check,)
+$(OUTPUT)/lint/legacy/%.ok: bpf/%.bpf.h
+	$(call bpf_header_check,-DSCPROF_LEGACY)
+
+# Every C file as .clang-format (kernel style) has it, user/ keeps its
+# layers: includes run down only (tests/lint/layers.py), each BPF header
+# compiles alone (above), and the BPF settings are all in struct
+# sc_settings, whose size include/sc_settings.h checks as it compiles.
 .PHONY: lint layers
-lint:
+lint: $(BPF_HEADER_CHECKS)
 	$(call msg,LINT,clang-format)
 	$(Q)clang-format --dry-run --Werror $(LINT_SRCS)
 	$(call msg,LINT,layers)
 	$(Q)$(PYTHON) tests/lint/layers.py
+	$(call msg,LINT,BPF settings)
+	$(Q)! grep -n 'const volatile' $(filter-out bpf/settings.bpf.h,$(wildcard bpf/*.c bpf/*.h)) || \
+		{ echo 'a BPF setting belongs in struct sc_settings (include/sc_settings.h)' >&2; false; }
 
 # The same from the built objects' symbols: calls run down too, and no two
 # modules call each other (no circle such as a format calling back into
 # the dispatcher that chose it).
-# And the BPF objects' settings together in their first cache lines
-# (tests/lint/rodata.py).
-layers: $(USER_OBJS) $(OUTPUT)/scprof.bpf.o $(OUTPUT)/scprof_legacy.bpf.o
+layers: $(USER_OBJS)
 	$(call msg,LINT,layers (calls))
 	$(Q)$(PYTHON) tests/lint/layers.py $(USER_OBJS)
-	$(call msg,LINT,BPF settings layout)
-	$(Q)$(PYTHON) tests/lint/rodata.py $(OUTPUT)/scprof.bpf.o $(OUTPUT)/scprof_legacy.bpf.o
 
 # ---- sanitizers and fuzzing ---------------------------------------------
 SAN_CFLAGS := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
@@ -691,6 +710,6 @@ clean:
 	$(Q)rm -rf $(OUTPUT) $(BIN) $(STATIC_BIN) scprof-static-arm64
 
 -include $(wildcard $(OUTPUT)/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*/*.d \
-	$(OUTPUT)/bench/*.d)
+	$(OUTPUT)/bench/*.d $(OUTPUT)/lint/*/*.d)
 
 .SECONDARY:

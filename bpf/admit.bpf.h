@@ -3,9 +3,8 @@
  * The prologue of every syscall program: is the current call one to
  * record? One function, so that every program filters alike.
  *
- * Uses the settings scprof.bpf.c defines before it includes this file:
- * filter_mode, flight_on (through the helpers of filter.bpf.h,
- * trace_filter.bpf.h and stamp.bpf.h).
+ * Uses the settings filter_mode, flight_on (settings.bpf.h), and the
+ * helpers of filter.bpf.h, trace_filter.bpf.h and stamp.bpf.h.
  */
 #ifndef SCPROF_ADMIT_BPF_H
 #define SCPROF_ADMIT_BPF_H
@@ -15,7 +14,9 @@
 
 #include "scprof.h"
 #include "filter.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
+#include "task.bpf.h"
 #include "trace_filter.bpf.h"
 
 /*
@@ -47,7 +48,7 @@ admit_at(struct pt_regs *regs, long id, bool at_exit, struct ended_call *ended,
 		return WANT_NO;
 	if (want_cached(regs, slot, &w, addr) && (w == WANT_NO || !ended))
 		return w;
-	if (ended && flight_on && flight_exit(regs, *addr, ended)) {
+	if (ended && settings.flight_on && flight_exit(regs, *addr, ended)) {
 		*task = NULL; /* (-e's test may have fetched it) */
 		return ended->w;
 	}
@@ -57,7 +58,7 @@ admit_at(struct pt_regs *regs, long id, bool at_exit, struct ended_call *ended,
 	 * repeat: otherwise a call is recorded at exit when its entry was,
 	 * which its stamp in task storage says.
 	 */
-	if (ended && filter_mode != SC_FILTER_TGID)
+	if (ended && settings.filter_mode != SC_FILTER_TGID)
 		return WANT_YES;
 	w = wanted(*task);
 	want_remember(regs, *slot, w);

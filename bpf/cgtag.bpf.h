@@ -35,9 +35,7 @@
  * Reading the tag again at exec, and a process's exit, need its entries in
  * procs: proc.bpf.h has them (proc_exec, proc_exited).
  *
- * Uses the settings and maps scprof.bpf.c defines before it includes this
- * file: read_cgid, cgtag_slots, cgtag_exact, cgtags, cgtag_tids, and
- * count_drop().
+ * Uses the settings read_cgid, cgtag_slots, cgtag_exact (settings.bpf.h).
  */
 #ifndef SCPROF_CGTAG_BPF_H
 #define SCPROF_CGTAG_BPF_H
@@ -48,7 +46,27 @@
 
 #include "scprof.h"
 #include "maps.bpf.h"
+#include "settings.bpf.h"
 #include "task.bpf.h"
+
+/* The table by thread id: cgtag_slots of (tid << 32 | tag), sized by
+ * userspace (one entry when not in use).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cgtags SEC(".maps");
+
+/* Every tag, by thread id. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, SC_CGTAG_SLOTS);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgtag_tids SEC(".maps");
 
 /* The cgroup v2 id of a task (its directory's inode number). */
 static __always_inline __u64 task_cgid(struct task_struct *t)
@@ -66,7 +84,7 @@ static __always_inline __u32 cgtag_of_id(__u64 id)
 
 static __always_inline __u64 *cgtag_slot(__u32 tid)
 {
-	__u32 idx = tid & (cgtag_slots - 1);
+	__u32 idx = tid & (settings.cgtag_slots - 1);
 
 	return bpf_map_lookup_elem(&cgtags, &idx);
 }
@@ -77,7 +95,7 @@ static __always_inline __u32 cgtag_of_tid(__u32 tid)
 	__u64 *slot, v;
 	__u32 *tag;
 
-	if (!read_cgid)
+	if (!settings.read_cgid)
 		return 0;
 	slot = cgtag_slot(tid);
 	if (!slot)
@@ -93,7 +111,7 @@ static __always_inline __u32 cgtag_of_tid(__u32 tid)
 
 static __always_inline __u32 cgtag_of(struct task_struct *t)
 {
-	if (!read_cgid)
+	if (!settings.read_cgid)
 		return 0;
 	return cgtag_of_tid(task_tid(t));
 }
@@ -110,7 +128,7 @@ static __always_inline void cgtag_set(__u32 tid, __u32 tag)
 		if (*slot)
 			bpf_map_delete_elem(&cgtag_tids, &tid);
 		if ((__u32)(*slot >> 32) == tid)
-			*slot = cgtag_exact ? 0 : SC_CGTAG_DEAD;
+			*slot = settings.cgtag_exact ? 0 : SC_CGTAG_DEAD;
 		return;
 	}
 	/* The hash first: a thread whose slot this one takes over reads
@@ -141,7 +159,7 @@ __noinline int cgtag_set_moved(__u32 tid, __u32 tag)
 /* A thread exits: its tag goes, before its tid is reused. */
 static __always_inline void cgtag_forget(struct task_struct *t)
 {
-	if (read_cgid)
+	if (settings.read_cgid)
 		cgtag_set(task_tid(t), 0);
 }
 
@@ -159,8 +177,9 @@ cgtag_moved(struct cgroup *dst, struct task_struct *task, bool threadgroup)
 	__u32 tag;
 	int i;
 
-	if (!read_cgid || BPF_CORE_READ(task, cgroups, dfl_cgrp, root) !=
-				  BPF_CORE_READ(dst, root))
+	if (!settings.read_cgid ||
+	    BPF_CORE_READ(task, cgroups, dfl_cgrp, root) !=
+		    BPF_CORE_READ(dst, root))
 		return;
 	tag = cgtag_of_id(BPF_CORE_READ(dst, kn, id));
 	if (!threadgroup) {
@@ -194,7 +213,7 @@ static __always_inline void cgtag_thread_born(struct task_struct *parent,
 {
 	__u64 cg;
 
-	if (!read_cgid)
+	if (!settings.read_cgid)
 		return;
 	cg = task_cgid(child);
 	if (cgtag_of(parent) || cg != task_cgid(parent))

@@ -10,8 +10,7 @@
  * verdict cache's slots when those are on, and times none: see
  * sc_sampled_exit.)
  *
- * Uses the setting and map scprof.bpf.c defines before it includes this
- * file: progs, selfcost.
+ * Uses the setting progs (settings.bpf.h).
  */
 #ifndef SCPROF_COST_BPF_H
 #define SCPROF_COST_BPF_H
@@ -20,12 +19,23 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
+
+/* What the syscall programs cost, measured by themselves on one run in
+ * SC_COST_EVERY per CPU.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sc_selfcost);
+} selfcost SEC(".maps");
 
 static __always_inline struct sc_selfcost *selfcost_here(void)
 {
 	__u32 zero = 0;
 
-	return progs == SC_PROGS_SAMPLED ?
+	return settings.progs == SC_PROGS_SAMPLED ?
 		       bpf_map_lookup_elem(&selfcost, &zero) :
 		       NULL;
 }

@@ -26,8 +26,7 @@
  * sys_exit counts it. Other renames (prctl, /proc/PID/comm) are not exec
  * calls and count nothing.
  *
- * Uses the settings scprof.bpf.c defines before it includes this file
- * (progs, and record()'s).
+ * Uses the setting progs (settings.bpf.h), and record()'s.
  */
 #ifndef SCPROF_EXEC_BPF_H
 #define SCPROF_EXEC_BPF_H
@@ -38,6 +37,7 @@
 #include "scprof.h"
 #include "exit.bpf.h"
 #include "record.bpf.h"
+#include "settings.bpf.h"
 
 /* task_rename: count the exec call the renamed thread is in, if it is one
  * (the thread renamed is the current one when it execs).

@@ -5,8 +5,8 @@
  * exit_group call it leaves through, which never reaches sys_exit, is
  * counted (count_current(), which exec.bpf.h uses too).
  *
- * Uses the settings scprof.bpf.c defines before it includes this file:
- * want_cache_on, flight_on, thread_totals, progs.
+ * Uses the settings want_cache_on, flight_on, thread_totals, progs
+ * (settings.bpf.h).
  */
 #ifndef SCPROF_EXIT_BPF_H
 #define SCPROF_EXIT_BPF_H
@@ -17,6 +17,7 @@
 #include "scprof.h"
 #include "filter.bpf.h"
 #include "record.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
 #include "syscall.bpf.h"
 #include "tslots.bpf.h"
@@ -29,7 +30,8 @@ static __always_inline void stack_forget(struct task_struct *p)
 {
 	struct pt_regs *regs;
 
-	if (!want_cache_on && !flight_on && !thread_totals)
+	if (!settings.want_cache_on && !settings.flight_on &&
+	    !settings.thread_totals)
 		return;
 	regs = (struct pt_regs *)task_regs_addr(p);
 	want_forget(regs);
@@ -45,7 +47,7 @@ static __always_inline void stack_forget(struct task_struct *p)
 static __always_inline void count_current(struct task_struct *p,
 					  const struct ended_call *c, __u8 fl)
 {
-	if (!record_current(p, c, fl) || progs != SC_PROGS_SAMPLED)
+	if (!record_current(p, c, fl) || settings.progs != SC_PROGS_SAMPLED)
 		return;
 	thread_count(p, (struct pt_regs *)task_regs_addr(p), 0, SCR_TASK_EXIT,
 		     fl, c, 0, false, true);

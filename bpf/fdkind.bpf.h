@@ -12,8 +12,7 @@
  * but kernels without CONFIG_KALLSYMS_ALL (like the test machine's) do
  * not export data symbols.
  *
- * Uses the setting fd_types, which scprof.bpf.c defines before it
- * includes this file.
+ * Uses the setting fd_types (settings.bpf.h).
  */
 #ifndef SCPROF_FDKIND_BPF_H
 #define SCPROF_FDKIND_BPF_H
@@ -23,6 +22,7 @@
 #include <bpf/bpf_core_read.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
 
 #define SC_S_IFMT 00170000
 #define SC_S_IFSOCK 0140000

@@ -5,9 +5,8 @@
  * known not to be targets, which rejects most calls of other tasks without
  * a helper call.
  *
- * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: filter_mode, self_tgid, want_cache_on, want_slots,
- * cells, target_bits, live_targets, one_tgid, want_cache, cgroup_map.
+ * Uses the settings filter_mode, self_tgid, cells, want_cache_on,
+ * want_slots (settings.bpf.h).
  */
 #ifndef SCPROF_FILTER_BPF_H
 #define SCPROF_FILTER_BPF_H
@@ -16,7 +15,41 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
 #include "task.bpf.h"
+
+/* Target tgids (SC_FILTER_TGID); userspace fills it before attach. */
+__u32 target_bits[SC_TARGET_WORDS] = {};
+/* Targets alive: set by userspace, moved by fork (when following) and exit. */
+__s64 live_targets = 0;
+
+/*
+ * SC_CELLS_ONE_TARGET: the target process (set by userspace before
+ * attach, cleared when it exits), whose cells are the arrays by syscall
+ * number. one_start_ns is its identity beside the pid, written at its
+ * first recorded call (one_init(), proc.bpf.h), then one_ready.
+ */
+__u32 one_tgid = 0;
+__u32 one_ready = 0;
+__u64 one_start_ns = 0;
+
+/*
+ * Verdict cache, one slot per CPU (its own cache line): the saved
+ * registers addresses of the last task on that CPU found not to be a
+ * target and of the last one found to be one (want_cached()). That address
+ * is the top of the task's kernel stack, unique to the task while it lives,
+ * and comes with the tracepoint: a hit decides without a helper call.
+ * Every task exit removes its address, before its stack can be reused.
+ */
+struct sc_want_slot want_cache[SC_WANT_SLOTS] SC_LINE_ALIGNED = {};
+
+/* SC_FILTER_CGROUP: the target cgroup, in slot 0 (userspace sets it). */
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} cgroup_map SEC(".maps");
 
 /* Word of the target bitmap holding tgid. Pids are below SC_PID_LIMIT, a
  * power of two, so the mask only proves the bound to the verifier.
@@ -63,17 +96,18 @@ static __always_inline enum want wanted(struct task_struct *task)
 {
 	__u32 tgid = task_tgid(task);
 
-	if (filter_mode == SC_FILTER_TGID) {
-		__u32 one = cells == SC_CELLS_ONE_TARGET ? one_tgid : 0;
+	if (settings.filter_mode == SC_FILTER_TGID) {
+		__u32 one = settings.cells == SC_CELLS_ONE_TARGET ? one_tgid :
+								    0;
 
 		if (one)
 			return tgid == one ? WANT_ONE : WANT_NO;
 		return is_target(tgid) ? WANT_YES : WANT_NO;
 	}
 	/* scprof never records itself, even from inside the cgroup */
-	if (tgid == self_tgid)
+	if (tgid == settings.self_tgid)
 		return WANT_NO;
-	if (filter_mode == SC_FILTER_CGROUP)
+	if (settings.filter_mode == SC_FILTER_CGROUP)
 		return bpf_current_task_under_cgroup(&cgroup_map, 0) == 1 ?
 			       WANT_YES :
 			       WANT_NO;
@@ -98,7 +132,7 @@ static __always_inline bool want_cached(const struct pt_regs *regs, __u32 *slot,
 	struct sc_want_slot *s;
 	__u64 yes, cmp;
 
-	if (!want_cache_on)
+	if (!settings.want_cache_on)
 		return false;
 	*slot = bpf_get_smp_processor_id() & (SC_WANT_SLOTS - 1);
 	s = &want_cache[*slot & (SC_WANT_SLOTS - 1)];
@@ -127,7 +161,7 @@ static __always_inline void want_remember(const struct pt_regs *regs,
 {
 	struct sc_want_slot *s = &want_cache[slot & (SC_WANT_SLOTS - 1)];
 
-	if (!want_cache_on)
+	if (!settings.want_cache_on)
 		return;
 	if (w == WANT_NO) {
 		s->no = (__u64)regs;
@@ -146,9 +180,9 @@ static __always_inline void want_remember(const struct pt_regs *regs,
 /* A task exits, its stack (regs) may go to another task next: forget it. */
 static __always_inline void want_forget(const struct pt_regs *regs)
 {
-	if (!want_cache_on)
+	if (!settings.want_cache_on)
 		return;
-	for (__u32 i = 0; i < SC_WANT_SLOTS && i < want_slots; i++) {
+	for (__u32 i = 0; i < SC_WANT_SLOTS && i < settings.want_slots; i++) {
 		if (want_cache[i].no == (__u64)regs)
 			want_cache[i].no = 0;
 		if (want_cache[i].yes == (__u64)regs)

@@ -5,8 +5,8 @@
  * closed when the thread exits, not with its process, and follows its
  * renames (a worker naming itself after its first calls).
  *
- * Uses the settings and maps scprof.bpf.c defines before it includes this
- * file: key_kind, procs.
+ * Uses the setting key_kind (settings.bpf.h) and the map procs
+ * (proc.bpf.h).
  */
 #ifndef SCPROF_GROUP_BPF_H
 #define SCPROF_GROUP_BPF_H
@@ -16,11 +16,12 @@
 
 #include "scprof.h"
 #include "proc.bpf.h"
+#include "settings.bpf.h"
 
 /* A thread other than its process's last one exits: close its entry. */
 static __always_inline void thread_exited(struct task_struct *p)
 {
-	if (key_kind == SC_KEY_THREAD)
+	if (settings.key_kind == SC_KEY_THREAD)
 		proc_exited(p);
 }
 
@@ -31,7 +32,7 @@ static __always_inline void thread_renamed(struct task_struct *task,
 	struct sc_proc_info *info;
 	struct sc_proc_key key;
 
-	if (key_kind != SC_KEY_THREAD)
+	if (settings.key_kind != SC_KEY_THREAD)
 		return;
 	proc_key_of(task, cgtag_of(task), &key);
 	info = bpf_map_lookup_elem(&procs, &key);

@@ -7,10 +7,9 @@
  * registers. One struct sc_inflight per call, written to the iterator's
  * seq_file for userspace to read.
  *
- * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: filter_mode, target_cgid, self_tgid, flight_on, flights, tstore,
- * iter_scratch,
- * and the helpers of filter.bpf.h, stamp.bpf.h, proc.bpf.h.
+ * Uses the settings filter_mode, target_cgid, self_tgid, flight_on
+ * (settings.bpf.h), and the helpers and state of filter.bpf.h,
+ * stamp.bpf.h, proc.bpf.h.
  */
 #ifndef SCPROF_INFLIGHT_BPF_H
 #define SCPROF_INFLIGHT_BPF_H
@@ -22,8 +21,20 @@
 #include "scprof.h"
 #include "filter.bpf.h"
 #include "proc.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
 #include "syscall.bpf.h"
+#include "trace_filter.bpf.h"
+
+/* The scratch word of the iterator (addr_of() as stamp.bpf.h has it),
+ * apart so that the hot path's scratch words stay as they are.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} iter_scratch SEC(".maps");
 
 #define PF_KTHREAD_FLAG 0x00200000 /* include/linux/sched.h */
 #define ENOSYS_RET (-38L)
@@ -45,7 +56,7 @@ static __always_inline bool in_target_cgroup(struct task_struct *task)
 	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
 	int level;
 
-	if (!cg || !target_cgid)
+	if (!cg || !settings.target_cgid)
 		return false;
 	level = BPF_CORE_READ(cg, level);
 	for (int i = 0; i <= level && i < SC_CGROUP_MAX_LEVEL; i++) {
@@ -61,7 +72,7 @@ static __always_inline bool in_target_cgroup(struct task_struct *task)
 
 			bpf_core_read(&id, sizeof(id), &old->ancestor_ids[i]);
 		}
-		if (id == target_cgid)
+		if (id == settings.target_cgid)
 			return true;
 	}
 	return false;
@@ -78,15 +89,15 @@ static __always_inline bool inflight_wanted(struct task_struct *task,
 	*unstamped_ok = false;
 	if (TASK_GET(task, task->flags, flags) & PF_KTHREAD_FLAG)
 		return false;
-	if (filter_mode == SC_FILTER_TGID) {
+	if (settings.filter_mode == SC_FILTER_TGID) {
 		*unstamped_ok = true;
 		return is_target(tgid);
 	}
-	if (tgid == self_tgid)
+	if (tgid == settings.self_tgid)
 		return false;
-	*unstamped_ok =
-		filter_mode == SC_FILTER_ALL ||
-		(filter_mode == SC_FILTER_CGROUP && in_target_cgroup(task));
+	*unstamped_ok = settings.filter_mode == SC_FILTER_ALL ||
+			(settings.filter_mode == SC_FILTER_CGROUP &&
+			 in_target_cgroup(task));
 	return true;
 }
 
@@ -108,7 +119,7 @@ static __always_inline bool inflight_stamp(struct task_struct *task,
 {
 	struct sc_task *ts;
 
-	if (flight_on) {
+	if (settings.flight_on) {
 		__u64 addr = iter_addr_of((const void *)task_regs_addr(task));
 		struct sc_flight *f = flight_of(addr);
 
@@ -169,14 +180,14 @@ static __always_inline int inflight_one(struct seq_file *seq,
 	    !(unstamped_ok && inflight_unstamped(task, &rec)))
 		return 0;
 	if (!trace_ok(rec.nr, rec.abi) ||
-	    (only_tid && task_tid(task) != only_tid))
+	    (settings.only_tid && task_tid(task) != settings.only_tid))
 		return 0;
 	rec.pid = task_tgid(task);
 	rec.tid = task_tid(task);
-	rec.proc_start_ns = key_kind == SC_KEY_THREAD ?
+	rec.proc_start_ns = settings.key_kind == SC_KEY_THREAD ?
 				    task_start_ns(task) :
 				    task_proc_start_ns(task);
-	if (read_cgid)
+	if (settings.read_cgid)
 		rec.cgid = task_cgid(task);
 	read_leader_comm(task, rec.comm);
 	bpf_seq_write(seq, &rec, sizeof(rec));

@@ -1,16 +1,34 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * BPF-only map helpers.
+ * BPF-only map helpers, and the counts of what the maps had no room for:
+ * failed updates by map and errno, what could not be recorded by
+ * consequence (count_drop()), calls kept out of their process's row.
  *
- * Uses the globals scprof.bpf.c defines before it includes this file:
- * map_fails, inject_map, inject_errno.
+ * Uses the settings inject_map, inject_errno (settings.bpf.h).
  */
 #ifndef SCPROF_MAPS_BPF_H
 #define SCPROF_MAPS_BPF_H
 
+#include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
+
+/* What could not be recorded, by enum sc_drop. */
+__u64 drops[SC_DROP_COUNT] = {};
+/* Failed map updates, by map (enum sc_map) and errno. */
+__u64 map_fails[SC_MAP_COUNT][SC_ERRNO_SLOTS] = {};
+/* Calls counted, but not in their process's row: no room for its cell in
+ * stats (they went to their merged cell, record.bpf.h), or for its totals
+ * in ptotals (tslots.bpf.h).
+ */
+__u64 unattributed = 0;
+
+static __always_inline void count_drop(enum sc_drop why)
+{
+	__sync_fetch_and_add(&drops[why], 1);
+}
 
 /*
  * bpf_map_update_elem's result as the kernel meant it. Before Linux 6.4 a
@@ -22,8 +40,8 @@ static __always_inline int map_update(__u32 which, void *map, const void *key,
 				      const void *val, __u64 flags)
 {
 	/* a test's failure of map which (SCPROF_TEST_MAP_FAIL) */
-	if (inject_errno && which == inject_map)
-		return -inject_errno;
+	if (settings.inject_errno && which == settings.inject_map)
+		return -settings.inject_errno;
 	return (int)bpf_map_update_elem(map, key, val, flags);
 }
 

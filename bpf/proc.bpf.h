@@ -8,9 +8,8 @@
  * threads made calls under: each names the cgroup of its first call. The
  * exit of the process marks one of them exited, and userspace the others.
  *
- * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: one_ready, one_start_ns, procs_used, procs_exited, procs,
- * nameless, moved_procs, and count_drop().
+ * Uses the settings key_kind, read_cgid (settings.bpf.h), and the one
+ * target's identity (one_start_ns, one_ready: filter.bpf.h).
  */
 #ifndef SCPROF_PROC_BPF_H
 #define SCPROF_PROC_BPF_H
@@ -21,8 +20,48 @@
 
 #include "scprof.h"
 #include "cgtag.bpf.h"
+#include "filter.bpf.h"
 #include "maps.bpf.h"
+#include "settings.bpf.h"
 #include "task.bpf.h"
+
+/* Entries created in procs, less those deleted (userspace takes off what
+ * it folds): how full the map is, so userspace folds early.
+ */
+__s64 procs_used = 0;
+/* Processes in procs marked exited, less those userspace folded. */
+__s64 procs_exited = 0;
+
+/* The processes that have cells: name, parent, exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct sc_proc_key);
+	__type(value, struct sc_proc_info);
+} procs SEC(".maps");
+
+/* Processes that found procs full: their drop is counted once, not once
+ * per cell. LRU: never full itself.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 1024);
+	__type(key, struct sc_proc_key);
+	__type(value, __u8);
+} nameless SEC(".maps");
+
+/* read_cgid: for a process whose calls were made under a cgroup tag, one
+ * such tag (key: the process's key with tag 0), for proc_exited to find
+ * an entry of the process by (cgtag.bpf.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct sc_proc_key);
+	__type(value, __u32);
+} moved_procs SEC(".maps");
 
 /* The key of task's calls made under cgroup tag cgtag. Direct loads from
  * the BTF pointer: BPF_CORE_READ would be a helper call
@@ -33,7 +72,7 @@ static __always_inline void proc_key_of(struct task_struct *task, __u32 cgtag,
 					struct sc_proc_key *key)
 {
 	key->cgtag = cgtag;
-	if (key_kind == SC_KEY_THREAD) { /* --by tid */
+	if (settings.key_kind == SC_KEY_THREAD) { /* --by tid */
 		key->tgid = task_tid(task);
 		key->start_ns = task_start_ns(task);
 		return;
@@ -51,7 +90,7 @@ static __always_inline void proc_tag_noted(const struct sc_proc_key *key)
 	__u32 tag = key->cgtag;
 	int err;
 
-	if (!read_cgid || !tag)
+	if (!settings.read_cgid || !tag)
 		return;
 	first.cgtag = 0;
 	err = map_update(SC_MAP_CGTAGS, &moved_procs, &first, &tag, BPF_ANY);
@@ -67,7 +106,7 @@ static __always_inline void read_leader_comm(struct task_struct *task,
 {
 	struct task_struct *leader = BPF_CORE_READ(task, group_leader);
 
-	if (key_kind == SC_KEY_THREAD)
+	if (settings.key_kind == SC_KEY_THREAD)
 		leader = task;
 	bpf_probe_read_kernel_str(comm, SC_COMM_LEN, &leader->comm);
 }
@@ -85,7 +124,7 @@ static __always_inline void proc_init(struct task_struct *task,
 	read_leader_comm(task, info.comm);
 	info.ppid = task_ppid(task);
 	info.tgid = task_tgid(task);
-	if (read_cgid) /* proc_init runs in the task's own calls */
+	if (settings.read_cgid) /* proc_init runs in the task's own calls */
 		info.cgid = bpf_get_current_cgroup_id();
 	err = map_update(SC_MAP_PROCS, &procs, key, &info, BPF_NOEXIST);
 	if (!err) {
@@ -140,7 +179,7 @@ static __always_inline void proc_exec(struct task_struct *p, __u32 old_tid)
 	__u32 tid, tag;
 	__u64 cg;
 
-	if (read_cgid) {
+	if (settings.read_cgid) {
 		tid = task_tid(p);
 		tag = cgtag_of_tid(old_tid);
 		if (old_tid != tid)
@@ -170,7 +209,7 @@ static __always_inline void proc_exited(struct task_struct *p)
 	__u32 *tag;
 
 	info = proc_renamed(p);
-	if (read_cgid) {
+	if (settings.read_cgid) {
 		proc_key_of(p, 0, &key);
 		if (!info)
 			info = bpf_map_lookup_elem(&procs, &key);

@@ -7,9 +7,8 @@
  * A cell counts calls, errors (and those by errno, in errnos), interrupted
  * calls, bytes, and in full mode the latency: total, min, max, histogram.
  *
- * Uses the globals and maps scprof.bpf.c defines before it includes this
- * file: progs, cells, one_ready, unattributed, stats_used, stats, merged,
- * nr_stats, nr_counts, errnos, and count_drop().
+ * Uses the settings progs, cells (settings.bpf.h), and one_ready
+ * (filter.bpf.h).
  */
 #ifndef SCPROF_RECORD_BPF_H
 #define SCPROF_RECORD_BPF_H
@@ -21,8 +20,73 @@
 #include "filter.bpf.h"
 #include "maps.bpf.h"
 #include "proc.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
 #include "syscall.bpf.h"
+#include "trace_filter.bpf.h"
+
+/* Entries created in stats, less those deleted (userspace takes off what
+ * it folds): how full the map is, so userspace folds early.
+ */
+__s64 stats_used = 0;
+
+/* The general cells, per (process, ABI, syscall), created on first use. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, struct sc_stats_key);
+	__type(value, struct sc_stats);
+} stats SEC(".maps");
+
+/*
+ * Per (ABI, syscall) cells of no process (key: proc zero): the calls of
+ * SC_CELLS_AGGREGATE that the arrays do not take, and the calls of a
+ * process that found stats full. Sized for every number of every ABI, plus room
+ * for numbers beyond SC_NR_MAX (bogus calls, ENOSYS), which alone can
+ * fill it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	/* with --fd-types, room for up to 128 fd calls per ABI in each kind */
+	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX +
+				    SC_ABI_COUNT * 128 * SC_FD_COUNT + 1024);
+	__type(key, struct sc_stats_key);
+	__type(value, struct sc_stats);
+} merged SEC(".maps");
+
+/* The arrays by syscall number (SC_CELLS_ONE_TARGET, SC_CELLS_AGGREGATE),
+ * full and sampled modes: the native calls' histogram, min and max (the
+ * other calls go to stats or merged); the counters are in nr_counts.
+ * Sized to one entry by userspace when not in use.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE); /* userspace reads it in place */
+	__uint(max_entries, SC_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct sc_stats);
+} nr_stats SEC(".maps");
+
+/* The counters by syscall number, at ABI * SC_NR_MAX + number, per CPU
+ * (plain adds); the full and sampled modes use the native ABI's only.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, SC_ABI_COUNT *SC_NR_MAX);
+	__type(key, __u32);
+	__type(value, struct sc_counts);
+} nr_counts SEC(".maps");
+
+/* Errors by (syscall, ABI, errno), over all processes. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);
+	__type(key, struct sc_errno_key);
+	__type(value, __u64);
+} errnos SEC(".maps");
 
 static const struct sc_stats zero_stats = {};
 static const __u64 zero_count = 0;
@@ -128,7 +192,7 @@ static __always_inline struct sc_stats *
 cell_of(struct task_struct *task, const struct ended_call *c, bool *own)
 {
 	*own = false;
-	if (cells == SC_CELLS_AGGREGATE && c->w != WANT_ONE)
+	if (settings.cells == SC_CELLS_AGGREGATE && c->w != WANT_ONE)
 		return merged_cell(c->nr, c->abi, c->fd_type);
 	return stats_cell(task, c, own);
 }
@@ -226,11 +290,11 @@ static __always_inline void record_in_arrays(struct sc_counts *c,
 static __always_inline bool in_arrays(enum want w, __u32 nr, __u32 abi,
 				      __u32 fd_type)
 {
-	if (w != WANT_ONE && cells != SC_CELLS_AGGREGATE)
+	if (w != WANT_ONE && settings.cells != SC_CELLS_AGGREGATE)
 		return false;
 	if (nr >= SC_NR_MAX)
 		return false;
-	if (progs == SC_PROGS_COUNT_ONLY)
+	if (settings.progs == SC_PROGS_COUNT_ONLY)
 		return abi < SC_ABI_COUNT;
 	return abi == SC_ABI_NATIVE && fd_type == SC_FD_NONE;
 }
@@ -268,7 +332,7 @@ static __always_inline void record_call(struct task_struct *task,
 		/* (an untimed call touches no latency cell: sampled mode's
 		 * calls outside windows are counted as count-only's are)
 		 */
-		if (progs == SC_PROGS_COUNT_ONLY || !timed) {
+		if (settings.progs == SC_PROGS_COUNT_ONLY || !timed) {
 			if (!cnt)
 				return;
 			cnt->calls++;

@@ -17,9 +17,9 @@
  * With the split on, the call's split and its longest sleep (where it
  * slept, who woke it: split.bpf.h, sleep_on) go with it.
  *
- * Uses the settings and helpers scprof.bpf.c includes before this file:
- * split_on, flags_of (syscall.bpf.h), fd_file, file_kind, fd_arg
- * (fdkind.bpf.h), split_sleep (split.bpf.h), stack_fill, stack_new_maps,
+ * Uses the settings slow_ns, split_on (settings.bpf.h), and the helpers
+ * flags_of (syscall.bpf.h), fd_file, file_kind, fd_arg (fdkind.bpf.h),
+ * split_sleep (split.bpf.h), stack_fill, stack_new_maps,
  * stack_unwindable, stack_sleep, stack_events (stacks.bpf.h).
  */
 #ifndef SCPROF_SLOW_BPF_H
@@ -33,12 +33,11 @@
 #include "scprof.h"
 #include "sc_stack.h"
 #include "fdkind.bpf.h"
+#include "settings.bpf.h"
 #include "split.bpf.h"
 #include "stacks.bpf.h"
 #include "stamp.bpf.h"
-
-/* 0: off; else calls taking this long or longer are reported. */
-const volatile __u64 slow_ns = 0;
+#include "syscall.bpf.h"
 
 /* Slow calls the ring buffer had no room for. */
 __u64 slow_lost = 0;
@@ -226,7 +225,7 @@ static __always_inline void slow_emit(struct task_struct *task,
 	e->delta_ns = c->delta_ns;
 	e->ret = ret;
 	/* its split (claimed before: split_claim), its longest sleep */
-	if (split_on) {
+	if (settings.split_on) {
 		e->flags |= SC_STACK_F_SPLIT;
 		e->split_wait_ns = c->wait_ns;
 		e->split_blocked_ns = c->blocked_ns;
@@ -243,7 +242,7 @@ static __always_inline void slow_check(struct task_struct *task,
 				       struct pt_regs *regs,
 				       const struct ended_call *c, long ret)
 {
-	if (slow_ns && c->delta_ns >= slow_ns)
+	if (settings.slow_ns && c->delta_ns >= settings.slow_ns)
 		slow_emit(task ?: current_task(), regs, c, ret);
 }
 

@@ -40,9 +40,9 @@
  * zeroes split_preempted before it attaches them, as a call preempted
  * when they were detached is switched in unseen.
  *
- * Uses what scprof.bpf.c defines before it includes this file: flight_on,
- * progs, window_gen, split_on, split_runq_timed, split_sample_ns, sleep_on,
- * tstore_calls, split_preempted, read_cgid, flights, tstore (struct
+ * Uses the settings flight_on, progs, split_on, split_runq_timed,
+ * split_sample_ns, sleep_on, read_cgid (settings.bpf.h), and the stamps
+ * of stamp.bpf.h (window_gen, tstore_calls, flights, tstore: struct
  * sc_task, whose split member this fills).
  */
 #ifndef SCPROF_SPLIT_BPF_H
@@ -56,9 +56,14 @@
 #include "sc_split.h"
 #include "filter.bpf.h"
 #include "proc.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
 #include "task.bpf.h"
 
+/* Calls switched out preempted and not back on a CPU yet: while there
+ * are some, the switch program looks at the incoming task too.
+ */
+__s64 split_preempted = 0;
 /* Samples the ring had no room for. */
 __u64 split_lost = 0;
 
@@ -106,7 +111,7 @@ struct split_ref {
  */
 static __always_inline bool split_gen_ok(__u32 gen)
 {
-	return progs != SC_PROGS_SAMPLED || gen == window_gen;
+	return settings.progs != SC_PROGS_SAMPLED || gen == window_gen;
 }
 
 /* Is t in a stamped call? Its split, found without a helper call when
@@ -117,7 +122,7 @@ static __always_inline bool split_find(struct task_struct *t,
 {
 	__u64 addr;
 
-	if (flight_on) {
+	if (settings.flight_on) {
 		addr = task_regs_addr(t);
 		if (addr) {
 			__u32 i = flight_index(addr);
@@ -183,14 +188,14 @@ static __always_inline bool split_sampled(__u64 ns, bool wait, __u64 *weight)
 	struct split_acc *a;
 	__u64 *acc;
 
-	if (!split_sample_ns || !ns) /* (no samples: the sums only) */
+	if (!settings.split_sample_ns || !ns) /* (no samples: the sums only) */
 		return false;
 	a = bpf_map_lookup_elem(&split_accs, &zero);
 	if (!a)
 		return false;
 	acc = wait ? &a->wait_ns : &a->sleep_ns;
 	*acc += ns;
-	if (*acc < split_sample_ns)
+	if (*acc < settings.split_sample_ns)
 		return false;
 	*weight = *acc;
 	*acc = 0;
@@ -206,7 +211,7 @@ static __always_inline void split_event_fill(struct sc_split_event *e, __u32 nr,
 	e->nr = nr;
 	e->abi = abi;
 	e->fd_type = fd_type;
-	proc_key_of(t, read_cgid ? cgtag : 0, &e->proc);
+	proc_key_of(t, settings.read_cgid ? cgtag : 0, &e->proc);
 	e->kind = kind;
 	e->tid = task_tid(t);
 	e->ns = ns;
@@ -280,7 +285,7 @@ split_wait_sample(struct task_struct *t, __u32 nr, __u32 abi, __u32 fd_type,
 {
 	struct sc_proc_key proc;
 
-	proc_key_of(t, read_cgid ? cgtag : 0, &proc);
+	proc_key_of(t, settings.read_cgid ? cgtag : 0, &proc);
 	split_wait_event(&proc, task_tid(t), nr, abi, fd_type, other, ns);
 }
 
@@ -349,7 +354,7 @@ split_turns_begin(struct split_ref *r, struct task_struct *prev, __u64 now)
 	if (!c)
 		return;
 	split_ref_row(r, &c->nr, &c->abi, &c->fd_type, &cgtag);
-	proc_key_of(prev, read_cgid ? cgtag : 0, &c->proc);
+	proc_key_of(prev, settings.read_cgid ? cgtag : 0, &c->proc);
 	c->tid = task_tid(prev);
 	c->slot = r->slot;
 	c->call = r->call;
@@ -398,7 +403,7 @@ static __always_inline void split_out(struct split_ref *r,
 	__u64 delay = 0;
 	bool asleep;
 
-	if (!split_runq_timed)
+	if (!settings.split_runq_timed)
 		delay = task_run_delay(prev);
 	if (s->call != r->call) { /* the call's first switch out */
 		s->call = r->call;
@@ -409,7 +414,7 @@ static __always_inline void split_out(struct split_ref *r,
 		s->iowait_ns = 0;
 		if (r->f)
 			r->f->switched = 1;
-	} else if (!split_runq_timed) {
+	} else if (!settings.split_runq_timed) {
 		__u32 nr, abi, fd_type, cgtag;
 
 		split_ref_row(r, &nr, &abi, &fd_type, &cgtag);
@@ -429,7 +434,7 @@ static __always_inline void split_out(struct split_ref *r,
 		__sync_fetch_and_add(&split_preempted, 1);
 		split_turns_begin(r, prev, now);
 	}
-	if (split_runq_timed)
+	if (settings.split_runq_timed)
 		s->flags |= SC_SPLIT_OUT;
 }
 
@@ -499,7 +504,7 @@ static __always_inline void split_woken(void *ctx, struct task_struct *p,
 	 * (split_enqueued), or (runq_timed) until the switch in
 	 */
 	s->out_ns = now;
-	if (!split_runq_timed)
+	if (!settings.split_runq_timed)
 		s->flags |= SC_SPLIT_WAKING;
 	if (keep)
 		split_keep_sleep(ctx, p, &r, ns);
@@ -574,7 +579,7 @@ static __always_inline void split_in(struct split_ref *r,
 	/* a preemption's wait, timed: its time off the run queue while its
 	 * group is throttled too, which the run-queue delay leaves out
 	 */
-	if (split_runq_timed || preempted)
+	if (settings.split_runq_timed || preempted)
 		s->wait_ns += ns;
 	if (preempted)
 		__sync_fetch_and_sub(&split_preempted, 1);
@@ -612,7 +617,8 @@ static __always_inline void split_switch(bool preempt, struct task_struct *prev,
 	}
 	if (split_find(prev, &out))
 		split_out(&out, prev, preempt, now ?: bpf_ktime_get_ns());
-	if ((split_runq_timed || split_preempted > 0) && split_find(next, &in))
+	if ((settings.split_runq_timed || split_preempted > 0) &&
+	    split_find(next, &in))
 		split_in(&in, next, prev, now ?: bpf_ktime_get_ns());
 }
 
@@ -623,7 +629,7 @@ static __always_inline void split_took(struct task_struct *task,
 	/* the wait since the last switch out, after a sleep (reads the
 	 * run-queue delay: the split is written, as the thread's own)
 	 */
-	if (!split_runq_timed)
+	if (!settings.split_runq_timed)
 		split_sleep_wait(task, c->nr, c->abi, c->fd_type, c->cgtag, s,
 				 task_run_delay(task));
 	c->blocked_ns = s->blocked_ns;
@@ -683,9 +689,9 @@ static __always_inline void split_claim(struct task_struct *task,
 	struct sc_split *s = c->split_ts;
 	__u32 i;
 
-	if (!split_on)
+	if (!settings.split_on)
 		return;
-	if (sleep_on)
+	if (settings.sleep_on)
 		split_note_sleep(c);
 	if (!s && c->split_slot) {
 		i = c->split_slot - 1;
@@ -703,7 +709,7 @@ static __always_inline void split_moved(struct task_struct *task)
 {
 	struct sc_split_event *e;
 
-	if (!split_on || filter_mode != SC_FILTER_TGID ||
+	if (!settings.split_on || settings.filter_mode != SC_FILTER_TGID ||
 	    !is_target(task_tgid(task)))
 		return;
 	e = bpf_ringbuf_reserve(&split_events, sizeof(*e), 0);
@@ -729,7 +735,7 @@ split_sleep(struct task_struct *task)
 	struct sc_task *ts;
 	__u32 i = 0;
 
-	if (!sleep_on)
+	if (!settings.sleep_on)
 		return NULL;
 	cl = bpf_map_lookup_elem(&sleep_claims, &i);
 	if (!cl || !cl->call)
@@ -755,7 +761,7 @@ static __always_inline void split_forget(struct task_struct *p)
 {
 	struct sc_task *ts;
 
-	if (!split_on || tstore_calls <= 0)
+	if (!settings.split_on || tstore_calls <= 0)
 		return;
 	ts = thread_state(&tstore, p, NULL, false);
 	if (ts && ts->start_ns) {

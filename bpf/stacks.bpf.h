@@ -20,9 +20,11 @@
  * unbiased whatever phase the program is in. A sample the ring still has
  * no room for is counted in stack_lost (with its weight) by syscall.
  *
- * The settings and maps are here, not in scprof.bpf.c, so that the hot
- * path only has one guarded call: with stack_period 0 (rodata) the
- * verifier removes it.
+ * Uses the settings stack_period, stack_by_time, stack_by_blocked (as by
+ * time, by the call's blocked time, each sample with the kernel stack of
+ * the call's longest sleep) and stack_budget_ns (settings.bpf.h). The hot
+ * path has one call here, guarded: with stack_period 0 the verifier
+ * removes it.
  */
 #ifndef SCPROF_STACKS_BPF_H
 #define SCPROF_STACKS_BPF_H
@@ -32,20 +34,9 @@
 
 #include "scprof.h"
 #include "sc_stack.h"
+#include "settings.bpf.h"
+#include "syscall.bpf.h"
 #include "task.bpf.h"
-
-/* 0: off; N: one call in N (on average) has its stack sampled. */
-const volatile __u32 stack_period = 0;
-/* --stacks-by time: one sample per stack_budget_ns of time in calls
- * (stack_period is then unused but non-zero).
- */
-const volatile bool stack_by_time = false;
-/* --stacks-by blocked: as by time (stack_by_time is set too), by the
- * call's blocked time, each sample with the kernel stack of the call's
- * longest sleep. (Before the budget: the settings share two cache lines.)
- */
-const volatile bool stack_by_blocked = false;
-const volatile __u64 stack_budget_ns = 0;
 
 /* Samples lost (ring buffer full), by native syscall. */
 __u64 stack_lost[SC_NR_MAX] = {};
@@ -311,12 +302,14 @@ static __always_inline void stack_sample(struct task_struct *task,
 		cd->left -= 1;
 	} else if (cd) {
 		weight = 1U << (cd->shift & SC_STACK_MAX_SHIFT);
-		cd->shift = stack_period < (1U << (30 - SC_STACK_MAX_SHIFT)) ?
+		cd->shift = settings.stack_period <
+					    (1U << (30 - SC_STACK_MAX_SHIFT)) ?
 				    stack_shift() :
 				    0;
 		if (cd->shift < stack_shift_min)
 			cd->shift = stack_shift_min & SC_STACK_MAX_SHIFT;
-		mean = stack_period << (cd->shift & SC_STACK_MAX_SHIFT);
+		mean = settings.stack_period
+		       << (cd->shift & SC_STACK_MAX_SHIFT);
 		cd->left = 1 + bpf_get_prandom_u32() % (2 * mean - 1);
 		stack_emit(task, regs, nr, abi, weight, NULL);
 	}
@@ -345,9 +338,10 @@ static __always_inline void stack_sample_time(struct task_struct *task,
 	cd = stacks_paused ? NULL :
 			     bpf_map_lookup_elem(&stack_countdown, &zero);
 	/* (by blocked time: no time, no sample, whatever the shift did) */
-	if (cd && (delta_ns || !stack_by_blocked)) {
+	if (cd && (delta_ns || !settings.stack_by_blocked)) {
 		cd->acc += delta_ns;
-		unit = stack_budget_ns << (cd->shift & SC_STACK_MAX_SHIFT);
+		unit = settings.stack_budget_ns
+		       << (cd->shift & SC_STACK_MAX_SHIFT);
 		if (unit && cd->acc >= unit) {
 			n = cd->acc / unit;
 			cd->acc -= n * unit;

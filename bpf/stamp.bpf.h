@@ -6,10 +6,7 @@
  * that slot is taken (or the kernel lacks bpf_task_pt_regs), in task local
  * storage.
  *
- * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: flight_on, read_cgid, window_gen, split_on,
- * tstore_calls, flights, scratch (with its SCR_* words), tstore (of
- * struct sc_task), and count_drop().
+ * Uses the settings flight_on, read_cgid, split_on (settings.bpf.h).
  */
 #ifndef SCPROF_STAMP_BPF_H
 #define SCPROF_STAMP_BPF_H
@@ -18,8 +15,60 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "sc_split.h"
 #include "filter.bpf.h"
+#include "maps.bpf.h"
+#include "settings.bpf.h"
 #include "task.bpf.h"
+
+/* Sampled mode: userspace adds one when it attaches the enter program and
+ * one when it detaches it; a stamp carries the value it was taken under.
+ */
+__u32 window_gen = 0;
+/* Calls whose stamp is in task state (tstore) now, not in flights[]: the
+ * scheduler programs look there only while there are some (split.bpf.h).
+ */
+__s64 tstore_calls = 0;
+
+/* Full mode's calls in flight, by the caller's stack (flight_of()). */
+struct sc_flight flights[SC_FLIGHT_SLOTS] SC_LINE_ALIGNED = {};
+
+/*
+ * Scratch words that turn a pointer into a number (see addr_of()): one per
+ * program kind and CPU.
+ */
+enum { SCR_ENTER, SCR_EXIT, SCR_TASK_EXIT, SCR_COUNT };
+
+struct sc_scratch {
+	__u64 v[SCR_COUNT];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sc_scratch);
+} scratch SEC(".maps");
+
+/* Per-thread state of full mode: the syscall in flight. */
+struct sc_task {
+	__u64 start_ns; /* 0: no enter seen for the current call */
+	__u32 nr;
+	__u32 abi;
+	__u32 fd_type;	       /* enum sc_fd_type, read at entry */
+	__u32 gen;	       /* sampled mode: window_gen at entry */
+	__u32 cgtag;	       /* the thread's cgroup tag at entry */
+	struct sc_split split; /* the call's split (split.bpf.h) */
+	struct sc_sleep sleep; /* sleep_on: its longest sleep */
+};
+
+/* Task local storage, or before it a hash by thread id (task.bpf.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sc_task);
+} tstore SEC(".maps");
 
 static const struct sc_task zero_task = {};
 
@@ -108,7 +157,7 @@ static __always_inline bool flight_enter(const struct pt_regs *regs,
 	f->fd_type = (__u8)c->fd_type;
 	f->switched = 0;
 	f->gen = window_gen;
-	if (read_cgid) /* (a setting: no store at all otherwise) */
+	if (settings.read_cgid) /* (a setting: no store at all otherwise) */
 		f->cgtag = c->cgtag;
 	f->start_ns = bpf_ktime_get_ns();
 	return true;
@@ -126,13 +175,13 @@ static __always_inline void task_enter(struct task_struct *task,
 		return;
 	}
 	/* the scheduler programs look here while a stamp is (split.bpf.h) */
-	if (split_on && !ts->start_ns)
+	if (settings.split_on && !ts->start_ns)
 		__sync_fetch_and_add(&tstore_calls, 1);
 	ts->nr = c->nr;
 	ts->abi = c->abi;
 	ts->fd_type = c->fd_type;
 	ts->gen = window_gen;
-	if (read_cgid)
+	if (settings.read_cgid)
 		ts->cgtag = c->cgtag;
 	/* Last, so our own work above is not billed to the call. */
 	ts->start_ns = bpf_ktime_get_ns();
@@ -156,7 +205,7 @@ static __always_inline bool flight_exit(const struct pt_regs *regs, __u64 known,
 	c->w = f->want;
 	c->fd_type = f->fd_type;
 	c->gen = f->gen;
-	if (read_cgid)
+	if (settings.read_cgid)
 		c->cgtag = f->cgtag;
 	if (f->switched) { /* its split is in splits[] (split_claim) */
 		c->split_slot = flight_index(addr) + 1;
@@ -184,7 +233,7 @@ static __always_inline bool task_exit(struct task_struct *task,
 		return false;
 	now = bpf_ktime_get_ns();
 	ts->start_ns = 0;
-	if (split_on) {
+	if (settings.split_on) {
 		__sync_fetch_and_sub(&tstore_calls, 1);
 		/* its split, taken once delta_ns is known (split_claim) */
 		if (ts->split.call == start) {
@@ -196,7 +245,7 @@ static __always_inline bool task_exit(struct task_struct *task,
 	c->abi = ts->abi;
 	c->fd_type = ts->fd_type;
 	c->gen = ts->gen;
-	if (read_cgid)
+	if (settings.read_cgid)
 		c->cgtag = ts->cgtag;
 	c->delta_ns = now - start;
 	return true;
@@ -220,7 +269,7 @@ static __always_inline bool window_stamp(struct task_struct *task,
 
 	if (!(gen & 1))
 		return false;
-	if (flight_on) {
+	if (settings.flight_on) {
 		if (!flight_exit(regs, known, c))
 			return false;
 	} else if (!task_exit(task, c)) {
@@ -237,7 +286,7 @@ static __always_inline void flight_forget(const struct pt_regs *regs)
 	struct sc_flight *f;
 	__u64 addr;
 
-	if (!flight_on)
+	if (!settings.flight_on)
 		return;
 	addr = addr_of(regs, SCR_TASK_EXIT);
 	f = flight_of(addr);

@@ -3,8 +3,7 @@
  * What a call is: its number and ABI, its flags (I/O, no return, fork) and
  * what its return value says.
  *
- * Uses the setting nr_flags, which scprof.bpf.c defines before it includes
- * this file.
+ * Uses the settings' tables nr_flags and sigreturn_nr (settings.bpf.h).
  */
 #ifndef SCPROF_SYSCALL_BPF_H
 #define SCPROF_SYSCALL_BPF_H
@@ -13,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
 #include "task.bpf.h"
 
 #define X86_TS_COMPAT 0x0002 /* arch/x86/include/asm/thread_info.h */

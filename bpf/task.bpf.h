@@ -21,9 +21,8 @@
  *    at a fixed offset from the base of its kernel stack, learned at the
  *    first syscall seen (regs_learn()).
  *
- * Uses the settings and globals scprof.bpf.c defines before it includes
- * this file: KERN_TASK_BTF, KERN_TASK_STORAGE, KERN_TASK_REGS (its
- * kern_* settings), regs_offset.
+ * Uses the settings KERN_TASK_BTF, KERN_TASK_STORAGE, KERN_TASK_REGS (the
+ * kern_* settings of settings.bpf.h).
  */
 #ifndef SCPROF_TASK_BPF_H
 #define SCPROF_TASK_BPF_H
@@ -34,6 +33,12 @@
 
 #include "scprof.h"
 #include "maps.bpf.h"
+#include "settings.bpf.h"
+
+/* Without bpf_task_pt_regs: where a task's saved registers are from the
+ * base of its kernel stack, learned at the first syscall (regs_learn()).
+ */
+__u64 regs_offset = 0;
 
 static __always_inline struct task_struct *current_task(void)
 {

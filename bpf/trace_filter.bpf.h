@@ -9,9 +9,8 @@
  *
  * -p TID of a thread (only_tid) is tested with them: one thread's calls.
  *
- * Uses the settings scprof.bpf.c defines before it includes this file:
- * trace_on, trace_beyond, trace_bits, trace_exit_bits, status_filter,
- * only_tid.
+ * Uses the settings trace_on, trace_beyond, status_filter, only_tid and
+ * the tables trace_bits, trace_exit_bits (settings.bpf.h).
  */
 #ifndef SCPROF_TRACE_FILTER_BPF_H
 #define SCPROF_TRACE_FILTER_BPF_H
@@ -20,6 +19,7 @@
 #include <bpf/bpf_helpers.h>
 
 #include "scprof.h"
+#include "settings.bpf.h"
 #include "syscall.bpf.h"
 
 static __always_inline bool trace_bit(bool at_exit, __u32 nr, __u32 abi)
@@ -27,7 +27,7 @@ static __always_inline bool trace_bit(bool at_exit, __u32 nr, __u32 abi)
 	__u32 w = (nr / 32) & (SC_TRACE_WORDS - 1);
 
 	if (nr >= SC_NR_MAX)
-		return trace_beyond;
+		return settings.trace_beyond;
 	if (abi >= SC_ABI_COUNT)
 		return false;
 	/* As in flags_of(): keep the bound in the verifier's view. */
@@ -50,7 +50,7 @@ static __always_inline bool trace_wanted(const struct pt_regs *regs, long id,
 {
 	__u32 nr, abi;
 
-	if (!trace_on)
+	if (!settings.trace_on)
 		return true;
 	/* rt_sigreturn leaves with orig_ax -1 (no restart): let its exit
 	 * through, its stamp decides
@@ -64,21 +64,22 @@ static __always_inline bool trace_wanted(const struct pt_regs *regs, long id,
 /* -p TID of a thread: is the current task that thread? */
 static __always_inline bool thread_ok(void)
 {
-	return !only_tid || (__u32)bpf_get_current_pid_tgid() == only_tid;
+	return !settings.only_tid ||
+	       (__u32)bpf_get_current_pid_tgid() == settings.only_tid;
 }
 
 /* A call known by number and ABI is in the set. */
 static __always_inline bool trace_ok(__u32 nr, __u32 abi)
 {
-	return !trace_on || trace_bit(false, nr, abi);
+	return !settings.trace_on || trace_bit(false, nr, abi);
 }
 
 /* -z: successful calls only; -Z: failed ones only. */
 static __always_inline bool status_ok(long ret)
 {
-	if (status_filter == SC_STATUS_ALL)
+	if (settings.status_filter == SC_STATUS_ALL)
 		return true;
-	return is_error(ret) == (status_filter == SC_STATUS_FAILED);
+	return is_error(ret) == (settings.status_filter == SC_STATUS_FAILED);
 }
 
 #endif /* SCPROF_TRACE_FILTER_BPF_H */

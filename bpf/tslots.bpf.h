@@ -8,9 +8,8 @@
  * and not yet freed by userspace) counts in ptotals, by process, with
  * atomic adds. See struct sc_tslot.
  *
- * Uses the settings, globals and maps scprof.bpf.c defines before it
- * includes this file: thread_totals, read_cgid, tslots, tslots_dead,
- * tslots_dead_bits, ptotals, unattributed, and regs_addr() with its scratch words.
+ * Uses the settings thread_totals, read_cgid (settings.bpf.h), and
+ * regs_addr() with its scratch words (stamp.bpf.h).
  */
 #ifndef SCPROF_TSLOTS_BPF_H
 #define SCPROF_TSLOTS_BPF_H
@@ -21,8 +20,26 @@
 #include "scprof.h"
 #include "maps.bpf.h"
 #include "proc.bpf.h"
+#include "settings.bpf.h"
 #include "stamp.bpf.h"
 #include "syscall.bpf.h"
+
+/* Per-thread totals, by the thread's stack, how many slots are dead
+ * (their thread exited) until userspace frees them, and which: a bit a
+ * slot, so that userspace finds them without a look at every slot.
+ */
+struct sc_tslot tslots[SC_TSLOTS] SC_LINE_ALIGNED = {};
+__s64 tslots_dead = 0;
+__u64 tslots_dead_bits[SC_TSLOTS / 64] = {};
+
+/* Per-process totals of threads whose tslots slot was taken. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);
+	__type(key, struct sc_proc_key);
+	__type(value, struct sc_counts);
+} ptotals SEC(".maps");
 
 static const struct sc_counts zero_counts = {};
 
@@ -139,7 +156,7 @@ timing:
 static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 					__u32 cgtag)
 {
-	if (!read_cgid || ts->proc.cgtag == cgtag)
+	if (!settings.read_cgid || ts->proc.cgtag == cgtag)
 		return false;
 	tslot_mark_dead(ts, addr);
 	return true;
@@ -162,7 +179,7 @@ static __always_inline void thread_count(struct task_struct *task,
 	struct sc_tslot *ts;
 	__u64 addr;
 
-	if (!thread_totals)
+	if (!settings.thread_totals)
 		return;
 	/* The slots need bpf_task_pt_regs (and compare-and-swap): before
 	 * it, every thread counts in its process's entry of ptotals.
@@ -194,7 +211,7 @@ static __always_inline void tslot_forget(const struct pt_regs *regs)
 	struct sc_tslot *ts;
 	__u64 addr;
 
-	if (!thread_totals || !KERN_TASK_REGS)
+	if (!settings.thread_totals || !KERN_TASK_REGS)
 		return;
 	addr = addr_of(regs, SCR_TASK_EXIT);
 	ts = tslot_of(addr);

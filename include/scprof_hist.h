@@ -20,7 +20,7 @@
 #endif
 
 #ifdef __bpf__
-#define SC_INLINE static __always_inline
+#define SC_INLINE static inline __attribute__((always_inline))
 #else
 #define SC_INLINE static inline
 #endif

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The collector's lifecycle, as libbpf-bootstrap has it: open -> set
- * rodata and map sizes -> load -> attach -> destroy. Reading the maps is
- * drain.c's and fold.c's; choosing programs, features.c's.
+ * rodata and map sizes -> load -> attach -> destroy. The settings are
+ * settings.c's; reading the maps, drain.c's and fold.c's; choosing
+ * programs, features.c's; sampled mode's windows, windows.c's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -12,7 +13,6 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
-#include <sys/stat.h>
 #include <sys/statfs.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,63 +20,12 @@
 #include "collect/collector.h"
 #include "collect/collector_priv.h"
 #include "collect/split_drain.h"
-#include "model/names.h"
 #include "scprof_legacy.skel.h"
 #include "util/ksyms.h"
 #include "util/log.h"
-#include "util/procfs.h"
 
 #define DEFAULT_MAX_STATS 16384
 #define DEFAULT_MAX_PROCS 8192
-#define DEFAULT_PID_MAX 4194304 /* when /proc cannot say: PID_MAX_LIMIT */
-
-static void set_nr_flags(struct scprof_bpf *skel, bool fd_types)
-{
-	for (unsigned int abi = 0; abi < SC_ABI_COUNT; abi++) {
-		for (unsigned int nr = 0; nr < SC_NR_MAX; nr++) {
-			const char *name = names_syscall(abi, nr);
-			__u8 fl = 0;
-
-			if (names_is_io(name))
-				fl |= SC_NR_IO;
-			if (names_is_noreturn(name))
-				fl |= SC_NR_NORETURN;
-			if (names_is_fork(name))
-				fl |= SC_NR_FORK;
-			if (fd_types && names_is_fd_call(name))
-				fl |= SC_NR_FD;
-			if (names_is_exec(name))
-				fl |= SC_NR_EXEC;
-			skel->rodata->nr_flags[abi][nr] = fl;
-		}
-		skel->rodata->sigreturn_nr[abi] = SC_NR_MAX;
-		for (unsigned int nr = 0; nr < SC_NR_MAX; nr++) {
-			const char *name = names_syscall(abi, nr);
-
-			if (name && !strcmp(name, "rt_sigreturn"))
-				skel->rodata->sigreturn_nr[abi] = nr;
-		}
-	}
-}
-
-/* -e trace=SET and -z/-Z: the BPF side's bitmaps and status test. */
-static void set_trace_filter(struct scprof_bpf *skel,
-			     const struct collector_opts *opts)
-{
-	const struct trace_set *t = opts->trace;
-
-	skel->rodata->status_filter = opts->status;
-	skel->rodata->key_kind = opts->key_kind;
-	skel->rodata->read_cgid = opts->read_cgid;
-	skel->rodata->only_tid = (__u32)opts->only_tid;
-	if (!t || !t->on)
-		return;
-	skel->rodata->trace_on = true;
-	skel->rodata->trace_beyond = t->beyond;
-	memcpy((void *)skel->rodata->trace_bits, t->bits, sizeof(t->bits));
-	trace_set_exit_bits(
-		t, (uint32_t(*)[SC_TRACE_WORDS])skel->rodata->trace_exit_bits);
-}
 
 static int open_cgroup(const char *path)
 {
@@ -121,54 +70,19 @@ static int collector_new(struct collector **out,
 }
 
 /*
- * Tests only: SCPROF_TEST_MAP_FAIL=MAP:ERRNO (procs:EBUSY, stats:ENOMEM...)
- * makes every update of that map fail with that errno, so the reports of
- * failures that no kernel produces at will can be tested. Ignored when
- * malformed (it is no user's option).
- */
-static void inject_map_fail(struct scprof_bpf *skel)
-{
-	const char *v = getenv("SCPROF_TEST_MAP_FAIL"), *colon;
-	int map, err;
-
-	if (!v || !(colon = strchr(v, ':')))
-		return;
-	map = names_map_parse(v, (size_t)(colon - v));
-	err = names_errno_parse(colon + 1);
-	if (map < 0 || err <= 0)
-		return;
-	skel->rodata->inject_map = (__u32)map;
-	skel->rodata->inject_errno = err;
-	pr_info("testing: every update of the %s map fails with %s",
-		names_map((uint32_t)map), colon + 1);
-}
-
-/*
- * Cgroup tags (read_cgid, bpf/cgtag.bpf.h): a slot per thread id up to
- * pid_max, within SC_CGTAG_SLOTS (a thread beyond shares a slot, and finds
- * its tag in the hash), and room for a tagged key of each process in procs.
+ * Cgroup tags (read_cgid, bpf/cgtag.bpf.h): the table by thread id has the
+ * settings' slots, and procs' tagged keys room for a key of each process.
  * Otherwise one entry each.
  */
-static void size_cgtags(struct scprof_bpf *skel,
-			const struct collector_opts *opts, uint32_t max_procs)
+static void size_cgtags(struct scprof_bpf *skel, const struct sc_settings *s,
+			uint32_t max_procs)
 {
-	char *line = procfs_read_line("/proc/sys/kernel/pid_max");
-	unsigned long pid_max = line ? strtoul(line, NULL, 10) : 0;
-	uint32_t slots = 1;
-
-	free(line);
-	if (!pid_max)
-		pid_max = DEFAULT_PID_MAX;
-	if (!opts->read_cgid) {
+	if (!s->read_cgid) {
 		bpf_map__set_max_entries(skel->maps.cgtag_tids, 1);
 		bpf_map__set_max_entries(skel->maps.moved_procs, 1);
 		return;
 	}
-	while (slots < SC_CGTAG_SLOTS && slots < pid_max)
-		slots *= 2;
-	skel->rodata->cgtag_slots = slots;
-	skel->rodata->cgtag_exact = pid_max <= slots;
-	bpf_map__set_max_entries(skel->maps.cgtags, slots);
+	bpf_map__set_max_entries(skel->maps.cgtags, s->cgtag_slots);
 	bpf_map__set_max_entries(skel->maps.moved_procs, max_procs);
 }
 
@@ -177,37 +91,17 @@ static int configure(struct collector *c)
 {
 	const struct collector_opts *opts = &c->opts;
 	struct scprof_bpf *skel = c->skel;
+	struct settings_env env;
 
-	skel->rodata->filter_mode = opts->mode;
-	skel->rodata->self_tgid = (__u32)getpid();
-	skel->rodata->follow_forks = opts->follow;
-	skel->rodata->progs = opts->progs;
-	skel->rodata->cells = opts->cells;
-	skel->rodata->fd_types = opts->fd_types;
-	skel->rodata->thread_totals = opts->thread_totals;
-	skel->rodata->split_on = opts->split;
+	settings_env_read(&env, c->cgroup_fd);
+	settings_fill(&c->settings, opts, &c->kern, &env);
+	settings_write(skel, &c->settings, opts);
 	if (!opts->split) /* the smallest: one entry */
 		bpf_map__set_max_entries(skel->maps.splits, 1);
-	if (!opts->split || !opts->split_samples) { /* no sample: a page */
-		skel->rodata->split_sample_ns = 0;
+	if (!opts->split || !opts->split_samples) /* no sample: a page */
 		bpf_map__set_max_entries(skel->maps.split_events,
 					 (__u32)sysconf(_SC_PAGESIZE));
-	}
-	if (c->cgroup_fd >= 0) {
-		struct stat st;
-
-		/* a cgroup's id is its directory's inode number (kernfs) */
-		if (!fstat(c->cgroup_fd, &st))
-			skel->rodata->target_cgid = (__u64)st.st_ino;
-	}
-	/* --slow says what a slow call's fd is: fd calls are known */
-	set_nr_flags(skel, opts->fd_types || opts->slow_ns);
-	set_trace_filter(skel, opts);
-	inject_map_fail(skel);
-	stack_drain_configure(
-		skel, opts->stack_period, opts->stack_by,
-		opts->progs != SC_PROGS_COUNT_ONLY ? opts->slow_ns : 0,
-		collector_keeps_sleeps(opts));
+	stack_drain_configure(skel, &c->settings);
 	bpf_map__set_max_entries(skel->maps.stats, opts->max_stats ?
 							   opts->max_stats :
 							   DEFAULT_MAX_STATS);
@@ -224,7 +118,7 @@ static int configure(struct collector *c)
 		bpf_map__set_max_entries(skel->maps.ptotals,
 					 opts->max_procs ? opts->max_procs :
 							   DEFAULT_MAX_PROCS);
-	size_cgtags(skel, opts,
+	size_cgtags(skel, &c->settings,
 		    opts->max_procs ? opts->max_procs : DEFAULT_MAX_PROCS);
 	cgroups_configure(skel, opts->read_cgid);
 	return collector_choose_progs(skel, opts, &c->kern);
@@ -364,8 +258,7 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 			strerror(errno));
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
-				      opts->stack_by,
-				      c->skel->rodata->slow_ns != 0,
+				      opts->stack_by, c->settings.slow_ns != 0,
 				      !opts->raw_symbols, opts->drain_few_caps,
 				      c->ksyms);
 	/* on demand: off until a profile asks (collector__stacks_sample) */
@@ -452,7 +345,7 @@ static bool not_attached(const struct collector *c,
 {
 	struct scprof_bpf *skel = c->skel;
 
-	return skel->rodata->progs == SC_PROGS_SAMPLED &&
+	return c->settings.progs == SC_PROGS_SAMPLED &&
 	       (prog == skel->progs.sc_sys_enter ||
 		prog == skel->progs.sc_switch ||
 		prog == skel->progs.sc_waking ||
@@ -547,166 +440,6 @@ void collector__detach(struct collector *c)
 {
 	scprof_bpf__detach(c->skel);
 	c->attached = false;
-}
-
-bool collector__has_windows(const struct collector *c)
-{
-	return c->skel->rodata->progs == SC_PROGS_SAMPLED;
-}
-
-/* Sampled mode: the counting exit program hands calls to the timing one
- * while any bit of exit_timing is set (enum sc_timing).
- */
-static void set_timing(struct collector *c, __u32 bit, bool on)
-{
-	__u32 *t = &c->skel->bss->exit_timing;
-
-	if (on)
-		__atomic_or_fetch(t, bit, __ATOMIC_SEQ_CST);
-	else
-		__atomic_and_fetch(t, ~bit, __ATOMIC_SEQ_CST);
-}
-
-bool collector__has_cost_windows(const struct collector *c)
-{
-	return c->counting_exit;
-}
-
-void collector__cost_window(struct collector *c, bool open)
-{
-	if (c->counting_exit)
-		set_timing(c, SC_TIMING_COST, open);
-}
-
-/* The split's scheduler programs, in or out with a latency window: they
- * only look at calls stamped in it (split.bpf.h), so outside windows they
- * would cost every context switch and wake-up of the machine for nothing.
- * A call preempted as they go is switched in unseen: the count of such
- * calls starts again from zero with each window.
- */
-static int split_window(struct collector *c, bool open)
-{
-	struct scprof_bpf *skel = c->skel;
-	struct {
-		struct bpf_program *prog;
-		struct bpf_link **link;
-	} progs[] = {
-		{ skel->progs.sc_switch, &skel->links.sc_switch },
-		{ skel->progs.sc_waking, &skel->links.sc_waking },
-		{ skel->progs.sc_waking_sleep, &skel->links.sc_waking_sleep },
-		{ skel->progs.sc_wakeup, &skel->links.sc_wakeup },
-	};
-
-	if (!c->opts.split)
-		return 0;
-	if (open)
-		__atomic_store_n(&skel->bss->split_preempted, 0,
-				 __ATOMIC_SEQ_CST);
-	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
-		/* (one of the waking programs is loaded: --slow's keeps the
-		 * longest sleeps; the wake-up's end with the run-queue delay
-		 * only)
-		 */
-		if (!bpf_program__autoload(progs[i].prog))
-			continue;
-		if (!open) {
-			bpf_link__destroy(*progs[i].link);
-			*progs[i].link = NULL;
-			continue;
-		}
-		*progs[i].link = bpf_program__attach(progs[i].prog);
-		if (!*progs[i].link) {
-			int err = -errno;
-
-			split_window(c, false);
-			pr_err("cannot attach the split's program %s: %s",
-			       bpf_program__name(progs[i].prog),
-			       strerror(-err));
-			return err;
-		}
-	}
-	return 0;
-}
-
-int collector__latency_window(struct collector *c, bool open)
-{
-	struct scprof_bpf *skel = c->skel;
-	struct bpf_link **link = &skel->links.sc_sys_enter;
-	__u32 *gen = &skel->bss->window_gen;
-	int err;
-
-	if (skel->rodata->progs != SC_PROGS_SAMPLED || open == (*link != NULL))
-		return 0;
-	if (!open) {
-		bpf_link__destroy(*link);
-		*link = NULL;
-		/* even: no window; stamps taken until now are stale */
-		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
-		set_timing(c, SC_TIMING_LATENCY, false);
-		split_window(c, false);
-		return 0;
-	}
-	/* (before any call is stamped: each is split from its start) */
-	err = split_window(c, true);
-	if (err)
-		return err;
-	__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST); /* odd: a window */
-	set_timing(c, SC_TIMING_LATENCY, true);
-	*link = bpf_program__attach(skel->progs.sc_sys_enter);
-	if (!*link) {
-		err = -errno;
-		__atomic_add_fetch(gen, 1, __ATOMIC_SEQ_CST);
-		set_timing(c, SC_TIMING_LATENCY, false);
-		split_window(c, false);
-		pr_err("cannot attach the latency program: %s", strerror(-err));
-		return err;
-	}
-	return 0;
-}
-
-int collector__cost(struct collector *c, struct collector_cost *out)
-{
-	int ncpus = libbpf_num_possible_cpus();
-	struct sc_selfcost *v;
-	__u32 zero = 0;
-	int err = 0;
-
-	memset(out, 0, sizeof(*out));
-	if (c->skel->rodata->progs != SC_PROGS_SAMPLED)
-		return 0;
-	if (ncpus <= 0)
-		return ncpus ? ncpus : -EINVAL;
-	v = calloc((size_t)ncpus, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.selfcost), &zero,
-				v)) {
-		err = -errno;
-		goto out;
-	}
-	for (int i = 0; i < ncpus; i++) {
-		for (int k = 0; k < SC_COST_COUNT; k++) {
-			out->runs[k] += v[i].ticks[k];
-			out->timed_runs[k] += v[i].timed_runs[k];
-			out->timed_ns[k] += v[i].timed_ns[k];
-		}
-		out->runs[SC_COST_EXIT_TIMED] += v[i].runs[SC_COST_EXIT_TIMED];
-	}
-	/* the counting program's runs, where the verdict cache is on */
-	for (size_t i = 0; i < SC_WANT_SLOTS; i++)
-		out->runs[SC_COST_EXIT] += __atomic_load_n(
-			&c->skel->bss->want_cache[i].runs, __ATOMIC_RELAXED);
-	/* A timed exit began as an untimed one (its tick). (A copy taken
-	 * while a run is between the two counts can see one more timed
-	 * run than ticks.)
-	 */
-	out->runs[SC_COST_EXIT] -=
-		out->runs[SC_COST_EXIT] > out->runs[SC_COST_EXIT_TIMED] ?
-			out->runs[SC_COST_EXIT_TIMED] :
-			out->runs[SC_COST_EXIT];
-out:
-	free(v);
-	return err;
 }
 
 int collector__stacks_poll(struct collector *c)

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The collector's state, shared by the files that make it up and by no
- * one else (include it only from the .c files of collect/):
+ * one else (include it only from the .c files of collect/ and their unit
+ * tests):
  *  - collector.c: the lifecycle, open -> set rodata and map sizes -> load
  *    -> attach -> destroy;
+ *  - settings.c: the BPF settings (rodata), decided in one place;
  *  - features.c: what this kernel and these privileges allow, and which
  *    program variants load;
+ *  - windows.c: sampled mode's latency and cost windows, what the
+ *    programs cost;
  *  - drain.c: reading the maps into the model (per-CPU sums, snapshots);
  *  - fold.c: moving exited processes out of the maps into userspace;
- *  - tslots.c, inflight.c, stack_drain.c, cgroups.c: per-thread totals,
- *    the calls in flight, the sampled stacks, cgroup names.
+ *  - tslots.c, inflight.c, stack_drain.c and stack_take.c, cgroups.c:
+ *    per-thread totals, the calls in flight, the sampled stacks and slow
+ *    calls, cgroup names.
  */
 #ifndef SCPROF_COLLECTOR_PRIV_H
 #define SCPROF_COLLECTOR_PRIV_H
@@ -21,6 +26,7 @@
 
 #include "collect/collector.h"
 #include "model/model.h"
+#include "sc_settings.h" /* (before the skeleton, which uses it) */
 #include "scprof.skel.h"
 
 /* What the running kernel offers that the programs adapt to (task.bpf.h). */
@@ -49,6 +55,7 @@ struct collector {
 	struct scprof_bpf *skel;
 	struct kernel_facilities kern; /* what the kernel offers */
 	struct collector_opts opts;    /* the plan's, never changed */
+	struct sc_settings settings;   /* the BPF side's, as loaded */
 	struct sc_model *folded; /* processes that exited, out of the maps */
 	int cgroup_fd;
 	size_t ntargets; /* distinct tgids added */
@@ -88,7 +95,7 @@ static inline bool collector_uses_arrays(const struct collector_opts *o)
 
 /* Does each call in flight keep its longest sleep (where it slept, who
  * woke it): for --slow's calls or --stacks-by blocked's samples, with the
- * split? (rodata sleep_on, and sc_waking_sleep for sc_waking)
+ * split? (the setting sleep_on, and sc_waking_sleep for sc_waking)
  */
 static inline bool collector_keeps_sleeps(const struct collector_opts *o)
 {
@@ -96,6 +103,38 @@ static inline bool collector_keeps_sleeps(const struct collector_opts *o)
 	       (o->slow_ns ||
 		(o->stack_period && o->stack_by == SC_STACKS_BY_BLOCKED));
 }
+
+/* settings.c */
+
+/* What the BPF settings are decided from besides the plan's options and
+ * the kernel's facilities: this process, the machine and the environment.
+ */
+struct settings_env {
+	uint32_t self_tgid; /* scprof's own */
+	uint32_t ncpus;	    /* possible CPUs; 0: unknown */
+	uint64_t pid_max;   /* the kernel's pid_max */
+	uint64_t cgroup_id; /* --cgroup's (its directory's inode); 0: none */
+	bool fast_paths;    /* SCPROF_FAST_PATHS is not 0 */
+	/* SCPROF_TEST_MAP_FAIL (tests only): the map whose every update
+	 * fails (enum sc_map; SC_MAP_COUNT: none), with this errno
+	 */
+	uint32_t inject_map;
+	int32_t inject_errno;
+};
+
+/* Read them; cgroup_fd: --cgroup's directory, or -1. */
+void settings_env_read(struct settings_env *e, int cgroup_fd);
+/* Every BPF setting, decided from the plan's options o, the kernel's
+ * facilities k and e.
+ */
+void settings_fill(struct sc_settings *s, const struct collector_opts *o,
+		   const struct kernel_facilities *k,
+		   const struct settings_env *e);
+/* Before load: s into the skeleton's rodata, and the tables beside it
+ * (each syscall's flags, -e trace=SET's bitmaps, from o).
+ */
+void settings_write(struct scprof_bpf *skel, const struct sc_settings *s,
+		    const struct collector_opts *o);
 
 /* cgroups.c */
 
@@ -127,8 +166,9 @@ void kernel_facilities_probe(struct kernel_facilities *k);
 bool kernel_facilities_all(const struct kernel_facilities *k);
 /* The reasons BPF tracing cannot work here, each said in one line. */
 int collector_preflight(void);
-/* Before load: choose the programs that load and the fast paths this
- * kernel allows. 0 or -ENOTSUP, reported.
+/* Before load: choose the programs that load, and make them loadable on
+ * this kernel (per-thread maps without task storage, no compare-and-swap
+ * before it). 0 or -errno.
  */
 int collector_choose_progs(struct scprof_bpf *skel,
 			   const struct collector_opts *o,
@@ -176,16 +216,13 @@ int inflight_attach(struct inflight *f);
 int inflight_add(struct inflight *f, uint64_t now_ns, struct sc_model *m);
 void inflight_free(struct inflight *f);
 
-/* stack_drain.c (--stacks) */
+/* stack_drain.c and stack_take.c (--stacks, --slow) */
 
-/* Before load: the sampling period (rodata; µs of time in calls, or of
- * blocked time, when by time or blocked), the --slow threshold (0: off),
- * whether the longest sleeps are kept (collector_keeps_sleeps) and the
- * ring buffers' sizes.
+/* Before load: the ring buffers' sizes and the longest sleeps' map, as the
+ * settings s want them (stack_period, slow_ns, sleep_on).
  */
-void stack_drain_configure(struct scprof_bpf *skel, uint32_t period,
-			   enum sc_stack_weighting by, uint64_t slow_ns,
-			   bool sleeps);
+void stack_drain_configure(struct scprof_bpf *skel,
+			   const struct sc_settings *s);
 /* After load: the ring buffer, the unwinder (demangling names or not) and
  * the thread that drains them (period 0 and no slow: *out NULL), with
  * few_caps keeping only the capabilities it needs; ksyms names kernel

@@ -61,19 +61,6 @@ int collector_preflight(void)
 	return 0;
 }
 
-/*
- * SCPROF_FAST_PATHS=0 turns off the non-target cache and the calls-in-
- * flight table: the BPF side then runs as on kernels without
- * bpf_task_pt_regs (before 5.15), on task storage alone. For ruling them
- * out when something looks wrong, and for testing that path (make check).
- */
-static bool fast_paths_off(void)
-{
-	const char *v = getenv("SCPROF_FAST_PATHS");
-
-	return v && !strcmp(v, "0");
-}
-
 static bool helper_ok(enum bpf_func_id id)
 {
 	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, id, NULL) == 1;
@@ -424,29 +411,11 @@ int collector_choose_progs(struct scprof_bpf *skel,
 			   const struct kernel_facilities *kf)
 {
 	struct kernel_facilities k = *kf;
-	bool fast;
-	int ncpus;
 
-	fast = k.task_regs && k.cmpxchg && !fast_paths_off();
-	skel->rodata->kern_task_btf = k.task_btf;
-	skel->rodata->kern_task_storage = k.task_storage;
-	skel->rodata->kern_task_regs = k.task_regs;
-	skel->rodata->split_runq_timed = !k.run_delay;
 	if (!k.task_storage) {
 		bpf_map__set_type(skel->maps.tstore, BPF_MAP_TYPE_HASH);
 		bpf_map__set_max_entries(skel->maps.tstore, TID_HASH_ENTRIES);
 	}
-	ncpus = libbpf_num_possible_cpus();
-	/* The fast paths (the non-target cache, the calls-in-flight table,
-	 * the per-thread slots) find a task's slots from its saved
-	 * registers' address and claim them with compare-and-swap.
-	 */
-	skel->rodata->want_cache_on =
-		(o->mode == SC_FILTER_TGID || o->mode == SC_FILTER_ALL) && fast;
-	skel->rodata->flight_on = o->progs != SC_PROGS_COUNT_ONLY && fast;
-	skel->rodata->want_slots = ncpus > 0 && ncpus < SC_WANT_SLOTS ?
-					   (__u32)ncpus :
-					   SC_WANT_SLOTS;
 	choose_autoload(skel, o, &k);
 	if (!k.cmpxchg) {
 		struct bpf_program *prog;
