@@ -14,6 +14,7 @@
 #include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
+#include <sys/wait.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -21,6 +22,7 @@
 #include "collect/collector_priv.h"
 #include "collect/split_drain.h"
 #include "scprof_legacy.skel.h"
+#include "util/caps.h"
 #include "util/ksyms.h"
 #include "util/log.h"
 
@@ -512,4 +514,29 @@ void collector__destroy(struct collector *c)
 	model_free(c->folded);
 	model_free(c->tdone);
 	free(c);
+}
+
+int collector__maps_need_no_caps(struct collector *c)
+{
+	int fd = bpf_map__fd(c->skel->maps.stats), status;
+	pid_t pid;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		struct sc_stats_key key;
+
+		if (caps_clear())
+			_exit(2);
+		/* an empty map answers ENOENT, a refusal EPERM */
+		if (bpf_map_get_next_key(fd, NULL, &key) && errno != ENOENT)
+			_exit(1);
+		_exit(0);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

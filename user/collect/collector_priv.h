@@ -25,26 +25,11 @@
 #include <sys/types.h>
 
 #include "collect/collector.h"
+#include "collect/facilities.h"
+#include "collect/settings.h"
 #include "model/model.h"
 #include "sc_settings.h" /* (before the skeleton, which uses it) */
 #include "scprof.skel.h"
-
-/* What the running kernel offers that the programs adapt to (task.bpf.h). */
-struct kernel_facilities {
-	bool task_btf;	   /* bpf_get_current_task_btf (5.11) */
-	bool task_storage; /* task local storage in tracing programs (5.11) */
-	bool task_regs;	   /* bpf_task_pt_regs (5.15) */
-	bool cmpxchg;	   /* BPF_ATOMIC compare-and-swap (5.12) */
-	/* tail calls from programs with subprograms (x86-64 5.10, arm64
-	 * 6.0): not needed by the default build, used where present
-	 */
-	bool tail_calls;
-	/* each task's run-queue delay, kept by the scheduler (sched_info:
-	 * /proc/PID/schedstat): the split's waits for a CPU, read at a
-	 * call's ends instead of timed at each switch in
-	 */
-	bool run_delay;
-};
 
 struct cgroups;
 struct inflight;
@@ -85,57 +70,6 @@ struct collector {
 			      */
 };
 
-/* Are the arrays by syscall number in use (SC_CELLS_ONE_TARGET or
- * SC_CELLS_AGGREGATE)?
- */
-static inline bool collector_uses_arrays(const struct collector_opts *o)
-{
-	return o->cells != SC_CELLS_PER_PROCESS;
-}
-
-/* Does each call in flight keep its longest sleep (where it slept, who
- * woke it): for --slow's calls or --stacks-by blocked's samples, with the
- * split? (the setting sleep_on, and sc_waking_sleep for sc_waking)
- */
-static inline bool collector_keeps_sleeps(const struct collector_opts *o)
-{
-	return o->split && o->progs != SC_PROGS_COUNT_ONLY &&
-	       (o->slow_ns ||
-		(o->stack_period && o->stack_by == SC_STACKS_BY_BLOCKED));
-}
-
-/* settings.c */
-
-/* What the BPF settings are decided from besides the plan's options and
- * the kernel's facilities: this process, the machine and the environment.
- */
-struct settings_env {
-	uint32_t self_tgid; /* scprof's own */
-	uint32_t ncpus;	    /* possible CPUs; 0: unknown */
-	uint64_t pid_max;   /* the kernel's pid_max */
-	uint64_t cgroup_id; /* --cgroup's (its directory's inode); 0: none */
-	bool fast_paths;    /* SCPROF_FAST_PATHS is not 0 */
-	/* SCPROF_TEST_MAP_FAIL (tests only): the map whose every update
-	 * fails (enum sc_map; SC_MAP_COUNT: none), with this errno
-	 */
-	uint32_t inject_map;
-	int32_t inject_errno;
-};
-
-/* Read them; cgroup_fd: --cgroup's directory, or -1. */
-void settings_env_read(struct settings_env *e, int cgroup_fd);
-/* Every BPF setting, decided from the plan's options o, the kernel's
- * facilities k and e.
- */
-void settings_fill(struct sc_settings *s, const struct collector_opts *o,
-		   const struct kernel_facilities *k,
-		   const struct settings_env *e);
-/* Before load: s into the skeleton's rodata, and the tables beside it
- * (each syscall's flags, -e trace=SET's bitmaps, from o).
- */
-void settings_write(struct scprof_bpf *skel, const struct sc_settings *s,
-		    const struct collector_opts *o);
-
 /* cgroups.c */
 
 /* Before load: the removed cgroups' ring buffer, a page when not on
@@ -157,22 +91,6 @@ void cgroups_free(struct cgroups *g);
 int collector_cgroups_name(struct collector *c, struct sc_model *m);
 
 /* features.c */
-
-/* Probe them: helpers and map types, with libbpf's probes; those named
- * in SCPROF_WITHOUT count as missing.
- */
-void kernel_facilities_probe(struct kernel_facilities *k);
-/* Has the kernel every one (the default BPF build runs)? */
-bool kernel_facilities_all(const struct kernel_facilities *k);
-/* The reasons BPF tracing cannot work here, each said in one line. */
-int collector_preflight(void);
-/* Before load: choose the programs that load, and make them loadable on
- * this kernel (per-thread maps without task storage, no compare-and-swap
- * before it). 0 or -errno.
- */
-int collector_choose_progs(struct scprof_bpf *skel,
-			   const struct collector_opts *o,
-			   const struct kernel_facilities *k);
 
 /* drain.c */
 

@@ -11,7 +11,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
-#include "collect/collector_priv.h"
+#include "collect/facilities.h"
+#include "sc_settings.h" /* (before the skeleton, which uses it) */
+#include "scprof.skel.h"
 #include "util/caps.h"
 #include "util/log.h"
 #include "util/procfs.h"
@@ -429,29 +431,4 @@ int collector_choose_progs(struct scprof_bpf *skel,
 		}
 	}
 	return 0;
-}
-
-int collector__maps_need_no_caps(struct collector *c)
-{
-	int fd = bpf_map__fd(c->skel->maps.stats), status;
-	pid_t pid;
-
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		struct sc_stats_key key;
-
-		if (caps_clear())
-			_exit(2);
-		/* an empty map answers ENOENT, a refusal EPERM */
-		if (bpf_map_get_next_key(fd, NULL, &key) && errno != ENOENT)
-			_exit(1);
-		_exit(0);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return -errno;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }

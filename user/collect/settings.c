@@ -15,7 +15,8 @@
 #include <sys/stat.h>
 #include <bpf/libbpf.h>
 
-#include "collect/collector_priv.h"
+#include "collect/settings.h"
+#include "scprof.skel.h"
 #include "model/names.h"
 #include "model/trace_set.h"
 #include "sc_split.h"

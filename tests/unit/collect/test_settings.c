@@ -6,7 +6,8 @@
  * table by pid_max, --stacks' weighting, --slow in the modes that time
  * calls, -e's set, and what a test hook or the environment turn off.
  */
-#include "collect/collector_priv.h"
+#include "collect/settings.h"
+#include "scprof.skel.h"
 #include "sc_split.h"
 #include "unit.h"
 
