@@ -4,7 +4,8 @@
  * sampled until its end (collector__stacks_sample), and a snapshot at its
  * end; the difference of the two gives each syscall's exact calls and the
  * mean time of those timed, which its sampled stacks share out as
- * scprof --pprof does (render/pprof.c).
+ * scprof --pprof does (render/pprof.c), each sample labelled as the
+ * /metrics series of its process are (--labels, and comm).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -169,6 +170,7 @@ static int build(struct daemon *d, uint64_t now_ns, char **buf, size_t *len)
 		.time_ns = (int64_t)p->start_real_ns,
 		.target = "scprof daemon, /debug/pprof/syscalls",
 		.note = note,
+		.labels = &d->o->labels,
 	};
 	FILE *f;
 	int err;

@@ -131,6 +131,7 @@ void daemon_plan(const struct daemon_opts *o, const struct target_found *found,
 		co->stack_period = SC_STACK_DEFAULT_PERIOD;
 		co->stack_by = SC_STACKS_BY_COUNT;
 		co->stacks_on_demand = true;
+		co->stack_cgroups = group_needs_cgroups(&o->labels);
 	}
 	co->fold = COLLECTOR_FOLD_TOTAL;
 	co->cells = target_cells(&o->target, found->npids, false, co);

@@ -261,8 +261,8 @@ int collector__open(struct collector **out, const struct collector_opts *opts)
 	err = err   ?:
 		      stack_drain_new(&c->stacks, c->skel, opts->stack_period,
 				      opts->stack_by, c->settings.slow_ns != 0,
-				      !opts->raw_symbols, opts->drain_few_caps,
-				      c->ksyms);
+				      !opts->raw_symbols, opts->stack_cgroups,
+				      opts->drain_few_caps, c->ksyms);
 	/* on demand: off until a profile asks (collector__stacks_sample) */
 	if (!err && c->stacks && opts->stacks_on_demand)
 		stack_drain_pause(c->stacks, true);

@@ -141,14 +141,16 @@ void inflight_free(struct inflight *f);
  */
 void stack_drain_configure(struct scprof_bpf *skel,
 			   const struct sc_settings *s);
-/* After load: the ring buffer, the unwinder (demangling names or not) and
- * the thread that drains them (period 0 and no slow: *out NULL), with
+/* After load: the ring buffer, the unwinder (demangling names or not;
+ * keeping stacks apart by cgroup or not, unwinder_set_cgroups) and the
+ * thread that drains them (period 0 and no slow: *out NULL), with
  * few_caps keeping only the capabilities it needs; ksyms names kernel
  * frames (kept, not owned; NULL: unnamed). 0 or -errno, reported.
  */
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 		    uint32_t period, enum sc_stack_weighting by, bool slow,
-		    bool demangle, bool few_caps, const struct ksyms *ksyms);
+		    bool demangle, bool cgroups, bool few_caps,
+		    const struct ksyms *ksyms);
 /* Has the draining thread failed? 0 or its first error (not reported). */
 int stack_drain_error(struct stack_drain *d);
 /* Drain the ring buffer and add the stacks so far to m. 0 or -errno. */

@@ -71,6 +71,11 @@ struct collector_opts {
 	 * daemon's profile endpoint. The programs are loaded with them.
 	 */
 	bool stacks_on_demand;
+	/* Each sampled process's cgroup read when its first sample is
+	 * unwound, and its stacks kept apart by it (sc_stack.cgroup): the
+	 * daemon's profile, labelled as its --labels
+	 */
+	bool stack_cgroups;
 	bool raw_symbols; /* --no-demangle: C++ and Rust names as mangled */
 	/* Full and sampled modes: each timed call's time split into on a
 	 * CPU, waiting for one, blocked and I/O wait (include/sc_split.h),

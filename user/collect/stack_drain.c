@@ -368,7 +368,8 @@ static int epoll_add(int efd, int fd)
 
 int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 		    uint32_t period, enum sc_stack_weighting by, bool slow,
-		    bool demangle, bool few_caps, const struct ksyms *ksyms)
+		    bool demangle, bool cgroups, bool few_caps,
+		    const struct ksyms *ksyms)
 {
 	struct stack_drain *d;
 	sigset_t all, old;
@@ -401,6 +402,7 @@ int stack_drain_new(struct stack_drain **out, struct scprof_bpf *skel,
 		return -ENOMEM;
 	unwinder_set_maps_source(d->unwinder, maps_copies_take, d->maps);
 	unwinder_set_ksyms(d->unwinder, ksyms);
+	unwinder_set_cgroups(d->unwinder, cgroups);
 	d->rb = ring_buffer__new(bpf_map__fd(skel->maps.stack_events),
 				 on_stack_event, d, NULL);
 	d->mrb = d->rb ? ring_buffer__new(bpf_map__fd(skel->maps.maps_events),

@@ -54,6 +54,10 @@ struct uw_proc {
 	unsigned int rebuilds;
 	unsigned int deferred; /* its samples waiting in u->deferred */
 	struct jitmap jit;
+	/* its cgroup v2 path, read with its mappings (unwinder_set_cgroups);
+	 * NULL: not asked, or it had gone
+	 */
+	char *cgroup;
 };
 
 /* A sample with a frame in JIT code its maps did not name yet. */
@@ -80,6 +84,7 @@ struct unwinder {
 	unwinder_maps_fn maps_fn; /* copies of mappings; NULL none */
 	void *maps_ctx;
 	const struct ksyms *ksyms; /* kernel frames' names; NULL none */
+	bool cgroups;		   /* read each process's cgroup */
 };
 
 /* ---- a process's mappings ---- */
@@ -98,6 +103,34 @@ static bool proc_alive(const struct uw_proc *p)
 	start_ticks = (double)p->start_ns / 1e9 * (double)hz;
 	return (double)ps.starttime_ticks > start_ticks - 2.0 &&
 	       (double)ps.starttime_ticks < start_ticks + 2.0;
+}
+
+/*
+ * The process's cgroup v2 path (the "0::" line of /proc/PID/cgroup; ""
+ * for the root, as the collector names it), read while it is alive and
+ * still the same process; NULL when it has gone (or out of memory).
+ */
+static char *proc_cgroup(const struct uw_proc *p)
+{
+	char path[64], line[4096], *cg = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/cgroup", p->pid);
+	f = fopen(path, "re");
+	if (!f)
+		return NULL;
+	while (!cg && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		if (!strncmp(line, "0::", 3))
+			cg = strdup(strcmp(line + 3, "/") ? line + 3 : "");
+	}
+	fclose(f);
+	/* (after: a pid reused meanwhile is another process's cgroup) */
+	if (cg && !proc_alive(p)) {
+		free(cg);
+		cg = NULL;
+	}
+	return cg;
 }
 
 /*
@@ -184,6 +217,7 @@ static void proc_free(struct unwinder *u, struct uw_proc *p)
 	u->nprocs--;
 	procmaps_free(&p->maps, u->files);
 	jitmap_clear(&p->jit);
+	free(p->cgroup);
 	free(p);
 }
 
@@ -262,6 +296,8 @@ static struct uw_proc *proc_get(struct unwinder *u,
 	lru_front(u, p);
 	u->nprocs++;
 	proc_load(u, p, e);
+	if (u->cgroups)
+		p->cgroup = proc_cgroup(p);
 	return p;
 }
 
@@ -548,8 +584,10 @@ int unwinder_add(struct unwinder *u, const struct sc_stack_event *e,
 				   e->sleep.nsleeper, kframes, SC_SPLIT_FRAMES);
 	/* a sample stands for weight shares of calls (the rate adapts) */
 	if (!err)
-		err = stacks_add_kernel(out, e->nr, e->abi, comm, frames, n,
-					kframes, nk, e->weight ? e->weight : 1);
+		err = stacks_add_in_cgroup(out, e->nr, e->abi, comm,
+					   p ? p->cgroup : NULL, frames, n,
+					   kframes, nk,
+					   e->weight ? e->weight : 1);
 	if (!err && e->weight > out->max_weight)
 		out->max_weight = e->weight;
 	return err;
@@ -596,9 +634,9 @@ int unwinder_flush(struct unwinder *u, struct sc_stacks *out)
 		nk = kstack_frames(u->ksyms, d->kpcs, d->nk, kframes,
 				   SC_SPLIT_FRAMES);
 		if (!err)
-			err = stacks_add_kernel(out, d->nr, d->abi, d->comm,
-						frames, d->n, kframes, nk,
-						d->weight);
+			err = stacks_add_in_cgroup(out, d->nr, d->abi, d->comm,
+						   d->p->cgroup, frames, d->n,
+						   kframes, nk, d->weight);
 		d->p->deferred--;
 	}
 	u->ndeferred = 0;
@@ -628,6 +666,11 @@ void unwinder_free(struct unwinder *u)
 	objcache_free(u->files);
 	free(u->deferred);
 	free(u);
+}
+
+void unwinder_set_cgroups(struct unwinder *u, bool on)
+{
+	u->cgroups = on;
 }
 
 void unwinder_stats(const struct unwinder *u, struct unwinder_stats *out)

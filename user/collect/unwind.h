@@ -65,6 +65,11 @@ void unwinder_set_maps_source(struct unwinder *u, unwinder_maps_fn fn,
  * top of its user stack (sc_stack.kframes). NULL: unnamed.
  */
 void unwinder_set_ksyms(struct unwinder *u, const struct ksyms *k);
+/* Read each process's cgroup (/proc/PID/cgroup) with its mappings when
+ * its first sample comes, and keep its stacks apart by it (sc_stack.cgroup,
+ * NULL for a process gone by then): the daemon's --labels. Off: NULL.
+ */
+void unwinder_set_cgroups(struct unwinder *u, bool on);
 /* e's process has new mappings (its first sample, code mapped, an exec):
  * read them now.
  */

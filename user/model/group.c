@@ -287,6 +287,15 @@ const char *group_value(const struct sc_model *m, const struct sc_proc *p,
 	case GROUP_COMM:
 		snprintf(buf, len, "%.*s", SC_COMM_LEN, p->comm);
 		return buf;
+	default:
+		return group_path_value(path, k, buf, len);
+	}
+}
+
+const char *group_path_value(const char *path, enum group_key k, char *buf,
+			     size_t len)
+{
+	switch (k) {
 	case GROUP_CGROUP:
 		return path;
 	case GROUP_UNIT:

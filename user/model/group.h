@@ -78,6 +78,12 @@ void group_free(struct sc_group *g, size_t n);
  */
 const char *group_value(const struct sc_model *m, const struct sc_proc *p,
 			bool threads, enum group_key k, char *buf, size_t len);
+/* The value of a cgroup key (cgroup, unit, container, pod, qos) of a
+ * process in the cgroup at path ("" none: every value ""), raw bytes (in
+ * buf, or path): what group_value gives it. "" for any other key.
+ */
+const char *group_path_value(const char *path, enum group_key k, char *buf,
+			     size_t len);
 
 /* The systemd unit of a cgroup path: its innermost component that ends
  * in .service or .scope, else its innermost .slice; "" when none.

@@ -34,6 +34,7 @@ void stacks_free(struct sc_stacks *s)
 	for (size_t i = 0; i < s->n; i++) {
 		stack_frames_free(s->v[i].frames, s->v[i].nframes);
 		stack_frames_free(s->v[i].kframes, s->v[i].nkframes);
+		free(s->v[i].cgroup);
 	}
 	free(s->v);
 	free(s->index);
@@ -93,18 +94,20 @@ static uint64_t hash_frames(uint64_t h, const struct sc_frame *f, size_t n)
 	return hash_bytes(h, &n, sizeof(n));
 }
 
-/* A stack's identity: name, syscall, and each frame's place and name,
- * the user's and the kernel's.
+/* A stack's identity: name, cgroup, syscall, and each frame's place and
+ * name, the user's and the kernel's.
  */
 static uint64_t stack_hash(uint32_t nr, uint32_t abi, const char *comm,
-			   const struct sc_frame *f, size_t n,
-			   const struct sc_frame *kf, size_t nk)
+			   const char *cgroup, const struct sc_frame *f,
+			   size_t n, const struct sc_frame *kf, size_t nk)
 {
 	uint64_t h = 14695981039346656037ULL;
 
 	h = hash_bytes(h, &nr, sizeof(nr));
 	h = hash_bytes(h, &abi, sizeof(abi));
 	h = hash_bytes(h, comm, strnlen(comm, SC_COMM_LEN));
+	if (cgroup)
+		h = hash_str(h, cgroup);
 	h = hash_frames(h, f, n);
 	return nk ? hash_frames(h, kf, nk) : h;
 }
@@ -128,11 +131,13 @@ static bool frames_eq(const struct sc_frame *a, size_t na,
 }
 
 static bool stack_eq(const struct sc_stack *st, uint32_t nr, uint32_t abi,
-		     const char *comm, const struct sc_frame *f, size_t n,
+		     const char *comm, const char *cgroup,
+		     const struct sc_frame *f, size_t n,
 		     const struct sc_frame *kf, size_t nk)
 {
 	return st->nr == nr && st->abi == abi &&
 	       !strncmp(st->comm, comm, SC_COMM_LEN) &&
+	       str_eq(st->cgroup, cgroup) &&
 	       frames_eq(st->frames, st->nframes, f, n) &&
 	       frames_eq(st->kframes, st->nkframes, kf, nk);
 }
@@ -146,8 +151,9 @@ static int index_build(struct sc_stacks *s, size_t cap)
 	memset(idx, 0xff, cap * sizeof(*idx));
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
-		size_t j = stack_hash(st->nr, st->abi, st->comm, st->frames,
-				      st->nframes, st->kframes, st->nkframes) &
+		size_t j = stack_hash(st->nr, st->abi, st->comm, st->cgroup,
+				      st->frames, st->nframes, st->kframes,
+				      st->nkframes) &
 			   (cap - 1);
 
 		while (idx[j] != SIZE_MAX)
@@ -177,17 +183,28 @@ int stacks_add_kernel(struct sc_stacks *s, uint32_t nr, uint32_t abi,
 		      size_t nframes, const struct sc_frame *kframes,
 		      size_t nkframes, uint64_t count)
 {
+	return stacks_add_in_cgroup(s, nr, abi, comm, NULL, frames, nframes,
+				    kframes, nkframes, count);
+}
+
+int stacks_add_in_cgroup(struct sc_stacks *s, uint32_t nr, uint32_t abi,
+			 const char *comm, const char *cgroup,
+			 const struct sc_frame *frames, size_t nframes,
+			 const struct sc_frame *kframes, size_t nkframes,
+			 uint64_t count)
+{
 	struct sc_stack *st;
 	size_t j;
 
 	if ((s->n + 1) * 2 > s->index_cap && index_grow(s))
 		return -ENOMEM;
-	j = stack_hash(nr, abi, comm, frames, nframes, kframes, nkframes) &
+	j = stack_hash(nr, abi, comm, cgroup, frames, nframes, kframes,
+		       nkframes) &
 	    (s->index_cap - 1);
 	for (; s->index[j] != SIZE_MAX; j = (j + 1) & (s->index_cap - 1)) {
 		st = &s->v[s->index[j]];
-		if (stack_eq(st, nr, abi, comm, frames, nframes, kframes,
-			     nkframes)) {
+		if (stack_eq(st, nr, abi, comm, cgroup, frames, nframes,
+			     kframes, nkframes)) {
 			st->count += count;
 			s->samples += count;
 			return 0;
@@ -204,13 +221,18 @@ int stacks_add_kernel(struct sc_stacks *s, uint32_t nr, uint32_t abi,
 	}
 	st = &s->v[s->n];
 	memset(st, 0, sizeof(*st));
-	st->frames = stack_frames_dup(frames, nframes);
-	if (!st->frames)
+	if (dup_str(&st->cgroup, cgroup))
 		return -ENOMEM;
+	st->frames = stack_frames_dup(frames, nframes);
+	if (!st->frames) {
+		free(st->cgroup);
+		return -ENOMEM;
+	}
 	if (nkframes) {
 		st->kframes = stack_frames_dup(kframes, nkframes);
 		if (!st->kframes) {
 			stack_frames_free(st->frames, nframes);
+			free(st->cgroup);
 			return -ENOMEM;
 		}
 		st->nkframes = nkframes;
@@ -239,9 +261,10 @@ struct sc_stacks *stacks_clone(const struct sc_stacks *s)
 	for (size_t i = 0; i < s->n; i++) {
 		const struct sc_stack *st = &s->v[i];
 
-		if (stacks_add_kernel(d, st->nr, st->abi, st->comm, st->frames,
-				      st->nframes, st->kframes, st->nkframes,
-				      st->count)) {
+		if (stacks_add_in_cgroup(d, st->nr, st->abi, st->comm,
+					 st->cgroup, st->frames, st->nframes,
+					 st->kframes, st->nkframes,
+					 st->count)) {
 			stacks_free(d);
 			return NULL;
 		}

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * --stacks: the sampled call sites, one record per distinct (process name,
- * syscall, unwound user stack) with how many samples had it. Built by the
+ * cgroup when kept, syscall, unwound user stack) with how many samples
+ * had it. Built by the
  * collector (collect/unwind.c), read by the renderers (call sites section,
  * JSON stacks, folded stacks, flame graph).
  */
@@ -52,6 +53,12 @@ struct sc_stack {
 	uint32_t nr;
 	uint32_t abi;
 	char comm[SC_COMM_LEN]; /* raw bytes: escape to print */
+	/* The process's cgroup v2 path ("/system.slice/x.service", "" the
+	 * root), raw, as read when its first sample was unwound: kept only
+	 * when asked (the daemon's --labels, collect/unwind.h); NULL: not
+	 * kept, or the process had gone. Part of the stack's identity.
+	 */
+	char *cgroup;
 	/* Innermost first: frames[0] made the syscall. */
 	struct sc_frame *frames;
 	size_t nframes;
@@ -123,6 +130,12 @@ int stacks_add_kernel(struct sc_stacks *s, uint32_t nr, uint32_t abi,
 		      const char *comm, const struct sc_frame *frames,
 		      size_t nframes, const struct sc_frame *kframes,
 		      size_t nkframes, uint64_t count);
+/* The same in a process's cgroup (sc_stack.cgroup; NULL: none known). */
+int stacks_add_in_cgroup(struct sc_stacks *s, uint32_t nr, uint32_t abi,
+			 const char *comm, const char *cgroup,
+			 const struct sc_frame *frames, size_t nframes,
+			 const struct sc_frame *kframes, size_t nkframes,
+			 uint64_t count);
 /* Counts are µs (of time in calls, or blocked in them), not calls. */
 bool stacks_timed(const struct sc_stacks *s);
 /* Sort by count, largest first (ties: syscall, then name). The index is

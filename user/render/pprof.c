@@ -12,6 +12,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h" /* generated from render/profile.proto */
+#include "model/group.h"
 #include "model/names.h"
 #include "model/stacks.h"
 #include "render/pprof.h"
@@ -44,11 +45,14 @@ struct loc {
 	pb_line *linep;
 };
 
+/* Labels a sample carries, at most: comm and the other keys. */
+#define MAX_LABELS GROUP_KEY_COUNT
+
 struct sample {
 	pb_sample pb;
 	int64_t value[NVALS];
-	pb_label label;
-	pb_label *labelp;
+	pb_label label[MAX_LABELS];
+	pb_label *labelp[MAX_LABELS];
 	uint64_t *loc_ids;
 };
 
@@ -70,7 +74,10 @@ struct builder {
 	size_t nmaps, maps_cap;
 	struct sample *samples;
 	size_t nsamples;
-	int64_t comm_key;
+	/* the labels: comm first, then the others of --labels */
+	enum group_key keys[MAX_LABELS];
+	int64_t key_str[MAX_LABELS];
+	size_t nkeys;
 	bool timed; /* --stacks-by time or blocked: ns measured */
 	struct sc_weight *weights; /* one per syscall sampled */
 	size_t nweights, weights_cap;
@@ -279,7 +286,6 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 {
 	struct sample *sa = &b->samples[b->nsamples];
 	const struct sc_weight *w = weight_of(b, m, st->abi, st->nr);
-	char comm[SC_COMM_LEN];
 	size_t n = st->nkframes + 1 + st->nframes;
 	double calls, mean;
 	int64_t c;
@@ -320,22 +326,51 @@ static int add_sample(struct builder *b, const struct sc_model *m,
 		sa->value[VAL_CALLS] = clamp_i64(calls);
 		sa->value[VAL_NS] = clamp_i64(calls * mean);
 	}
-	memcpy(comm, st->comm, sizeof(comm));
-	comm[SC_COMM_LEN - 1] = '\0';
-	c = str_raw(&b->str, comm);
-	if (c < 0)
-		return -ENOMEM;
 	perftools__profiles__sample__init(&sa->pb);
-	perftools__profiles__label__init(&sa->label);
-	sa->label.key = b->comm_key;
-	sa->label.str = c;
-	sa->labelp = &sa->label;
+	for (size_t i = 0; i < b->nkeys; i++) {
+		char val[4096];
+		const char *v = val;
+
+		if (b->keys[i] == GROUP_COMM) {
+			memcpy(val, st->comm, SC_COMM_LEN);
+			val[SC_COMM_LEN - 1] = '\0';
+		} else {
+			/* the process's cgroup, "" unknown: as /metrics */
+			v = group_path_value(st->cgroup ? st->cgroup : "",
+					     b->keys[i], val, sizeof(val));
+		}
+		c = str_raw(&b->str, v);
+		if (c < 0)
+			return -ENOMEM;
+		perftools__profiles__label__init(&sa->label[i]);
+		sa->label[i].key = b->key_str[i];
+		sa->label[i].str = c;
+		sa->labelp[i] = &sa->label[i];
+	}
 	sa->pb.n_location_id = n;
 	sa->pb.location_id = sa->loc_ids;
 	sa->pb.n_value = NVALS;
 	sa->pb.value = sa->value;
-	sa->pb.n_label = 1;
-	sa->pb.label = &sa->labelp;
+	sa->pb.n_label = b->nkeys;
+	sa->pb.label = sa->labelp;
+	return 0;
+}
+
+/* The label keys: comm, then the others of o->labels in their order. 0
+ * or -ENOMEM.
+ */
+static int label_keys(struct builder *b, const struct pprof_opts *o)
+{
+	b->keys[b->nkeys++] = GROUP_COMM;
+	for (size_t i = 0; o->labels && i < o->labels->n; i++)
+		if (o->labels->keys[i] != GROUP_COMM && b->nkeys < MAX_LABELS)
+			b->keys[b->nkeys++] = o->labels->keys[i];
+	for (size_t i = 0; i < b->nkeys; i++) {
+		b->key_str[i] = strtab_take(&b->str,
+					    strdup(group_key_name(b->keys[i])));
+		if (b->key_str[i] < 0)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -444,8 +479,16 @@ static int add_comments(struct builder *b, const struct sc_model *m,
 			   "the syscall's mean latency over the run");
 	if (o->note)
 		out[(*n)++] = str_raw(&b->str, o->note);
-	out[(*n)++] = comment(b, "labels: comm only; the stacks are kept by "
-				 "process name, not by pid or cgroup");
+	if (b->nkeys > 1)
+		out[(*n)++] = comment(
+			b, "labels: comm and those of the daemon's --labels, "
+			   "as its /metrics series have them; a process's "
+			   "cgroup read at its first sample (\"\" when it "
+			   "had gone); no pid");
+	else
+		out[(*n)++] = comment(b, "labels: comm only; the stacks are "
+					 "kept by process name, not by pid or "
+					 "cgroup");
 	if (s->lost_total)
 		out[(*n)++] = comment(b,
 				      "%" PRIu64 " more samples were lost: "
@@ -489,13 +532,12 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 						  "blocked-nanoseconds" :
 						  "syscall-nanoseconds"));
 	u_ns = strtab_take(&b.str, strdup("nanoseconds"));
-	b.comm_key = strtab_take(&b.str, strdup("comm"));
-	if (t_calls < 0 || u_count < 0 || t_ns < 0 || u_ns < 0 ||
-	    b.comm_key < 0) {
+	if (t_calls < 0 || u_count < 0 || t_ns < 0 || u_ns < 0) {
 		err = -ENOMEM;
 		goto out;
 	}
-	err = main_mapping(&b, s);
+	err = label_keys(&b, o);
+	err = err ?: main_mapping(&b, s);
 	for (size_t i = 0; !err && i < s->n; i++)
 		err = add_sample(&b, m, &s->v[i], s->period);
 	err = err ?: add_comments(&b, m, o, comments, &ncomments);

@@ -10,8 +10,10 @@
  * syscall-nanoseconds, an estimate: those calls times the mean latency of
  * the syscall over the run (the model's total time over its calls timed,
  * which in the daemon's sampled mode are fewer than its calls; 0 in
- * --count-only). A label "comm": the stacks are kept per process name,
- * not per pid or cgroup, so there is no pid or cgroup label. Functions,
+ * --count-only). String labels: "comm" (the process name), and the keys
+ * of labels (the daemon's --labels: unit, cgroup, container, pod, qos)
+ * with the values the daemon's /metrics series have, from the cgroup the
+ * stacks were kept by (sc_stack.cgroup; "" unknown); no pid. Functions,
  * locations, mappings (a frame's module) and strings are each written
  * once; ids start at 1, string_table[0] is "".
  */
@@ -24,6 +26,8 @@
 
 #include "model/model.h"
 
+struct group_by;
+
 struct pprof_opts {
 	int64_t time_ns;    /* when collection started, ns since the epoch
 			     * (0: unknown)
@@ -32,6 +36,8 @@ struct pprof_opts {
 	const char *note;   /* raw: one more comment (how the stacks were
 			     * sampled: the daemon's windows); or NULL
 			     */
+	/* A label per key (comm always); NULL or none: comm only. */
+	const struct group_by *labels;
 };
 
 /* The profile, serialized (not compressed), into a new buffer *buf of
