@@ -21,7 +21,8 @@ import urllib.parse
 
 import pytest
 
-from conftest import CLEAN_ENV, TIMEOUT, run, workload
+from conftest import CLEAN_ENV, TIMEOUT, cgroup2_mount, run, unit_slice, \
+    workload
 from test_daemon import daemons, gates, parse, value  # noqa: F401
 from test_pprof import RATIO, parse_raw, parse_top
 from test_web_config import PASSWORD, bcrypt, tls_config
@@ -128,6 +129,54 @@ def test_go_pprof_names_the_workloads_functions(daemons, gates, tmp_path):
     assert abs(num(rows["raw_write"][1]) / write -
                1 / (RATIO + 1)) < 0.06, rows
     assert num(rows["main"][1]) >= 0.95 * write, rows["main"]
+
+
+# two units, one program: the labels tell their samples apart
+UNITS = ("pp-a.service", "pp-b.scope")
+
+
+@pytest.fixture
+def slice_():
+    yield from unit_slice("scprof-pprof", UNITS)
+
+
+def test_labels_as_the_metrics_series(daemons, gates, slice_, tmp_path):
+    """--labels comm,unit,cgroup: each sample carries comm, unit and
+    cgroup, with the values the /metrics series of its process have; the
+    same program in two units is two sets of samples."""
+    mnt = cgroup2_mount()
+    d = daemons(["--cgroup", slice_, "--labels", "comm,unit,cgroup"] +
+                ARGS)
+    for u in UNITS:
+        g = gates([workload("stackmix"), "1000000000", str(RATIO), "0"])
+        with open(os.path.join(slice_, u, "cgroup.procs"), "w") as f:
+            f.write(str(g.pid))
+        g.release()
+
+    def series():
+        return {(lb["comm"], lb["unit"], lb["cgroup"]): v
+                for n, lb, v in parse(d.metrics())[0]
+                if n == "scprof_group_syscalls_total"}
+    deadline = time.monotonic() + TIMEOUT
+    while sum(1 for k, v in series().items()
+              if k[0] == "stackmix" and v >= 10000) < len(UNITS):
+        assert time.monotonic() < deadline, series()
+        time.sleep(0.05)
+    url = f"http://127.0.0.1:{d.port}{PATH}?seconds=3"
+    _, samples, _, _, header = parse_raw(go_pprof(["-raw"], url, tmp_path))
+    want = {k for k in series() if k[0] == "stackmix"}
+    # the truth: the units the test made, as /metrics names them
+    assert want == {("stackmix", u, os.path.join(slice_, u)[len(mnt):])
+                    for u in UNITS}, want
+    mine = [s for s in samples if s["labels"].get("comm") == "stackmix"]
+    got = {(s["labels"]["comm"], s["labels"].get("unit"),
+            s["labels"].get("cgroup")) for s in mine}
+    assert got == want, (got, want)
+    for s in samples:
+        assert set(s["labels"]) == {"comm", "unit", "cgroup"}, s["labels"]
+    comments = [h for h in header if h.startswith("Comment: ")]
+    assert any("labels: comm and those of the daemon's --labels" in c
+               for c in comments), comments
 
 
 def get(d, path, method="GET"):

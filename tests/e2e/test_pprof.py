@@ -58,9 +58,10 @@ def parse_raw(text):
                                 "locs": [int(v) for v in m[2].split()],
                                 "labels": {}})
                 continue
-            m = re.match(r"^\s+(\w+):\[(.*)\]$", line)
-            if m and samples:
-                samples[-1]["labels"][m[1]] = m[2]
+            # (go tool pprof prints a sample's labels on one line)
+            m = re.findall(r"(?:^|\s)(\w+):\[([^\]]*)\]", line)
+            if m and samples and line[:1].isspace():
+                samples[-1]["labels"].update(m)
         elif section == "Locations":
             m = re.match(r"^\s*(\d+): (0x[0-9a-f]+)(?: M=(\d+))?"
                          r"(?: (.*?) (\S*):(\d+) s=\d+)?\s*$", line)

@@ -138,11 +138,49 @@ static void test_kernel_frames(void **state)
 			    "blocked");
 }
 
+/* A stack kept by cgroup (the daemon's --labels): the same stack in two
+ * cgroups, or in a known one and none, is two records; a clone keeps them.
+ */
+static void test_cgroups_apart(void **state)
+{
+	struct sc_stacks *s = stacks_new(100), *d;
+
+	(void)state;
+	assert_non_null(s);
+	assert_int_equal(stacks_add_in_cgroup(s, 1, 0, "app", "/a.service", a,
+					      3, NULL, 0, 1),
+			 0);
+	assert_int_equal(stacks_add_in_cgroup(s, 1, 0, "app", "/b.scope", a, 3,
+					      NULL, 0, 2),
+			 0);
+	assert_int_equal(stacks_add_in_cgroup(s, 1, 0, "app", "/a.service", a,
+					      3, NULL, 0, 4),
+			 0);
+	assert_int_equal(stacks_add(s, 1, 0, "app", a, 3, 8), 0);
+	assert_int_equal(s->n, 3);
+	stacks_sort(s);
+	assert_null(s->v[0].cgroup);
+	assert_int_equal(s->v[0].count, 8);
+	assert_string_equal(s->v[1].cgroup, "/a.service");
+	assert_int_equal(s->v[1].count, 5);
+	assert_string_equal(s->v[2].cgroup, "/b.scope");
+	d = stacks_clone(s);
+	assert_non_null(d);
+	assert_int_equal(stacks_add_in_cgroup(d, 1, 0, "app", "/b.scope", a, 3,
+					      NULL, 0, 1),
+			 0);
+	assert_int_equal(d->n, 3);
+	assert_int_equal(d->samples, 16);
+	stacks_free(d);
+	stacks_free(s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_distinct_stacks_counted),
 		cmocka_unit_test(test_kernel_frames),
+		cmocka_unit_test(test_cgroups_apart),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -14,6 +14,7 @@
 #include <zlib.h>
 
 #include "profile.pb-c.h"
+#include "model/group.h"
 #include "model/model.h"
 #include "model/stacks.h"
 #include "render/pprof.h"
@@ -557,6 +558,95 @@ static void test_blocked(void **state)
 	model_free(m);
 }
 
+/* The label value of key in a sample, or NULL. */
+static const char *label_of(const pb_profile *p,
+			    const Perftools__Profiles__Sample *sa,
+			    const char *key)
+{
+	for (size_t i = 0; i < sa->n_label; i++)
+		if (!strcmp(str(p, sa->label[i]->key), key))
+			return str(p, sa->label[i]->str);
+	return NULL;
+}
+
+/* --labels unit,comm,cgroup,container: comm, then the others in their
+ * order, from each stack's cgroup as group_value has them; a stack of a
+ * process whose cgroup was not read gets "" (as a process without one
+ * does in /metrics); the same stack in two cgroups is two samples.
+ */
+static void test_labels(void **state)
+{
+	static const char *cg_a = "/system.slice/a.service",
+			  *cg_d = "/system.slice/docker-"
+				  "0123456789abcdef0123.scope";
+	struct group_by by;
+	const char *bad;
+	struct sc_model *m = model_new();
+	struct pprof_opts o = { .labels = &by };
+	uint8_t *buf;
+	size_t len;
+	pb_profile *p;
+	bool seen[3] = {};
+
+	(void)state;
+	assert_int_equal(group_parse("unit,comm,cgroup,container", &by, &bad),
+			 0);
+	assert_non_null(m);
+	m->stacks = stacks_new(PERIOD);
+	assert_non_null(m->stacks);
+	assert_int_equal(stacks_add_in_cgroup(m->stacks, WRITE, 0, "app", cg_a,
+					      rawf, 3, NULL, 0, 2),
+			 0);
+	assert_int_equal(stacks_add_in_cgroup(m->stacks, WRITE, 0, "app", cg_d,
+					      rawf, 3, NULL, 0, 4),
+			 0);
+	assert_int_equal(stacks_add_in_cgroup(m->stacks, WRITE, 0, "app", NULL,
+					      rawf, 3, NULL, 0, 5),
+			 0);
+	assert_int_equal(stacks_add_in_cgroup(m->stacks, WRITE, 0, "app", cg_a,
+					      rawf, 3, NULL, 0, 1),
+			 0);
+	CHECK(m->stacks->n == 3, "%zu stacks, not 3", m->stacks->n);
+	assert_int_equal(pprof_encode(m, &o, &buf, &len), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(p, "protobuf-c cannot unpack the profile");
+	CHECK(p->n_sample == 3, "%zu samples", p->n_sample);
+	for (size_t i = 0; i < p->n_sample; i++) {
+		const Perftools__Profiles__Sample *sa = p->sample[i];
+		int64_t calls = sa->value[0];
+
+		CHECK(sa->n_label == 4, "sample %zu: %zu labels", i,
+		      sa->n_label);
+		CHECK_STR(str(p, sa->label[0]->key), "comm", "first label");
+		CHECK_STR(str(p, sa->label[1]->key), "unit", "second label");
+		CHECK_STR(label_of(p, sa, "comm"), "app", "comm");
+		if (calls == 4 * PERIOD) {
+			seen[0] = true;
+			CHECK_STR(label_of(p, sa, "unit"),
+				  "docker-0123456789abcdef0123.scope", "unit");
+			CHECK_STR(label_of(p, sa, "cgroup"), cg_d, "cgroup");
+			CHECK_STR(label_of(p, sa, "container"),
+				  "0123456789abcdef0123", "container");
+		} else if (calls == 5 * PERIOD) {
+			seen[1] = true;
+			CHECK_STR(label_of(p, sa, "unit"), "", "unknown unit");
+			CHECK_STR(label_of(p, sa, "cgroup"), "", "unknown");
+			CHECK_STR(label_of(p, sa, "container"), "", "unknown");
+		} else {
+			seen[2] = calls == 3 * PERIOD; /* 2 + 1 */
+			CHECK_STR(label_of(p, sa, "unit"), "a.service", "unit");
+			CHECK_STR(label_of(p, sa, "cgroup"), cg_a, "cgroup");
+			CHECK_STR(label_of(p, sa, "container"), "",
+				  "container");
+		}
+	}
+	CHECK(seen[0] && seen[1] && seen[2], "samples %d %d %d", seen[0],
+	      seen[1], seen[2]);
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	model_free(m);
+}
+
 static void test_no_stacks(void **state)
 {
 	struct sc_model *m = model_new();
@@ -583,6 +673,7 @@ int main(void)
 		cmocka_unit_test(test_count_only),
 		cmocka_unit_test(test_gzip),
 		cmocka_unit_test(test_blocked),
+		cmocka_unit_test(test_labels),
 		cmocka_unit_test(test_no_stacks),
 	};
 
