@@ -171,6 +171,7 @@ static int build(struct daemon *d, uint64_t now_ns, char **buf, size_t *len)
 		.target = "scprof daemon, /debug/pprof/syscalls",
 		.note = note,
 		.labels = &d->o->labels,
+		.served = true,
 	};
 	FILE *f;
 	int err;

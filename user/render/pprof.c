@@ -581,6 +581,8 @@ int pprof_encode(const struct sc_model *m, const struct pprof_opts *o,
 	p.sample_type = typep;
 	p.n_sample = b.nsamples;
 	p.sample = samplep;
+	for (size_t i = 0; o->served && i < b.nmaps; i++)
+		b.maps[i].has_functions = true;
 	p.n_mapping = b.nmaps;
 	p.mapping = mapp;
 	p.n_location = b.nlocs;

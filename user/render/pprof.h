@@ -20,6 +20,7 @@
 #ifndef SCPROF_PPROF_H
 #define SCPROF_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -38,6 +39,13 @@ struct pprof_opts {
 			     */
 	/* A label per key (comm always); NULL or none: comm only. */
 	const struct group_by *labels;
+	/* Served over HTTP: every mapping says its functions are named, as
+	 * nobody can name its unnamed frames better (the process may be
+	 * gone), so that a reader asks the server for no symbols (Debian
+	 * 12's go tool pprof POSTs the addresses to /debug/pprof/symbol
+	 * otherwise, and fails on its 405).
+	 */
+	bool served;
 };
 
 /* The profile, serialized (not compressed), into a new buffer *buf of

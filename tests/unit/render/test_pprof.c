@@ -292,6 +292,31 @@ static void test_ids_and_dedupe(void **state)
 	model_free(m);
 }
 
+/* Served (the daemon's endpoint): every mapping says its functions are
+ * named, app's unnamed frame too, so that go tool pprof asks the server
+ * for no symbols (Debian 12's POSTs to /debug/pprof/symbol and fails on
+ * the daemon's 405 when a mapping says otherwise).
+ */
+static void test_served_asks_for_no_symbols(void **state)
+{
+	struct sc_model *m = model_with_stacks();
+	struct pprof_opts o = { .served = true };
+	uint8_t *buf;
+	size_t len;
+	pb_profile *p;
+
+	(void)state;
+	assert_int_equal(pprof_encode(m, &o, &buf, &len), 0);
+	p = perftools__profiles__profile__unpack(NULL, len, buf);
+	free(buf);
+	CHECK(p && p->n_mapping == 3, "the profile's mappings");
+	for (size_t i = 0; i < p->n_mapping; i++)
+		CHECK(p->mapping[i]->has_functions, "mapping %zu: %s", i,
+		      mapping_file(p, p->mapping[i]->id));
+	perftools__profiles__profile__free_unpacked(p, NULL);
+	model_free(m);
+}
+
 /* A syscall made once, whose call was sampled (1 in PERIOD on average:
  * it happens), is one call and its own time, not PERIOD calls of it: a
  * 300 ms sleep before exit beside 10000 writes of 1 µs (100 samples) is
@@ -667,6 +692,7 @@ int main(void)
 		cmocka_unit_test(test_types_period_and_comments),
 		cmocka_unit_test(test_samples_are_the_stacks),
 		cmocka_unit_test(test_ids_and_dedupe),
+		cmocka_unit_test(test_served_asks_for_no_symbols),
 		cmocka_unit_test(test_weights_add_up_to_the_calls),
 		cmocka_unit_test(test_sampled_latency),
 		cmocka_unit_test(test_many_stacks),
