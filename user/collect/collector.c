@@ -60,7 +60,7 @@ static int collector_new(struct collector **out,
 	c->opts = *opts;
 	c->cgroup_fd = -1;
 	c->folded = model_new();
-	c->tdone = model_new();
+	c->tdone = tdone_new();
 	if (!c->folded || !c->tdone)
 		return -ENOMEM;
 	if (opts->mode == SC_FILTER_CGROUP) {
@@ -512,7 +512,8 @@ void collector__destroy(struct collector *c)
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);
 	model_free(c->folded);
-	model_free(c->tdone);
+	tdone_free(c->tdone);
+	free(c->pdead);
 	free(c);
 }
 

@@ -56,10 +56,12 @@ struct collector {
 				     */
 	size_t nr_stats_len;
 	uint64_t procs_folded;
-	struct sc_model *tdone;	    /* opts.thread_totals: what dead threads
+	struct tdone *tdone;	   /* opts.thread_totals: what dead threads
 				      * left, by process, until their process
 				      * exits (tslots.c)
 				      */
+	struct sc_proc_key *pdead; /* a fold's ptotals keys to delete */
+	size_t pdead_n, pdead_cap;
 	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
 	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
 	struct split_drain *split;  /* opts.split (split_drain.c) */
@@ -113,6 +115,9 @@ int collector_arrays_add(struct collector *c, struct sc_proc *p);
 
 /* tslots.c */
 
+/* c->tdone: empty, and freed (NULL: nothing). */
+struct tdone *tdone_new(void);
+void tdone_free(struct tdone *t);
 /* Take the counts of dead threads' slots into c->tdone, free the slots. */
 int collector_tslots_reap(struct collector *c);
 /* Processes that exited (exited): their final totals into the matching
