@@ -56,7 +56,7 @@ struct collector {
 				     */
 	size_t nr_stats_len;
 	uint64_t procs_folded;
-	struct tdone *tdone;	   /* opts.thread_totals: what dead threads
+	struct proc_counts *tdone; /* opts.thread_totals: what dead threads
 				      * left, by process, until their process
 				      * exits (tslots.c)
 				      */
@@ -115,9 +115,6 @@ int collector_arrays_add(struct collector *c, struct sc_proc *p);
 
 /* tslots.c */
 
-/* c->tdone: empty, and freed (NULL: nothing). */
-struct tdone *tdone_new(void);
-void tdone_free(struct tdone *t);
 /* Take the counts of dead threads' slots into c->tdone, free the slots. */
 int collector_tslots_reap(struct collector *c);
 /* Processes that exited (exited): their final totals into the matching

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "collect/proc_counts.h"
 
 static void counts_to_stats(const struct sc_counts *c, struct sc_stats *st)
 {
@@ -43,131 +44,10 @@ static int add_counts(struct sc_model *m, const struct sc_proc_key *k,
 	return model_proc_add(p, 0, 0, &st);
 }
 
-static void counts_add(struct sc_counts *d, const struct sc_counts *a)
+static int add_done(void *ctx, const struct sc_proc_key *k,
+		    const struct sc_counts *c)
 {
-	d->calls += a->calls;
-	d->errors += a->errors;
-	d->interrupted += a->interrupted;
-	d->bytes += a->bytes;
-	d->total_ns += a->total_ns;
-	d->wait_ns += a->wait_ns;
-	d->blocked_ns += a->blocked_ns;
-	d->iowait_ns += a->iowait_ns;
-}
-
-/*
- * What dead threads left, by process, until it exits (c->tdone): counts
- * only, in an open-addressed table at most half full. Under churn most
- * of its processes exit at the next fold: each is taken out by its key,
- * and the entries after it shift back (no tombstones), so a fold costs
- * what exited, not what the table holds.
- */
-struct tdone_slot {
-	struct sc_proc_key k;
-	struct sc_counts c;
-	bool used;
-};
-
-struct tdone {
-	struct tdone_slot *v;
-	size_t cap, n; /* cap: a power of two, 0 when empty */
-};
-
-static size_t tdone_hash(const struct sc_proc_key *k)
-{
-	return model_proc_hash(k->tgid, k->start_ns, k->cgtag);
-}
-
-static bool key_is(const struct sc_proc_key *a, const struct sc_proc_key *b)
-{
-	return a->tgid == b->tgid && a->start_ns == b->start_ns &&
-	       a->cgtag == b->cgtag;
-}
-
-/* The slot of k, or the free one it would take. */
-static size_t tdone_at(const struct tdone *t, const struct sc_proc_key *k)
-{
-	size_t i = tdone_hash(k) & (t->cap - 1);
-
-	while (t->v[i].used && !key_is(&t->v[i].k, k))
-		i = (i + 1) & (t->cap - 1);
-	return i;
-}
-
-static int tdone_grow(struct tdone *t)
-{
-	struct tdone big = { .cap = t->cap ? t->cap * 2 : 64 };
-
-	big.v = calloc(big.cap, sizeof(*big.v));
-	if (!big.v)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->cap; i++) {
-		if (t->v[i].used)
-			big.v[tdone_at(&big, &t->v[i].k)] = t->v[i];
-	}
-	big.n = t->n;
-	free(t->v);
-	*t = big;
-	return 0;
-}
-
-static int tdone_add(struct tdone *t, const struct sc_proc_key *k,
-		     const struct sc_counts *c)
-{
-	struct tdone_slot *e;
-
-	if ((t->n + 1) * 2 > t->cap && tdone_grow(t))
-		return -ENOMEM;
-	e = &t->v[tdone_at(t, k)];
-	if (!e->used) {
-		memset(e, 0, sizeof(*e));
-		e->k = *k;
-		e->used = true;
-		t->n++;
-	}
-	counts_add(&e->c, c);
-	return 0;
-}
-
-/* Take k's counts out of t into *c; false when it has none. */
-static bool tdone_take(struct tdone *t, const struct sc_proc_key *k,
-		       struct sc_counts *c)
-{
-	size_t i, j;
-
-	if (!t->n)
-		return false;
-	i = tdone_at(t, k);
-	if (!t->v[i].used)
-		return false;
-	*c = t->v[i].c;
-	/* shift back each later entry of the run that may sit in i */
-	for (j = (i + 1) & (t->cap - 1); t->v[j].used;
-	     j = (j + 1) & (t->cap - 1)) {
-		size_t home = tdone_hash(&t->v[j].k) & (t->cap - 1);
-
-		/* j stays when its home is cyclically in (i, j] */
-		if (i <= j ? (i < home && home <= j) : (i < home || home <= j))
-			continue;
-		t->v[i] = t->v[j];
-		i = j;
-	}
-	t->v[i].used = false;
-	t->n--;
-	return true;
-}
-
-struct tdone *tdone_new(void)
-{
-	return calloc(1, sizeof(struct tdone));
-}
-
-void tdone_free(struct tdone *t)
-{
-	if (!t)
-		return;
-	free(t->v);
-	free(t);
+	return add_counts(ctx, k, c);
 }
 
 /* Read a slot's counts once (the owner may be adding meanwhile). */
@@ -190,7 +70,7 @@ static int reap_slot(struct collector *c, int i)
 	struct sc_counts cnt;
 
 	slot_counts(ts, &cnt);
-	if (cnt.calls && tdone_add(c->tdone, &ts->proc, &cnt))
+	if (cnt.calls && proc_counts__add(c->tdone, &ts->proc, &cnt))
 		return -ENOMEM;
 	memset(&ts->c, 0, sizeof(ts->c));
 	return 0;
@@ -328,7 +208,7 @@ int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 		struct sc_proc *dst;
 		struct sc_counts cnt;
 
-		if (!tdone_take(c->tdone, &k, &cnt))
+		if (!proc_counts__take(c->tdone, &k, &cnt))
 			continue;
 		dst = out ? model_find_key(out, &k) : NULL;
 		if (!err && dst)
@@ -357,7 +237,6 @@ int collector__proc_totals(struct collector *c, struct sc_model **out)
 {
 	struct scprof_bpf__bss *bss = c->skel->bss;
 	struct ptotals_ctx p = {};
-	const struct tdone *t = c->tdone;
 	struct sc_model *m;
 	int err;
 
@@ -370,10 +249,7 @@ int collector__proc_totals(struct collector *c, struct sc_model **out)
 	m = model_new();
 	if (!m)
 		return -ENOMEM;
-	for (size_t i = 0; !err && i < t->cap; i++) {
-		if (t->v[i].used)
-			err = add_counts(m, &t->v[i].k, &t->v[i].c);
-	}
+	err = proc_counts__each(c->tdone, add_done, m);
 	for (int i = 0; !err && i < SC_TSLOTS; i++) {
 		const struct sc_tslot *ts = &bss->tslots[i];
 		struct sc_counts cnt;
