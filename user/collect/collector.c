@@ -20,6 +20,7 @@
 
 #include "collect/collector.h"
 #include "collect/collector_priv.h"
+#include "collect/proc_counts.h"
 #include "collect/split_drain.h"
 #include "scprof_legacy.skel.h"
 #include "util/caps.h"
@@ -60,7 +61,7 @@ static int collector_new(struct collector **out,
 	c->opts = *opts;
 	c->cgroup_fd = -1;
 	c->folded = model_new();
-	c->tdone = model_new();
+	c->tdone = proc_counts__new();
 	if (!c->folded || !c->tdone)
 		return -ENOMEM;
 	if (opts->mode == SC_FILTER_CGROUP) {
@@ -512,7 +513,8 @@ void collector__destroy(struct collector *c)
 	if (c->cgroup_fd >= 0)
 		close(c->cgroup_fd);
 	model_free(c->folded);
-	model_free(c->tdone);
+	proc_counts__free(c->tdone);
+	free(c->pdead);
 	free(c);
 }
 

@@ -56,10 +56,12 @@ struct collector {
 				     */
 	size_t nr_stats_len;
 	uint64_t procs_folded;
-	struct sc_model *tdone;	    /* opts.thread_totals: what dead threads
+	struct proc_counts *tdone; /* opts.thread_totals: what dead threads
 				      * left, by process, until their process
 				      * exits (tslots.c)
 				      */
+	struct sc_proc_key *pdead; /* a fold's ptotals keys to delete */
+	size_t pdead_n, pdead_cap;
 	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
 	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
 	struct split_drain *split;  /* opts.split (split_drain.c) */

@@ -12,9 +12,12 @@
 #include "util/clock.h"
 
 /* Entries read per batch: a bpf() call each, not two per entry (and
- * buffers below malloc's mmap threshold: no page faults each walk).
+ * buffers below malloc's mmap threshold: no page faults each walk). A
+ * walk of small entries (procs, ptotals) takes up to WALK_BYTES a call:
+ * under churn a fold walks thousands of them.
  */
 #define WALK_BATCH 64
+#define WALK_BYTES (64 * 1024)
 
 /* One key at a time (get_next_key and a lookup each): kernels or maps
  * without the batch API.
@@ -48,11 +51,18 @@ out:
 	return err;
 }
 
+static size_t walk_room(size_t ksz, size_t vsz)
+{
+	size_t room = WALK_BYTES / (ksz + vsz);
+
+	return room > WALK_BATCH ? room : WALK_BATCH;
+}
+
 int collector_map_walk(int fd, size_t ksz, size_t vsz,
 		       int (*fn)(void *ctx, const void *key, const void *val),
 		       void *ctx)
 {
-	size_t tok = ksz > 8 ? ksz : 8, room = WALK_BATCH;
+	size_t tok = ksz > 8 ? ksz : 8, room = walk_room(ksz, vsz);
 	char *keys = malloc(ksz * room), *vals = malloc(vsz * room);
 	char *in = calloc(1, tok), *out = calloc(1, tok);
 	bool first = true, done = false;

@@ -17,6 +17,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "collect/proc_counts.h"
 
 static void counts_to_stats(const struct sc_counts *c, struct sc_stats *st)
 {
@@ -43,6 +44,12 @@ static int add_counts(struct sc_model *m, const struct sc_proc_key *k,
 	return model_proc_add(p, 0, 0, &st);
 }
 
+static int add_done(void *ctx, const struct sc_proc_key *k,
+		    const struct sc_counts *c)
+{
+	return add_counts(ctx, k, c);
+}
+
 /* Read a slot's counts once (the owner may be adding meanwhile). */
 static void slot_counts(const struct sc_tslot *ts, struct sc_counts *c)
 {
@@ -63,7 +70,7 @@ static int reap_slot(struct collector *c, int i)
 	struct sc_counts cnt;
 
 	slot_counts(ts, &cnt);
-	if (cnt.calls && add_counts(c->tdone, &ts->proc, &cnt))
+	if (cnt.calls && proc_counts__add(c->tdone, &ts->proc, &cnt))
 		return -ENOMEM;
 	memset(&ts->c, 0, sizeof(ts->c));
 	return 0;
@@ -121,117 +128,93 @@ int collector__tslots_free(struct collector *c)
 	return collector_tslots_reap(c);
 }
 
-/* Add to out, for each process in want (NULL: all), its ptotals entry;
- * with del, delete those entries.
+/* A snapshot (exited NULL): every ptotals entry into out. A fold: the
+ * entries of the processes in exited into their processes of out (when
+ * not NULL), and their keys into c's dead list, to be deleted.
  */
 struct ptotals_ctx {
+	struct collector *c;
 	struct sc_model *out;
-	const struct sc_model *want;
-	struct sc_proc_key *dead;
-	size_t ndead, cap;
-	bool del;
+	const struct sc_model *exited;
 };
+
+/* The counts c into p's one row (ABI 0, number 0). */
+static int proc_add_counts(struct sc_proc *p, const struct sc_counts *c)
+{
+	struct sc_stats st;
+
+	counts_to_stats(c, &st);
+	return model_proc_add(p, 0, 0, &st);
+}
 
 static int ptotal_one(void *ctx, const void *key, const void *val)
 {
 	struct ptotals_ctx *p = ctx;
+	struct collector *c = p->c;
 	const struct sc_proc_key *k = key;
+	struct sc_proc *dst;
 
-	if (p->want && !model_find_key(p->want, k))
+	if (!p->exited)
+		return add_counts(p->out, k, val);
+	if (!model_find_key(p->exited, k))
 		return 0;
-	if (add_counts(p->out, k, val))
+	dst = p->out ? model_find_key(p->out, k) : NULL;
+	if (dst && proc_add_counts(dst, val))
 		return -ENOMEM;
-	if (!p->del)
-		return 0;
-	if (p->ndead == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		struct sc_proc_key *tmp = realloc(p->dead, cap * sizeof(*tmp));
+	if (c->pdead_n == c->pdead_cap) {
+		size_t cap = c->pdead_cap ? c->pdead_cap * 2 : 64;
+		struct sc_proc_key *tmp = realloc(c->pdead, cap * sizeof(*tmp));
 
 		if (!tmp)
 			return -ENOMEM;
-		p->dead = tmp;
-		p->cap = cap;
+		c->pdead = tmp;
+		c->pdead_cap = cap;
 	}
-	p->dead[p->ndead++] = *k;
+	c->pdead[c->pdead_n++] = *k;
 	return 0;
 }
 
 static int ptotals_walk(struct collector *c, struct ptotals_ctx *p)
 {
 	int fd = bpf_map__fd(c->skel->maps.ptotals);
-	int err = collector_map_walk(fd, sizeof(struct sc_proc_key),
-				     sizeof(struct sc_counts), ptotal_one, p);
+	int err;
 
-	collector_map_delete(fd, p->dead, sizeof(*p->dead), p->ndead);
-	free(p->dead);
+	p->c = c;
+	c->pdead_n = 0;
+	err = collector_map_walk(fd, sizeof(struct sc_proc_key),
+				 sizeof(struct sc_counts), ptotal_one, p);
+	collector_map_delete(fd, c->pdead, sizeof(*c->pdead), c->pdead_n);
+	c->pdead_n = 0;
 	return err;
-}
-
-/* A copy of m without the processes in gone. */
-static struct sc_model *model_without(const struct sc_model *m,
-				      const struct sc_model *gone)
-{
-	struct sc_model *out = model_new();
-
-	for (size_t i = 0; out && i < m->nprocs; i++) {
-		const struct sc_proc *p = &m->procs[i];
-		struct sc_proc *q;
-
-		if (model_find_proc(gone, p->pid, p->start_ns, p->cgtag))
-			continue;
-		q = model_proc(out, p->pid, p->start_ns, p->cgtag);
-		if (!q || model_proc_merge(q, p)) {
-			model_free(out);
-			return NULL;
-		}
-	}
-	return out;
 }
 
 int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 			  struct sc_model *out)
 {
-	struct ptotals_ctx p = { .want = exited, .del = true };
-	struct sc_model *rest;
+	struct ptotals_ctx p = { .out = out, .exited = exited };
 	int err;
 
 	if (!c->opts.thread_totals || !exited->nprocs)
 		return 0;
 	/* Every thread of an exited process is dead: its slots are read. */
 	err = collector_tslots_reap(c);
-	if (err)
-		return err;
-	p.out = model_new();
-	if (!p.out)
-		return -ENOMEM;
-	err = ptotals_walk(c, &p);
-	for (size_t i = 0; !err && i < c->tdone->nprocs; i++) {
-		const struct sc_proc *src = &c->tdone->procs[i];
+	if (!err)
+		err = ptotals_walk(c, &p);
+	/* what their dead threads left, out of c->tdone (all of it, even
+	 * after a failure: the processes are gone)
+	 */
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		struct sc_proc_key k = model_proc_key(&exited->procs[i]);
 		struct sc_proc *dst;
+		struct sc_counts cnt;
 
-		if (!model_find_proc(exited, src->pid, src->start_ns,
-				     src->cgtag))
+		if (!proc_counts__take(c->tdone, &k, &cnt))
 			continue;
-		dst = model_proc(p.out, src->pid, src->start_ns, src->cgtag);
-		err = dst ? model_proc_merge(dst, src) : -ENOMEM;
+		dst = out ? model_find_key(out, &k) : NULL;
+		if (!err && dst)
+			err = proc_add_counts(dst, &cnt);
 	}
-	for (size_t i = 0; !err && out && i < p.out->nprocs; i++) {
-		const struct sc_proc *src = &p.out->procs[i];
-		struct sc_proc *dst = model_find_proc(
-			out, src->pid, src->start_ns, src->cgtag);
-
-		if (dst)
-			err = model_proc_merge(dst, src);
-	}
-	model_free(p.out);
-	if (err)
-		return err;
-	rest = model_without(c->tdone, exited);
-	if (!rest)
-		return -ENOMEM;
-	model_free(c->tdone);
-	c->tdone = rest;
-	return 0;
+	return err;
 }
 
 /* The names of the processes in m, from procs. */
@@ -263,9 +246,10 @@ int collector__proc_totals(struct collector *c, struct sc_model **out)
 	err = collector_tslots_reap(c);
 	if (err)
 		return err;
-	m = model_clone(c->tdone);
+	m = model_new();
 	if (!m)
 		return -ENOMEM;
+	err = proc_counts__each(c->tdone, add_done, m);
 	for (int i = 0; !err && i < SC_TSLOTS; i++) {
 		const struct sc_tslot *ts = &bss->tslots[i];
 		struct sc_counts cnt;

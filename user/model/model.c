@@ -318,8 +318,11 @@ static struct sc_row *row_get(struct sc_row **rows, size_t *n, size_t *cap,
 			return &(*rows)[i];
 	}
 	if (*n == *cap) {
-		/* Rows are large (a histogram each): grow gently. */
-		size_t ncap = *cap ? *cap + *cap / 2 + 1 : 4;
+		/* Rows are large (a histogram each): grow gently, from
+		 * one (a process's totals, or an exited one's under
+		 * churn, are its only row)
+		 */
+		size_t ncap = *cap ? *cap + *cap / 2 + 1 : 1;
 		struct sc_row *tmp = realloc(*rows, ncap * sizeof(*tmp));
 
 		if (!tmp)
