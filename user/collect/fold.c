@@ -127,8 +127,9 @@ static size_t kept_bytes(const struct sc_proc *p)
 
 /* Decide, for each process that exited since the last harvest, whether it
  * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
- * first max_exited are kept while their rows fit in EXITED_BUDGET, so
- * memory stays bounded on long runs. A process's entries under several
+ * first max_exited are kept, and by default (no --max-exited asked) only
+ * while their rows fit in EXITED_BUDGET, so memory stays bounded on long
+ * runs. A process's entries under several
  * cgroup tags go the same way, counted once and charged together (the
  * decision is kept in its entry of ended). Their cells are in exited
  * (stage_stats), so what each costs is known.
@@ -164,7 +165,8 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 			continue;
 		}
 		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max ||
-		    c->exited_bytes + cost > EXITED_BUDGET) {
+		    (!c->opts.max_exited &&
+		     c->exited_bytes + cost > EXITED_BUDGET)) {
 			p->merged = 1;
 			merged++;
 		} else {
