@@ -303,8 +303,10 @@ int profile_write_report(struct profile_run *r)
 	 * holds for the report too.
 	 */
 	err = collector__harvest(r->col);
-	if (!err) /* calls in flight timed to the end of the run */
-		err = collector__snapshot_at(r->col, r->t1, &m);
+	if (!err) /* calls in flight timed to the end of the run; the
+		   * exited processes moved, not copied
+		   */
+		err = collector__snapshot_last(r->col, r->t1, &m);
 	/* the slow calls up to the end, before the ring goes (it says why
 	 * not)
 	 */

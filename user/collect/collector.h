@@ -94,6 +94,11 @@ int collector__snapshot(struct collector *c, struct sc_model **out);
  */
 int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 			   struct sc_model **out);
+/* The same for the last report of a run: the exited processes move into
+ * it, not copied, and are in no later snapshot.
+ */
+int collector__snapshot_last(struct collector *c, uint64_t now_ns,
+			     struct sc_model **out);
 /* opts.thread_totals: each process's totals so far (one row: the sum
  * over its syscalls), its name and state as known; exited processes are
  * in it until they are folded. Caller frees. 0 or -errno.

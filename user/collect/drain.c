@@ -323,18 +323,40 @@ static int add_errno(void *ctx, const void *key, const void *val)
 				  *(const __u64 *)val);
 }
 
+/* Swap *m (empty) and the folded processes. */
+static void swap_folded(struct collector *c, struct sc_model **m)
+{
+	struct sc_model *f = c->folded;
+
+	c->folded = *m;
+	c->exited_bytes = 0;
+	*m = f;
+}
+
 int collector__snapshot(struct collector *c, struct sc_model **out)
 {
 	return collector__snapshot_at(c, clock_mono_ns(), out);
 }
 
-int collector__snapshot_at(struct collector *c, uint64_t now_ns,
-			   struct sc_model **out)
+/* last: the folded processes move into the snapshot rather than being
+ * copied (up to the exited budget's worth of rows, as much again at the
+ * report's peak otherwise).
+ */
+static int snapshot(struct collector *c, uint64_t now_ns, bool last,
+		    struct sc_model **out)
 {
-	struct sc_model *m = model_clone(c->folded);
+	struct sc_model *m;
 	int err;
 
 	*out = NULL;
+	if (last) {
+		m = model_new();
+		if (!m)
+			return -ENOMEM;
+		swap_folded(c, &m);
+	} else {
+		m = model_clone(c->folded);
+	}
 	if (!m)
 		return -ENOMEM;
 	m->meta.count_only = c->opts.progs == SC_PROGS_COUNT_ONLY;
@@ -405,6 +427,18 @@ int collector__snapshot_at(struct collector *c, uint64_t now_ns,
 	}
 	*out = m;
 	return 0;
+}
+
+int collector__snapshot_at(struct collector *c, uint64_t now_ns,
+			   struct sc_model **out)
+{
+	return snapshot(c, now_ns, false, out);
+}
+
+int collector__snapshot_last(struct collector *c, uint64_t now_ns,
+			     struct sc_model **out)
+{
+	return snapshot(c, now_ns, true, out);
 }
 
 static uint32_t map_count(int fd, size_t ksz)

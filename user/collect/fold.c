@@ -12,6 +12,12 @@
 #include "collect/collector_priv.h"
 
 #define DEFAULT_MAX_EXITED 4096
+/* What the exited processes kept one by one may hold at most: their
+ * entries and rows (a row is about 1.4 KB with its histogram, a short
+ * process 25 to 40 rows). Past it they are merged like those past
+ * max_exited, so memory is bounded whatever the churn.
+ */
+#define EXITED_BUDGET (64ULL << 20)
 
 struct harvest_ctx {
 	struct collector *c;
@@ -111,11 +117,22 @@ static struct sc_proc *fold_target(struct collector *c,
 	return dst;
 }
 
+/* What keeping entry p one by one costs: its entry and its rows (none
+ * without a cell: it is not kept).
+ */
+static size_t kept_bytes(const struct sc_proc *p)
+{
+	return p->nrows ? sizeof(*p) + p->nrows * sizeof(*p->rows) : 0;
+}
+
 /* Decide, for each process that exited since the last harvest, whether it
  * is kept on its own or merged into the aggregate: with FOLD_PROCS, the
- * first max_exited are kept, so memory stays bounded on long runs. A
- * process's entries under several cgroup tags go the same way, counted
- * once (the decision is kept in its entry of ended).
+ * first max_exited are kept, and by default (no --max-exited asked) only
+ * while their rows fit in EXITED_BUDGET, so memory stays bounded on long
+ * runs. A process's entries under several
+ * cgroup tags go the same way, counted once and charged together (the
+ * decision is kept in its entry of ended). Their cells are in exited
+ * (stage_stats), so what each costs is known.
  */
 static int plan_merges(struct collector *c, struct sc_model *exited,
 		       struct sc_model *ended)
@@ -124,28 +141,44 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 					    DEFAULT_MAX_EXITED;
 	struct sc_proc *agg = model_find_proc(c->folded, 0, 0, 0);
 	size_t kept = c->folded->nprocs - (agg ? 1 : 0);
+	size_t *need = calloc(ended->nprocs ? ended->nprocs : 1, sizeof(*need));
 	uint32_t merged = 0;
 
+	if (!need)
+		return -ENOMEM;
+	for (size_t i = 0; i < exited->nprocs; i++) {
+		const struct sc_proc *p = &exited->procs[i];
+		struct sc_proc *e =
+			model_find_proc(ended, p->pid, p->start_ns, 0);
+
+		if (e)
+			need[e - ended->procs] += kept_bytes(p);
+	}
 	for (size_t i = 0; i < exited->nprocs; i++) {
 		struct sc_proc *p = &exited->procs[i];
 		struct sc_proc *e =
 			model_find_proc(ended, p->pid, p->start_ns, 0);
+		size_t cost = e ? need[e - ended->procs] : kept_bytes(p);
 
 		if (e && e->exited) {
 			p->merged = e->merged;
 			continue;
 		}
-		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max) {
+		if (c->opts.fold == COLLECTOR_FOLD_TOTAL || kept >= max ||
+		    (!c->opts.max_exited &&
+		     c->exited_bytes + cost > EXITED_BUDGET)) {
 			p->merged = 1;
 			merged++;
 		} else {
 			kept++;
+			c->exited_bytes += cost;
 		}
 		if (e) {
 			e->exited = true;
 			e->merged = p->merged;
 		}
 	}
+	free(need);
 	if (!merged)
 		return 0;
 	agg = model_proc(c->folded, 0, 0, 0);
@@ -156,7 +189,10 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 	return 0;
 }
 
-static int fold_stats(void *ctx, const void *key, const void *val)
+/* An exited process's cell: staged in its entry of h->exited (and added
+ * to the caller's copy), its key kept for deleting.
+ */
+static int stage_stats(void *ctx, const void *key, const void *val)
 {
 	struct harvest_ctx *h = ctx;
 	const struct sc_stats_key *k = key;
@@ -165,8 +201,7 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 	src = model_find_key(h->exited, &k->proc);
 	if (!src)
 		return 0;
-	dst = fold_target(h->c, src);
-	if (!dst || model_proc_add_fd(dst, k->abi, k->nr, k->fd_type, val))
+	if (model_proc_add_fd(src, k->abi, k->nr, k->fd_type, val))
 		return -ENOMEM;
 	if (h->out) {
 		dst = model_find_key(h->out, &k->proc);
@@ -184,6 +219,36 @@ static int fold_stats(void *ctx, const void *key, const void *val)
 		h->cap = cap;
 	}
 	h->dead[h->ndead++] = *k;
+	return 0;
+}
+
+/* The staged rows to where plan_merges sent them: a process kept on its
+ * own takes them over (trimmed to size, not copied); the merged ones are
+ * added to the aggregate.
+ */
+static int fold_staged(struct harvest_ctx *h)
+{
+	for (size_t i = 0; i < h->exited->nprocs; i++) {
+		struct sc_proc *src = &h->exited->procs[i];
+		struct sc_proc *dst;
+
+		if (!src->nrows)
+			continue;
+		dst = fold_target(h->c, src);
+		if (!dst)
+			return -ENOMEM;
+		if (!dst->rows) {
+			struct sc_row *fit =
+				realloc(src->rows, src->nrows * sizeof(*fit));
+
+			dst->rows = fit ? fit : src->rows;
+			dst->nrows = dst->cap = src->nrows;
+			src->rows = NULL;
+			src->nrows = src->cap = 0;
+		} else if (model_proc_merge(dst, src)) {
+			return -ENOMEM;
+		}
+	}
 	return 0;
 }
 
@@ -305,14 +370,16 @@ int collector__harvest_exited(struct collector *c, struct sc_model *exited)
 					 collect_moved_exited, &h);
 	if (!err)
 		err = collector_cgroups_name(c, h.exited);
+	if (!err && h.exited->nprocs)
+		err = collector_map_walk(stats_fd, sizeof(struct sc_stats_key),
+					 sizeof(struct sc_stats), stage_stats,
+					 &h);
 	if (!err)
 		err = plan_merges(c, h.exited, h.ended);
 	if (!err && h.exited->nprocs)
 		err = fold_one(&h);
-	if (!err && h.exited->nprocs)
-		err = collector_map_walk(stats_fd, sizeof(struct sc_stats_key),
-					 sizeof(struct sc_stats), fold_stats,
-					 &h);
+	if (!err)
+		err = fold_staged(&h);
 	if (!err)
 		err = collector_tslots_fold(c, h.exited, exited);
 	if (!err)
