@@ -252,11 +252,19 @@ run: deps
 unit: $(UNIT_TESTS)
 	$(Q)set -e; for t in $(UNIT_TESTS); do echo "  UNIT     $$t"; $$t; done
 
-.PHONY: e2e
+.PHONY: e2e test-soak
 E2E_FILES ?= tests/e2e
+# The soak-marked tests (long runs under churn or load, further variants)
+# are left out of make e2e and run by make test-soak, in test-extra;
+# E2E_MARK= runs them all.
+E2E_MARK ?= not soak
 e2e: $(BIN) $(WORKLOADS)
 	$(Q)SCPROF=$(abspath $(BIN)) WORKLOADS=$(abspath $(OUTPUT)/workloads) \
-		$(PYTHON) -m pytest -q $(E2E_FILES) $(PYTEST_ARGS)
+		$(PYTHON) -m pytest -q -m "$(E2E_MARK)" $(E2E_FILES) $(PYTEST_ARGS)
+
+test-soak: $(BIN) $(WORKLOADS)
+	$(Q)$(MAKE) --no-print-directory E2E_MARK=soak e2e
+test-extra: test-soak
 
 # What the tests run, built with every CPU (make test, make check).
 JOBS ?= $(shell nproc)
@@ -298,8 +306,10 @@ test-otlp: deps-test
 test-extra: test-otlp
 
 .PHONY: test
-# Everything: style, unit and end-to-end tests, the same again under
-# ASan+UBSan (make check), and each fuzz target for FUZZ_SECONDS.
+# Style, unit and end-to-end tests (less the soak ones) and each fuzz
+# target for FUZZ_SECONDS: about 10 minutes. The heavier suites (soak
+# tests, the whole suite under ASan+UBSan, other kernels, packaging) are
+# make test-extra's; make check is a quicker ASan pass of its own.
 test: deps-test
 	$(Q)$(MAKE) --no-print-directory lint
 	$(Q)$(MAKE) --no-print-directory -j$(JOBS) test-build
@@ -308,7 +318,6 @@ test: deps-test
 	$(Q)$(MAKE) --no-print-directory bench-test
 	$(Q)$(MAKE) --no-print-directory test-pkg-quick
 	$(Q)$(MAKE) --no-print-directory e2e
-	$(Q)$(MAKE) --no-print-directory check
 	$(Q)$(MAKE) --no-print-directory fuzz
 
 # ---- benchmark: `make bench`, never part of `make test` -------------
@@ -485,12 +494,12 @@ FUZZERS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzzers/%,$(FUZZ_SRCS))
 # use-after-free detection without making the memory-flatness tests fail.
 # The BPF side runs its legacy build here, as on a kernel without any of the
 # facilities of bpf/task.bpf.h (SCPROF_WITHOUT=all: Linux 5.10's ways).
-# make check (in make test) runs the unit tests and the end-to-end files
-# that drive the userspace's parsers, outputs and servers most for the
-# least waiting (ASAN_E2E, less their churn and busy-machine tests: 540
-# tests, 5.5 minutes here beside a build); make check-full (in make
-# test-extra) every e2e test, so that both builds go through all of them
-# (about 13 minutes).
+# make check runs the unit tests and the end-to-end files that drive the
+# userspace's parsers, outputs and servers most for the least waiting
+# (ASAN_E2E, less their churn and busy-machine tests: 540 tests, 5.5
+# minutes here beside a build); make check-full (in make test-extra) every
+# e2e file, less the churn, busy-machine and soak tests (ASan's slowdown
+# is a load of its own: those run against the plain build).
 ASAN_E2E := $(addprefix tests/e2e/,test_cli_errors.py test_hostile_names.py \
 	test_modes.py test_trace_filter.py test_web_config.py test_count_only.py \
 	test_groundtruth.py test_diff.py test_stacks.py test_interval.py \
@@ -508,7 +517,8 @@ check:
 
 check-full:
 	$(Q)$(ASAN_MAKE) -j$(JOBS) test-build
-	$(Q)$(ASAN_MAKE) unit e2e
+	$(Q)$(ASAN_MAKE) unit
+	$(Q)$(ASAN_MAKE) PYTEST_ARGS="-k 'not churn and not busy' $(PYTEST_ARGS)" e2e
 test-extra: check-full
 
 # Each libFuzzer target for FUZZ_SECONDS, from the seeds in tests/fuzz/seeds.

@@ -35,6 +35,14 @@ CLEAN_ENV = {
 }
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers",
+        "soak: long runs under churn or load, and further variants of a "
+        "test that make test already runs once: `make test-soak` (in "
+        "make test-extra) runs them, `make e2e` leaves them out")
+
+
 def pytest_sessionstart(session):
     """Refuse to run as anything but root, loudly: a skipped suite looks green."""
     if os.geteuid() != 0:

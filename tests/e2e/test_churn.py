@@ -64,8 +64,10 @@ def test_table_follow_counts_every_execve():
     assert table_calls(text, "execve") == N + 1
 
 
-@pytest.mark.parametrize("args", [["-f", "-P"], ["-f", "--format", "json"],
-                                  ["-f", "--format", "csv"]])
+@pytest.mark.parametrize("args", [
+    pytest.param(["-f", "-P"], marks=pytest.mark.soak),
+    pytest.param(["-f", "--format", "json"], marks=pytest.mark.soak),
+    ["-f", "--format", "csv"]])
 def test_per_process_outputs_count_every_execve(args):
     fmt = "table"
     if "--format" in args:
@@ -116,9 +118,10 @@ def churn_cmd(n, k):
     return [workload("churn"), "procs", str(n), str(k), "0"]
 
 
-@pytest.mark.parametrize("fmt,per_process", [("table", False),
-                                             ("table", True),
-                                             ("json", True)])
+@pytest.mark.parametrize("fmt,per_process", [
+    ("table", False),
+    pytest.param("table", True, marks=pytest.mark.soak),
+    pytest.param("json", True, marks=pytest.mark.soak)])
 def test_fast_fork_churn_counts_exactly(fmt, per_process):
     """20000 processes, forked without exec as fast as the machine can (well
     above 5000 a second here), 7 getppid each: exactly 140000."""
@@ -140,6 +143,7 @@ def test_fast_fork_churn_counts_exactly(fmt, per_process):
     print(f"{n} processes in {took:.2f} s: {n / took:.0f} per second")
 
 
+@pytest.mark.soak
 def test_all_counts_at_least_the_loop(background):
     """-a: the loop's execve are among the machine's, none lost."""
     s = background(["-a"], fmt="table")
@@ -171,7 +175,8 @@ def test_all_json_counts_the_loop_exactly(background):
                for pr in trues) == N
 
 
-@pytest.mark.parametrize("fmt", ["table", "json"])
+@pytest.mark.parametrize("fmt", [pytest.param("table", marks=pytest.mark.soak),
+                                 "json"])
 def test_cgroup_counts_every_execve(background, cgroup, fmt):  # noqa: F811
     s = background(["--cgroup", cgroup], fmt=fmt)
     script = f'echo $$ > {cgroup}/cgroup.procs && exec "$@"'

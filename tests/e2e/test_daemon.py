@@ -756,6 +756,7 @@ def sanitized(pid):
         return "/libasan.so" in f.read()
 
 
+@pytest.mark.soak
 def test_memory_flat_under_process_churn(daemons, gates):
     # 8 rounds of 1000 short-lived processes, folded every 0.5 s. Memory
     # (RSS + BPF maps, measured from outside) after round 2 and after round
@@ -803,6 +804,7 @@ def wakeups(pid):
                              re.M).group(1))
 
 
+@pytest.mark.soak
 def test_daemon_work_does_not_follow_process_churn(daemons, gates):
     # About 100 process exits a second for ~20 s (a busy machine), the
     # default fold interval, a scrape every 5 s (3x the 15 s docs/daemon.md's

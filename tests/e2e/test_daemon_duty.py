@@ -394,7 +394,8 @@ def exec_calls_of(samples, metric):
             if n == metric and l.get("syscall") in ("execve", "execveat")}
 
 
-@pytest.mark.parametrize("duty", ["1", "0"])
+@pytest.mark.parametrize("duty", [pytest.param("1", marks=pytest.mark.soak),
+                                  "0"])
 def test_exec_is_counted_and_timed_as_made(daemons, gates, duty):
     """Sampled mode counts a successful exec when it renames the thread,
     under the ABI and number it was made with (the kernel rewrites both
@@ -441,6 +442,7 @@ def test_exec_is_counted_and_timed_as_made(daemons, gates, duty):
                      abi="64") is None, what
 
 
+@pytest.mark.soak
 def test_dispatch_is_measured_alike_on_a_busy_machine(daemons):
     """The window's dispatch is measured in the daemon's own loops: with
     every CPU kept busy by others those loops wait, and the waits must not

@@ -23,7 +23,7 @@ import time
 from conftest import TIMEOUT, workload
 from test_daemon import daemons, gates, parse, quiesce, value  # noqa: F401
 from test_split import LAST_CPU, TOL, Facts, Split, check_against_truth, \
-    ext4_loop, ms, psi_cgroup, psi_some_us, in_cgroup  # noqa: F401
+    ext4_loop, ms, psi_cgroup, psi_some_us, in_cgroup, steal_ns  # noqa: F401
 
 PARTS = {"on_cpu_ns": "scprof_syscall_on_cpu_seconds_total",
          "cpu_wait_ns": "scprof_syscall_cpu_wait_seconds_total",
@@ -125,15 +125,19 @@ def run_split(daemons, gates, args, cmd_prefix=lambda c: c):
     d = daemons(["-p", str(g.pid), "-f", "--fold-interval", "0.1",
                  "--latency-duty", "1"])
     scraper = Scraper(d)
+    stolen = steal_ns()
     g.release()
     out = g.proc.stdout.read()
     assert g.wait() == 0, out
+    stolen = steal_ns() - stolen
     samples = quiesce(d, lambda s: value(
         s, "scprof_processes_folded_total") == 1, "the workload folded")
     assert scraper.join() >= 5, "too few scrapes while the workload ran"
     # (once the scraper's thread is done: one scrape after another)
     scraper.check(*parse(d.metrics()))
-    return Facts(out.decode()), samples
+    facts = Facts(out.decode())
+    facts.stolen = stolen
+    return facts, samples
 
 
 def series_split(samples, comm):

@@ -352,6 +352,7 @@ def busy_reruns(tmp_path_factory):
             h.wait()
 
 
+@pytest.mark.soak
 def test_reruns_on_a_busy_machine_are_no_change(busy_reruns):
     """The same work, rerun with every CPU busy: at least 19 of 20 pairs
     no change. Their time figures differ from run to run by more than the

@@ -124,7 +124,7 @@ def test_per_process_bounded_under_exec_churn(tmp_path):
     180 MB of rows, copied again for the report (344 MB peak here)."""
     report = tmp_path / "report.txt"
     (rc, err, maxrss, cpu), started = churning(lambda: run_measured(
-        ["-a", "-P", "--stacks=1000", "-d", str(DURATION), "-o",
+        ["-a", "-P", "--stacks=1000", "-d", str(DURATION), "-v", "-o",
          str(report)], tmp_path), loops=2)
     assert rc in (0, 3), err
     assert started > 100 * DURATION, started
@@ -134,7 +134,8 @@ def test_per_process_bounded_under_exec_churn(tmp_path):
     m = re.search(r"^(\d+) more exited processes, merged", text, re.M)
     # every exited process is either kept or counted in the merged one
     merged = int(m.group(1)) if m else 0
-    assert 0 < kept <= 4096, kept
+    # (the run detaches before its last harvest: none exited unfolded)
+    assert 0 < kept <= 4096, (kept, err[-2000:])
     assert kept + merged > started / 2, (kept, merged, started)
 
 

@@ -282,6 +282,7 @@ def test_table(cache):
                      r"called from: 9\d% main \(reader\.c:\d+\)", out), out
 
 
+@pytest.mark.soak
 def test_calibrates_when_the_saved_one_is_stale(cache):
     """Another boot's calibration is not used: verdict runs the quick one,
     saves it, and the next verdict uses that."""

@@ -25,6 +25,7 @@
 #include "util/clock.h"
 #include "util/escape.h"
 #include "util/log.h"
+#include "util/selfmem.h"
 #include "util/signals.h"
 
 #define HARVEST_INTERVAL_NS 1000000000ULL
@@ -268,6 +269,7 @@ static int profile_report(void *ctx, struct cmd_env *env)
 		err = profile_write_interval(r, r->t1, true);
 	else
 		err = profile_write_report(r);
+	selfmem_report("after the report");
 	if (err || output_commit(&r->out))
 		return EXIT_FAIL;
 	if (r->o->trace_out && profile_write_trace(r))

@@ -299,9 +299,13 @@ int profile_write_report(struct profile_run *r)
 	if (!target)
 		return -ENOMEM;
 	meta.target = target;
-	/* Fold what exited since the last harvest first, so --max-exited
-	 * holds for the report too.
+	/* The run ends here: detached first, so that no process exits
+	 * between the last harvest and the snapshot (under churn hundreds
+	 * did, each then reported on its own past --max-exited). Then what
+	 * exited since the last harvest is folded, so --max-exited holds for
+	 * the report too.
 	 */
+	collector__detach(r->col);
 	err = collector__harvest(r->col);
 	if (!err) /* calls in flight timed to the end of the run; the
 		   * exited processes moved, not copied

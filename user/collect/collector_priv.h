@@ -56,6 +56,7 @@ struct collector {
 				     */
 	size_t nr_stats_len;
 	uint64_t procs_folded;
+	uint64_t exited_kept, exited_merged, exited_bytes_max; /* for -v */
 	uint64_t exited_bytes;	   /* what the exited processes kept one by one
 				* in folded hold (fold.c)
 				*/
@@ -115,6 +116,8 @@ bool collector_one_key(const struct collector *c, struct sc_proc_key *k);
  * (its process in some model) or the aggregate's (pid 0).
  */
 int collector_arrays_add(struct collector *c, struct sc_proc *p);
+/* With -v: what the exited processes kept in userspace hold. */
+void collector_report_folded(const struct collector *c);
 
 /* tslots.c */
 

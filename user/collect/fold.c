@@ -10,6 +10,7 @@
 #include <bpf/libbpf.h>
 
 #include "collect/collector_priv.h"
+#include "util/log.h"
 
 #define DEFAULT_MAX_EXITED 4096
 /* What the exited processes kept one by one may hold at most: their
@@ -171,7 +172,10 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 			merged++;
 		} else {
 			kept++;
+			c->exited_kept++;
 			c->exited_bytes += cost;
+			if (c->exited_bytes > c->exited_bytes_max)
+				c->exited_bytes_max = c->exited_bytes;
 		}
 		if (e) {
 			e->exited = true;
@@ -179,6 +183,7 @@ static int plan_merges(struct collector *c, struct sc_model *exited,
 		}
 	}
 	free(need);
+	c->exited_merged += merged;
 	if (!merged)
 		return 0;
 	agg = model_proc(c->folded, 0, 0, 0);
@@ -268,6 +273,19 @@ static int name_kept(struct harvest_ctx *h)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/* With -v: what the exited processes kept in userspace hold. */
+void collector_report_folded(const struct collector *c)
+{
+	if (!c->procs_folded)
+		return;
+	pr_info("exited processes: %llu folded out of the maps, %llu kept one "
+		"by one (%.1f MB of rows at most), %llu merged",
+		(unsigned long long)c->procs_folded,
+		(unsigned long long)c->exited_kept,
+		(double)c->exited_bytes_max / (1 << 20),
+		(unsigned long long)c->exited_merged);
 }
 
 int collector__harvest(struct collector *c)
