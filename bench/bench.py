@@ -82,7 +82,7 @@ def parse_args(argv=None):
     arg("--budget-seconds", type=float, default=20,
         help="budget: seconds of a loop, whole periods (20)")
     arg("--churn-seconds", type=float, default=20,
-        help="churn: seconds under the /bin/true loop (20)")
+        help="churn: seconds under the cp, true and rm loop (20)")
     arg("--from-json", metavar="FILE",
         help="measure nothing: report, chart, compare and --readme from a "
         "saved bench.json")

@@ -237,6 +237,7 @@ def full_doc(ratio=0.8, pipe=1.05, over=3.0, bpf=5.0):
                      "daemon_cpu": 0.004, "rss_bytes": 12 << 20}
     per = {"churn_per_s": 1500, "execve_per_s": 1500, "cpu_percent": 2.4,
            "bpf_per_s": 1500 * bpf, "cpu_us_per_process": 16.0,
+           "cpu_us_per_execve": 16.0, "cpu_percent_at_goal": 1.6,
            "bpf_per_process": bpf, "bpf_per_execve": bpf}
     doc["churn"] = {"slices": [per],
                     **{k: spread(v, v, v) for k, v in per.items()}}
@@ -302,8 +303,9 @@ def test_report_prints_the_markdown_and_writes_the_chart(tmp_path, capsys):
         (page.parent / bench.README_CHART).read_text()
     for word in ("split / no-split 1.050", "within the noise (3.0 points)",
                  "the daemon over -C -a: +3.0 ns a call, limit 6.7",
-                 "2.40 (2.40-2.40)% of a CPU (issue 44's goal at ~1000 "
-                 "execve/s: <= 0.5, missed at this rate)", "5.00 (5.00-5.00) "
+                 "2.40 (2.40-2.40)% of a CPU, 16.00 (16.00-16.00) us an "
+                 "execve, so 1.60 (1.60-1.60)% at the issue's ~1000 execve/s "
+                 "(goal: <= 0.5: missed)", "5.00 (5.00-5.00) "
                  "an execve (goal: <= 617 a second at ~1000 execve/s, 0.62 "
                  "an execve: missed)", "![requests/s traced / untraced]("):
         assert word in out, word
