@@ -158,6 +158,14 @@ static uint64_t blocked(const struct figures *f)
 	return f->wall > f->cpu + f->runq ? f->wall - f->cpu - f->runq : 0;
 }
 
+/* Off CPU: blocked, or woken and waiting for a CPU (on a busy machine a
+ * sleeper's wake-ups wait too: the claims about sleepers count both).
+ */
+static uint64_t off_cpu(const struct figures *f)
+{
+	return f->wall > f->cpu ? f->wall - f->cpu : 0;
+}
+
 static void print_truth(const char *name, const struct figures *f)
 {
 	printf("truth %s calls=%ld windows=%ld wall_ns=%llu cpu_ns=%llu "
@@ -372,7 +380,7 @@ static void work_pipe(void)
 	window_close(&s, &f, n_calls);
 	loop_end(&loop);
 	print_truth("read", &f);
-	claim("read's blocked time", blocked(&f), &f, 90, 100);
+	claim("read's time off CPU", off_cpu(&f), &f, 90, 100);
 }
 
 static void work_futex(void)
@@ -395,7 +403,7 @@ static void work_futex(void)
 	loop_end(&loop);
 	/* two windows a round: the lock's futex wait, the unlock's wake */
 	print_truth("futex", &f);
-	claim("the mutex calls' blocked time", blocked(&f), &f, 80, 100);
+	claim("the mutex calls' time off CPU", off_cpu(&f), &f, 80, 100);
 }
 
 static void work_io(void)
@@ -432,7 +440,7 @@ static void work_io(void)
 	window_close(&s, &f, n_calls);
 	loop_end(&loop);
 	print_truth("pread64", &f);
-	claim("pread64's blocked time", blocked(&f), &f, 30, 100);
+	claim("pread64's time off CPU", off_cpu(&f), &f, 30, 100);
 }
 
 static void work_quota(void)
