@@ -21,6 +21,9 @@ from conftest import CLEAN_ENV, SCPROF, TIMEOUT
 CHURN = ["/bin/sh", "-c", "while :; do /bin/true; done"]
 DURATION = 4
 RSS_LIMIT_KB = 300 * 1024
+# What process churn may add to -P's peak: the exited processes' rows
+# (64 MiB at most), a harvest's staging, the report's copy, malloc's slack.
+CHURN_ADDS_KB = 200 * 1024
 
 
 def forks():
@@ -121,14 +124,23 @@ def test_per_process_bounded_under_exec_churn(tmp_path):
     """-P keeps exited processes one by one: at most --max-exited of them
     and a budget of their rows (64 MiB), the rest merged and counted.
     Beside two churn loops the kept ones used to reach the 4096 cap, about
-    180 MB of rows, copied again for the report (344 MB peak here)."""
+    180 MB of rows, copied again for the report (344 MB peak here). -P
+    also keeps every live process's rows, which no cap bounds: the host's
+    own (a CI runner's may hold thousands). So what the churn adds is
+    measured, over the same run on the same host without it."""
     report = tmp_path / "report.txt"
-    (rc, err, maxrss, cpu), started = churning(lambda: run_measured(
-        ["-a", "-P", "--stacks=1000", "-d", str(DURATION), "-v", "-o",
-         str(report)], tmp_path), loops=2)
+    args = ["-a", "-P", "--stacks=1000", "-d", str(DURATION), "-v", "-o",
+            str(report)]
+    rc, err, quiet_rss, _ = run_measured(args, tmp_path)
+    assert rc in (0, 3), err
+    (rc, err, maxrss, cpu), started = churning(
+        lambda: run_measured(args, tmp_path), loops=2)
     assert rc in (0, 3), err
     assert started > 100 * DURATION, started
-    assert maxrss < RSS_LIMIT_KB, (maxrss, err[-2000:])
+    assert maxrss - quiet_rss < CHURN_ADDS_KB, \
+        (maxrss, quiet_rss, err[-2000:])
+    assert maxrss < RSS_LIMIT_KB or quiet_rss > RSS_LIMIT_KB / 2, \
+        (maxrss, quiet_rss, err[-2000:])
     text = report.read_text()
     kept = len(re.findall(r"^Process \d+ .*exited", text, re.M))
     m = re.search(r"^(\d+) more exited processes, merged", text, re.M)
