@@ -307,7 +307,7 @@ test-extra: test-otlp
 
 .PHONY: test
 # Style, unit and end-to-end tests (less the soak ones) and each fuzz
-# target for FUZZ_SECONDS: about 10 minutes. The heavier suites (soak
+# target for FUZZ_SECONDS: about 14 minutes here. The heavier suites (soak
 # tests, the whole suite under ASan+UBSan, other kernels, packaging) are
 # make test-extra's; make check is a quicker ASan pass of its own.
 test: deps-test
