@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* What scprof's own process holds in memory (selfmem.h). */
 #include <errno.h>
 #include <malloc.h>
 #include <stdio.h>
@@ -78,9 +79,9 @@ void selfmem_report(const char *what)
 
 	if (log_ctx()->level < LOG_INFO || selfmem_read(&m))
 		return;
-	pr_info("memory %s: %.1f MB resident at most, %.1f MB now (heap %.1f "
-		"MB in use of %.1f MB held; BPF maps %.1f MB; mapped files "
-		"%.1f MB)",
+	pr_info("memory %s: %.1f MB resident at most; now %.1f MB (heap %.1f "
+		"MB in use of %.1f MB held, BPF maps %.1f MB, mapped files %.1f "
+		"MB)",
 		what, m.peak_kb / 1024.0, m.rss_kb / 1024.0,
 		m.heap_used_kb / 1024.0, m.heap_held_kb / 1024.0,
 		m.bpf_kb / 1024.0, m.file_kb / 1024.0);
