@@ -3,18 +3,19 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "model/row_key.h"
 #include "model/series_ttl.h"
 
 /* A row as last seen. */
 struct seen_row {
-	uint32_t nr, abi, fd_type;
+	struct row_key key; /* first: the table is sorted by it */
 	uint64_t calls;
 	uint64_t grew_ns; /* when its calls were last seen to grow */
 };
 
 struct series_ttl {
 	uint64_t ttl_ns;
-	struct seen_row *v; /* sorted by (abi, nr, fd_type) */
+	struct seen_row *v; /* sorted by key */
 	size_t n;
 	size_t hidden;
 };
@@ -36,39 +37,11 @@ void series_ttl__free(struct series_ttl *t)
 	free(t);
 }
 
-static int seen_cmp(const struct seen_row *a, const struct seen_row *b)
-{
-	if (a->abi != b->abi)
-		return a->abi < b->abi ? -1 : 1;
-	if (a->nr != b->nr)
-		return a->nr < b->nr ? -1 : 1;
-	if (a->fd_type != b->fd_type)
-		return a->fd_type < b->fd_type ? -1 : 1;
-	return 0;
-}
-
-static int seen_qsort(const void *a, const void *b)
-{
-	return seen_cmp(a, b);
-}
-
 static const struct seen_row *seen_find(const struct series_ttl *t,
-					const struct seen_row *key)
+					const struct row_key *key)
 {
-	size_t lo = 0, hi = t->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = seen_cmp(&t->v[mid], key);
-
-		if (!c)
-			return &t->v[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return t->n ? bsearch(key, t->v, t->n, sizeof(*t->v), row_key_cmp) :
+		      NULL;
 }
 
 int series_ttl__apply(struct series_ttl *t, struct sc_model *m, uint64_t now_ns)
@@ -88,12 +61,10 @@ int series_ttl__apply(struct series_ttl *t, struct sc_model *m, uint64_t now_ns)
 		struct seen_row *now = &next[i];
 		const struct seen_row *last;
 
-		now->nr = r->nr;
-		now->abi = r->abi;
-		now->fd_type = r->fd_type;
+		now->key = row_key_of(r);
 		now->calls = r->st.calls;
 		now->grew_ns = now_ns;
-		last = seen_find(t, now);
+		last = seen_find(t, &now->key);
 		if (last && last->calls == now->calls)
 			now->grew_ns = last->grew_ns;
 	}
@@ -108,7 +79,7 @@ int series_ttl__apply(struct series_ttl *t, struct sc_model *m, uint64_t now_ns)
 	}
 	t->hidden = m->ntotal - kept;
 	m->ntotal = kept;
-	qsort(next, m->ntotal + t->hidden, sizeof(*next), seen_qsort);
+	qsort(next, m->ntotal + t->hidden, sizeof(*next), row_key_cmp);
 	free(t->v);
 	t->v = next;
 	t->n = kept + t->hidden;

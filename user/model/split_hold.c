@@ -3,16 +3,17 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "model/row_key.h"
 #include "model/split_hold.h"
 
 /* A row's figures as last given. */
 struct held {
-	uint32_t nr, abi, fd_type;
+	struct row_key key; /* first: the table is sorted by it */
 	uint64_t total, wait, blocked, iowait;
 };
 
 struct split_hold {
-	struct held *v; /* sorted by (abi, nr, fd_type) */
+	struct held *v; /* sorted by key */
 	size_t n;
 };
 
@@ -31,39 +32,11 @@ void split_hold__free(struct split_hold *h)
 	free(h);
 }
 
-static int held_cmp(const struct held *a, const struct held *b)
+static const struct held *held_find(const struct split_hold *h,
+				    const struct row_key *key)
 {
-	if (a->abi != b->abi)
-		return a->abi < b->abi ? -1 : 1;
-	if (a->nr != b->nr)
-		return a->nr < b->nr ? -1 : 1;
-	if (a->fd_type != b->fd_type)
-		return a->fd_type < b->fd_type ? -1 : 1;
-	return 0;
-}
-
-static int held_qsort(const void *a, const void *b)
-{
-	return held_cmp(a, b);
-}
-
-static struct held *held_find(const struct split_hold *h,
-			      const struct held *key)
-{
-	size_t lo = 0, hi = h->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = held_cmp(&h->v[mid], key);
-
-		if (!c)
-			return &h->v[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return h->n ? bsearch(key, h->v, h->n, sizeof(*h->v), row_key_cmp) :
+		      NULL;
 }
 
 static uint64_t max_u64(uint64_t a, uint64_t b)
@@ -118,15 +91,13 @@ int split_hold__apply(struct split_hold *h, struct sc_model *m)
 	for (size_t i = 0; i < m->ntotal; i++) {
 		struct sc_row *r = &m->total[i];
 		struct held now = {
-			.nr = r->nr,
-			.abi = r->abi,
-			.fd_type = r->fd_type,
+			.key = row_key_of(r),
 			.total = r->st.total_ns,
 			.wait = r->st.wait_ns,
 			.blocked = r->st.blocked_ns,
 			.iowait = r->st.iowait_ns,
 		};
-		const struct held *last = held_find(h, &now);
+		const struct held *last = held_find(h, &now.key);
 
 		hold(last ? last : &never, &now);
 		r->st.wait_ns = now.wait;
@@ -138,7 +109,7 @@ int split_hold__apply(struct split_hold *h, struct sc_model *m)
 	 * the next one's past)
 	 */
 	if (n) /* next is NULL for none: qsort's first argument is nonnull */
-		qsort(next, n, sizeof(*next), held_qsort);
+		qsort(next, n, sizeof(*next), row_key_cmp);
 	free(h->v);
 	h->v = next;
 	h->n = n;

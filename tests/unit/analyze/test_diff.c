@@ -134,8 +134,8 @@ static const double DUR4[] = { 1, 1, 1, 1 };
 static enum diff_state judge(double a, double sea, double b, double seb,
 			     bool *judged, double *pct)
 {
-	return diff_judge((struct diff_est){ a, sea },
-			  (struct diff_est){ b, seb }, DIFF_MIN_CHANGE_PCT,
+	return diff_judge((struct diff_est){ a, sea, 0 },
+			  (struct diff_est){ b, seb, 0 }, DIFF_MIN_CHANGE_PCT,
 			  judged, pct);
 }
 
@@ -173,8 +173,8 @@ static void test_judge_min_change(void **state)
 	/* far beyond the noise but 3%: no change at 5% */
 	CHECK(judge(100, 0.01, 103, 0.01, &judged, &pct) == DIFF_SAME, "");
 	CHECK(judged && fabs(pct - 3) < 1e-9, "pct %g", pct);
-	CHECK(diff_judge((struct diff_est){ 100, 0.01 },
-			 (struct diff_est){ 103, 0.01 }, 2, &judged,
+	CHECK(diff_judge((struct diff_est){ 100, 0.01, 0 },
+			 (struct diff_est){ 103, 0.01, 0 }, 2, &judged,
 			 &pct) == DIFF_CHANGED,
 	      "at --min-change 2 it counts");
 }
