@@ -445,6 +445,7 @@ static void daemon_teardown(void *ctx, int status)
 	otlp_exporter__free(d->otlp);
 	/* Detaches every BPF program: nothing is left in the kernel. */
 	duty__free(d->duty);
+	collector__report_folded(d->col);
 	collector__destroy(d->col);
 	comm_series__free(d->comms);
 	split_hold__free(d->hold);

@@ -269,6 +269,8 @@ static int profile_report(void *ctx, struct cmd_env *env)
 		err = profile_write_interval(r, r->t1, true);
 	else
 		err = profile_write_report(r);
+	if (r->col) /* --interval's: the final report keeps the programs */
+		collector__report_folded(r->col);
 	selfmem_report("after the report");
 	if (err || output_commit(&r->out))
 		return EXIT_FAIL;

@@ -315,6 +315,7 @@ int profile_write_report(struct profile_run *r)
 	 * not)
 	 */
 	slow_err = err ? 0 : profile_slow_poll(r);
+	collector__report_folded(r->col);
 	/* Detach before printing: the report is not the targets' cost. */
 	collector__destroy(r->col);
 	r->col = NULL;

@@ -502,7 +502,6 @@ void collector__destroy(struct collector *c)
 {
 	if (!c)
 		return;
-	collector_report_folded(c);
 	if (c->nr_stats)
 		munmap(c->nr_stats, c->nr_stats_len);
 	inflight_free(c->inflight);

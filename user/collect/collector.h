@@ -123,6 +123,10 @@ int collector__info(struct collector *c, struct collector_info *out);
 int collector__maps_need_no_caps(struct collector *c);
 /* Target processes still alive (SC_FILTER_TGID). */
 long collector__live_targets(const struct collector *c);
+/* With -v: one line on the exited processes folded, kept one by one and
+ * merged so far (nothing when none exited).
+ */
+void collector__report_folded(const struct collector *c);
 /* --stacks: has the unwinding thread failed? 0 or -errno, reported. */
 int collector__stacks_poll(struct collector *c);
 /* opts.stacks_on_demand: start (on) or stop sampling stacks. Samples

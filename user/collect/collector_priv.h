@@ -116,8 +116,6 @@ bool collector_one_key(const struct collector *c, struct sc_proc_key *k);
  * (its process in some model) or the aggregate's (pid 0).
  */
 int collector_arrays_add(struct collector *c, struct sc_proc *p);
-/* With -v: what the exited processes kept in userspace hold. */
-void collector_report_folded(const struct collector *c);
 
 /* tslots.c */
 

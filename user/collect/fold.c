@@ -276,9 +276,9 @@ static int name_kept(struct harvest_ctx *h)
 }
 
 /* With -v: what the exited processes kept in userspace hold. */
-void collector_report_folded(const struct collector *c)
+void collector__report_folded(const struct collector *c)
 {
-	if (!c->procs_folded)
+	if (!c || !c->procs_folded)
 		return;
 	pr_info("exited processes: %llu folded out of the maps, %llu kept one "
 		"by one (%.1f MB of rows at most), %llu merged",

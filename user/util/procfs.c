@@ -302,3 +302,21 @@ uint64_t procfs_self_rss_bytes(void)
 	fclose(f);
 	return rss * (uint64_t)sysconf(_SC_PAGESIZE);
 }
+
+uint64_t procfs_self_peak_rss_bytes(void)
+{
+	unsigned long long kb = 0;
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6)) {
+			if (sscanf(line + 6, "%llu", &kb) != 1)
+				kb = 0;
+			break;
+		}
+	fclose(f);
+	return kb * 1024;
+}

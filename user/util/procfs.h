@@ -69,5 +69,7 @@ int procfs_boot_id(char *buf, size_t len);
 uint64_t procfs_self_cpu_ns(void);
 /* This process's resident memory (/proc/self/statm), 0 if unknown. */
 uint64_t procfs_self_rss_bytes(void);
+/* The most it ever held resident (/proc/self/status VmHWM), 0 if unknown. */
+uint64_t procfs_self_peak_rss_bytes(void);
 
 #endif

@@ -6,19 +6,8 @@
 #include <string.h>
 
 #include "util/log.h"
+#include "util/procfs.h"
 #include "util/selfmem.h"
-
-static void read_status(struct selfmem *m, FILE *f)
-{
-	char line[256];
-
-	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "VmHWM:", 6))
-			sscanf(line + 6, "%llu", &m->peak_kb);
-		else if (!strncmp(line, "VmRSS:", 6))
-			sscanf(line + 6, "%llu", &m->rss_kb);
-	}
-}
 
 /* smaps: each mapping's header line, then its fields; the Rss of those
  * named after a BPF map and of those backed by a file.
@@ -58,11 +47,10 @@ int selfmem_read(struct selfmem *m)
 	FILE *f;
 
 	memset(m, 0, sizeof(*m));
-	f = fopen("/proc/self/status", "re");
-	if (!f)
-		return -errno;
-	read_status(m, f);
-	fclose(f);
+	m->peak_kb = procfs_self_peak_rss_bytes() / 1024;
+	m->rss_kb = procfs_self_rss_bytes() / 1024;
+	if (!m->peak_kb || !m->rss_kb)
+		return -ENOENT;
 	f = fopen("/proc/self/smaps", "re");
 	if (f) {
 		read_smaps(m, f);

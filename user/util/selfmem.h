@@ -14,7 +14,9 @@ struct selfmem {
 					 * debug files read for symbols) */
 };
 
-/* Reads /proc/self (status, smaps) and malloc's figures; 0 or -errno. */
+/* Reads /proc/self (status, statm, smaps) and malloc's figures; 0, or
+ * -ENOENT when the resident sizes could not be read.
+ */
 int selfmem_read(struct selfmem *m);
 /* With -v: one line of them, after what. */
 void selfmem_report(const char *what);
