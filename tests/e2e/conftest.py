@@ -339,8 +339,15 @@ def unit_slice(prefix, units):
             try:
                 os.rmdir(path)
                 break
-            except OSError:
+            except OSError as e:
+                err = e
                 time.sleep(0.01)
+        else:
+            # a fixture torn down while its processes live (a test asking
+            # for it after the fixture that kills them) leaks the slice
+            procs = open(os.path.join(path, "cgroup.procs")).read().split()
+            raise AssertionError(f"{path} not removed after 5 s ({err}); "
+                                 f"processes left in it: {procs}")
 
 
 def bpf_links(pid):

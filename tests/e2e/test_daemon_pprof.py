@@ -140,10 +140,11 @@ def slice_():
     yield from unit_slice("scprof-pprof", UNITS)
 
 
-def test_labels_as_the_metrics_series(daemons, gates, slice_, tmp_path):
+def test_labels_as_the_metrics_series(daemons, slice_, gates, tmp_path):
     """--labels comm,unit,cgroup: each sample carries comm, unit and
     cgroup, with the values the /metrics series of its process have; the
-    same program in two units is two sets of samples."""
+    same program in two units is two sets of samples. (slice_ before
+    gates: the workloads are killed before their slice is removed.)"""
     mnt = cgroup2_mount()
     d = daemons(["--cgroup", slice_, "--labels", "comm,unit,cgroup"] +
                 ARGS)
