@@ -17,8 +17,8 @@ import time
 
 import pytest
 
-from conftest import (SCPROF, TIMEOUT, children, proc_state, run_scprof,
-                      stderr_lines, wait_attached, workload)
+from conftest import (SCPROF, TIMEOUT, bpf_links, children, proc_state,
+                      run_scprof, stderr_lines, wait_attached, workload)
 
 LONG = 3 * TIMEOUT  # a quick calibration on a busy machine
 DURATION = "1.5"
@@ -472,6 +472,36 @@ def schedstat_cpu(path):
         return int(f.read().split()[0])
 
 
+def verdict_attached(pid, cache, start, end, duration=DURATION, **kw):
+    """verdict on pid as verdict() runs it, with start() called once its
+    programs are attached and end() once they are gone: a truth read
+    there spans what the profile saw, not scprof's start (seconds on a
+    busy machine, when other tasks share the CPUs differently) nor its
+    report. Returns verdict()'s report."""
+    with tempfile.TemporaryDirectory(prefix="scprof-verdict-") as d:
+        out = os.path.join(d, "v.json")
+        proc = subprocess.Popen(
+            [SCPROF, "verdict", "-p", str(pid), "-d", duration, "--cache",
+             cache, "--format", "json", "-o", out],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, **kw)
+        try:
+            wait_attached(proc, need={"sys_exit"}, timeout=LONG)
+            start()
+            deadline = time.monotonic() + LONG
+            while proc.poll() is None and "sys_exit" in bpf_links(proc.pid):
+                assert time.monotonic() < deadline, "verdict did not end"
+                time.sleep(0.01)
+            end()
+            _, err = proc.communicate(timeout=LONG)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        assert proc.returncode == 0, err.decode(errors="replace")
+        with open(out) as f:
+            return json.load(f)
+
+
 @pytest.mark.parametrize("neighbour", ["thread", "process"])
 def test_split_cpu_wait_is_contention(cache, neighbour):
     """Issue 41's case: 8 MiB reads of /dev/zero pinned to a CPU that a
@@ -504,17 +534,25 @@ def test_split_cpu_wait_is_contention(cache, neighbour):
             else:
                 comm, pid = w.threads["spin"][1], w.pid
                 spun = f"/proc/{pid}/task/{w.tid('spin')}/schedstat"
-            books = Books(w.pid, w.tid())
-            spin0 = schedstat_cpu(spun)
-            # scprof itself kept off the reader's CPU: the truth's books
-            # span its start and end too (loading the programs takes
-            # seconds of CPU on a busy machine), where it would be one more
+            got = {}
+
+            def start():
+                got["books"] = Books(w.pid, w.tid())
+                got["spin0"] = schedstat_cpu(spun)
+
+            def end():
+                got["spin"] = schedstat_cpu(spun) - got["spin0"]
+                got["truth"] = got["books"].stop()
+            # the truth read while the programs are attached: the
+            # machine's other tasks share the reader's CPU differently
+            # during scprof's start (a make test beside it: the spinner's
+            # share 66% over the whole run, 84% while attached); scprof
+            # kept off the reader's CPU, where it would be one more
             # neighbour that the profile cannot see
-            _, r = verdict(w.pid, cache, duration="2",
-                           preexec_fn=lambda: os.sched_setaffinity(
-                               0, set(range(LAST_CPU))))
-            spin = schedstat_cpu(spun) - spin0
-            truth = books.stop()
+            r = verdict_attached(w.pid, cache, start, end, duration="2",
+                                 preexec_fn=lambda: os.sched_setaffinity(
+                                     0, set(range(LAST_CPU))))
+            spin, truth = got["spin"], got["truth"]
     finally:
         if spinner:
             spinner.kill()
