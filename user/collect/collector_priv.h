@@ -57,10 +57,10 @@ struct collector {
 	size_t nr_stats_len;
 	uint64_t procs_folded;
 	uint64_t exited_kept, exited_merged, exited_bytes_max; /* for -v */
-	uint64_t exited_bytes;	   /* what the exited processes kept one by one
+	uint64_t exited_bytes;	    /* what the exited processes kept one by one
 				* in folded hold (fold.c)
 				*/
-	struct proc_counts *tdone; /* opts.thread_totals: what dead threads
+	struct proc_counts *tdone;  /* opts.thread_totals: what dead threads
 				      * left, by process, until their process
 				      * exits (tslots.c)
 				      */
