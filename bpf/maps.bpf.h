@@ -20,8 +20,9 @@ __u64 drops[SC_DROP_COUNT] = {};
 /* Failed map updates, by map (enum sc_map) and errno. */
 __u64 map_fails[SC_MAP_COUNT][SC_ERRNO_SLOTS] = {};
 /* Calls counted, but not in their process's row: no room for its cell in
- * stats (they went to their merged cell, record.bpf.h), or for its totals
- * in ptotals (tslots.bpf.h).
+ * stats (they went to their merged cell, record.bpf.h), or for its
+ * process's entry in procs, with the totals of threads without a slot
+ * (tslots.bpf.h).
  */
 __u64 unattributed = 0;
 

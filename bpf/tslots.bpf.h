@@ -5,8 +5,11 @@
  * kernel stack address as flights[] are, with plain adds (the thread is
  * the slot's only writer). That replaces a hash lookup per call by an
  * array index. A thread whose slot another one holds (or one that is dead
- * and not yet freed by userspace) counts in ptotals, by process, with
- * atomic adds. See struct sc_tslot.
+ * and not yet freed by userspace) counts in its process's entry of procs
+ * (sc_proc_info.counts), with atomic adds: under process churn, most
+ * short-lived processes, whose threads start on the cached kernel stack
+ * of one that has just exited. Userspace reads those counts with the
+ * entry, and folds them with it. See struct sc_tslot.
  *
  * Uses the settings thread_totals, read_cgid (settings.bpf.h), and
  * regs_addr() with its scratch words (stamp.bpf.h).
@@ -31,17 +34,6 @@
 struct sc_tslot tslots[SC_TSLOTS] SC_LINE_ALIGNED = {};
 __s64 tslots_dead = 0;
 __u64 tslots_dead_bits[SC_TSLOTS / 64] = {};
-
-/* Per-process totals of threads whose tslots slot was taken. */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192);
-	__type(key, struct sc_proc_key);
-	__type(value, struct sc_counts);
-} ptotals SEC(".maps");
-
-static const struct sc_counts zero_counts = {};
 
 static __always_inline __u32 tslot_index(__u64 addr)
 {
@@ -108,26 +100,27 @@ timing:
 	}
 }
 
-/* A thread without a slot: its process's entry in ptotals. */
+/* A thread without a slot: its process's entry in procs. */
 static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
 					 const struct ended_call *call,
 					 long ret, bool timed, bool counted)
 {
+	struct sc_proc_info *info;
 	struct sc_proc_key key;
 	struct sc_counts *c;
 
 	proc_key_of(task, call->cgtag, &key);
-	c = bpf_map_lookup_elem(&ptotals, &key);
-	if (!c) {
+	info = bpf_map_lookup_elem(&procs, &key);
+	if (!info) {
 		/* the process's first call here: its entry, and its name */
-		c = lookup_or_init(&ptotals, &key, &zero_counts,
-				   SC_MAP_PTOTALS);
-		if (!c) {
+		proc_init(task, &key);
+		info = bpf_map_lookup_elem(&procs, &key);
+		if (!info) { /* (procs full: proc_init counted it) */
 			__sync_fetch_and_add(&unattributed, 1);
 			return;
 		}
-		proc_init(task, &key);
 	}
+	c = &info->counts;
 	if (!counted)
 		goto timing;
 	__sync_fetch_and_add(&c->calls, 1);
@@ -151,7 +144,7 @@ timing:
 
 /* The thread's slot was taken under another cgroup tag than its call's:
  * the thread moved. It gives the slot up as if it had exited (userspace
- * takes its counts and frees it) and counts in ptotals until then.
+ * takes its counts and frees it) and counts in its procs entry until then.
  */
 static __always_inline bool tslot_moved(struct sc_tslot *ts, __u64 addr,
 					__u32 cgtag)
@@ -182,7 +175,7 @@ static __always_inline void thread_count(struct task_struct *task,
 	if (!settings.thread_totals)
 		return;
 	/* The slots need bpf_task_pt_regs (and compare-and-swap): before
-	 * it, every thread counts in its process's entry of ptotals.
+	 * it, every thread counts in its process's entry of procs.
 	 */
 	if (!KERN_TASK_REGS) {
 		ptotal_count(task ?: current_task(), fl, c, ret, timed,

@@ -206,7 +206,6 @@ enum sc_map {
 	SC_MAP_MERGED,	/* per-syscall cells: the call is lost */
 	SC_MAP_PROCS,	/* process names and exits: the process has none */
 	SC_MAP_ERRNOS,	/* errors by errno: the breakdown misses some */
-	SC_MAP_PTOTALS, /* per-process totals: counted as unattributed */
 	SC_MAP_THREADS, /* per-thread state in a hash (kernels without
 			   * task storage): the call is not timed
 			   */
@@ -263,6 +262,18 @@ struct sc_proc_key {
 	__u64 start_ns; /* group leader's start_boottime, ns since boot */
 };
 
+/* A thread's or a process's totals over its syscalls (thread_totals). */
+struct sc_counts {
+	__u64 calls;
+	__u64 errors;
+	__u64 interrupted;
+	__u64 bytes;
+	__u64 total_ns; /* full mode only */
+	__u64 wait_ns;	/* of total_ns, as in struct sc_stats */
+	__u64 blocked_ns;
+	__u64 iowait_ns;
+};
+
 struct sc_proc_info {
 	char comm[SC_COMM_LEN];
 	__u32 ppid;
@@ -277,6 +288,11 @@ struct sc_proc_info {
 	__u64 cgid; /* --by cgroup/unit/container: its cgroup v2 id, read at
 		     * the first call of its key; 0 otherwise
 		     */
+	/* thread_totals: the counts of its threads that had no slot in
+	 * tslots (struct sc_tslot), atomic adds; final once exited is set,
+	 * and read with the entry when it is folded
+	 */
+	struct sc_counts counts;
 };
 
 /* One (process, ABI, syscall number) cell of the stats map. */
@@ -363,17 +379,6 @@ struct sc_selfcost {
 	__u64 timed_ns[SC_COST_COUNT];
 };
 
-struct sc_counts {
-	__u64 calls;
-	__u64 errors;
-	__u64 interrupted;
-	__u64 bytes;
-	__u64 total_ns; /* full mode only */
-	__u64 wait_ns;	/* of total_ns, as in struct sc_stats */
-	__u64 blocked_ns;
-	__u64 iowait_ns;
-};
-
 /*
  * Per-thread totals (the daemon's per-name series without per-process
  * cells): a thread's calls, errors, bytes and timed time with its split,
@@ -381,7 +386,7 @@ struct sc_counts {
  * are, written by that thread alone (plain adds). When the thread exits,
  * its slot is marked dead (owner | 1) and keeps its counts until
  * userspace has read them and freed it; a thread whose slot is taken
- * counts in ptotals, a hash by process.
+ * counts in its process's entry of procs (sc_proc_info.counts).
  */
 #define SC_TSLOTS 4096
 

@@ -115,12 +115,6 @@ static int configure(struct collector *c)
 		bpf_map__set_max_entries(skel->maps.nr_stats, 1);
 	if (!collector_uses_arrays(opts))
 		bpf_map__set_max_entries(skel->maps.nr_counts, 1);
-	if (!opts->thread_totals)
-		bpf_map__set_max_entries(skel->maps.ptotals, 1);
-	else
-		bpf_map__set_max_entries(skel->maps.ptotals,
-					 opts->max_procs ? opts->max_procs :
-							   DEFAULT_MAX_PROCS);
 	size_cgtags(skel, &c->settings,
 		    opts->max_procs ? opts->max_procs : DEFAULT_MAX_PROCS);
 	cgroups_configure(skel, opts->read_cgid);
@@ -514,7 +508,6 @@ void collector__destroy(struct collector *c)
 		close(c->cgroup_fd);
 	model_free(c->folded);
 	proc_counts__free(c->tdone);
-	free(c->pdead);
 	free(c);
 }
 

@@ -57,15 +57,13 @@ struct collector {
 	size_t nr_stats_len;
 	uint64_t procs_folded;
 	uint64_t exited_kept, exited_merged, exited_bytes_max; /* for -v */
-	uint64_t exited_bytes;	   /* what the exited processes kept one by one
+	uint64_t exited_bytes;	    /* what the exited processes kept one by one
 				* in folded hold (fold.c)
 				*/
-	struct proc_counts *tdone; /* opts.thread_totals: what dead threads
+	struct proc_counts *tdone;  /* opts.thread_totals: what dead threads
 				      * left, by process, until their process
 				      * exits (tslots.c)
 				      */
-	struct sc_proc_key *pdead; /* a fold's ptotals keys to delete */
-	size_t pdead_n, pdead_cap;
 	struct inflight *inflight;  /* opts.in_flight (inflight.c) */
 	struct stack_drain *stacks; /* opts.stack_period (stack_drain.c) */
 	struct split_drain *split;  /* opts.split (split_drain.c) */
@@ -121,11 +119,16 @@ int collector_arrays_add(struct collector *c, struct sc_proc *p);
 
 /* Take the counts of dead threads' slots into c->tdone, free the slots. */
 int collector_tslots_reap(struct collector *c);
-/* Processes that exited (exited): their final totals into the matching
- * processes of out (when not NULL), and out of the maps and c->tdone.
+/* Processes that exited (exited): their dead slots' final totals into
+ * the matching processes of out (when not NULL), and out of c->tdone.
  */
 int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 			  struct sc_model *out);
+/* With thread_totals: the counts of the threads without a slot, kept in
+ * the process's procs entry info, into p's one row (ABI 0, number 0).
+ */
+int collector_tslots_add_info(const struct collector *c, struct sc_proc *p,
+			      const struct sc_proc_info *info);
 
 /* inflight.c */
 

@@ -13,7 +13,7 @@
 
 /* Entries read per batch: a bpf() call each, not two per entry (and
  * buffers below malloc's mmap threshold: no page faults each walk). A
- * walk of small entries (procs, ptotals) takes up to WALK_BYTES a call:
+ * walk of small entries (procs) takes up to WALK_BYTES a call:
  * under churn a fold walks thousands of them.
  */
 #define WALK_BATCH 64

@@ -49,6 +49,10 @@ static int add_exited(struct harvest_ctx *h, const struct sc_proc_key *k,
 			return -ENOMEM;
 		collector_proc_set_info(p, info);
 		p->exited = true;
+		/* its threads' counts without a slot, final (only the
+		 * caller's copy has the totals row)
+		 */
+		return collector_tslots_add_info(h->c, p, info);
 	}
 	return 0;
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Per-thread totals (opts.thread_totals): what the programs keep in
- * tslots and ptotals, read into per-process totals for the daemon's
+ * tslots and in the procs entries (the counts of threads without a slot),
+ * read into per-process totals for the daemon's
  * per-name series, and folded when processes exit. Each process's totals
  * are one row (ABI 0, number 0): the sum over its syscalls.
  *
@@ -118,7 +119,7 @@ int collector__tslots_free(struct collector *c)
 {
 	/* (at each wake-up with a thread dead: a new thread often runs on a
 	 * dead one's kernel stack and so maps to its slot, which it takes only
-	 * once freed; until then its calls go through the ptotals hash. The
+	 * once freed; until then its calls go to its process's entry in procs. The
 	 * dead slots are found by their bits, in the mapped .bss: no system
 	 * call, and no look at the live ones)
 	 */
@@ -127,16 +128,6 @@ int collector__tslots_free(struct collector *c)
 		return 0;
 	return collector_tslots_reap(c);
 }
-
-/* A snapshot (exited NULL): every ptotals entry into out. A fold: the
- * entries of the processes in exited into their processes of out (when
- * not NULL), and their keys into c's dead list, to be deleted.
- */
-struct ptotals_ctx {
-	struct collector *c;
-	struct sc_model *out;
-	const struct sc_model *exited;
-};
 
 /* The counts c into p's one row (ABI 0, number 0). */
 static int proc_add_counts(struct sc_proc *p, const struct sc_counts *c)
@@ -147,59 +138,31 @@ static int proc_add_counts(struct sc_proc *p, const struct sc_counts *c)
 	return model_proc_add(p, 0, 0, &st);
 }
 
-static int ptotal_one(void *ctx, const void *key, const void *val)
+static bool counts_any(const struct sc_counts *c)
 {
-	struct ptotals_ctx *p = ctx;
-	struct collector *c = p->c;
-	const struct sc_proc_key *k = key;
-	struct sc_proc *dst;
-
-	if (!p->exited)
-		return add_counts(p->out, k, val);
-	if (!model_find_key(p->exited, k))
-		return 0;
-	dst = p->out ? model_find_key(p->out, k) : NULL;
-	if (dst && proc_add_counts(dst, val))
-		return -ENOMEM;
-	if (c->pdead_n == c->pdead_cap) {
-		size_t cap = c->pdead_cap ? c->pdead_cap * 2 : 64;
-		struct sc_proc_key *tmp = realloc(c->pdead, cap * sizeof(*tmp));
-
-		if (!tmp)
-			return -ENOMEM;
-		c->pdead = tmp;
-		c->pdead_cap = cap;
-	}
-	c->pdead[c->pdead_n++] = *k;
-	return 0;
+	return c->calls || c->total_ns;
 }
 
-static int ptotals_walk(struct collector *c, struct ptotals_ctx *p)
+int collector_tslots_add_info(const struct collector *c, struct sc_proc *p,
+			      const struct sc_proc_info *info)
 {
-	int fd = bpf_map__fd(c->skel->maps.ptotals);
-	int err;
-
-	p->c = c;
-	c->pdead_n = 0;
-	err = collector_map_walk(fd, sizeof(struct sc_proc_key),
-				 sizeof(struct sc_counts), ptotal_one, p);
-	collector_map_delete(fd, c->pdead, sizeof(*c->pdead), c->pdead_n);
-	c->pdead_n = 0;
-	return err;
+	if (!c->opts.thread_totals || !counts_any(&info->counts))
+		return 0;
+	return proc_add_counts(p, &info->counts);
 }
 
 int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 			  struct sc_model *out)
 {
-	struct ptotals_ctx p = { .out = out, .exited = exited };
 	int err;
 
 	if (!c->opts.thread_totals || !exited->nprocs)
 		return 0;
-	/* Every thread of an exited process is dead: its slots are read. */
+	/* Every thread of an exited process is dead: its slots are read.
+	 * (What its threads without a slot counted came with its entry in
+	 * procs: collector_tslots_add_info.)
+	 */
 	err = collector_tslots_reap(c);
-	if (!err)
-		err = ptotals_walk(c, &p);
 	/* what their dead threads left, out of c->tdone (all of it, even
 	 * after a failure: the processes are gone)
 	 */
@@ -217,26 +180,30 @@ int collector_tslots_fold(struct collector *c, const struct sc_model *exited,
 	return err;
 }
 
-/* The names of the processes in m, from procs. */
-static int name_procs(struct collector *c, struct sc_model *m)
+/* A procs entry into the snapshot m: its threads' counts without a slot
+ * (a process of its own when it has any), and its name.
+ */
+static int proc_entry(void *ctx, const void *key, const void *val)
 {
-	int fd = bpf_map__fd(c->skel->maps.procs);
+	struct sc_model *m = ctx;
+	const struct sc_proc_info *info = val;
+	struct sc_proc *p;
 
-	for (size_t i = 0; i < m->nprocs; i++) {
-		struct sc_proc *p = &m->procs[i];
-		struct sc_proc_key k = model_proc_key(p);
-		struct sc_proc_info info;
-
-		if (!bpf_map_lookup_elem(fd, &k, &info))
-			collector_proc_set_info(p, &info);
+	if (counts_any(&info->counts)) {
+		p = model_key_proc(m, key);
+		if (!p || proc_add_counts(p, &info->counts))
+			return -ENOMEM;
+	} else {
+		p = model_find_key(m, key);
 	}
+	if (p)
+		collector_proc_set_info(p, info);
 	return 0;
 }
 
 int collector__proc_totals(struct collector *c, struct sc_model **out)
 {
 	struct scprof_bpf__bss *bss = c->skel->bss;
-	struct ptotals_ctx p = {};
 	struct sc_model *m;
 	int err;
 
@@ -260,11 +227,12 @@ int collector__proc_totals(struct collector *c, struct sc_model **out)
 		if (cnt.calls)
 			err = add_counts(m, &ts->proc, &cnt);
 	}
-	p.out = m;
+	/* then the counts in procs, and every process's name */
 	if (!err)
-		err = ptotals_walk(c, &p);
-	if (!err)
-		err = name_procs(c, m);
+		err = collector_map_walk(bpf_map__fd(c->skel->maps.procs),
+					 sizeof(struct sc_proc_key),
+					 sizeof(struct sc_proc_info),
+					 proc_entry, m);
 	if (!err) /* the cgroups of --labels unit, cgroup, container */
 		err = collector_cgroups_name(c, m);
 	if (!err)

@@ -284,8 +284,7 @@ int names_errno_parse(const char *name)
 static const char *const map_names[SC_MAP_COUNT] = {
 	[SC_MAP_STATS] = "stats",     [SC_MAP_MERGED] = "merged",
 	[SC_MAP_PROCS] = "procs",     [SC_MAP_ERRNOS] = "errnos",
-	[SC_MAP_PTOTALS] = "ptotals", [SC_MAP_THREADS] = "threads",
-	[SC_MAP_CGTAGS] = "cgtags",
+	[SC_MAP_THREADS] = "threads", [SC_MAP_CGTAGS] = "cgtags",
 };
 
 const char *names_map(uint32_t map)

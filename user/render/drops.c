@@ -44,7 +44,7 @@ static const struct {
 	[DROP_UNATTRIBUTED] = { "unattributed_calls",
 				"calls are counted in the merged processes, "
 				"not in their own",
-				{ SC_MAP_STATS, SC_MAP_PTOTALS },
+				{ SC_MAP_STATS, -1 },
 				"stats map full: raise --max-entries" },
 	[DROP_CGROUP_NAMES] = { "cgroup_names",
 				"cgroups are named by their id only",

@@ -60,7 +60,7 @@ static void test_other_errno_is_not_full(void **state)
 		       "failed: EBUSY x3, ENOMEM x1)",
 		       __LINE__);
 	m.unattributed = 5;
-	model_map_fail_add(&m, SC_MAP_PTOTALS, ENOMEM, 5);
+	model_map_fail_add(&m, SC_MAP_STATS, ENOMEM, 5);
 	check_sentence(&m,
 		       "2 processes have no name (adding to the procs map "
 		       "failed: EBUSY x3, ENOMEM x1); 5 calls are counted in "
