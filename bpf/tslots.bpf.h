@@ -101,7 +101,7 @@ timing:
 }
 
 /* A thread without a slot: its process's entry in procs. */
-static __always_inline void ptotal_count(struct task_struct *task, __u8 fl,
+static __always_inline void proc_count(struct task_struct *task, __u8 fl,
 					 const struct ended_call *call,
 					 long ret, bool timed, bool counted)
 {
@@ -178,7 +178,7 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of procs.
 	 */
 	if (!KERN_TASK_REGS) {
-		ptotal_count(task ?: current_task(), fl, c, ret, timed,
+		proc_count(task ?: current_task(), fl, c, ret, timed,
 			     counted);
 		return;
 	}
@@ -193,7 +193,7 @@ static __always_inline void thread_count(struct task_struct *task,
 	if (addr && tslot_claim(ts, addr, task, c->cgtag))
 		counts_of_call(&ts->c, fl, ret, c, timed, counted);
 	else
-		ptotal_count(task, fl, c, ret, timed, counted);
+		proc_count(task, fl, c, ret, timed, counted);
 }
 
 /* A thread exits (regs: its stack): its slot, if it has one, is dead

@@ -121,24 +121,43 @@ int procfs_read_stat(pid_t pid, struct proc_stat *out)
 	return procfs_parse_stat(buf, out);
 }
 
-int procfs_tgid(pid_t pid)
+/*
+ * The number after "<field>:" in a status file (/proc/PID/status), as a
+ * long long: -ENOENT if the file has no such field, -errno if it cannot be
+ * opened.
+ */
+static int status_field(const char *path, const char *field, long long *out)
 {
-	char path[64], line[256];
-	int tgid = -ESRCH;
-	FILE *f;
+	size_t len = strlen(field);
+	char line[256];
+	int err = -ENOENT;
+	FILE *f = fopen(path, "re");
 
-	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	f = fopen(path, "re");
 	if (!f)
-		return errno == ENOENT ? -ESRCH : -errno;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
-		if (!strncmp(line, "Tgid:", 5)) {
-			tgid = atoi(line + 5);
-			break;
-		}
+		if (strncmp(line, field, len) || line[len] != ':')
+			continue;
+		err = sscanf(line + len + 1, "%lld", out) == 1 ? 0 : -EINVAL;
+		break;
 	}
 	fclose(f);
-	return tgid > 0 ? tgid : -ESRCH;
+	return err;
+}
+
+int procfs_tgid(pid_t pid)
+{
+	char path[64];
+	long long tgid;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = status_field(path, "Tgid", &tgid);
+	if (err == -ENOENT)
+		return -ESRCH;
+	if (err)
+		return err == -EINVAL ? -ESRCH : err;
+	return tgid > 0 ? (int)tgid : -ESRCH;
 }
 
 long procfs_ticks_per_s(void)
@@ -305,18 +324,9 @@ uint64_t procfs_self_rss_bytes(void)
 
 uint64_t procfs_self_peak_rss_bytes(void)
 {
-	unsigned long long kb = 0;
-	char line[256];
-	FILE *f = fopen("/proc/self/status", "re");
+	long long kb;
 
-	if (!f)
+	if (status_field("/proc/self/status", "VmHWM", &kb) || kb < 0)
 		return 0;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "VmHWM:", 6)) {
-			if (sscanf(line + 6, "%llu", &kb) != 1)
-				kb = 0;
-			break;
-		}
-	fclose(f);
-	return kb * 1024;
+	return (uint64_t)kb * 1024;
 }

@@ -84,6 +84,18 @@ static void test_read_self(void **state)
 	assert_int_equal(procfs_tgid(4194305), -ESRCH);
 }
 
+static void test_self_rss(void **state)
+{
+	uint64_t rss = procfs_self_rss_bytes();
+	uint64_t peak = procfs_self_peak_rss_bytes();
+
+	(void)state;
+	assert_true(rss > 0);
+	/* the high-water mark is read after the resident size, so not below */
+	assert_true(peak >= rss);
+	assert_true(peak % 1024 == 0);
+}
+
 static void test_schedstat(void **state)
 {
 	uint64_t run, wait;
@@ -119,6 +131,7 @@ int main(void)
 		cmocka_unit_test(test_stat_hostile_name),
 		cmocka_unit_test(test_stat_malformed),
 		cmocka_unit_test(test_read_self),
+		cmocka_unit_test(test_self_rss),
 		cmocka_unit_test(test_schedstat),
 		cmocka_unit_test(test_waits_delta),
 	};
