@@ -82,7 +82,11 @@ def parse_args(argv=None):
     arg("--budget-seconds", type=float, default=20,
         help="budget: seconds of a loop, whole periods (20)")
     arg("--churn-seconds", type=float, default=20,
-        help="churn: seconds under the cp, true and rm loop (20)")
+        help="churn: seconds under the cp, true and rm loop, each stage "
+        "(20)")
+    arg("--churn-loops", default="1,%d" % max(2, os.cpu_count() or 1),
+        help="churn: how many loops run at once, a stage for each (1 and "
+        "the CPUs, at least 2: one loop here is short of the goal's rate)")
     arg("--from-json", metavar="FILE",
         help="measure nothing: report, chart, compare and --readme from a "
         "saved bench.json")
@@ -103,6 +107,13 @@ def parse_args(argv=None):
         setattr(a, opt, getattr(a, opt).split(","))
         if not set(getattr(a, opt)) <= set(known):
             ap.error("bad --%s: expected some of %s" % (opt, ",".join(known)))
+    try:
+        a.churn_loops = [int(n) for n in a.churn_loops.split(",")]
+    except ValueError:
+        a.churn_loops = []
+    if not a.churn_loops or not all(0 < n <= 64 for n in a.churn_loops):
+        ap.error("bad --churn-loops: expected numbers of loops from 1 to 64, "
+                 "such as 1,2")
     if min(a.reps, a.pipe_loops) < 1 or min(
             a.seconds, a.service_seconds, a.budget_seconds,
             a.churn_seconds) <= 0:

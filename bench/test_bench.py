@@ -235,12 +235,19 @@ def full_doc(ratio=0.8, pipe=1.05, over=3.0, bpf=5.0):
                      "limit_ns": 6.7, "calls": 1e8, "lost_s": 0.3,
                      "metrics_cost_s": 0.2, "budget_s": 0.2, "windows": 2,
                      "daemon_cpu": 0.004, "rss_bytes": 12 << 20}
-    per = {"churn_per_s": 1500, "execve_per_s": 1500, "cpu_percent": 2.4,
-           "bpf_per_s": 1500 * bpf, "cpu_us_per_process": 16.0,
-           "cpu_us_per_execve": 16.0, "cpu_percent_at_goal": 1.6,
-           "bpf_per_process": bpf, "bpf_per_execve": bpf}
-    doc["churn"] = {"slices": [per],
-                    **{k: spread(v, v, v) for k, v in per.items()}}
+    rows = [{"loops": n, "churn_per_s": 750 * n, "execve_per_s": 750 * n,
+             "cpu_percent": 0.1 + 1.5e-3 * n, "bpf_per_s": 750 * n * bpf,
+             "cpu_us_per_process": 16.0, "cpu_us_per_execve": 16.0,
+             "bpf_per_process": bpf, "bpf_per_execve": bpf} for n in (1, 2)]
+    doc["churn"] = {"slices": rows,
+                    "stages": [{"loops": r["loops"],
+                                **{k: spread(v, v, v) for k, v in r.items()
+                                   if k != "loops"}} for r in rows],
+                    **{k: spread(v, v, v) for k, v in rows[1].items()
+                       if k != "loops"},
+                    "fit": daemon.churn_fit(rows)}
+    doc["churn"]["cpu_percent_at_goal"], doc["churn"]["goal_verdict"] = \
+        daemon.churn_goal(doc["churn"])
     return doc
 
 
@@ -303,11 +310,11 @@ def test_report_prints_the_markdown_and_writes_the_chart(tmp_path, capsys):
         (page.parent / bench.README_CHART).read_text()
     for word in ("split / no-split 1.050", "within the noise (3.0 points)",
                  "the daemon over -C -a: +3.0 ns a call, limit 6.7",
-                 "2.40 (2.40-2.40)% of a CPU, 16.00 (16.00-16.00) us an "
-                 "execve, so 1.60 (1.60-1.60)% at the issue's ~1000 execve/s "
-                 "(goal: <= 0.5: missed)", "5.00 (5.00-5.00) "
-                 "an execve (goal: <= 617 a second at ~1000 execve/s, 0.62 "
-                 "an execve: missed)", "![requests/s traced / untraced]("):
+                 "the daemon at 0.10 (0.10-0.10)% of a CPU, 16.00 "
+                 "(16.00-16.00) us an execve",
+                 "goal, <= 0.5% of a CPU at ~1000 execve/s: 0.10%, met, "
+                 "measured at 1500 execve/s (2 loops); and <= 0.62 bpf() "
+                 "calls an execve (617 a second): missed", "![requests/s traced / untraced]("):
         assert word in out, word
     assert cells(out, "scprof -C -a") == [
         "scprof -C -a", "285", "120 (119-121)", "1.73", "+20 (floor-exit)",
@@ -369,6 +376,78 @@ def test_update_results_keeps_the_hand_written_text(tmp_path):
     with pytest.raises(probes.BenchError, match="markers"):
         bench.update_results(str(bare), "run\n")
     assert bare.read_text() == "# Overhead\n"
+
+
+def churn_rows(points):
+    return [{"loops": n, "execve_per_s": x, "cpu_percent": y}
+            for n, x, y in points]
+
+
+def test_churn_fit_separates_the_fixed_cost_from_the_cost_an_execve():
+    # 0.12% of a CPU with no churn, 2 us an execve (0.02% per 100/s)
+    rows = churn_rows([(1, x, 0.12 + 2e-4 * x) for x in (580, 600, 620)] +
+                      [(2, x, 0.12 + 2e-4 * x) for x in (1100, 1150)])
+    f = daemon.churn_fit(rows)
+    assert f["fixed_percent"] == pytest.approx(0.12)
+    assert f["us_per_execve"] == pytest.approx(2.0)
+    assert f["percent_at_goal"] == pytest.approx(0.32)
+    assert f["rates"] == [580, 1150]
+    # one rate only: no line, whatever the CPU figures
+    assert daemon.churn_fit(churn_rows([(1, 600, 0.3), (1, 601, 0.4)])) \
+        is None
+    # more churn for less CPU (a busy machine's other load): no line
+    assert daemon.churn_fit(churn_rows([(1, 800, 0.2), (2, 600, 0.5)])) \
+        is None
+
+
+def churn_doc(stages):
+    rows = churn_rows([(n, x, y) for n, x, y in stages])
+    doc = {"stages": [{"loops": n, "execve_per_s": spread(x, x, x),
+                       "cpu_percent": spread(y, y, y)}
+                      for n, x, y in stages],
+           "cpu_us_per_execve": spread(*(3 * [1e4 * stages[-1][2] /
+                                             stages[-1][1]])),
+           "execve_per_s": spread(*(3 * [stages[-1][1]])),
+           "fit": daemon.churn_fit(rows)}
+    return doc
+
+
+def test_churn_goal_measured_where_a_stage_reaches_the_rate():
+    v, how = daemon.churn_goal(churn_doc([(1, 600, 0.30), (2, 1100, 0.40)]))
+    assert v == 0.40 and how == "met, measured at 1100 execve/s (2 loops)"
+    v, how = daemon.churn_goal(churn_doc([(1, 600, 0.30), (2, 1100, 0.55)]))
+    assert v == 0.55 and how.startswith("missed, measured at 1100")
+
+
+def test_churn_goal_by_the_line_below_the_rate_and_by_scaling_alone():
+    # 0.11% fixed and 3.75 us an execve: 0.485% at 1,000/s, met
+    v, how = daemon.churn_goal(churn_doc([(1, 400, 0.26), (2, 800, 0.41)]))
+    assert v == pytest.approx(0.485)
+    assert how == "met, extrapolated from 400-800 execve/s"
+    v, how = daemon.churn_goal(churn_doc([(1, 400, 0.30), (2, 800, 0.50)]))
+    assert v == pytest.approx(0.60) and how.startswith("missed, extra")
+    # one stage: the cost an execve scaled, the fixed cost in it
+    v, how = daemon.churn_goal(churn_doc([(1, 600, 0.33)]))
+    assert v == pytest.approx(0.55)
+    assert how == "missed, scaled from 600 execve/s, fixed cost included"
+
+
+def test_churn_loops_are_checked():
+    assert bench.parse_args(["--from-json", "x", "--churn-loops", "1,2"]) \
+        .churn_loops == [1, 2]
+    for bad in ("", "0", "1,x", "65"):
+        with pytest.raises(SystemExit):
+            bench.parse_args(["--from-json", "x", "--churn-loops", bad])
+
+
+def test_churn_markdown_has_each_stage_the_line_and_the_verdict():
+    doc = full_doc()
+    md = daemon.markdown(doc)
+    assert "of each stage's 1 slices" in md
+    assert "- 1 loop: 750 (750-750) execve calls a second" in md
+    assert "- 2 loops: 1500 (1500-1500) execve calls" in md
+    assert "a fixed 0.10% of a CPU and 0.02 us an execve" in md
+    assert "0.10%, met, measured at 1500 execve/s (2 loops)" in md
 
 
 def test_quick_is_one_repetition_and_short_runs():
