@@ -2,12 +2,14 @@
 /* The kernel's function names (ksyms.h). */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/ksyms.h"
+#include "util/log.h"
 
 struct ksym {
 	uint64_t addr;
@@ -19,6 +21,17 @@ struct ksyms {
 	size_t n;
 	char *names;
 	size_t names_len;
+	/*
+	 * Read on the first name asked for, from the file opened at
+	 * ksyms_load: kallsyms decides at open whether the reader sees
+	 * addresses, so a process that drops its capabilities later still
+	 * does; a run that names no kernel frame never reads it (about 5 MB
+	 * formatted by the kernel, a tenth of a second of a start).
+	 */
+	FILE *f;
+	pthread_mutex_t lock;
+	bool read; /* (atomic) v, n and names are final */
+	char first[512]; /* the line ksyms_load read to see addresses */
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -61,46 +74,97 @@ static int add(struct ksyms *k, size_t *cap, size_t *ncap, uint64_t addr,
 	return 0;
 }
 
+/*
+ * "ADDR TYPE NAME[ \t[MODULE]]": its address, type and name (NUL-ended in
+ * line). -EINVAL: not such a line.
+ */
+static int parse(char *line, uint64_t *addr, char *type, char **name)
+{
+	char *p = line, *end;
+
+	*addr = strtoull(p, &end, 16);
+	if (end == p || *end != ' ' || !end[1] || end[2] != ' ')
+		return -EINVAL;
+	*type = end[1];
+	p = end + 3;
+	end = p + strcspn(p, " \t\n");
+	if (end == p || end - p > 255)
+		return -EINVAL;
+	*end = '\0';
+	*name = p;
+	return 0;
+}
+
+/* One line: a function (text, weak, or a module's) is kept. */
+static int take(struct ksyms *k, size_t *cap, size_t *ncap, char *line)
+{
+	uint64_t addr;
+	char type, *name;
+
+	if (parse(line, &addr, &type, &name))
+		return 0;
+	if (type != 't' && type != 'T' && type != 'W' && type != 'w')
+		return 0;
+	return add(k, cap, ncap, addr, name);
+}
+
+/* The rest of the file, from the line after k->first. */
+static int read_all(struct ksyms *k)
+{
+	size_t cap = 0, ncap = 0;
+	char line[512];
+	int err;
+
+	err = take(k, &cap, &ncap, k->first);
+	while (!err && fgets(line, sizeof(line), k->f))
+		err = take(k, &cap, &ncap, line);
+	if (!err && ferror(k->f))
+		err = -EIO;
+	fclose(k->f);
+	k->f = NULL;
+	if (err) {
+		free(k->v);
+		free(k->names);
+		k->v = NULL;
+		k->names = NULL;
+		k->n = 0;
+		return err;
+	}
+	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
+	return 0;
+}
+
 struct ksyms *ksyms_load(const char *path)
 {
 	struct ksyms *k = calloc(1, sizeof(*k));
-	size_t cap = 0, ncap = 0;
-	char line[512];
-	bool any = false;
-	FILE *f;
+	uint64_t addr = 0;
+	char type, *name, copy[sizeof(k->first)];
+	int err = 0;
 
 	if (!k)
 		return NULL;
-	f = fopen(path ? path : "/proc/kallsyms", "re");
-	if (!f) {
+	k->f = fopen(path ? path : "/proc/kallsyms", "re");
+	if (!k->f) {
+		err = errno;
 		free(k);
+		errno = err;
 		return NULL;
 	}
-	while (fgets(line, sizeof(line), f)) {
-		char type, name[256];
-		uint64_t addr;
-
-		if (sscanf(line, "%" SCNx64 " %c %255s", &addr, &type, name) !=
-		    3)
-			continue;
-		any |= addr != 0;
-		/* functions: text, weak, and those of modules */
-		if (type != 't' && type != 'T' && type != 'W' && type != 'w')
-			continue;
-		if (add(k, &cap, &ncap, addr, name)) {
-			fclose(f);
-			ksyms_free(k);
-			errno = ENOMEM;
-			return NULL;
-		}
-	}
-	fclose(f);
-	if (!any || !k->n) {
-		ksyms_free(k);
-		errno = EPERM;
+	/* (a bigger buffer: procfs' own is a kilobyte, a read() each) */
+	setvbuf(k->f, NULL, _IOFBF, 1 << 16);
+	/* hidden addresses (kptr_restrict) are all 0: the first line says */
+	if (!fgets(k->first, sizeof(k->first), k->f))
+		err = ENOENT;
+	memcpy(copy, k->first, sizeof(copy));
+	if (!err && (parse(copy, &addr, &type, &name) || !addr))
+		err = EPERM;
+	if (err) {
+		fclose(k->f);
+		free(k);
+		errno = err;
 		return NULL;
 	}
-	qsort(k->v, k->n, sizeof(*k->v), ksym_cmp);
+	pthread_mutex_init(&k->lock, NULL);
 	return k;
 }
 
@@ -108,14 +172,42 @@ void ksyms_free(struct ksyms *k)
 {
 	if (!k)
 		return;
+	if (k->f)
+		fclose(k->f);
+	pthread_mutex_destroy(&k->lock);
 	free(k->v);
 	free(k->names);
 	free(k);
 }
 
+/* The names, read once whichever thread asks first. */
+static void ensure_read(struct ksyms *k)
+{
+	int err;
+
+	if (__atomic_load_n(&k->read, __ATOMIC_ACQUIRE))
+		return;
+	pthread_mutex_lock(&k->lock);
+	if (!k->read) {
+		err = read_all(k);
+		if (err)
+			pr_warn("cannot read the kernel's symbols: %s: kernel "
+				"frames are unnamed",
+				strerror(-err));
+		__atomic_store_n(&k->read, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&k->lock);
+}
+
 const char *ksyms_name(const struct ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi = k ? k->n : 0;
+	size_t lo = 0, hi;
+
+	if (!k)
+		return NULL;
+	/* (the read is a cache's fill: k is the same set of names) */
+	ensure_read((struct ksyms *)k);
+	hi = k->n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

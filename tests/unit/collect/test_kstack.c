@@ -5,6 +5,9 @@
  * scheduler's and the generic waits), who woke it (a task, an interrupt,
  * a timer), and the frames drawn on top of a stack by blocked time.
  */
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
 #include <linux/types.h>
 
 #include "collect/kstack.h"
@@ -38,18 +41,26 @@ static const char kallsyms[] =
 	"ffffffff81000a00 t __mutex_lock.constprop.0\n"
 	"ffffffff81000b00 T futex_do_wait\n";
 
-static struct ksyms *load(void)
+/* A ksyms of text, its file gone before a name is asked for (the names
+ * are read then, from the file ksyms_load opened). */
+static struct ksyms *load_text(const char *text)
 {
 	char path[] = "/tmp/scprof-kallsyms-XXXXXX";
 	int fd = mkstemp(path);
 	struct ksyms *k;
 
 	assert_true(fd >= 0);
-	assert_int_equal(write(fd, kallsyms, sizeof(kallsyms) - 1),
-			 (ssize_t)sizeof(kallsyms) - 1);
+	assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
 	close(fd);
 	k = ksyms_load(path);
 	unlink(path);
+	return k;
+}
+
+static struct ksyms *load(void)
+{
+	struct ksyms *k = load_text(kallsyms);
+
 	assert_non_null(k);
 	return k;
 }
@@ -126,12 +137,84 @@ static void test_frames(void **state)
 	ksyms_free(k);
 }
 
+static void test_lines(void **state)
+{
+	struct ksyms *k = load_text(
+		"ffffffff81000000 T _stext\n"
+		"not a line\n"
+		"ffffffff81000100 D data_only\n"
+		"ffffffff81000200 t\n"
+		"ffffffffc0000000 t mod_fn\t[some_mod]\n"
+		"ffffffffc0000100 W weak_fn\n");
+
+	(void)state;
+	assert_non_null(k);
+	/* the first line is named too (ksyms_load read it to see addresses) */
+	CHECK_STR(ksyms_name(k, 0xffffffff81000010ULL), "_stext", "first");
+	/* data is not a function: the text before it spans its address */
+	CHECK_STR(ksyms_name(k, 0xffffffff81000110ULL), "_stext", "data");
+	CHECK_STR(ksyms_name(k, 0xffffffffc0000004ULL), "mod_fn", "module");
+	CHECK_STR(ksyms_name(k, 0xffffffffc0000104ULL), "weak_fn", "weak");
+	CHECK(!ksyms_name(k, 0xffffffff80000000ULL), "below every symbol");
+	ksyms_free(k);
+	/* never asked: freed unread */
+	k = load();
+	ksyms_free(k);
+	assert_null(ksyms_name(NULL, SCHEDULE));
+}
+
+static void test_hidden_addresses(void **state)
+{
+	(void)state;
+	errno = 0;
+	assert_null(load_text("0000000000000000 T _stext\n"
+			      "0000000000000000 T __schedule\n"));
+	assert_int_equal(errno, EPERM);
+	assert_null(load_text(""));
+	assert_null(ksyms_load("/nonexistent/kallsyms"));
+	assert_int_equal(errno, ENOENT);
+}
+
+struct asker {
+	struct ksyms *k;
+	const char *name;
+};
+
+static void *ask(void *arg)
+{
+	struct asker *a = arg;
+
+	a->name = ksyms_name(a->k, PIPE_READ + 4);
+	return NULL;
+}
+
+static void test_threads_ask_at_once(void **state)
+{
+	struct ksyms *k = load();
+	struct asker a[4];
+	pthread_t t[4];
+
+	(void)state;
+	for (int i = 0; i < 4; i++) {
+		a[i] = (struct asker){ .k = k };
+		assert_int_equal(pthread_create(&t[i], NULL, ask, &a[i]), 0);
+	}
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+		CHECK_STR(a[i].name, "anon_pipe_read", "each thread");
+	}
+	ksyms_free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_slept_in),
 		cmocka_unit_test(test_waker),
 		cmocka_unit_test(test_frames),
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_hidden_addresses),
+		cmocka_unit_test(test_threads_ask_at_once),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
