@@ -102,8 +102,8 @@ timing:
 
 /* A thread without a slot: its process's entry in procs. */
 static __always_inline void proc_count(struct task_struct *task, __u8 fl,
-					 const struct ended_call *call,
-					 long ret, bool timed, bool counted)
+				       const struct ended_call *call, long ret,
+				       bool timed, bool counted)
 {
 	struct sc_proc_info *info;
 	struct sc_proc_key key;
@@ -178,8 +178,7 @@ static __always_inline void thread_count(struct task_struct *task,
 	 * it, every thread counts in its process's entry of procs.
 	 */
 	if (!KERN_TASK_REGS) {
-		proc_count(task ?: current_task(), fl, c, ret, timed,
-			     counted);
+		proc_count(task ?: current_task(), fl, c, ret, timed, counted);
 		return;
 	}
 	addr = regs_addr(regs, known, scr);

@@ -30,7 +30,7 @@ struct ksyms {
 	 */
 	FILE *f;
 	pthread_mutex_t lock;
-	bool read; /* (atomic) v, n and names are final */
+	bool read;	 /* (atomic) v, n and names are final */
 	char first[512]; /* the line ksyms_load read to see addresses */
 };
 

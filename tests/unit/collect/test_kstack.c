@@ -139,13 +139,12 @@ static void test_frames(void **state)
 
 static void test_lines(void **state)
 {
-	struct ksyms *k = load_text(
-		"ffffffff81000000 T _stext\n"
-		"not a line\n"
-		"ffffffff81000100 D data_only\n"
-		"ffffffff81000200 t\n"
-		"ffffffffc0000000 t mod_fn\t[some_mod]\n"
-		"ffffffffc0000100 W weak_fn\n");
+	struct ksyms *k = load_text("ffffffff81000000 T _stext\n"
+				    "not a line\n"
+				    "ffffffff81000100 D data_only\n"
+				    "ffffffff81000200 t\n"
+				    "ffffffffc0000000 t mod_fn\t[some_mod]\n"
+				    "ffffffffc0000100 W weak_fn\n");
 
 	(void)state;
 	assert_non_null(k);
