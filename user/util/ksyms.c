@@ -31,7 +31,7 @@ struct ksyms {
 	FILE *f;
 	pthread_mutex_t lock;
 	bool read;	 /* (atomic) v, n and names are final */
-	char first[512]; /* the line ksyms_load read to see addresses */
+	char first[512]; /* the first function's line, read by ksyms_load */
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -95,20 +95,24 @@ static int parse(char *line, uint64_t *addr, char *type, char **name)
 	return 0;
 }
 
-/* One line: a function (text, weak, or a module's) is kept. */
+/* Functions: text, weak, and those of modules. */
+static bool is_function(char type)
+{
+	return type == 't' || type == 'T' || type == 'W' || type == 'w';
+}
+
+/* One line: a function is kept. */
 static int take(struct ksyms *k, size_t *cap, size_t *ncap, char *line)
 {
 	uint64_t addr;
 	char type, *name;
 
-	if (parse(line, &addr, &type, &name))
-		return 0;
-	if (type != 't' && type != 'T' && type != 'W' && type != 'w')
+	if (parse(line, &addr, &type, &name) || !is_function(type))
 		return 0;
 	return add(k, cap, ncap, addr, name);
 }
 
-/* The rest of the file, from the line after k->first. */
+/* The rest of the file, from k->first, the first function. */
 static int read_all(struct ksyms *k)
 {
 	size_t cap = 0, ncap = 0;
@@ -152,12 +156,18 @@ struct ksyms *ksyms_load(const char *path)
 	}
 	/* (a bigger buffer: procfs' own is a kilobyte, a read() each) */
 	setvbuf(k->f, NULL, _IOFBF, 1 << 16);
-	/* hidden addresses (kptr_restrict) are all 0: the first line says */
-	if (!fgets(k->first, sizeof(k->first), k->f))
-		err = ENOENT;
-	memcpy(copy, k->first, sizeof(copy));
-	if (!err && (parse(copy, &addr, &type, &name) || !addr))
-		err = EPERM;
+	/* Hidden addresses (kptr_restrict) are all 0: the first function
+	 * says (x86's per-CPU symbols, at 0, come first on some kernels:
+	 * Debian's 5.10, 6.1 and 6.12).
+	 */
+	err = ENOENT;
+	while (fgets(k->first, sizeof(k->first), k->f)) {
+		memcpy(copy, k->first, sizeof(copy));
+		if (parse(copy, &addr, &type, &name) || !is_function(type))
+			continue;
+		err = addr ? 0 : EPERM;
+		break;
+	}
 	if (err) {
 		fclose(k->f);
 		free(k);

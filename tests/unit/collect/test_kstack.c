@@ -164,12 +164,24 @@ static void test_lines(void **state)
 
 static void test_hidden_addresses(void **state)
 {
+	struct ksyms *k;
+
 	(void)state;
 	errno = 0;
 	assert_null(load_text("0000000000000000 T _stext\n"
 			      "0000000000000000 T __schedule\n"));
 	assert_int_equal(errno, EPERM);
 	assert_null(load_text(""));
+	/* x86's per-CPU symbols at 0 before the functions: addresses shown */
+	k = load_text("0000000000000000 A fixed_percpu_data\n"
+		      "0000000000000000 A __per_cpu_start\n"
+		      "ffffffff81000000 T _stext\n");
+	assert_non_null(k);
+	CHECK_STR(ksyms_name(k, 0xffffffff81000004ULL), "_stext", "text");
+	ksyms_free(k);
+	assert_null(load_text("0000000000000000 A fixed_percpu_data\n"
+			      "0000000000000000 T _stext\n"));
+	assert_int_equal(errno, EPERM);
 	assert_null(ksyms_load("/nonexistent/kallsyms"));
 	assert_int_equal(errno, ENOENT);
 }
