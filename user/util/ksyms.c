@@ -2,14 +2,12 @@
 /* The kernel's function names (ksyms.h). */
 #include <errno.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/ksyms.h"
-#include "util/log.h"
 
 struct ksym {
 	uint64_t addr;
@@ -21,17 +19,8 @@ struct ksyms {
 	size_t n;
 	char *names;
 	size_t names_len;
-	/*
-	 * Read on the first name asked for, from the file opened at
-	 * ksyms_load: kallsyms decides at open whether the reader sees
-	 * addresses, so a process that drops its capabilities later still
-	 * does; a run that names no kernel frame never reads it (about 5 MB
-	 * formatted by the kernel, a tenth of a second of a start).
-	 */
-	FILE *f;
-	pthread_mutex_t lock;
-	bool read;	 /* (atomic) v, n and names are final */
-	char first[512]; /* the first function's line, read by ksyms_load */
+	FILE *f;	 /* while ksyms_load reads it */
+	char first[512]; /* the first function's line */
 };
 
 static int ksym_cmp(const void *a, const void *b)
@@ -174,7 +163,12 @@ struct ksyms *ksyms_load(const char *path)
 		errno = err;
 		return NULL;
 	}
-	pthread_mutex_init(&k->lock, NULL);
+	err = read_all(k);
+	if (err) {
+		free(k);
+		errno = -err;
+		return NULL;
+	}
 	return k;
 }
 
@@ -182,42 +176,14 @@ void ksyms_free(struct ksyms *k)
 {
 	if (!k)
 		return;
-	if (k->f)
-		fclose(k->f);
-	pthread_mutex_destroy(&k->lock);
 	free(k->v);
 	free(k->names);
 	free(k);
 }
 
-/* The names, read once whichever thread asks first. */
-static void ensure_read(struct ksyms *k)
-{
-	int err;
-
-	if (__atomic_load_n(&k->read, __ATOMIC_ACQUIRE))
-		return;
-	pthread_mutex_lock(&k->lock);
-	if (!k->read) {
-		err = read_all(k);
-		if (err)
-			pr_warn("cannot read the kernel's symbols: %s: kernel "
-				"frames are unnamed",
-				strerror(-err));
-		__atomic_store_n(&k->read, true, __ATOMIC_RELEASE);
-	}
-	pthread_mutex_unlock(&k->lock);
-}
-
 const char *ksyms_name(const struct ksyms *k, uint64_t addr)
 {
-	size_t lo = 0, hi;
-
-	if (!k)
-		return NULL;
-	/* (the read is a cache's fill: k is the same set of names) */
-	ensure_read((struct ksyms *)k);
-	hi = k->n;
+	size_t lo = 0, hi = k ? k->n : 0;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The kernel's function names, from /proc/kallsyms (read once, sorted, on
- * the first name asked for): what a kernel stack address is in.
- * ksyms_name may be called from several threads.
+ * The kernel's function names, from /proc/kallsyms (read once, sorted):
+ * what a kernel stack address is in. ksyms_name may be called from several
+ * threads.
  */
 #ifndef SCPROF_KSYMS_H
 #define SCPROF_KSYMS_H
@@ -11,10 +11,8 @@
 
 struct ksyms;
 
-/* Open /proc/kallsyms (path NULL) or a file in its format; its names are
- * read when the first is asked for (kallsyms shows addresses by the
- * opener's credentials, so open it before dropping capabilities). NULL:
- * it cannot be opened, or shows no addresses (errno set; EPERM: they are
+/* Read /proc/kallsyms (path NULL) or a file in its format. NULL: it
+ * cannot be read, or shows no addresses (errno set; EPERM: they are
  * hidden, kptr_restrict).
  */
 struct ksyms *ksyms_load(const char *path);
