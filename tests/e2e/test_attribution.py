@@ -127,12 +127,18 @@ def profile_thread(background, nthreads, k, args=(), **kw):
     return p.pid, tids[k], rc, err, rep
 
 
+EXITED = "scprof: the target process exited: reporting what was collected"
+
+
 def test_pid_of_a_thread_profiles_that_thread(background):
     pid, tid, rc, err, rep = profile_thread(background, 3, 2)
     assert rc == 0, err
     assert f"pid {tid} is a thread of process {pid}: profiling that " \
            "thread only" in err
-    assert len(err.strip().splitlines()) == 1, err
+    # nothing else said, but that the target exited when scprof saw its
+    # exit before the test's SIGINT (a loaded machine delays the signal)
+    said = [ln for ln in err.strip().splitlines() if ln != EXITED]
+    assert len(said) == 1, err
     assert rep["target"] == f"thread {tid} of pid {pid}"
     assert mine(rep["syscalls"]) == worker_counts(2)
 
