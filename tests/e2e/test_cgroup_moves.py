@@ -159,7 +159,7 @@ def test_born_in_the_cgroup_clone_into_cgroup(slice_, background):
 
 def test_daemon_labels_start_like_runc(slice_):
     d = Daemon(["-a", "--labels", "unit,container,comm",
-                "--fold-interval", "0.2"])
+                "--fold-interval", "0.2", "--max-series", "1000"])
     try:
         run_like_runc(os.path.join(slice_, CONTAINER),
                       [workload("trigger"), "-", "0", "6000"])
@@ -334,7 +334,8 @@ def test_daemon_service_restarted_into_its_unit(slice_):
     """A service started, stopped and started again into a.service (as
     systemd does: fork, move, exec) while the daemon runs: its label
     set has both runs' calls."""
-    d = Daemon(["-a", "--labels", "unit,comm", "--fold-interval", "0.2"])
+    d = Daemon(["-a", "--labels", "unit,comm", "--fold-interval", "0.2",
+                "--max-series", "1000"])
     unit = os.path.join(slice_, A_SERVICE)
     wl = workload("trigger")
     try:

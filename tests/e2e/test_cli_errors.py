@@ -158,7 +158,8 @@ def unprivileged_run(d, target, scprof):
 
 def test_unprivileged_leaves_no_stopped_command(nobody_copy):
     """The command was forked and held before exec: it must not linger."""
-    marker = "scprof-e2e-unpriv-marker"
+    # (the pid in it: another suite on the host runs this test too)
+    marker = f"scprof-e2e-unpriv-marker-{os.getpid()}"
     proc = subprocess.run(NOBODY + [nobody_copy.scprof, "--", "sleep", "1000",
                                           marker],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE,

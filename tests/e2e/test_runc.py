@@ -120,7 +120,8 @@ def test_report_names_an_exited_container(container, background, fmt):
 
 def test_daemon_labels_an_exited_container(container):
     c = container("daemon")
-    d = Daemon(["-a", "--labels", "container", "--fold-interval", "0.2"])
+    d = Daemon(["-a", "--labels", "container", "--fold-interval", "0.2",
+                "--max-series", "1000"])
     try:
         run_exited(c)
 
