@@ -18,6 +18,13 @@ import pytest
 from conftest import SCPROF, counts, unit_slice, wait_attached, workload
 from test_daemon import Daemon, parse, quiesce, value
 
+# Room in the maps for whatever else the host runs meanwhile: -a sees it
+# all, and a shell loop of short processes can fill the default 16384
+# cells before its exited processes are folded (test_churn.py saw it
+# beside another suite: calls merged, exit 3). What is tested here is
+# where the calls are filed.
+ROOM = ["--max-entries", "262144", "--max-procs", "65536"]
+
 # Names of this run's own: another test suite running beside this one (as
 # CI-like loaded runs do) makes units and containers with the same names
 # in its own slice, and -a sees them too.
@@ -99,7 +106,7 @@ def test_start_like_runc(slice_, background):
     """Every call of the program is the container's: by cgroup, unit and
     container, and by pid and cgroup."""
     wl = workload("trigger")
-    s = background(["-a", "--by", "cgroup,unit,container"])
+    s = background(["-a", *ROOM, "--by", "cgroup,unit,container"])
     run_like_runc(os.path.join(slice_, CONTAINER), [wl, "-", "0", "6000"])
     rc, err, rep = s.stop()
     assert rc == 0, err
@@ -111,7 +118,7 @@ def test_start_like_runc(slice_, background):
 
 def test_start_like_runc_by_pid(slice_, background):
     wl = workload("trigger")
-    s = background(["-a", "--by", "pid,cgroup"])
+    s = background(["-a", *ROOM, "--by", "pid,cgroup"])
     pid = start_like_runc(os.path.join(slice_, CONTAINER),
                           [wl, "-", "0", "6000"])
     os.waitpid(pid, 0)
@@ -131,7 +138,7 @@ def test_start_like_runc_by_pid(slice_, background):
 
 def test_start_like_runc_count_only(slice_, background):
     wl = workload("trigger")
-    s = background(["-a", "-C", "--by", "container"],
+    s = background(["-a", *ROOM, "-C", "--by", "container"],
                    need={"sys_exit", "sched_process_exit"})
     run_like_runc(os.path.join(slice_, CONTAINER), [wl, "-", "0", "6000"])
     rc, err, rep = s.stop()
@@ -143,7 +150,7 @@ def test_start_like_runc_count_only(slice_, background):
 def test_born_in_the_cgroup_clone_into_cgroup(slice_, background):
     """clone3's CLONE_INTO_CGROUP: no move is traced for the child, born
     in the container's cgroup, which its first call finds."""
-    s = background(["-a", "--by", "pid,cgroup"])
+    s = background(["-a", *ROOM, "--by", "pid,cgroup"])
     out = subprocess.run([workload("cgclone"),
                           os.path.join(slice_, CONTAINER),
                           workload("trigger"), "-", "0", "6000"],
@@ -158,7 +165,7 @@ def test_born_in_the_cgroup_clone_into_cgroup(slice_, background):
 
 
 def test_daemon_labels_start_like_runc(slice_):
-    d = Daemon(["-a", "--labels", "unit,container,comm",
+    d = Daemon(["-a", *ROOM, "--labels", "unit,container,comm",
                 "--fold-interval", "0.2", "--max-series", "1000"])
     try:
         run_like_runc(os.path.join(slice_, CONTAINER),
@@ -188,7 +195,7 @@ def test_move_mid_run_exact_on_each_side(slice_, background, trigger, args,
     t = trigger(calls=1000)
     need = {"sys_exit", "sched_process_exit"} if args else None
     kw = {"need": need} if need else {}
-    s = background(["-a", "--by", by] + args, **kw)
+    s = background(["-a", *ROOM, "--by", by] + args, **kw)
     t.calls_and_ack()
     move(t.pid, os.path.join(slice_, A_SERVICE))
     for _ in range(4):
@@ -212,7 +219,7 @@ def test_moved_back_is_one_row(slice_, background, trigger):
     member."""
     t = trigger(calls=1000)
     move(t.pid, os.path.join(slice_, A_SERVICE))
-    s = background(["-a", "--by", "unit"])
+    s = background(["-a", *ROOM, "--by", "unit"])
     t.calls_and_ack()
     move(t.pid, os.path.join(slice_, B_SERVICE))
     t.calls_and_ack()
@@ -313,7 +320,7 @@ def test_threads_in_threaded_cgroups(slice_, background, when, by):
             move(tids[2], os.path.join(dom, "t2"), threads=True)
         if when == "before":
             split()
-        s = background(["-a", "--by", by])
+        s = background(["-a", *ROOM, "--by", by])
         if when == "after":
             split()
         p.stdin.write(b"go\n")
@@ -334,7 +341,7 @@ def test_daemon_service_restarted_into_its_unit(slice_):
     """A service started, stopped and started again into a.service (as
     systemd does: fork, move, exec) while the daemon runs: its label
     set has both runs' calls."""
-    d = Daemon(["-a", "--labels", "unit,comm", "--fold-interval", "0.2",
+    d = Daemon(["-a", *ROOM, "--labels", "unit,comm", "--fold-interval", "0.2",
                 "--max-series", "1000"])
     unit = os.path.join(slice_, A_SERVICE)
     wl = workload("trigger")
