@@ -170,7 +170,7 @@ def test_all_json_counts_the_loop_exactly(background):
     run true too) made exactly N execve, each its own, none dropped."""
     # (-a sees every process: room for another test suite's beside it)
     s = background(["-a", "--max-exited", "100000", "--max-entries",
-                    "262144"])
+                    "262144", "--max-procs", "65536"])
     p = subprocess.Popen(SHELL_LOOP, env=CLEAN_ENV)
     assert p.wait(timeout=TIMEOUT) == 0
     rc, err, rep = s.stop()
