@@ -15,15 +15,9 @@ import subprocess
 
 import pytest
 
-from conftest import SCPROF, counts, unit_slice, wait_attached, workload
+from conftest import (ROOM, SCPROF, counts, unit_slice, wait_attached,
+                      workload)
 from test_daemon import Daemon, parse, quiesce, value
-
-# Room in the maps for whatever else the host runs meanwhile: -a sees it
-# all, and a shell loop of short processes can fill the default 16384
-# cells before its exited processes are folded (test_churn.py saw it
-# beside another suite: calls merged, exit 3). What is tested here is
-# where the calls are filed.
-ROOM = ["--max-entries", "262144", "--max-procs", "65536"]
 
 # Names of this run's own: another test suite running beside this one (as
 # CI-like loaded runs do) makes units and containers with the same names

@@ -19,7 +19,7 @@ import time
 
 import pytest
 
-from conftest import (CLEAN_ENV, TIMEOUT, background, by_name,  # noqa: F401
+from conftest import (CLEAN_ENV, ROOM, TIMEOUT, background, by_name,  # noqa: F401
                       parse_tables, run, scprof_json, scprof_report,
                       stderr_lines, strace_summary, workload, nothing_dropped)
 from test_daemon import Daemon, Gate, daemons, gates, parse, value  # noqa: F401
@@ -174,9 +174,7 @@ def test_all_counts_at_least_the_loop(background):
 def test_all_json_counts_the_loop_exactly(background):
     """-a with per-process rows: the loop's children (other processes may
     run true too) made exactly N execve, each its own, none dropped."""
-    # (-a sees every process: room for another test suite's beside it)
-    s = background(["-a", "--max-exited", "100000", "--max-entries",
-                    "262144", "--max-procs", "65536"])
+    s = background(["-a", "--max-exited", "100000", *ROOM])
     p = subprocess.Popen(SHELL_LOOP, env=CLEAN_ENV)
     assert p.wait(timeout=TIMEOUT) == 0
     rc, err, rep = s.stop()

@@ -167,7 +167,7 @@ def check_series(samples, comm="split"):
     the calls of the shells that exec the workload (the gate's read, and
     in_cgroup's write to cgroup.procs, blocked 11-18 ms here while the
     cgroup's threads are moved) are filed under sh or taskset when a
-    scrape falls between that call and the exec. comm's series."""
+    scrape falls between that call and the exec. Returns comm's series."""
     s = series_split(samples, comm)
     assert abs(s["on_cpu_ns"] + s["cpu_wait_ns"] + s["blocked_ns"] -
                s["total_ns"]) <= 1000, s

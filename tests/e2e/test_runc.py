@@ -17,15 +17,8 @@ import subprocess
 
 import pytest
 
-from conftest import TIMEOUT, cgroup2_mount, counts, workload
+from conftest import ROOM, TIMEOUT, cgroup2_mount, counts, workload
 from test_daemon import Daemon, parse, quiesce
-
-# Room in the maps for whatever else the host runs meanwhile: -a sees it
-# all, and a shell loop of short processes can fill the default 16384
-# cells before its exited processes are folded (test_churn.py saw it
-# beside another suite: calls merged, exit 3). What is tested here is
-# where the calls are filed.
-ROOM = ["--max-entries", "262144", "--max-procs", "65536"]
 
 RUNC = shutil.which("runc")
 CALLS = 7000  # the getppid calls of ctrjob, the container's program

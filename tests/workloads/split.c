@@ -126,9 +126,9 @@ static uint64_t run_delay(void)
 	return delay;
 }
 
-/* The hypervisor's steal so far, all CPUs, in ns (/proc/stat's 8th field,
- * in clock ticks: one tick is the grain); 0 without /proc/stat. */
-static uint64_t steal_total(int stat_fd)
+/* The hypervisor's steal so far, all CPUs, in clock ticks (/proc/stat's
+ * 8th field); 0 without /proc/stat. */
+static uint64_t steal_ticks(int stat_fd)
 {
 	char buf[256];
 	struct iovec iov = { buf, sizeof(buf) - 1 };
@@ -140,7 +140,7 @@ static uint64_t steal_total(int stat_fd)
 	buf[n] = '\0';
 	if (sscanf(buf, "cpu %*u %*u %*u %*u %*u %*u %*u %llu", &steal) != 1)
 		return 0;
-	return steal * (1000000000ULL / (uint64_t)sysconf(_SC_CLK_TCK));
+	return steal;
 }
 
 /*
@@ -378,7 +378,7 @@ static void work_cpu(void)
 		while (!atomic_load(&spin_started))
 			;
 	}
-	steal0 = steal_total(stat_fd);
+	steal0 = steal_ticks(stat_fd);
 	loop_begin();
 	snap(&s);
 	for (long i = 0; i < n_calls; i++)
@@ -403,7 +403,7 @@ static void work_cpu(void)
 	 * a host's own I/O it took 48 ms of 844 ms of getrandom calls
 	 * here (110 ms stolen over the loop, all CPUs). */
 	spin_until(clock_ns(CLOCK_MONOTONIC) + 10000000);
-	stolen = steal_total(stat_fd) - steal0;
+	stolen = (steal_ticks(stat_fd) - steal0) * grain;
 	if (stat_fd >= 0)
 		printf("steal steal_ns=%llu grain_ns=%llu\n",
 		       (unsigned long long)stolen, (unsigned long long)grain);
