@@ -63,8 +63,6 @@ def workload(name):
     return path
 
 
-# setpriv's arguments that run a command as nobody (uid and gid 65534)
-# with no supplementary groups; add --inh-caps and friends to keep some.
 # Room in the maps for whatever else the host runs beside an -a test:
 # -a sees it all, and another suite's shell loops of short processes can
 # fill the default 16384 cells before their exited processes are folded
@@ -72,6 +70,8 @@ def workload(name):
 # where their own calls are filed.
 ROOM = ["--max-entries", "262144", "--max-procs", "65536"]
 
+# setpriv's arguments that run a command as nobody (uid and gid 65534)
+# with no supplementary groups; add --inh-caps and friends to keep some.
 NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 
 

@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from conftest import (CLEAN_ENV, ROOM, TIMEOUT, background, by_name,  # noqa: F401
-                      parse_tables, run, scprof_json, scprof_report,
+from conftest import (CLEAN_ENV, ROOM, TIMEOUT, background,  # noqa: F401
+                      by_name, parse_tables, run, scprof_json, scprof_report,
                       stderr_lines, strace_summary, workload, nothing_dropped)
 from test_daemon import Daemon, Gate, daemons, gates, parse, value  # noqa: F401
 from test_modes import cgroup  # noqa: F401
