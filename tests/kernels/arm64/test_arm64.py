@@ -362,23 +362,50 @@ def metric(text, name, **labels):
     return found[0] if found else None
 
 
+def exit_runs(out):
+    """(link id before, after, the sys_exit program's runs in between) from
+    case 26's "exit link, runs: ID N, ID N" line, or None."""
+    m = re.search(r"^exit link, runs: (\d+) (\d+), (\d*) (\d*)$", out, re.M)
+    if not m or not m.group(4):
+        return None
+    return (int(m.group(1)), int(m.group(3) or -1),
+            int(m.group(4)) - int(m.group(2)))
+
+
 def test_daemon(vm):
-    """The daemon on a cgroup, scraped over loopback inside the VM."""
+    """The daemon on a cgroup, scraped over loopback inside the VM. The
+    kernel's own count of its sys_exit program's runs while groundtruth
+    ran (bpf_stats) is the truth beside it: at least groundtruth's getppid
+    calls, through the one link attached all along. A few boots in a
+    hundred or so (on both kernels, in TCG) the daemon counted none of
+    groundtruth's calls but the exec and the exits, which other
+    tracepoints count: when the kernel ran the attached program fewer
+    times than groundtruth made calls, scprof had nothing to count, and
+    the test is skipped with the kernel's figures; when it ran it, the
+    counts must be exact."""
     c = vm.case("26-daemon")
     text = c.text
-    # (on failure, what the daemon said of itself and how slow the VM was:
-    # a few times in about 30 boots it counted none of groundtruth's
-    # getppid, once in a run whose two VMs took 179 s against the usual
-    # 50; the console log is overwritten by the next boot)
-    why = "%s\nVM %.0f s, case %.1f s\n%s" % (
-        c.err, vm.seconds, c.seconds, "\n".join(
+    # (on failure, what the daemon said of itself and how slow the VM was)
+    why = "%s\n%s\nVM %.0f s, case %.1f s\n%s" % (
+        c.out, c.err, vm.seconds, c.seconds, "\n".join(
             ln for ln in text.splitlines()
             if ln.startswith(("scprof_bpf", "scprof_latency",
                               "scprof_processes", "scprof_dropped",
                               "scprof_syscalls_total"))))
+    ran = exit_runs(c.out)
+    assert ran, f"no reading of the sys_exit program's runs\n{why}"
+    link_before, link_after, runs = ran
+    assert link_before == link_after, \
+        f"the sys_exit program's link changed while groundtruth ran\n{why}"
     assert "scprof_processes_folded_total 2" in text, why
-    assert metric(text, "scprof_syscalls_total", syscall="getppid",
-                  abi="64") == N + C, why
+    got = metric(text, "scprof_syscalls_total", syscall="getppid", abi="64")
+    if got != N + C and runs < N + C:
+        pytest.skip(f"{vm.suite}: the kernel ran the daemon's attached "
+                    f"sys_exit program {runs} times while groundtruth made "
+                    f"{N + C} getppid calls and more (bpf_stats); the "
+                    f"daemon counted {got}\n{why}")
+    assert runs >= N + C, why
+    assert got == N + C, why
     assert metric(text, "scprof_syscall_errors_total", syscall="openat",
                   abi="64") == M
     assert metric(text, "scprof_syscalls_total", syscall="clone",
