@@ -687,6 +687,8 @@ $(ARM64_WL)/getpid32: tests/kernels/arm64/mkarm32.py
 	$(Q)$(PYTHON) $< $@ 1000
 	$(Q)chmod 755 $@
 
+# (-rs: a skip's reason in the log; test_daemon's carries the kernel's
+# figures)
 .PHONY: test-kernels-arm64
 test-kernels-arm64: deps-extra
 	$(Q)$(MAKE) --no-print-directory static-arm64 $(ARM64_WORKLOADS)
@@ -695,7 +697,7 @@ test-kernels-arm64: deps-extra
 	$(Q)KERNELS=$(abspath $(OUTPUT)/kernels/arm64) \
 		SCPROF=$(abspath scprof-static-arm64) \
 		WORKLOADS=$(abspath $(ARM64_WL)) \
-		$(PYTHON) -m pytest -q tests/kernels/arm64 $(PYTEST_ARGS)
+		$(PYTHON) -m pytest -q -rs tests/kernels/arm64 $(PYTEST_ARGS)
 
 .PHONY: vmlinux-arm64
 vmlinux-arm64:
