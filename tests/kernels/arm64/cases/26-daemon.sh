@@ -14,10 +14,12 @@
 # misses N").
 . /lib.sh
 
-# links PID: the "link ..." lines of daemon PID.
-field() { # FDINFO NAME: the value of NAME in an fdinfo file
+# field FDINFO NAME: the value of NAME in an fdinfo file.
+field() {
 	awk -v k="$2:" '$1 == k { print $2 }' "$1"
 }
+
+# links PID: the "link ..." lines of daemon PID.
 links() {
 	for fd in /proc/"$1"/fd/*; do
 		[ "$(readlink "$fd")" = anon_inode:bpf_link ] || continue
@@ -62,7 +64,7 @@ exit_runs() {
 	done < "$exit_link"
 }
 
-# scrape: the metrics into /tmp/metrics once both processes are folded.
+# scrape N: the metrics into /tmp/metrics once N processes are folded.
 scrape() {
 	n=0
 	while [ $n -lt 100 ]; do
