@@ -19,20 +19,25 @@ field() {
 	awk -v k="$2:" '$1 == k { print $2 }' "$1"
 }
 
+# prog_info PID ID: the fdinfo file of daemon PID's program ID.
+prog_info() {
+	for p in /proc/"$1"/fd/*; do
+		[ "$(readlink "$p")" = anon_inode:bpf-prog ] &&
+		[ "$(field /proc/"$1"/fdinfo/"${p##*/}" prog_id)" = "$2" ] &&
+			echo /proc/"$1"/fdinfo/"${p##*/}"
+	done 2> /dev/null
+}
+
 # links PID: the "link ..." lines of daemon PID.
 links() {
 	for fd in /proc/"$1"/fd/*; do
 		[ "$(readlink "$fd")" = anon_inode:bpf_link ] || continue
 		info=/proc/$1/fdinfo/${fd##*/}
-		id=$(field "$info" prog_id)
-		for p in /proc/"$1"/fd/*; do
-			[ "$(readlink "$p")" = anon_inode:bpf-prog ] || continue
-			pi=/proc/$1/fdinfo/${p##*/}
-			[ "$(field "$pi" prog_id)" = "$id" ] || continue
-			echo "link $(field "$info" tp_name)" \
-				"runs $(field "$pi" run_cnt)" \
-				"misses $(field "$pi" recursion_misses)"
-		done
+		pi=$(prog_info "$1" "$(field "$info" prog_id)")
+		[ -n "$pi" ] || continue
+		echo "link $(field "$info" tp_name)" \
+			"runs $(field "$pi" run_cnt)" \
+			"misses $(field "$pi" recursion_misses)"
 	done 2> /dev/null
 }
 
@@ -43,15 +48,11 @@ exit_runs() {
 	if [ -z "$exit_prog" ]; then
 		for fd in /proc/"$1"/fd/*; do
 			[ "$(readlink "$fd")" = anon_inode:bpf_link ] || continue
-			info=/proc/$1/fdinfo/${fd##*/}
-			[ "$(field "$info" tp_name)" = sys_exit ] || continue
-			exit_link=$info
-			id=$(field "$info" prog_id)
-			for p in /proc/"$1"/fd/*; do
-				[ "$(readlink "$p")" = anon_inode:bpf-prog ] &&
-				[ "$(field /proc/$1/fdinfo/${p##*/} prog_id)" = "$id" ] &&
-					exit_prog=/proc/$1/fdinfo/${p##*/}
-			done
+			exit_link=/proc/$1/fdinfo/${fd##*/}
+			[ "$(field "$exit_link" tp_name)" = sys_exit ] || continue
+			exit_prog=$(prog_info "$1" \
+				"$(field "$exit_link" prog_id)")
+			break
 		done 2> /dev/null
 	fi
 	runs= link=
